@@ -1,0 +1,54 @@
+/** Wire types of the Payout Service interface (see ../shared/spec). */
+
+/** One payout to create, with its amount as exact decimal text. */
+export interface PayoutRequest {
+  reference_id: string;
+  /** Canonical decimal text; written into the body as a JSON number, unchanged. */
+  amount: string;
+  currency: string;
+  recipient: string;
+  description?: string;
+}
+
+/** The body of a create request. */
+export interface CreateRequest {
+  payouts: PayoutRequest[];
+  webhook_url?: string;
+  batch_reference?: string;
+}
+
+/** One result of a create request, as far as the service sent it. */
+export interface CreateResult {
+  reference_id: string;
+  status: string;
+  transaction_id?: string;
+  amount?: number;
+  currency?: string;
+  charges?: number;
+  /** A reason the service gave for this payout, when it gave one. */
+  message?: string;
+}
+
+/** The data of a create response. */
+export interface CreateResponse {
+  success_count: number;
+  failed_count: number;
+  batch_reference?: string;
+  results: CreateResult[];
+  /** The envelope's message texts. */
+  messages: string[];
+}
+
+/** A payout as the status endpoint returns it. */
+export interface PayoutRecord {
+  reference_id: string;
+  status: string;
+  amount?: number;
+  currency?: string;
+  created_at?: string;
+  updated_at?: string;
+  transaction_id?: string;
+  recipient?: string;
+  description?: string;
+  [field: string]: unknown;
+}

@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import type { CommandContext, GlobalOptions, Runtime } from '../context.js';
+import { Output } from '../output/output.js';
+
+/** A command action: returns the exit code, or throws a typed error. */
+export type Action<A extends unknown[], O> = (
+  ctx: CommandContext,
+  opts: O,
+  ...args: A
+) => Promise<number>;
+
+/** Receives the exit code of the action that ran. */
+export type ExitSink = (code: number) => void;
+
+/** Reads the global options from a command's root. */
+function globalsOf(cmd: Command): GlobalOptions {
+  const o = cmd.optsWithGlobals<{
+    profile?: string;
+    baseUrl?: string;
+    json?: boolean;
+    debug?: boolean;
+  }>();
+  return { profile: o.profile, baseUrl: o.baseUrl, json: Boolean(o.json), debug: Boolean(o.debug) };
+}
+
+/** Builds the Output of a run from the runtime and the global options. */
+export function makeOutput(runtime: Runtime, globals: GlobalOptions): Output {
+  return new Output({
+    stdout: runtime.stdout,
+    stderr: runtime.stderr,
+    stdin: runtime.stdin,
+    json: globals.json,
+    debug: globals.debug,
+    noColor: runtime.env.NO_COLOR !== undefined && runtime.env.NO_COLOR !== '',
+  });
+}
+
+/** Attaches an action that gets a CommandContext and reports its exit code. */
+export function defineAction<A extends unknown[], O>(
+  cmd: Command,
+  runtime: Runtime,
+  sink: ExitSink,
+  action: Action<A, O>,
+): Command {
+  return cmd.action(async (...received: unknown[]) => {
+    // commander passes the positional arguments, then the options, then the command.
+    const self = received[received.length - 1] as Command;
+    const opts = received[received.length - 2] as O;
+    const args = received.slice(0, -2) as A;
+    const globals = globalsOf(self);
+    const ctx: CommandContext = { runtime, globals, output: makeOutput(runtime, globals) };
+    sink(await action(ctx, opts, ...args));
+  });
+}
+
+/** Formats example lines for --help. */
+export function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+}
+
+/** Collects a repeatable option's values. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}

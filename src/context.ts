@@ -1,0 +1,30 @@
+import type { Env } from './paths.js';
+import type { InStream, Output, OutStream } from './output/output.js';
+
+/** The process as the entry point sees it; commands and core code get it passed in. */
+export interface Runtime {
+  env: Env;
+  stdin: InStream;
+  stdout: OutStream;
+  stderr: OutStream;
+  cwd: string;
+  pid: number;
+  version: string;
+  /** Aborted on the first SIGINT or SIGTERM: start no new work. */
+  interrupt: AbortSignal;
+}
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  profile?: string;
+  baseUrl?: string;
+  json: boolean;
+  debug: boolean;
+}
+
+/** What a command's action gets: the runtime, the global options and the output. */
+export interface CommandContext {
+  runtime: Runtime;
+  globals: GlobalOptions;
+  output: Output;
+}

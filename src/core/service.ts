@@ -1,0 +1,88 @@
+import { PayoutClient } from '../api/client.js';
+import { Secret } from '../api/secret.js';
+import {
+  type CompleteSettings,
+  requireComplete,
+  resolveSettings,
+  type Settings,
+} from '../config/settings.js';
+import type { CommandContext } from '../context.js';
+import { configDir, stateDir } from '../paths.js';
+import { userAgent } from '../version.js';
+
+/** A service to talk to: a client plus what identifies the service in journals and summaries. */
+export interface ServiceConnection {
+  client: PayoutClient;
+  settings: CompleteSettings;
+  /** True when the service is the built-in sandbox. */
+  sandbox: boolean;
+  /** Identifies the service for journals and the run lock: base URL and client id, or "sandbox". */
+  serviceKey: string;
+  close(): Promise<void>;
+}
+
+/** Resolves the settings of a run without requiring any of them (for --dry-run and config show). */
+export async function loadSettings(ctx: CommandContext): Promise<Settings> {
+  return resolveSettings({
+    flags: { profile: ctx.globals.profile, baseUrl: ctx.globals.baseUrl },
+    env: ctx.runtime.env,
+    loadProfile: (name) => {
+      // conf is loaded only when the config file must be read.
+      return loadStore(ctx).then((store) => store.profile(name));
+    },
+  });
+}
+
+let storeModule: typeof import('../config/store.js') | undefined;
+
+/** Opens the config store (the conf module is imported on first use). */
+export async function loadStore(
+  ctx: CommandContext,
+): Promise<import('../config/store.js').ConfigStore> {
+  storeModule ??= await import('../config/store.js');
+  return new storeModule.ConfigStore(configDir(ctx.runtime.env));
+}
+
+/** Opens a connection to the configured service, or to an in-process sandbox with --sandbox. */
+export async function openService(
+  ctx: CommandContext,
+  opts: { sandbox: boolean },
+): Promise<ServiceConnection> {
+  const trace = ctx.globals.debug ? (line: string) => ctx.output.debug(line) : undefined;
+  const proxy = {
+    httpProxy: ctx.runtime.env.HTTP_PROXY ?? ctx.runtime.env.http_proxy,
+    httpsProxy: ctx.runtime.env.HTTPS_PROXY ?? ctx.runtime.env.https_proxy,
+    noProxy: ctx.runtime.env.NO_PROXY ?? ctx.runtime.env.no_proxy,
+  };
+  if (opts.sandbox) {
+    const { startSandbox, SANDBOX_CREDENTIALS } = await import('../sandbox/index.js');
+    const sandbox = await startSandbox({ stateDir: stateDir(ctx.runtime.env) });
+    const settings: CompleteSettings = {
+      profile: 'sandbox',
+      baseUrl: sandbox.baseUrl,
+      clientId: SANDBOX_CREDENTIALS.clientId,
+      clientSecret: new Secret(SANDBOX_CREDENTIALS.clientSecret),
+    };
+    // Loopback needs no proxy; a proxy from the environment must not see sandbox traffic.
+    const client = new PayoutClient({ ...settings, userAgent, trace });
+    return {
+      client,
+      settings,
+      sandbox: true,
+      serviceKey: 'sandbox',
+      close: async () => {
+        await client.close();
+        await sandbox.close();
+      },
+    };
+  }
+  const settings = requireComplete(await loadSettings(ctx));
+  const client = new PayoutClient({ ...settings, userAgent, trace, proxy });
+  return {
+    client,
+    settings,
+    sandbox: false,
+    serviceKey: `${settings.baseUrl} ${settings.clientId}`,
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,164 @@
+/** Typed errors of the CLI. The entry point maps them to exit codes in exit-codes.ts. */
+
+/** One problem found in an input file, located by file, line or item, and field. */
+export interface Problem {
+  /** File name as the user gave it, or "-" for standard input. */
+  file: string;
+  /** "line 12" for CSV, "item 3" for JSON, or undefined for a file-level problem. */
+  location?: string;
+  field?: string;
+  value?: string;
+  /** What is wrong and how to fix it. */
+  message: string;
+}
+
+/** Formats a problem as `file line N: field "value": message`. */
+export function formatProblem(p: Problem): string {
+  let head = p.file;
+  if (p.location) head += ` ${p.location}`;
+  let subject = '';
+  if (p.field !== undefined) {
+    subject = p.value !== undefined ? `${p.field} ${JSON.stringify(p.value)}: ` : `${p.field}: `;
+  }
+  return `${head}: ${subject}${p.message}`;
+}
+
+/** Base class of every error the CLI expects and explains. */
+export class PayoutsError extends Error {
+  override name = 'PayoutsError';
+}
+
+/** Wrong usage or invalid input: nothing was sent. */
+export class UsageError extends PayoutsError {
+  override name = 'UsageError';
+}
+
+/** Invalid input, with every problem found, so the user can fix them all at once. */
+export class InputError extends UsageError {
+  override name = 'InputError';
+  constructor(
+    readonly problems: Problem[],
+    readonly totalProblems: number = problems.length,
+  ) {
+    super(
+      `${totalProblems} problem${totalProblems === 1 ? '' : 's'} in the input; nothing was sent`,
+    );
+  }
+}
+
+/** Credentials missing, or rejected by the service. */
+export class CredentialsError extends PayoutsError {
+  override name = 'CredentialsError';
+}
+
+/** Fields common to errors that come from an answer of the service. */
+export interface ApiErrorDetails {
+  status?: number;
+  /** The service's own message texts, when it sent any. */
+  serviceMessages?: string[];
+  /** How long the service asked us to wait before retrying, in milliseconds. */
+  retryAfterMs?: number;
+}
+
+/** The service answered, but not with success. */
+export class ApiError extends PayoutsError {
+  override name = 'ApiError';
+  readonly status?: number;
+  readonly serviceMessages: string[];
+  readonly retryAfterMs?: number;
+  /** Whether a create request that got this answer may still have been applied. */
+  readonly mayHaveBeenApplied: boolean;
+  constructor(message: string, details: ApiErrorDetails = {}, mayHaveBeenApplied = false) {
+    super(message);
+    this.status = details.status;
+    this.serviceMessages = details.serviceMessages ?? [];
+    this.retryAfterMs = details.retryAfterMs;
+    this.mayHaveBeenApplied = mayHaveBeenApplied;
+  }
+}
+
+/** The service rejected the credentials ("Invalid API credentials", 401). */
+export class InvalidCredentialsError extends CredentialsError {
+  override name = 'InvalidCredentialsError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The service refused this machine (403), most often because of the key's allowed IPs. */
+export class ForbiddenError extends CredentialsError {
+  override name = 'ForbiddenError';
+}
+
+/** The status endpoint answered "Payout not found". */
+export class NotFoundError extends ApiError {
+  override name = 'NotFoundError';
+  constructor(
+    readonly referenceId: string,
+    details: ApiErrorDetails = {},
+  ) {
+    super(`Payout not found: ${referenceId}`, details);
+  }
+}
+
+/** 429: the request was not processed; retry after a while. */
+export class RateLimitedError extends ApiError {
+  override name = 'RateLimitedError';
+}
+
+/** 413 or the service's size error: the request was refused whole, nothing of it applied. */
+export class TooLargeError extends ApiError {
+  override name = 'TooLargeError';
+}
+
+/** 5xx: the service failed; a create request may or may not have been applied. */
+export class ServiceError extends ApiError {
+  override name = 'ServiceError';
+}
+
+/** A 4xx that rejected the whole request: nothing of it was applied. */
+export class RequestRejectedError extends ApiError {
+  override name = 'RequestRejectedError';
+}
+
+/** The answer could not be understood (not JSON, or not the envelope). */
+export class UnparsableResponseError extends ApiError {
+  override name = 'UnparsableResponseError';
+}
+
+/** A redirect: never followed, so credentials never reach another host. */
+export class RedirectError extends ApiError {
+  override name = 'RedirectError';
+}
+
+/** No answer from the service. */
+export class NetworkError extends PayoutsError {
+  override name = 'NetworkError';
+  constructor(
+    message: string,
+    /** False only when the request provably never reached the service (e.g. connection refused). */
+    readonly mayHaveBeenApplied: boolean,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Create requests whose outcome could not be established, even after reading them back. */
+export class OutcomeUnknownError extends PayoutsError {
+  override name = 'OutcomeUnknownError';
+  constructor(
+    message: string,
+    readonly references: string[],
+  ) {
+    super(message);
+  }
+}
+
+/** The run was interrupted by SIGINT or SIGTERM. */
+export class InterruptedError extends PayoutsError {
+  override name = 'InterruptedError';
+}

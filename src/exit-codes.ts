@@ -1,0 +1,69 @@
+import {
+  ApiError,
+  CredentialsError,
+  InterruptedError,
+  NetworkError,
+  NotFoundError,
+  OutcomeUnknownError,
+  UsageError,
+} from './errors.js';
+
+/** The exit codes of `payouts`, documented in the README. */
+export const ExitCode = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  credentials: 3,
+  failed: 4,
+  pending: 5,
+  notFound: 6,
+  unreachable: 7,
+  interrupted: 130,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Maps an error to the exit code that describes it. */
+export function exitCodeForError(error: unknown): ExitCodeValue {
+  if (error instanceof InterruptedError) return ExitCode.interrupted;
+  if (error instanceof UsageError) return ExitCode.usage;
+  if (error instanceof CredentialsError) return ExitCode.credentials;
+  if (error instanceof NotFoundError) return ExitCode.notFound;
+  if (error instanceof OutcomeUnknownError) return ExitCode.unreachable;
+  if (error instanceof NetworkError) return ExitCode.unreachable;
+  if (error instanceof ApiError) return ExitCode.unreachable;
+  return ExitCode.internal;
+}
+
+/** Payout statuses as the service reports them. */
+export type PayoutStatus = 'success' | 'pending' | 'failed' | 'canceled';
+
+/** Exit code for a set of payout statuses: any failed or canceled beats pending. */
+export function exitCodeForStatuses(statuses: Iterable<string>): ExitCodeValue {
+  let pending = false;
+  for (const s of statuses) {
+    if (s !== 'success' && s !== 'pending') return ExitCode.failed;
+    if (s === 'pending') pending = true;
+  }
+  return pending ? ExitCode.pending : ExitCode.ok;
+}
+
+/** Picks the most important of several exit codes: 3 > 7 > 6 > 4 > 5 > 0. */
+export function worstExitCode(codes: Iterable<ExitCodeValue>): ExitCodeValue {
+  const rank: ExitCodeValue[] = [
+    ExitCode.interrupted,
+    ExitCode.internal,
+    ExitCode.usage,
+    ExitCode.credentials,
+    ExitCode.unreachable,
+    ExitCode.notFound,
+    ExitCode.failed,
+    ExitCode.pending,
+  ];
+  let best: ExitCodeValue = ExitCode.ok;
+  for (const c of codes) {
+    if (c === ExitCode.ok) continue;
+    if (best === ExitCode.ok || rank.indexOf(c) < rank.indexOf(best)) best = c;
+  }
+  return best;
+}

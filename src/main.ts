@@ -1,0 +1,119 @@
+import { Command, CommanderError, Option } from 'commander';
+import { registerConfig } from './commands/config/register.js';
+import { makeOutput } from './commands/command.js';
+import { registerRuns } from './commands/runs/register.js';
+import { registerSandbox } from './commands/sandbox/sandbox.js';
+import { registerSend } from './commands/send/send.js';
+import { registerStatus } from './commands/status/status.js';
+import { registerTemplate } from './commands/template/template.js';
+import type { GlobalOptions, Runtime } from './context.js';
+import { formatProblem, InputError, OutcomeUnknownError, PayoutsError } from './errors.js';
+import { ExitCode, exitCodeForError } from './exit-codes.js';
+
+const MAX_PROBLEMS_SHOWN = 50;
+
+/** Builds the command tree. Actions report their exit code through `sink`. */
+export function buildProgram(runtime: Runtime, sink: (code: number) => void): Command {
+  const program = new Command('payouts')
+    .description('Send payouts through the Payout Service API and check their status.')
+    .version(runtime.version, '-V, --version', 'print the version')
+    .option('--profile <name>', 'credentials profile to use (default: "default")')
+    .option('--base-url <url>', 'service base URL, e.g. https://pay.example.com')
+    .option('--json', 'print exactly one JSON document on stdout')
+    .option('--debug', 'trace HTTP requests on stderr (the secret is redacted)')
+    .addOption(new Option('--no-color', 'no colours').hideHelp())
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => runtime.stdout.write(s),
+      writeErr: (s) => runtime.stderr.write(s),
+    })
+    .exitOverride();
+  registerSend(program, runtime, sink);
+  registerStatus(program, runtime, sink);
+  registerConfig(program, runtime, sink);
+  registerSandbox(program, runtime, sink);
+  registerTemplate(program, runtime, sink);
+  registerRuns(program, runtime, sink);
+  program.addHelpText(
+    'after',
+    `
+Exit codes:
+  0  every payout succeeded        4  a payout failed or was canceled
+  1  internal error                5  a payout is still pending (none failed)
+  2  usage or invalid input        6  payout not found
+  3  credentials missing/rejected  7  service unreachable or outcome unknown
+  130 interrupted
+
+Run "payouts <command> --help" for a command's options and examples.`,
+  );
+  return program;
+}
+
+/** Reads the global flags from argv when commander could not finish parsing. */
+function fallbackGlobals(argv: string[]): GlobalOptions {
+  return { json: argv.includes('--json'), debug: argv.includes('--debug') };
+}
+
+/** Runs the CLI and returns its exit code. Never calls process.exit itself. */
+export async function main(argv: string[], runtime: Runtime): Promise<number> {
+  let code: number = ExitCode.ok;
+  const program = buildProgram(runtime, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help'
+      ) {
+        return ExitCode.ok;
+      }
+      return ExitCode.usage;
+    }
+    return reportError(error, runtime, fallbackGlobals(argv));
+  }
+}
+
+/** Prints an error on stderr (and as the JSON document under --json) and maps it to an exit code. */
+export function reportError(error: unknown, runtime: Runtime, globals: GlobalOptions): number {
+  const output = makeOutput(runtime, globals);
+  const exitCode = exitCodeForError(error);
+  const message = error instanceof Error ? error.message : String(error);
+  const lines: string[] = [];
+  if (error instanceof InputError) {
+    for (const p of error.problems.slice(0, MAX_PROBLEMS_SHOWN)) lines.push(formatProblem(p));
+    const rest = error.totalProblems - Math.min(error.problems.length, MAX_PROBLEMS_SHOWN);
+    if (rest > 0) lines.push(`… and ${rest} more problem${rest === 1 ? '' : 's'}`);
+  }
+  if (error instanceof OutcomeUnknownError) {
+    lines.push(...error.references.map((r) => `  outcome unknown: ${r}`));
+  }
+  for (const line of lines) output.info(line);
+  output.error(
+    exitCode === ExitCode.internal && !(error instanceof PayoutsError)
+      ? `internal error: ${message}`
+      : message,
+  );
+  if (globals.debug && error instanceof Error && error.stack) output.debug(error.stack);
+  if (globals.json) {
+    output.printJson({
+      error: {
+        type: error instanceof Error ? error.name : 'Error',
+        message,
+        exit_code: exitCode,
+        ...(error instanceof InputError
+          ? {
+              problems: error.problems.map((p) => ({ ...p, text: formatProblem(p) })),
+              problem_count: error.totalProblems,
+            }
+          : {}),
+        ...(error instanceof OutcomeUnknownError ? { references: error.references } : {}),
+      },
+    });
+  }
+  return exitCode;
+}

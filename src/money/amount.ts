@@ -1,0 +1,157 @@
+/**
+ * Exact decimal money. Amounts live as their canonical decimal text (what goes into the
+ * request body) and as BigInt minor units (for sums and limits). No float ever holds one.
+ */
+
+/** A validated amount: its canonical text and its value in minor units of its currency. */
+export interface Amount {
+  /** Canonical decimal text, as written in the file less leading zeros, e.g. "1234.50". */
+  text: string;
+  /** Value in minor units of the currency (1234.50 USD -> 123450n). */
+  minor: bigint;
+}
+
+/** The outcome of reading an amount's text. */
+export type AmountResult = { ok: true; amount: Amount } | { ok: false; message: string };
+
+const PLAIN_DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+const CURRENCY_SYMBOLS = /[$€£¥₹₽₩₺₪₫₱₦₴฿¢]/u;
+
+/** Explains why a text is not a plain decimal, naming the fix. */
+function explainNotPlain(text: string): string {
+  if (text === '') return 'is empty: write the amount, such as 1234.56';
+  if (/^-/.test(text)) return 'must be greater than 0';
+  if (/^\+/.test(text)) return 'remove the sign: write a plain decimal such as 1234.56';
+  if (CURRENCY_SYMBOLS.test(text) || /^[A-Za-z]{3}\s*\d|\d\s*[A-Za-z]{3}$/.test(text)) {
+    return 'remove the currency symbol: write a plain decimal such as 1234.56';
+  }
+  if (/^\d*\.?\d+[eE][+-]?\d+$/.test(text)) {
+    return 'write the number out in full, without an exponent, such as 1234.56';
+  }
+  if (/^\d{1,3}([,' ]\d{3})+(\.\d+)?$/.test(text) || /^\d{1,3}(\.\d{3})+(,\d+)?$/.test(text)) {
+    return 'remove the thousands separators: use a plain decimal such as 1234.56';
+  }
+  if (/^\d+,\d+$/.test(text)) return 'use "." as the decimal separator, such as 1234.56';
+  if (/^\.\d+$/.test(text)) return `write a digit before the point, such as 0${text}`;
+  if (/^\d+\.$/.test(text))
+    return `write digits after the point or none, such as ${text.slice(0, -1)}`;
+  return 'use a plain decimal such as 1234.56';
+}
+
+/** Whether a canonical decimal survives a round trip through an IEEE 754 double. */
+function fitsJsonNumberExactly(canonical: string): boolean {
+  // A receiver parses a JSON number into a double; the decimal is carried exactly only
+  // when the double's shortest representation gives back the same decimal.
+  const asDouble = Number(canonical);
+  if (!Number.isFinite(asDouble)) return false;
+  return trimFraction(String(asDouble)) === trimFraction(canonical);
+}
+
+/** Drops trailing fraction zeros and a bare point, for comparing decimal values. */
+function trimFraction(text: string): string {
+  if (!text.includes('.')) return text;
+  return text.replace(/0+$/, '').replace(/\.$/, '');
+}
+
+/**
+ * Reads an amount's text. `digits` is the currency's minor unit, or undefined when the
+ * currency is unknown (then only the syntax and sign are checked).
+ */
+export function parseAmount(raw: string, digits: number | undefined): AmountResult {
+  const text = raw.trim();
+  const m = PLAIN_DECIMAL.exec(text);
+  if (!m) return { ok: false, message: explainNotPlain(text) };
+  const intPart = (m[1] ?? '').replace(/^0+(?=\d)/, '');
+  const fracPart = m[2] ?? '';
+  const canonical = fracPart ? `${intPart}.${fracPart}` : intPart;
+  if (/^[0.]+$/.test(canonical)) return { ok: false, message: 'must be greater than 0' };
+  const significantFrac = fracPart.replace(/0+$/, '');
+  if (digits !== undefined && significantFrac.length > digits) {
+    return {
+      ok: false,
+      message:
+        digits === 0
+          ? 'this currency has no minor unit: use a whole number'
+          : `this currency allows at most ${digits} decimal${digits === 1 ? '' : 's'}`,
+    };
+  }
+  if (!fitsJsonNumberExactly(canonical)) {
+    return {
+      ok: false,
+      message:
+        'has more significant digits than a JSON number carries exactly (15 always fit): check the value',
+    };
+  }
+  const scale = digits ?? significantFrac.length;
+  const minor = BigInt(intPart + significantFrac.padEnd(scale, '0'));
+  return { ok: true, amount: { text: canonical, minor } };
+}
+
+/** Formats minor units as a decimal with exactly `digits` decimals: (123450n, 2) -> "1234.50". */
+export function formatMinor(minor: bigint, digits: number): string {
+  const negative = minor < 0n;
+  const abs = (negative ? -minor : minor).toString().padStart(digits + 1, '0');
+  const int = abs.slice(0, abs.length - digits);
+  const frac = digits > 0 ? `.${abs.slice(abs.length - digits)}` : '';
+  return `${negative ? '-' : ''}${int}${frac}`;
+}
+
+/**
+ * Converts a number the service sent back (amount, charges) to minor units. The service's
+ * JSON number was parsed into a double; its shortest decimal form is the service's text.
+ */
+export function minorFromServiceNumber(value: number, digits: number): bigint | undefined {
+  if (!Number.isFinite(value)) return undefined;
+  const parsed = parseAmountLoose(String(value), digits);
+  return parsed;
+}
+
+/** Reads a non-negative decimal text (possibly with an exponent from String(number)) into minor units. */
+function parseAmountLoose(text: string, digits: number): bigint | undefined {
+  let t = text;
+  if (/e/i.test(t)) {
+    // Number#toString uses exponents below 1e-6 and above 1e21: expand them exactly.
+    const [mant = '', expText = '0'] = t.toLowerCase().split('e');
+    const exp = Number.parseInt(expText, 10);
+    const [i = '', f = ''] = mant.split('.');
+    const digitsAll = i + f;
+    const point = i.length + exp;
+    if (point <= 0) t = `0.${'0'.repeat(-point)}${digitsAll}`;
+    else if (point >= digitsAll.length) t = digitsAll + '0'.repeat(point - digitsAll.length);
+    else t = `${digitsAll.slice(0, point)}.${digitsAll.slice(point)}`;
+  }
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(t);
+  if (!m) return undefined;
+  const frac = (m[3] ?? '').replace(/0+$/, '');
+  if (frac.length > digits) return undefined;
+  const minor = BigInt((m[2] ?? '0') + frac.padEnd(digits, '0'));
+  return m[1] === '-' ? -minor : minor;
+}
+
+/** Running per-currency totals of minor units, in first-seen order. */
+export class CurrencyTotals {
+  private readonly totals = new Map<string, { count: number; minor: bigint }>();
+
+  /** Adds one amount to its currency's total. */
+  add(currency: string, minor: bigint): void {
+    const t = this.totals.get(currency);
+    if (t) {
+      t.count += 1;
+      t.minor += minor;
+    } else {
+      this.totals.set(currency, { count: 1, minor });
+    }
+  }
+
+  /** The totals as [currency, count, minor units], sorted by currency code. */
+  entries(): Array<{ currency: string; count: number; minor: bigint }> {
+    return [...this.totals.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([currency, t]) => ({ currency, count: t.count, minor: t.minor }));
+  }
+
+  /** Total minor units of one currency (0n when none). */
+  minorOf(currency: string): bigint {
+    return this.totals.get(currency)?.minor ?? 0n;
+  }
+}

@@ -1,0 +1,174 @@
+import type { Readable, Writable } from 'node:stream';
+import { Chalk, type ChalkInstance } from 'chalk';
+
+/** A writable stream that may be a terminal. */
+export type OutStream = Writable & { isTTY?: boolean; columns?: number };
+/** A readable stream that may be a terminal. */
+export type InStream = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+
+/** What the output module needs to know about the process it writes for. */
+export interface OutputOptions {
+  stdout: OutStream;
+  stderr: OutStream;
+  stdin: InStream;
+  /** --json: stdout holds exactly one JSON document. */
+  json: boolean;
+  /** --debug: HTTP trace and stack traces on stderr. */
+  debug: boolean;
+  /** NO_COLOR or similar asked for no colour. */
+  noColor: boolean;
+}
+
+/** A progress indicator that is a no-op when stderr is not a terminal. */
+export interface Progress {
+  update(text: string): void;
+  stop(): void;
+}
+
+/**
+ * The single way the CLI writes: results to stdout (a table or one JSON document), and
+ * messages, warnings, progress and debug traces to stderr.
+ */
+export class Output {
+  readonly json: boolean;
+  readonly debugEnabled: boolean;
+  /** Colours for stdout: off when stdout is not a terminal or NO_COLOR is set. */
+  readonly color: ChalkInstance;
+  /** Colours for stderr. */
+  readonly errColor: ChalkInstance;
+  private jsonWritten = false;
+  private activeProgress: { stop(): void } | undefined;
+
+  constructor(private readonly opts: OutputOptions) {
+    this.json = opts.json;
+    this.debugEnabled = opts.debug;
+    const level = (s: OutStream) => (!opts.noColor && s.isTTY ? 1 : 0);
+    this.color = new Chalk({ level: level(opts.stdout) });
+    this.errColor = new Chalk({ level: level(opts.stderr) });
+  }
+
+  /** Whether a person is at the keyboard: stdin and stderr are both terminals. */
+  get interactive(): boolean {
+    return Boolean(this.opts.stdin.isTTY && this.opts.stderr.isTTY);
+  }
+
+  /** Whether human output (tables, summaries) goes to stdout; false under --json. */
+  get human(): boolean {
+    return !this.json;
+  }
+
+  /** Writes human-readable result text to stdout; ignored under --json. */
+  print(text = ''): void {
+    if (this.json) return;
+    this.clearProgress();
+    this.opts.stdout.write(`${text}\n`);
+  }
+
+  /** Writes the one JSON document of a --json run to stdout. */
+  printJson(doc: unknown): void {
+    if (this.jsonWritten)
+      throw new Error('internal: a second JSON document was about to be written');
+    this.jsonWritten = true;
+    this.opts.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  }
+
+  /** Writes the result: JSON under --json, otherwise the human text. */
+  result(doc: unknown, human: () => string): void {
+    if (this.json) this.printJson(doc);
+    else this.print(human());
+  }
+
+  /** An informational message on stderr. */
+  info(message: string): void {
+    this.writeErr(message);
+  }
+
+  /** A warning on stderr. */
+  warn(message: string): void {
+    this.writeErr(`${this.errColor.yellow('warning:')} ${message}`);
+  }
+
+  /** An error message on stderr. */
+  error(message: string): void {
+    this.writeErr(`${this.errColor.red('error:')} ${message}`);
+  }
+
+  /** A debug trace line on stderr, only with --debug. */
+  debug(message: string): void {
+    if (this.debugEnabled) this.writeErr(this.errColor.dim(`debug: ${message}`));
+  }
+
+  /** Starts a spinner on a terminal; elsewhere returns a progress that prints nothing. */
+  async progress(text: string): Promise<Progress> {
+    if (this.json || this.opts.noColor || !this.opts.stderr.isTTY) {
+      return { update() {}, stop() {} };
+    }
+    const { default: ora } = await import('ora');
+    const spinner = ora({ text, stream: this.opts.stderr }).start();
+    this.activeProgress = spinner;
+    return {
+      update: (t) => {
+        spinner.text = t;
+      },
+      stop: () => {
+        spinner.stop();
+        if (this.activeProgress === spinner) this.activeProgress = undefined;
+      },
+    };
+  }
+
+  /** Asks a yes/no question on the terminal; the default is No. */
+  async confirm(question: string): Promise<boolean> {
+    const answer = await this.ask(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  }
+
+  /** Asks for a line of text on the terminal; `hidden` keeps it from being echoed. */
+  async ask(question: string, hidden = false): Promise<string> {
+    this.clearProgress();
+    const { createInterface } = await import('node:readline');
+    const stderr = this.opts.stderr;
+    const rl = createInterface({ input: this.opts.stdin, output: stderr, terminal: true });
+    if (hidden) {
+      // readline echoes through _writeToOutput; replacing it keeps the secret off the screen.
+      const internal = rl as unknown as { _writeToOutput: (s: string) => void };
+      internal._writeToOutput = (s: string) => {
+        if (s.startsWith(question)) stderr.write(question);
+        else if (s.includes('\n') || s.includes('\r')) stderr.write('\n');
+      };
+    }
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        rl.once('close', () => reject(new Error('input closed')));
+        rl.question(question, (a) => {
+          rl.removeAllListeners('close');
+          resolve(a);
+        });
+      });
+    } finally {
+      rl.close();
+    }
+  }
+
+  /** Renders a table with cli-table3 (loaded on first use). */
+  async table(head: string[], rows: string[][]): Promise<string> {
+    const { default: Table } = await import('cli-table3');
+    const table = new Table({
+      head: head.map((h) => this.color.bold(h)),
+      style: { head: [], border: [] },
+      wordWrap: true,
+    });
+    table.push(...rows);
+    return table.toString();
+  }
+
+  private clearProgress(): void {
+    this.activeProgress?.stop();
+    this.activeProgress = undefined;
+  }
+
+  private writeErr(message: string): void {
+    this.clearProgress();
+    this.opts.stderr.write(`${message}\n`);
+  }
+}

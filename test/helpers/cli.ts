@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Absolute path of the built CLI's bin script. */
+export const BIN = fileURLToPath(new URL('../../bin/payouts.js', import.meta.url));
+
+/** Absolute path of a fixture under test/fixtures. */
+export function fixture(...parts: string[]): string {
+  return fileURLToPath(new URL(`../fixtures/${parts.join('/')}`, import.meta.url));
+}
+
+/** Absolute path of a file under samples/. */
+export function sample(name: string): string {
+  return fileURLToPath(new URL(`../../samples/${name}`, import.meta.url));
+}
+
+/** The result of one CLI run. */
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of one CLI run. */
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  stdin?: string | Buffer;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/**
+ * A private home for a test: config and state folders in a fresh temp dir, so runs never
+ * see the developer's own config or journals. Call cleanup() in afterEach/afterAll.
+ */
+export function tempHome(): { dir: string; env: Record<string, string>; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'payouts-test-'));
+  return {
+    dir,
+    env: {
+      HOME: dir,
+      XDG_CONFIG_HOME: join(dir, 'config'),
+      XDG_STATE_HOME: join(dir, 'state'),
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Spawns the built CLI with a clean environment (no PAYOUTS_* from the developer). */
+export function spawnCli(args: string[], opts: RunOptions = {}) {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8' };
+  for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs the built CLI to completion and collects its output. */
+export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, opts);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 50_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(opts.stdin ?? '');
+  });
+}
+
+/** Parses stdout as exactly one JSON document, failing the test when it is anything else. */
+export function parseJsonStdout<T = unknown>(r: CliResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not one JSON document:\n${r.stdout}\n--- stderr ---\n${r.stderr}`);
+  }
+}
