@@ -19,6 +19,23 @@ export interface OutputOptions {
   noColor: boolean;
 }
 
+/** A JSON number kept as its exact decimal text (an amount), written into --json output as is. */
+export class RawNumber {
+  constructor(readonly text: string) {}
+}
+
+const RAW_MARK = '\u0000raw:';
+
+/** JSON.stringify that writes RawNumber values digit for digit, so "12.50" stays 12.50. */
+export function stringifyJson(doc: unknown): string {
+  const text = JSON.stringify(
+    doc,
+    (_key, value) => (value instanceof RawNumber ? `${RAW_MARK}${value.text}` : value),
+    2,
+  );
+  return text.replace(/"\\u0000raw:([0-9.]+)"/g, '$1');
+}
+
 /** A progress indicator that is a no-op when stderr is not a terminal. */
 export interface Progress {
   update(text: string): void;
@@ -69,7 +86,7 @@ export class Output {
     if (this.jsonWritten)
       throw new Error('internal: a second JSON document was about to be written');
     this.jsonWritten = true;
-    this.opts.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    this.opts.stdout.write(`${stringifyJson(doc)}\n`);
   }
 
   /** Writes the result: JSON under --json, otherwise the human text. */

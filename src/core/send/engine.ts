@@ -1,0 +1,424 @@
+import type { PayoutClient } from '../../api/client.js';
+import type { CreateRequest, CreateResponse, PayoutRecord, PayoutRequest } from '../../api/types.js';
+import {
+  ApiError,
+  CredentialsError,
+  NetworkError,
+  NotFoundError,
+  OutcomeUnknownError,
+  RateLimitedError,
+  RedirectError,
+  RequestRejectedError,
+  TooLargeError,
+} from '../../errors.js';
+import type { RunJournal } from '../../journal/index.js';
+import type { PayoutOutcome } from './outcome.js';
+
+/** Bounds on retrying: attempts, backoff and total time. */
+export interface SendRetryPolicy {
+  /** Attempts of one chunk, the first included. */
+  maxAttempts: number;
+  baseMs: number;
+  capMs: number;
+  /** A chunk stops retrying once this much time has passed since its first attempt. */
+  maxElapsedMs: number;
+  /** The longest Retry-After honoured; longer ones are cut to this. */
+  maxRetryAfterMs: number;
+}
+
+/** The policy used by `payouts send`, documented in the README. */
+export const DEFAULT_SEND_RETRY: SendRetryPolicy = {
+  maxAttempts: 6,
+  baseMs: 250,
+  capMs: 8_000,
+  maxElapsedMs: 120_000,
+  maxRetryAfterMs: 30_000,
+};
+
+/** A payout on its way: the wire form and its identity hash for the journal. */
+export interface PendingPayout {
+  payout: PayoutRequest;
+  hash: string;
+}
+
+/** What the engine needs from outside. */
+export interface EngineDeps {
+  client: Pick<PayoutClient, 'createPayouts' | 'getPayout'>;
+  journal: RunJournal;
+  /** Aborted on SIGINT/SIGTERM: no new request starts after that. */
+  interrupt: AbortSignal;
+  warn: (message: string) => void;
+  /** Called after each request settles, for the progress display. */
+  progress: (done: { requests: number; payouts: number }) => void;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+}
+
+/** The shape of the requests the engine sends. */
+export interface EngineSettings {
+  chunkSize: number;
+  concurrency: number;
+  batchReference?: string;
+  webhookUrl?: string;
+  retry: SendRetryPolicy;
+}
+
+/** Full-jitter exponential backoff: a random wait between 0 and min(cap, base * 2^attempt). */
+export function backoffMs(attempt: number, policy: Pick<SendRetryPolicy, 'baseMs' | 'capMs'>, random: () => number): number {
+  return Math.floor(random() * Math.min(policy.capMs, policy.baseMs * 2 ** attempt));
+}
+
+/** Outcome fields from a payout record read back by GET. */
+export function fromRecord(rec: PayoutRecord): Pick<PayoutOutcome, 'status' | 'transaction_id'> {
+  return { status: rec.status, transaction_id: typeof rec.transaction_id === 'string' ? rec.transaction_id : undefined };
+}
+
+/** Result of reading back payouts whose create request may or may not have been applied. */
+export interface Reconciled {
+  found: Array<{ ref: string; record: PayoutRecord }>;
+  /** Not at the service: safe to send. */
+  notFound: string[];
+  /** Could not be read back: must not be sent again blindly. */
+  unknown: string[];
+  /** A credentials error that stopped the reading. */
+  fatal?: Error;
+}
+
+/**
+ * Sends payouts in chunks, a bounded number at a time, with the journal written ahead of
+ * every request. A request whose outcome is unknown is never sent again blindly: its
+ * payouts are first read back by reference_id.
+ */
+export class SendEngine {
+  /** Every payout of the run, in input order, with its outcome so far. */
+  readonly outcomes = new Map<string, PayoutOutcome>();
+  /** References whose outcome could not be established. */
+  readonly unknown: string[] = [];
+  /** The error that stopped the run early, if any. */
+  fatal?: Error;
+  /** Batch references the service reported. */
+  readonly batchReferences = new Set<string>();
+  private limit: number;
+  private chunkSize: number;
+  private active = 0;
+  private readonly slotWaiters: Array<() => void> = [];
+  private readonly running = new Set<Promise<void>>();
+  private buffer: PendingPayout[] = [];
+  private nextReq: number;
+  private requestsDone = 0;
+  private payoutsDone = 0;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly settings: EngineSettings,
+  ) {
+    this.limit = Math.max(1, settings.concurrency);
+    this.chunkSize = Math.max(1, settings.chunkSize);
+    this.nextReq = deps.journal.lastRequestId + 1;
+    this.sleep = deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.random = deps.random ?? Math.random;
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Whether no new request may start: interrupted, or a fatal error happened. */
+  get stopping(): boolean {
+    return this.deps.interrupt.aborted || this.fatal !== undefined;
+  }
+
+  /** Records a payout that an earlier run (or attempt) already sent, without sending it. */
+  addSentEarlier(p: PayoutRequest, known: Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>): void {
+    this.outcomes.set(p.reference_id, {
+      reference_id: p.reference_id,
+      amount: p.amount,
+      currency: p.currency,
+      ...known,
+      sent_earlier: true,
+    });
+  }
+
+  /**
+   * Queues a payout to send. Resolves at once unless a full chunk is waiting for a free
+   * request slot, which is how reading the file slows down to the pace of the service.
+   */
+  enqueue(item: PendingPayout): Promise<void> | undefined {
+    const p = item.payout;
+    this.outcomes.set(p.reference_id, { reference_id: p.reference_id, amount: p.amount, currency: p.currency, status: 'not_sent' });
+    this.buffer.push(item);
+    if (this.buffer.length < this.chunkSize) return undefined;
+    const chunk = this.buffer;
+    this.buffer = [];
+    return this.dispatch(chunk);
+  }
+
+  /** Sends what is buffered and waits for every request to settle. */
+  async finish(): Promise<void> {
+    if (this.buffer.length) {
+      const chunk = this.buffer;
+      this.buffer = [];
+      await this.dispatch(chunk);
+    }
+    while (this.running.size) await Promise.all([...this.running]);
+    await this.deps.journal.flush();
+  }
+
+  /** Reads back payouts by reference_id: found, not found (safe to send), or unknown. */
+  async reconcile(refs: string[]): Promise<Reconciled> {
+    const out: Reconciled = { found: [], notFound: [], unknown: [] };
+    const queue = [...refs];
+    const worker = async () => {
+      for (let ref = queue.shift(); ref !== undefined; ref = queue.shift()) {
+        if (out.fatal) {
+          out.unknown.push(ref);
+          continue;
+        }
+        try {
+          out.found.push({ ref, record: await this.getWithRetry(ref) });
+        } catch (err) {
+          if (err instanceof NotFoundError) out.notFound.push(ref);
+          else {
+            out.unknown.push(ref);
+            if (err instanceof CredentialsError) out.fatal = err;
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, refs.length) }, worker));
+    return out;
+  }
+
+  /** Waits for a free request slot, then starts the chunk without waiting for it to finish. */
+  private async dispatch(chunk: PendingPayout[]): Promise<void> {
+    while (this.active >= this.limit) {
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    }
+    this.active += 1;
+    const run = this.runChunk(chunk)
+      .catch((err: unknown) => {
+        this.fatal ??= err instanceof Error ? err : new Error(String(err));
+      })
+      .finally(() => {
+        this.active -= 1;
+        this.running.delete(run);
+        this.slotWaiters.shift()?.();
+      });
+    this.running.add(run);
+  }
+
+  /** The request body of a chunk. */
+  private body(items: PendingPayout[]): CreateRequest {
+    const req: CreateRequest = { payouts: items.map((i) => i.payout) };
+    if (this.settings.webhookUrl !== undefined) req.webhook_url = this.settings.webhookUrl;
+    if (this.settings.batchReference !== undefined) req.batch_reference = this.settings.batchReference;
+    return req;
+  }
+
+  /** Sends one chunk until each payout has an outcome, retrying only what is safe to retry. */
+  private async runChunk(chunk: PendingPayout[]): Promise<void> {
+    const { journal } = this.deps;
+    const policy = this.settings.retry;
+    const started = this.now();
+    let items = chunk;
+    let attempt = 0;
+    while (items.length) {
+      if (this.stopping) return;
+      const req = this.nextReq++;
+      await journal.recordIntent(
+        req,
+        items.map((i) => ({ ref: i.payout.reference_id, hash: i.hash })),
+      );
+      let response: CreateResponse;
+      try {
+        response = await this.deps.client.createPayouts(this.body(items));
+      } catch (err) {
+        const next = await this.afterFailure(err, req, items);
+        if (next.split) {
+          for (const half of next.split) await this.runChunk(half);
+          return;
+        }
+        items = next.retry;
+        attempt += 1;
+        if (!items.length) break;
+        if (attempt >= policy.maxAttempts || this.now() - started > policy.maxElapsedMs) {
+          this.giveUp(items, err);
+          return;
+        }
+        await this.sleep(next.waitMs ?? backoffMs(attempt, policy, this.random));
+        continue;
+      }
+      items = await this.afterSuccess(response, req, items);
+      if (items.length) {
+        attempt += 1;
+        if (attempt >= policy.maxAttempts) {
+          this.giveUp(items, new Error('the service did not report these payouts'));
+          return;
+        }
+        await this.sleep(backoffMs(attempt, policy, this.random));
+      }
+    }
+    this.requestsDone += 1;
+    this.payoutsDone += chunk.length;
+    this.deps.progress({ requests: this.requestsDone, payouts: this.payoutsDone });
+  }
+
+  /** Marks payouts as not sent after retries ran out, and stops the run. */
+  private giveUp(items: PendingPayout[], err: unknown): void {
+    const why = err instanceof Error ? err.message : String(err);
+    for (const i of items) this.setOutcome(i, { status: 'not_sent', message: `not sent: ${why}` });
+    this.fatal ??= err instanceof NetworkError || err instanceof ApiError ? err : new NetworkError(why, false);
+  }
+
+  /** Decides what follows a failed create request. */
+  private async afterFailure(
+    err: unknown,
+    req: number,
+    items: PendingPayout[],
+  ): Promise<{ retry: PendingPayout[]; waitMs?: number; split?: PendingPayout[][] }> {
+    const { journal } = this.deps;
+    const refs = items.map((i) => i.payout.reference_id);
+    if (err instanceof RateLimitedError) {
+      journal.recordNotApplied(req, refs, 'rate limited (429)');
+      // Stop pushing against the limit: fewer requests at a time for the rest of the run.
+      if (this.limit > 1) {
+        this.limit = Math.max(1, Math.floor(this.limit / 2));
+        this.deps.warn(`rate limited by the service: sending ${this.limit} request${this.limit === 1 ? '' : 's'} at a time from now on`);
+      }
+      const wait = Math.min(err.retryAfterMs ?? backoffMs(1, this.settings.retry, this.random), this.settings.retry.maxRetryAfterMs);
+      return { retry: items, waitMs: wait };
+    }
+    if (err instanceof TooLargeError) {
+      journal.recordNotApplied(req, refs, 'refused as too large');
+      if (items.length === 1) {
+        this.setOutcome(items[0]!, { status: 'not_sent', message: `not sent: ${err.message}` });
+        return { retry: [] };
+      }
+      const half = Math.ceil(items.length / 2);
+      if (half < this.chunkSize) {
+        this.chunkSize = half;
+        this.deps.warn(`the service refused ${items.length} payouts in one request: sending at most ${half} per request from now on`);
+      }
+      return { retry: [], split: [items.slice(0, half), items.slice(half)] };
+    }
+    if (err instanceof NetworkError && !err.mayHaveBeenApplied) {
+      journal.recordNotApplied(req, refs, err.message);
+      return { retry: items };
+    }
+    if (err instanceof CredentialsError || err instanceof RedirectError) {
+      journal.recordNotApplied(req, refs, err.message);
+      this.fatal ??= err;
+      return { retry: [] };
+    }
+    if (err instanceof RequestRejectedError) {
+      journal.recordNotApplied(req, refs, err.message);
+      for (const i of items) this.setOutcome(i, { status: 'failed', message: `request rejected: ${err.serviceMessages.join('; ') || err.message}` });
+      return { retry: [] };
+    }
+    // Timeout, cut connection, 5xx, unreadable answer: it may have been applied.
+    const why = err instanceof Error ? err.message : String(err);
+    this.deps.warn(`${why}: reading ${items.length} payout${items.length === 1 ? '' : 's'} back before deciding to resend`);
+    return { retry: await this.settleByReading(req, items, why) };
+  }
+
+  /** Reads back payouts of a request with an unknown outcome; returns those safe to resend. */
+  private async settleByReading(req: number, items: PendingPayout[], why: string): Promise<PendingPayout[]> {
+    const { journal } = this.deps;
+    const byRef = new Map(items.map((i) => [i.payout.reference_id, i]));
+    const r = await this.reconcile([...byRef.keys()]);
+    if (r.found.length) {
+      journal.recordOutcome(
+        req,
+        r.found.map(({ ref, record }) => ({ ref, ...fromRecord(record) })),
+      );
+      for (const { ref, record } of r.found) this.setOutcome(byRef.get(ref)!, fromRecord(record));
+    }
+    if (r.notFound.length) journal.recordNotApplied(req, r.notFound, 'not found when read back');
+    if (r.unknown.length) {
+      journal.recordUnknown(r.unknown, why);
+      this.unknown.push(...r.unknown);
+      for (const ref of r.unknown) this.setOutcome(byRef.get(ref)!, { status: 'unknown', message: `outcome unknown: ${why}` });
+      this.fatal ??=
+        r.fatal ??
+        new OutcomeUnknownError(
+          `the outcome of ${this.unknown.length} payout${this.unknown.length === 1 ? '' : 's'} is unknown (${why}); run the same command again to check and finish the run`,
+          this.unknown,
+        );
+    }
+    return r.notFound.map((ref) => byRef.get(ref)!);
+  }
+
+  /** Records a create answer; returns payouts the answer did not mention, once read back as not found. */
+  private async afterSuccess(res: CreateResponse, req: number, items: PendingPayout[]): Promise<PendingPayout[]> {
+    if (res.batch_reference) this.batchReferences.add(res.batch_reference);
+    const byRef = new Map(res.results.map((r) => [r.reference_id, r]));
+    const sentRefs = new Set(items.map((i) => i.payout.reference_id));
+    const strays = res.results.filter((r) => !sentRefs.has(r.reference_id)).map((r) => r.reference_id);
+    if (strays.length) this.deps.warn(`the service answered with results for references it was not sent: ${strays.slice(0, 5).join(', ')}`);
+    const answered: PendingPayout[] = [];
+    const missing: PendingPayout[] = [];
+    for (const i of items) (byRef.has(i.payout.reference_id) ? answered : missing).push(i);
+    this.deps.journal.recordOutcome(
+      req,
+      answered.map((i) => {
+        const r = byRef.get(i.payout.reference_id)!;
+        return { ref: r.reference_id, status: r.status, transaction_id: r.transaction_id, charges: r.charges, amount: r.amount, currency: r.currency, message: r.message };
+      }),
+    );
+    for (const i of answered) {
+      const r = byRef.get(i.payout.reference_id)!;
+      this.setOutcome(i, { status: r.status, transaction_id: r.transaction_id, charges: r.charges, message: r.message });
+    }
+    this.checkCounts(res);
+    if (!missing.length) return [];
+    return this.settleByReading(req, missing, 'the service did not report these payouts');
+  }
+
+  /** Warns when the service's counts disagree with its own per-result statuses. */
+  private checkCounts(res: CreateResponse): void {
+    const failed = res.results.filter((r) => r.status !== 'success' && r.status !== 'pending').length;
+    if (res.failed_count !== failed || res.success_count + res.failed_count !== res.results.length) {
+      this.deps.warn(
+        `the service's counts (success_count ${res.success_count}, failed_count ${res.failed_count}) disagree with its ${res.results.length} results (${failed} failed or canceled); the results are used`,
+      );
+    }
+  }
+
+  /** Sets a payout's outcome, keeping its input amount and currency. */
+  private setOutcome(item: PendingPayout, o: Partial<PayoutOutcome> & { status: string }): void {
+    const p = item.payout;
+    const prev = this.outcomes.get(p.reference_id);
+    this.outcomes.set(p.reference_id, {
+      reference_id: p.reference_id,
+      amount: p.amount,
+      currency: p.currency,
+      ...(prev?.sent_earlier ? { sent_earlier: true } : {}),
+      ...o,
+    });
+  }
+
+  /** GET with bounded retries on failures that may pass (network, 5xx, 429). */
+  private async getWithRetry(ref: string): Promise<PayoutRecord> {
+    const policy = this.settings.retry;
+    const started = this.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deps.client.getPayout(ref);
+      } catch (err) {
+        const final =
+          err instanceof NotFoundError ||
+          err instanceof CredentialsError ||
+          err instanceof RedirectError ||
+          err instanceof RequestRejectedError ||
+          attempt + 1 >= policy.maxAttempts ||
+          this.now() - started > policy.maxElapsedMs;
+        if (final) throw err;
+        const wait = err instanceof RateLimitedError && err.retryAfterMs !== undefined
+          ? Math.min(err.retryAfterMs, policy.maxRetryAfterMs)
+          : backoffMs(attempt + 1, policy, this.random);
+        await this.sleep(wait);
+      }
+    }
+  }
+}

@@ -1,0 +1,155 @@
+import type { CreateRequest, PayoutRequest } from '../../api/types.js';
+import { type Problem, UsageError } from '../../errors.js';
+import { type IntakeOptions, ProblemList, readPayouts, type ValidPayout } from '../../input/index.js';
+import { payoutHash } from '../../journal/index.js';
+import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import type { MaxTotal } from './options.js';
+import { combinedHash, type HashedSource } from './sources.js';
+
+/** What pass 1 learns about a run: every row valid, and the figures the summary shows. */
+export interface RunPlan {
+  sources: HashedSource[];
+  payoutCount: number;
+  totals: CurrencyTotals;
+  requestCount: number;
+  batchReference?: string;
+  webhookUrl?: string;
+  /** sha256 of the inputs' bytes: with the service, it names the run's journal. */
+  inputHash: string;
+  /** reference_id -> payoutHash, for resume and the cross-run check. */
+  refs: Map<string, string>;
+  /** The first create request, for --dry-run. */
+  firstRequest: CreateRequest;
+}
+
+/** What pass 1 needs besides the files. */
+export interface PlanOptions {
+  intake: IntakeOptions;
+  currencies: CurrencyTable;
+  chunkSize: number;
+  batchReference?: string;
+  webhookUrl?: string;
+  maxTotals: MaxTotal[];
+  warn: (message: string) => void;
+}
+
+/** Turns a validated row into the wire form of a payout. */
+export function toPayoutRequest(p: ValidPayout): PayoutRequest {
+  const out: PayoutRequest = {
+    reference_id: p.reference_id,
+    amount: p.amount.text,
+    currency: p.currency,
+    recipient: p.recipient,
+  };
+  if (p.description) out.description = p.description;
+  return out;
+}
+
+/** The identity hash of a validated row (what must match across runs). */
+export function hashOf(p: ValidPayout): string {
+  return payoutHash({
+    reference_id: p.reference_id,
+    amount: p.amount.text,
+    currency: p.currency,
+    recipient: p.recipient,
+  });
+}
+
+/** Picks the batch reference or webhook of the run: the flag, else the files' one value. */
+function pickFileValue(flag: string | undefined, values: Array<string | undefined>, what: string): string | undefined {
+  if (flag !== undefined) return flag;
+  const distinct = [...new Set(values.filter((v): v is string => v !== undefined && v !== ''))];
+  if (distinct.length > 1) {
+    throw new UsageError(
+      `the input files name different ${what} values (${distinct.map((v) => JSON.stringify(v)).join(', ')}): pass --${what.replace('_', '-')} to choose one`,
+    );
+  }
+  return distinct[0];
+}
+
+/** Checks --max-total ceilings against the run's totals, as problems. */
+function checkMaxTotals(totals: CurrencyTotals, maxTotals: MaxTotal[], currencies: CurrencyTable): Problem[] {
+  const problems: Problem[] = [];
+  for (const limit of maxTotals) {
+    const digits = currencies.minorUnits(limit.currency);
+    const parsed = parseAmount(limit.amountText, digits);
+    if (!parsed.ok || digits === undefined) {
+      throw new UsageError(
+        `--max-total ${limit.currency}=${limit.amountText}: ${parsed.ok ? 'unknown currency' : parsed.message}`,
+      );
+    }
+    const total = totals.minorOf(limit.currency);
+    if (total > parsed.amount.minor) {
+      problems.push({
+        file: '--max-total',
+        field: limit.currency,
+        value: limit.amountText,
+        message: `the run's ${limit.currency} total is ${formatMinor(total, digits)}, above the limit of ${limit.amountText}; nothing was sent`,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Pass 1: reads every file, validates every row, checks reference_id is unique across the
+ * run, and totals each currency. Throws InputError listing every problem when any exists.
+ */
+export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
+  const problems = new ProblemList();
+  const refs = new Map<string, string>();
+  const totals = new CurrencyTotals();
+  const first: PayoutRequest[] = [];
+  const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
+  let payoutCount = 0;
+  for (const source of sources) {
+    const meta = await readPayouts(source, opts.intake, {
+      payout(p) {
+        if (refs.has(p.reference_id)) {
+          problems.add({
+            file: p.file,
+            location: p.location,
+            field: 'reference_id',
+            value: p.reference_id,
+            message: 'is used more than once in this run: each payout needs its own reference_id',
+          });
+          return;
+        }
+        refs.set(p.reference_id, hashOf(p));
+        totals.add(p.currency, p.amount.minor);
+        payoutCount += 1;
+        if (first.length < opts.chunkSize) first.push(toPayoutRequest(p));
+      },
+      problem: (p) => problems.add(p),
+      warning: opts.warn,
+    });
+    metas.push(meta);
+  }
+  for (const p of checkMaxTotals(totals, opts.maxTotals, opts.currencies)) problems.add(p);
+  if (problems.total > 0) throw problems.toError();
+  const batchReference = pickFileValue(
+    opts.batchReference,
+    metas.map((m) => m.batch_reference),
+    'batch_reference',
+  );
+  const webhookUrl = pickFileValue(
+    opts.webhookUrl,
+    metas.map((m) => m.webhook_url),
+    'webhook_url',
+  );
+  const firstRequest: CreateRequest = { payouts: first };
+  if (webhookUrl !== undefined) firstRequest.webhook_url = webhookUrl;
+  if (batchReference !== undefined) firstRequest.batch_reference = batchReference;
+  return {
+    sources,
+    payoutCount,
+    totals,
+    requestCount: Math.ceil(payoutCount / opts.chunkSize),
+    batchReference,
+    webhookUrl,
+    inputHash: combinedHash(sources.map((s) => s.digest())),
+    refs,
+    firstRequest,
+  };
+}

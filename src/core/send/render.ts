@@ -1,0 +1,176 @@
+import type { ChalkInstance } from 'chalk';
+import { serializeCreateRequest } from '../../api/body.js';
+import type { CreateRequest } from '../../api/types.js';
+import { CurrencyTotals, formatMinor, minorFromServiceNumber } from '../../money/amount.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import { type Output, RawNumber } from '../../output/output.js';
+import { countOutcomes, type PayoutOutcome } from './outcome.js';
+import type { RunPlan } from './plan.js';
+
+/** Rows beyond which the results table shows only the rows that need attention. */
+export const LONG_RUN_ROWS = 50;
+
+/** Where the run goes, for the summary. */
+export interface Destination {
+  baseUrl?: string;
+  profile?: string;
+  sandbox: boolean;
+  chunkSize: number;
+  concurrency: number;
+}
+
+/** The per-currency totals as {CUR: {count, total}} with exact decimal totals. */
+export function totalsDoc(totals: CurrencyTotals, currencies: CurrencyTable): Record<string, { count: number; total: string }> {
+  const doc: Record<string, { count: number; total: string }> = {};
+  for (const t of totals.entries()) {
+    doc[t.currency] = { count: t.count, total: formatMinor(t.minor, currencies.minorUnits(t.currency) ?? 2) };
+  }
+  return doc;
+}
+
+/** The summary shown before sending and by --dry-run. */
+export function summaryText(plan: RunPlan, dest: Destination, currencies: CurrencyTable, c: ChalkInstance): string {
+  const lines: string[] = [];
+  if (dest.sandbox) lines.push(c.bold.yellow('SANDBOX: a local rehearsal service; no money moves.'));
+  lines.push(`${c.bold('Payouts:')}   ${plan.payoutCount}`);
+  const totals = totalsDoc(plan.totals, currencies);
+  const width = Math.max(...Object.values(totals).map((t) => t.total.length), 1);
+  let firstTotal = true;
+  for (const [cur, t] of Object.entries(totals)) {
+    const label = firstTotal ? `${c.bold('Totals:')}    ` : '           ';
+    lines.push(`${label}${cur} ${t.total.padStart(width)}  (${t.count} payout${t.count === 1 ? '' : 's'})`);
+    firstTotal = false;
+  }
+  lines.push(
+    `${c.bold('Requests:')}  ${plan.requestCount} (up to ${dest.chunkSize} payouts each, ${dest.concurrency} at a time)`,
+  );
+  lines.push(`${c.bold('Service:')}   ${dest.baseUrl ?? '(not set)'}`);
+  lines.push(`${c.bold('Profile:')}   ${dest.profile ?? '(not set)'}`);
+  lines.push(`${c.bold('Batch:')}     ${plan.batchReference ?? '(none: the service assigns one)'}`);
+  lines.push(`${c.bold('Webhook:')}   ${plan.webhookUrl ?? '(account default)'}`);
+  return lines.join('\n');
+}
+
+/** The exact body of a create request, one payout per line (whitespace only is added). */
+export function formatRequestBody(req: CreateRequest): string {
+  const body = serializeCreateRequest(req);
+  return body.replace(/\[\{/, '[\n  {').replace(/\},\{"amount"/g, '},\n  {"amount"').replace(/\}\]/, '}\n]');
+}
+
+/** The --dry-run --json document. */
+export function dryRunDoc(plan: RunPlan, currencies: CurrencyTable): unknown {
+  return {
+    dry_run: true,
+    payout_count: plan.payoutCount,
+    totals: totalsDoc(plan.totals, currencies),
+    request_count: plan.requestCount,
+    first_request: {
+      ...plan.firstRequest,
+      payouts: plan.firstRequest.payouts.map((p) => ({ ...p, amount: new RawNumber(p.amount) })),
+    },
+  };
+}
+
+/** Charges summed per currency from the service's numbers, exactly. */
+export function chargesByCurrency(outcomes: Iterable<PayoutOutcome>, currencies: CurrencyTable): Record<string, string> {
+  const totals = new CurrencyTotals();
+  for (const o of outcomes) {
+    if (o.charges === undefined) continue;
+    const digits = currencies.minorUnits(o.currency) ?? 2;
+    const minor = minorFromServiceNumber(o.charges, Math.max(digits, 6));
+    if (minor !== undefined) totals.add(o.currency, minor);
+  }
+  const out: Record<string, string> = {};
+  for (const t of totals.entries()) {
+    const digits = currencies.minorUnits(t.currency) ?? 2;
+    out[t.currency] = trimToDigits(formatMinor(t.minor, Math.max(digits, 6)), digits);
+  }
+  return out;
+}
+
+/** Drops zeros beyond the currency's own decimals: "1.230000" with 2 digits -> "1.23". */
+function trimToDigits(text: string, digits: number): string {
+  const [int, frac = ''] = text.split('.');
+  let f = frac;
+  while (f.length > digits && f.endsWith('0')) f = f.slice(0, -1);
+  return f ? `${int}.${f}` : (int ?? text);
+}
+
+/** The --json document of a finished run. */
+export function resultsDoc(
+  outcomes: PayoutOutcome[],
+  extra: { batchReference?: string; runId: string; sandbox: boolean; unknown: string[]; interrupted: boolean },
+  currencies: CurrencyTable,
+): unknown {
+  const c = countOutcomes(outcomes);
+  return {
+    success_count: c.success,
+    failed_count: c.failed,
+    pending_count: c.pending,
+    batch_reference: extra.batchReference ?? null,
+    sent_earlier_count: c.sentEarlier,
+    charges: chargesByCurrency(outcomes, currencies),
+    run_id: extra.runId,
+    ...(extra.sandbox ? { sandbox: true } : {}),
+    ...(extra.unknown.length ? { outcome_unknown: extra.unknown } : {}),
+    ...(extra.interrupted ? { interrupted: true } : {}),
+    results: outcomes.map((o) => ({
+      reference_id: o.reference_id,
+      status: o.status,
+      transaction_id: o.transaction_id ?? null,
+      amount: new RawNumber(o.amount),
+      currency: o.currency,
+      charges: o.charges ?? null,
+      ...(o.message ? { message: o.message } : {}),
+      ...(o.sent_earlier ? { sent_earlier: true } : {}),
+    })),
+  };
+}
+
+/** Colours a status: green success, yellow pending, red anything else. */
+export function colourStatus(status: string, c: ChalkInstance): string {
+  if (status === 'success') return c.green(status);
+  if (status === 'pending') return c.yellow(status);
+  return c.red(status);
+}
+
+/** The results table: rows needing attention first; on a long run only those unless --all. */
+export async function resultsTable(outcomes: PayoutOutcome[], output: Output, all: boolean): Promise<string> {
+  const attention = outcomes.filter((o) => o.status !== 'success');
+  const fine = outcomes.filter((o) => o.status === 'success');
+  const long = outcomes.length > LONG_RUN_ROWS && !all;
+  const rows = long ? attention : [...attention, ...fine];
+  const c = output.color;
+  const body = rows.map((o) => [
+    o.reference_id,
+    colourStatus(o.status, c) + (o.sent_earlier ? c.dim(' (sent earlier)') : ''),
+    `${o.amount} ${o.currency}`,
+    o.charges === undefined ? '' : String(o.charges),
+    o.transaction_id ?? '',
+    o.message ?? '',
+  ]);
+  let text = rows.length
+    ? await output.table(['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'], body)
+    : '';
+  if (long && fine.length) {
+    text += `${text ? '\n' : ''}${fine.length} successful payout${fine.length === 1 ? '' : 's'} not shown (use --all to list every row)`;
+  }
+  return text;
+}
+
+/** The closing summary line: counts and charges per currency. */
+export function closingLine(outcomes: PayoutOutcome[], currencies: CurrencyTable, c: ChalkInstance): string {
+  const n = countOutcomes(outcomes);
+  const charges = Object.entries(chargesByCurrency(outcomes, currencies))
+    .map(([cur, v]) => `${cur} ${v}`)
+    .join(', ');
+  const parts = [
+    c.green(`${n.success} succeeded`),
+    (n.failed ? c.red : (s: string) => s)(`${n.failed} failed`),
+    (n.pending ? c.yellow : (s: string) => s)(`${n.pending} pending`),
+  ];
+  let line = `${outcomes.length} payout${outcomes.length === 1 ? '' : 's'}: ${parts.join(', ')}`;
+  if (n.sentEarlier) line += ` (${n.sentEarlier} sent earlier, not sent again)`;
+  if (charges) line += `; charges ${charges}`;
+  return line;
+}

@@ -1,0 +1,123 @@
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, basename, join } from 'node:path';
+import { type IntakeOptions, readPayouts, type ValidPayout } from '../../input/index.js';
+import type { PayoutOutcome } from './outcome.js';
+import type { HashedSource } from './sources.js';
+
+/** Quotes a CSV cell when it holds a comma, quote, line break or edge spaces. */
+export function csvCell(value: string): string {
+  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+/**
+ * Neutralises a text cell a spreadsheet would run as a formula (starting with = + - @, tab
+ * or carriage return) by putting a single quote in front, as OWASP recommends.
+ */
+export function neutraliseFormula(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
+/** Writes a file atomically: a temp file beside it, synced, then renamed over it. */
+export function writeFileAtomic(path: string, write: (append: (text: string) => void) => Promise<void> | void): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const fd = openSync(tmp, 'w', 0o600);
+  let buffer = '';
+  const append = (text: string) => {
+    buffer += text;
+    if (buffer.length > 1 << 16) {
+      writeSync(fd, buffer);
+      buffer = '';
+    }
+  };
+  return Promise.resolve(write(append))
+    .then(() => {
+      writeSync(fd, buffer);
+      fsyncSync(fd);
+      closeSync(fd);
+      renameSync(tmp, path);
+    })
+    .catch((err: unknown) => {
+      closeSync(fd);
+      rmSync(tmp, { force: true });
+      throw err;
+    });
+}
+
+const REPORT_HEADER = [
+  'file',
+  'line',
+  'reference_id',
+  'amount',
+  'currency',
+  'recipient',
+  'description',
+  'status',
+  'transaction_id',
+  'charges',
+  'message',
+  'sent_earlier',
+];
+
+/** Re-reads the inputs (pass 3) and calls `row` for each payout with its outcome. */
+async function eachRow(
+  sources: HashedSource[],
+  intake: IntakeOptions,
+  row: (p: ValidPayout) => void,
+): Promise<void> {
+  for (const source of sources) {
+    await readPayouts(source, intake, { payout: row, problem() {}, warning() {} });
+  }
+}
+
+/** Writes the --report CSV: every input row with its outcome, formula-safe for spreadsheets. */
+export async function writeReport(
+  path: string,
+  sources: HashedSource[],
+  intake: IntakeOptions,
+  outcomes: ReadonlyMap<string, PayoutOutcome>,
+): Promise<void> {
+  await writeFileAtomic(path, async (append) => {
+    append(`${REPORT_HEADER.join(',')}\n`);
+    await eachRow(sources, intake, (p) => {
+      const o = outcomes.get(p.reference_id);
+      const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''));
+      const cells = [
+        text(p.file),
+        p.location.replace(/^\D+/, ''),
+        text(p.reference_id),
+        p.amount.text,
+        text(p.currency),
+        text(p.recipient),
+        text(p.description),
+        text(o?.status ?? 'not_sent'),
+        text(o?.transaction_id),
+        o?.charges === undefined ? '' : String(o.charges),
+        text(o?.message),
+        o?.sent_earlier ? 'true' : '',
+      ];
+      append(`${cells.join(',')}\n`);
+    });
+  });
+}
+
+/** Writes --failed-out: the rows that did not succeed or stay pending, as a valid input CSV. */
+export async function writeFailedOut(
+  path: string,
+  sources: HashedSource[],
+  intake: IntakeOptions,
+  outcomes: ReadonlyMap<string, PayoutOutcome>,
+): Promise<number> {
+  let count = 0;
+  await writeFileAtomic(path, async (append) => {
+    append('reference_id,amount,currency,recipient,description\n');
+    await eachRow(sources, intake, (p) => {
+      const status = outcomes.get(p.reference_id)?.status ?? 'not_sent';
+      if (status === 'success' || status === 'pending') return;
+      count += 1;
+      // Values are written exactly (no formula guard): this file is input for payouts.
+      const cells = [p.reference_id, p.amount.text, p.currency, p.recipient, p.description ?? ''];
+      append(`${cells.map(csvCell).join(',')}\n`);
+    });
+  });
+  return count;
+}

@@ -1,0 +1,245 @@
+import { join } from 'node:path';
+import { InterruptedError, UsageError } from '../../errors.js';
+import { ExitCode, exitCodeForError, exitCodeForStatuses, worstExitCode, type ExitCodeValue } from '../../exit-codes.js';
+import { type InputSource, type IntakeOptions, readPayouts } from '../../input/index.js';
+import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
+import { CurrencyTable } from '../../money/currencies.js';
+import type { InStream, Output } from '../../output/output.js';
+import type { ServiceConnection } from '../service.js';
+import { DEFAULT_SEND_RETRY, SendEngine, type SendRetryPolicy } from './engine.js';
+import type { SendOptions } from './options.js';
+import { planRun, type RunPlan, hashOf, toPayoutRequest } from './plan.js';
+import { writeFailedOut, writeReport } from './report.js';
+import { closingLine, dryRunDoc, formatRequestBody, resultsDoc, resultsTable, summaryText } from './render.js';
+import { applyReconciled, priorState } from './resume.js';
+import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
+
+/** What `send` needs from its surroundings; it reads nothing from the process itself. */
+export interface SendDeps {
+  output: Output;
+  stdin: InStream;
+  stateDir: string;
+  pid: number;
+  interrupt: AbortSignal;
+  /** The command line, recorded in the run lock so a second run can name the first. */
+  commandLine: string;
+  /** Connects to the service (or the sandbox); called only when something will be sent. */
+  connect: () => Promise<ServiceConnection>;
+  /** Base URL and profile for the summary of a dry run, which needs no credentials. */
+  preview: () => Promise<{ baseUrl?: string; profile?: string }>;
+  retry?: SendRetryPolicy;
+}
+
+/** Builds the sources of a run; standard input is spooled to a file so it can be read twice. */
+async function openSources(files: string[], deps: SendDeps): Promise<{ sources: HashedSource[]; cleanup(): void }> {
+  const cleanups: Array<() => void> = [];
+  const sources: HashedSource[] = [];
+  if (files.filter((f) => f === '-').length > 1) throw new UsageError('standard input ("-") can be read only once per run');
+  for (const file of files) {
+    if (file === '-') {
+      const spool = await spoolStdin(deps.stdin, join(deps.stateDir, 'tmp'), deps.pid);
+      cleanups.push(spool.remove);
+      sources.push(hashedFileSource(spool.path, '-'));
+    } else {
+      sources.push(hashedFileSource(file, file));
+    }
+  }
+  return { sources, cleanup: () => cleanups.forEach((c) => c()) };
+}
+
+/** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
+export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
+  const { output } = deps;
+  const currencies = new CurrencyTable(opts.allowCurrencies);
+  const intake: IntakeOptions = { format: opts.format, delimiter: opts.delimiter, map: opts.map, currencies };
+  const { sources, cleanup } = await openSources(opts.files, deps);
+  try {
+    const plan = await planRun(sources, {
+      intake,
+      currencies,
+      chunkSize: opts.chunkSize,
+      batchReference: opts.batchReference,
+      webhookUrl: opts.webhookUrl,
+      maxTotals: opts.maxTotals,
+      warn: (m) => output.warn(m),
+    });
+    const dest = { sandbox: opts.sandbox, chunkSize: opts.chunkSize, concurrency: opts.concurrency };
+    if (opts.dryRun) {
+      const where = opts.sandbox ? { baseUrl: '(sandbox, started when sending)', profile: 'sandbox' } : await deps.preview();
+      output.result(dryRunDoc(plan, currencies), () =>
+        [
+          summaryText(plan, { ...dest, ...where }, currencies, output.color),
+          '',
+          `Dry run: nothing was sent. First request (${plan.firstRequest.payouts.length} payout${plan.firstRequest.payouts.length === 1 ? '' : 's'}):`,
+          formatRequestBody(plan.firstRequest),
+        ].join('\n'),
+      );
+      return ExitCode.ok;
+    }
+    const service = await deps.connect();
+    try {
+      output.info(summaryText(plan, { ...dest, baseUrl: service.settings.baseUrl, profile: service.settings.profile }, currencies, output.errColor));
+      await confirm(opts, service, output);
+      return await sendPlan(plan, opts, intake, currencies, service, deps);
+    } finally {
+      await service.close();
+    }
+  } finally {
+    cleanup();
+  }
+}
+
+/** Asks for confirmation on a terminal; requires --yes elsewhere. A sandbox run needs neither. */
+async function confirm(opts: SendOptions, service: ServiceConnection, output: Output): Promise<void> {
+  if (service.sandbox || opts.yes) return;
+  if (!output.interactive) {
+    throw new UsageError('no terminal to confirm on: pass --yes to send without asking (nothing was sent)');
+  }
+  if (!(await output.confirm('Send these payouts? They cannot be taken back.'))) {
+    throw new UsageError('not confirmed: nothing was sent');
+  }
+}
+
+/** Sends a validated plan under the run lock and the journal, then renders the results. */
+async function sendPlan(
+  plan: RunPlan,
+  opts: SendOptions,
+  intake: IntakeOptions,
+  currencies: CurrencyTable,
+  service: ServiceConnection,
+  deps: SendDeps,
+): Promise<number> {
+  const { output } = deps;
+  const lock = await RunLock.acquire({
+    stateDir: deps.stateDir,
+    serviceKey: service.serviceKey,
+    pid: deps.pid,
+    command: deps.commandLine,
+  });
+  let engine: SendEngine;
+  let journal: RunJournal;
+  try {
+    journal = await RunJournal.open({
+      stateDir: deps.stateDir,
+      serviceKey: service.serviceKey,
+      runId: runIdFor(service.serviceKey, plan.inputHash),
+      header: {
+        service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
+        client_id: service.settings.clientId,
+        inputs: plan.sources.map((s) => s.name),
+        input_hash: plan.inputHash,
+        payout_count: plan.payoutCount,
+        ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+      },
+    });
+    const progress = await output.progress('Sending payouts…');
+    try {
+      engine = new SendEngine(
+        {
+          client: service.client,
+          journal,
+          interrupt: deps.interrupt,
+          warn: (m) => output.warn(m),
+          progress: (d) => progress.update(`Sending: ${d.requests} requests, ${d.payouts}/${plan.payoutCount} payouts done`),
+        },
+        {
+          chunkSize: opts.chunkSize,
+          concurrency: opts.concurrency,
+          batchReference: plan.batchReference,
+          webhookUrl: plan.webhookUrl,
+          retry: deps.retry ?? DEFAULT_SEND_RETRY,
+        },
+      );
+      const prior = await priorState({ stateDir: deps.stateDir, serviceKey: service.serviceKey, journal, refs: plan.refs });
+      if (prior.inFlight.size) {
+        output.info(`Reading back ${prior.inFlight.size} payout${prior.inFlight.size === 1 ? '' : 's'} whose earlier request has no recorded outcome…`);
+        applyReconciled(prior, await engine.reconcile([...prior.inFlight]), journal);
+      }
+      if (journal.resumed || prior.settled.size) {
+        output.info(`Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`);
+      }
+      await sendRows(plan.sources, intake, plan, prior.settled, engine);
+      await engine.finish();
+    } finally {
+      progress.stop();
+      await journal.close();
+    }
+  } finally {
+    await lock.release();
+  }
+  return finishRun(plan, opts, intake, currencies, service, engine, journal.runId, deps);
+}
+
+/** Pass 2: re-reads the inputs and hands each payout to the engine, or records it as sent earlier. */
+async function sendRows(
+  sources: InputSource[],
+  intake: IntakeOptions,
+  plan: RunPlan,
+  settled: Map<string, import('./resume.js').PriorState['settled'] extends Map<string, infer V> ? V : never>,
+  engine: SendEngine,
+): Promise<void> {
+  for (const source of sources) {
+    if (engine.stopping) break;
+    await readPayouts(source, intake, {
+      payout: (p) => {
+        if (engine.stopping) return undefined;
+        const hash = hashOf(p);
+        if (plan.refs.get(p.reference_id) !== hash) {
+          throw new UsageError(`${p.file} ${p.location}: the file changed while it was being sent; run the same command again to finish the run`);
+        }
+        const payout = toPayoutRequest(p);
+        const known = settled.get(p.reference_id);
+        if (known) {
+          engine.addSentEarlier(payout, known);
+          return undefined;
+        }
+        return engine.enqueue({ payout, hash });
+      },
+      problem: (p) => {
+        throw new UsageError(`${p.file}: the file changed while it was being sent (${p.message}); run the same command again to finish the run`);
+      },
+      warning() {},
+    });
+  }
+}
+
+/** Renders results, writes reports and decides the exit code. */
+async function finishRun(
+  plan: RunPlan,
+  opts: SendOptions,
+  intake: IntakeOptions,
+  currencies: CurrencyTable,
+  service: ServiceConnection,
+  engine: SendEngine,
+  runId: string,
+  deps: SendDeps,
+): Promise<number> {
+  const { output } = deps;
+  const outcomes = [...engine.outcomes.values()];
+  const interrupted = deps.interrupt.aborted;
+  const batchReference = plan.batchReference ?? [...engine.batchReferences][0];
+  if (opts.reportPath) await writeReport(opts.reportPath, plan.sources, intake, engine.outcomes);
+  let failedOut = 0;
+  if (opts.failedOutPath) failedOut = await writeFailedOut(opts.failedOutPath, plan.sources, intake, engine.outcomes);
+  const doc = resultsDoc(outcomes, { batchReference, runId, sandbox: service.sandbox, unknown: engine.unknown, interrupted }, currencies);
+  if (output.json) output.printJson(doc);
+  else {
+    const table = await resultsTable(outcomes, output, opts.all);
+    if (table) output.print(table);
+    output.print((service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') + closingLine(outcomes, currencies, output.color));
+  }
+  if (opts.reportPath) output.info(`Report written to ${opts.reportPath}`);
+  if (opts.failedOutPath) output.info(`${failedOut} row${failedOut === 1 ? '' : 's'} that did not succeed written to ${opts.failedOutPath}`);
+  const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.map((o) => o.status))];
+  if (interrupted) {
+    const notSent = outcomes.filter((o) => o.status === 'not_sent').length;
+    output.warn(`interrupted: ${notSent} payout${notSent === 1 ? '' : 's'} not sent. Run the same command again to resume; nothing will be sent twice.`);
+    codes.push(exitCodeForError(new InterruptedError('interrupted')));
+  }
+  if (engine.fatal) {
+    output.error(engine.fatal.message);
+    if (engine.unknown.length) output.info(`Outcome unknown: ${engine.unknown.join(', ')}`);
+    codes.push(exitCodeForError(engine.fatal));
+  }
+  return worstExitCode(codes);
+}

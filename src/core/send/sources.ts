@@ -1,0 +1,50 @@
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { InputSource } from '../../input/index.js';
+
+/** An input file of a run, whose bytes are hashed as they stream past the parser. */
+export interface HashedSource extends InputSource {
+  /** sha256 of the bytes read by the latest open(); complete once that stream has ended. */
+  digest(): string;
+}
+
+/** Wraps a file so every read also feeds a content hash (the journal is keyed by it). */
+export function hashedFileSource(path: string, name: string): HashedSource {
+  let hash: Hash | undefined;
+  let digest = '';
+  return {
+    name,
+    open(): Readable {
+      const h = createHash('sha256');
+      hash = h;
+      const stream = createReadStream(path);
+      stream.on('data', (chunk) => h.update(chunk));
+      stream.on('end', () => {
+        if (hash === h) digest = h.digest('hex');
+      });
+      return stream;
+    },
+    digest: () => digest,
+  };
+}
+
+/**
+ * Copies standard input to a private temporary file, so that a run can read it twice
+ * (validate everything first, then send) without holding it in memory.
+ */
+export async function spoolStdin(stdin: Readable, dir: string, pid: number): Promise<{ path: string; remove(): void }> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, `stdin-${pid}-${Date.now()}.spool`);
+  await pipeline(stdin, createWriteStream(path, { mode: 0o600 }));
+  return { path, remove: () => rmSync(path, { force: true }) };
+}
+
+/** Combines the per-file hashes of a run, in order, into the run's input hash. */
+export function combinedHash(digests: string[]): string {
+  const h = createHash('sha256');
+  for (const d of digests) h.update(`${d}\n`);
+  return h.digest('hex');
+}

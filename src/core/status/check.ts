@@ -1,0 +1,137 @@
+import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
+import { UsageError } from '../../errors.js';
+import {
+  ExitCode,
+  type ExitCodeValue,
+  exitCodeForError,
+  exitCodeForStatuses,
+  worstExitCode,
+} from '../../exit-codes.js';
+import type { Output } from '../../output/output.js';
+import { type LookupOutcome, lookupAll, type PayoutReader } from './lookup.js';
+import { watchStatuses } from './watch.js';
+
+/** Largest --concurrency accepted: more would only get the caller rate limited. */
+export const MAX_CONCURRENCY = 32;
+
+/** What `payouts status` was asked to do. */
+export interface StatusRequest {
+  references: string[];
+  concurrency: number;
+  /** Present with --watch. */
+  watch?: { intervalMs: number; maxIntervalMs: number; timeoutMs: number };
+}
+
+/** What the lookups found, and the exit code that sums it up. */
+export interface StatusReport {
+  outcomes: LookupOutcome[];
+  timedOut: boolean;
+  exitCode: ExitCodeValue;
+}
+
+/** What checkStatuses needs besides the client; timing hooks are injectable for tests. */
+export interface StatusDeps {
+  output: Output;
+  signal?: AbortSignal;
+  retry?: RetryPolicy;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+}
+
+/** The exit code of one outcome. */
+export function exitCodeForOutcome(o: LookupOutcome): ExitCodeValue {
+  if (o.kind === 'found') return exitCodeForStatuses([o.record.status]);
+  if (o.kind === 'not_found') return ExitCode.notFound;
+  return exitCodeForError(o.error);
+}
+
+/** The exit code of a set of outcomes: the most important one wins (3 > 7 > 6 > 4 > 5). */
+export function exitCodeForOutcomes(outcomes: Iterable<LookupOutcome>): ExitCodeValue {
+  return worstExitCode([...outcomes].map(exitCodeForOutcome));
+}
+
+/** Checks a --concurrency value. */
+export function parseConcurrency(raw: string | undefined): number {
+  if (raw === undefined) return 8;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_CONCURRENCY) {
+    throw new UsageError(
+      `--concurrency ${JSON.stringify(raw)}: use a whole number from 1 to ${MAX_CONCURRENCY}`,
+    );
+  }
+  return n;
+}
+
+/** Checks a number of seconds given to an option, returning milliseconds. */
+export function parseSeconds(raw: string, option: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`${option} ${JSON.stringify(raw)}: use a number of seconds above 0`);
+  }
+  return Math.round(n * 1000);
+}
+
+/** Describes a status change for the --watch log on stderr. */
+function changeLine(output: Output, o: LookupOutcome, previous: LookupOutcome | undefined): string {
+  const c = output.errColor;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const label = (x: LookupOutcome) => (x.kind === 'found' ? x.record.status : 'not found');
+  const was = previous ? `${label(previous)} -> ` : '';
+  return `${c.dim(now)} ${o.reference_id}: ${was}${c.bold(label(o))}`;
+}
+
+/**
+ * Looks up the references (once, or until settled with --watch) and sums up the result.
+ * Credentials errors stop everything and are thrown. When no lookup got any answer at all,
+ * the first error is thrown, so an unreachable service reads as one error, not one per row.
+ */
+export async function checkStatuses(
+  reader: PayoutReader,
+  req: StatusRequest,
+  deps: StatusDeps,
+): Promise<StatusReport> {
+  const { output } = deps;
+  const retry = deps.retry ?? DEFAULT_READ_RETRY;
+  const progress = await output.progress(`checking ${req.references.length} payout(s)`);
+  const common = {
+    concurrency: req.concurrency,
+    retry,
+    signal: deps.signal,
+    sleep: deps.sleep,
+    random: deps.random,
+    onRetry: (ref: string, n: { attempt: number; maxAttempts: number; delayMs: number; error: unknown }) =>
+      output.debug(
+        `retrying ${ref} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${n.error instanceof Error ? n.error.message : String(n.error)})`,
+      ),
+    onDone: (done: number, total: number) => progress.update(`checked ${done} of ${total}`),
+  };
+  let outcomes: LookupOutcome[];
+  let timedOut = false;
+  try {
+    if (req.watch) {
+      const result = await watchStatuses(reader, req.references, {
+        ...common,
+        ...req.watch,
+        growth: 1.5,
+        now: deps.now,
+        pause: deps.sleep,
+        onChange: (o, previous) => {
+          if (output.human) output.info(changeLine(output, o, previous));
+        },
+        onPollError: (o) => {
+          if (output.human) output.warn(`${o.reference_id}: ${o.error.message} (will try again)`);
+        },
+      });
+      outcomes = result.outcomes;
+      timedOut = result.timedOut;
+    } else {
+      outcomes = await lookupAll(reader, req.references, common);
+    }
+  } finally {
+    progress.stop();
+  }
+  const first = outcomes[0];
+  if (first?.kind === 'error' && outcomes.every((o) => o.kind === 'error')) throw first.error;
+  return { outcomes, timedOut, exitCode: exitCodeForOutcomes(outcomes) };
+}

@@ -1,0 +1,96 @@
+import { type RetryNotice, type RetryPolicy, withRetry } from '../../api/retry.js';
+import type { PayoutRecord } from '../../api/types.js';
+import { CredentialsError, InterruptedError, NotFoundError } from '../../errors.js';
+
+/** What status lookups need of the client: reading one payout (PayoutClient fits). */
+export interface PayoutReader {
+  getPayout(referenceId: string, signal?: AbortSignal): Promise<PayoutRecord>;
+}
+
+/** The outcome of looking up one reference. */
+export type LookupOutcome =
+  | { reference_id: string; kind: 'found'; record: PayoutRecord }
+  | { reference_id: string; kind: 'not_found' }
+  | { reference_id: string; kind: 'error'; error: Error };
+
+/** How lookups run: bounded concurrency, bounded retries, stopped by the signal. */
+export interface LookupOptions {
+  concurrency: number;
+  retry: RetryPolicy;
+  signal?: AbortSignal;
+  /** Injected into withRetry, for tests. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: () => number;
+  /** Told before a lookup is retried. */
+  onRetry?: (referenceId: string, notice: RetryNotice) => void;
+  /** Told after every lookup that completes, for a progress indicator. */
+  onDone?: (done: number, total: number) => void;
+}
+
+/** Looks up one reference, retrying within the policy. Credentials errors are thrown. */
+export async function lookupOne(
+  reader: PayoutReader,
+  ref: string,
+  opts: Omit<LookupOptions, 'concurrency' | 'onDone'>,
+): Promise<LookupOutcome> {
+  try {
+    const record = await withRetry((_attempt) => reader.getPayout(ref, opts.signal), opts.retry, {
+      signal: opts.signal,
+      sleep: opts.sleep,
+      random: opts.random,
+      onRetry: opts.onRetry ? (n) => opts.onRetry?.(ref, n) : undefined,
+    });
+    return { reference_id: ref, kind: 'found', record };
+  } catch (error) {
+    if (error instanceof NotFoundError) return { reference_id: ref, kind: 'not_found' };
+    // Wrong credentials or a refused IP fail every lookup alike: stop at the first.
+    if (error instanceof CredentialsError || error instanceof InterruptedError) throw error;
+    return {
+      reference_id: ref,
+      kind: 'error',
+      error: error instanceof Error ? error : new Error(String(error)),
+    };
+  }
+}
+
+/**
+ * Looks up references with at most `concurrency` requests in flight, returning outcomes
+ * in the order of `refs`. The first credentials error stops every lookup and is thrown;
+ * an aborted signal throws InterruptedError.
+ */
+export async function lookupAll(
+  reader: PayoutReader,
+  refs: readonly string[],
+  opts: LookupOptions,
+): Promise<LookupOutcome[]> {
+  const inner = new AbortController();
+  const forward = () => inner.abort();
+  opts.signal?.addEventListener('abort', forward, { once: true });
+  if (opts.signal?.aborted) inner.abort();
+  const results: LookupOutcome[] = new Array(refs.length);
+  let next = 0;
+  let done = 0;
+  let fatal: unknown;
+  const worker = async () => {
+    while (fatal === undefined && !inner.signal.aborted && next < refs.length) {
+      const i = next++;
+      try {
+        results[i] = await lookupOne(reader, refs[i] as string, { ...opts, signal: inner.signal });
+        done += 1;
+        opts.onDone?.(done, refs.length);
+      } catch (error) {
+        fatal ??= error;
+        inner.abort();
+      }
+    }
+  };
+  const workers = Math.max(1, Math.min(opts.concurrency, refs.length));
+  try {
+    await Promise.all(Array.from({ length: workers }, worker));
+  } finally {
+    opts.signal?.removeEventListener('abort', forward);
+  }
+  if (opts.signal?.aborted) throw new InterruptedError('interrupted');
+  if (fatal !== undefined) throw fatal;
+  return results;
+}

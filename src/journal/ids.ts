@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+
+/** First 16 hex characters of the SHA-256 of a text. */
+function sha256Hex16(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+}
+
+/** Identifies a service (base URL and client id, or "sandbox") without revealing it. */
+export function serviceId(serviceKey: string): string {
+  return sha256Hex16(serviceKey);
+}
+
+/** The run id of an input sent to a service: the same files to the same service are the same run. */
+export function runIdFor(serviceKey: string, inputHash: string): string {
+  return sha256Hex16(`${serviceKey}\n${inputHash}`);
+}
+
+/** Folder holding a service's journals and its send lock. */
+export function serviceDirOf(stateDir: string, serviceKey: string): string {
+  return join(journalsDirOf(stateDir), serviceId(serviceKey));
+}
+
+/** Folder holding the journals of every service. */
+export function journalsDirOf(stateDir: string): string {
+  return join(stateDir, 'journals');
+}
+
+/** Decimal text reduced to its value, so "010.50" and "10.5" compare equal; other text is kept. */
+export function canonicalDecimal(text: string): string {
+  const t = text.trim();
+  const m = /^(\d+)(?:\.(\d*))?$/.exec(t);
+  if (!m) return t;
+  const int = (m[1] ?? '').replace(/^0+(?=\d)/, '');
+  const frac = (m[2] ?? '').replace(/0+$/, '');
+  return frac ? `${int}.${frac}` : int;
+}
+
+/** Hash of what makes a payout "the same": reference_id, amount (value, so "10.5" == "10.50"), currency, recipient. 16 hex chars. */
+export function payoutHash(p: {
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+}): string {
+  // A JSON array keeps the fields apart unambiguously, whatever characters they hold.
+  return sha256Hex16(
+    JSON.stringify([
+      p.reference_id,
+      canonicalDecimal(p.amount),
+      p.currency.trim().toUpperCase(),
+      p.recipient,
+    ]),
+  );
+}
+
+/** Whether a run id is safe as a file name (it never comes from outside, but a path must not escape). */
+export function isValidRunId(runId: string): boolean {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(runId);
+}
