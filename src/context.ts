@@ -1,5 +1,5 @@
-import type { Env } from './paths.js';
 import type { InStream, Output, OutStream } from './output/output.js';
+import type { Env } from './paths.js';
 
 /** The process as the entry point sees it; commands and core code get it passed in. */
 export interface Runtime {

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { registerConfig } from './commands/config/register.js';
 import { makeOutput } from './commands/command.js';
+import { registerConfig } from './commands/config/register.js';
 import { registerRuns } from './commands/runs/register.js';
 import { registerSandbox } from './commands/sandbox/sandbox.js';
 import { registerSend } from './commands/send/send.js';

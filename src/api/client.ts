@@ -75,6 +75,18 @@ export function classifyNetworkError(err: unknown, url: string): NetworkError {
   return new NetworkError(explain, !notSent, code);
 }
 
+/** Replaces the secret, as is and JSON-escaped up to three times over, with "[redacted]". */
+export function redactSecret(text: string, secret: string): string {
+  if (secret === '') return text;
+  let out = text;
+  let form = secret;
+  for (let level = 0; level < 4; level++) {
+    if (out.includes(form)) out = out.split(form).join('[redacted]');
+    form = JSON.stringify(form).slice(1, -1);
+  }
+  return out;
+}
+
 /**
  * The Payout Service client: the only code that speaks HTTP. It sends the credentials on
  * every request, never follows redirects, and turns every answer into a typed result or
@@ -155,7 +167,8 @@ export class PayoutClient {
         dispatcher: this.dispatcher,
         signal,
       });
-      const text = await r.body.text();
+      // A server or proxy that echoes the request headers must not make us print the secret.
+      const text = redactSecret(await r.body.text(), this.opts.clientSecret.reveal());
       res = { status: r.statusCode, headers: r.headers, body: text, receivedAt: Date.now() };
     } catch (err) {
       const ne = classifyNetworkError(err, url);

@@ -1,5 +1,5 @@
 import {
-  ApiError,
+  type ApiError,
   type ApiErrorDetails,
   ForbiddenError,
   InvalidCredentialsError,

@@ -1,10 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  InterruptedError,
-  NetworkError,
-  RateLimitedError,
-  ServiceError,
-} from '../errors.js';
+import { InterruptedError, NetworkError, RateLimitedError, ServiceError } from '../errors.js';
 
 /** How a read-only request is retried: bounded in attempts and in total time. */
 export interface RetryPolicy {

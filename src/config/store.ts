@@ -35,7 +35,9 @@ export class ConfigStore {
 
   /** A stored profile, or undefined. */
   profile(name: string): StoredProfile | undefined {
-    return this.conf.get('profiles')[name];
+    const profiles = this.conf.get('profiles');
+    // Own keys only: a name such as "constructor" must not find Object.prototype's members.
+    return Object.hasOwn(profiles, name) ? profiles[name] : undefined;
   }
 
   /** Names of all stored profiles. */
@@ -53,7 +55,7 @@ export class ConfigStore {
   /** Deletes a profile; returns whether it existed. */
   removeProfile(name: string): boolean {
     const profiles = { ...this.conf.get('profiles') };
-    if (!(name in profiles)) return false;
+    if (!Object.hasOwn(profiles, name)) return false;
     delete profiles[name];
     this.conf.set('profiles', profiles);
     return true;

@@ -140,10 +140,7 @@ function isValidRecord(o: Obj): boolean {
       );
     case 'outcome':
       return (
-        isReq(o.req) &&
-        typeof o.at === 'string' &&
-        Array.isArray(o.r) &&
-        o.r.every(isOutcomeTuple)
+        isReq(o.req) && typeof o.at === 'string' && Array.isArray(o.r) && o.r.every(isOutcomeTuple)
       );
     case 'not_applied':
       return (
@@ -154,6 +151,11 @@ function isValidRecord(o: Obj): boolean {
     default:
       return false;
   }
+}
+
+/** Whether a record is one the reader accepts: nothing else may be written. */
+export function isWritableRecord(record: JournalRecord): boolean {
+  return isValidRecord(record as unknown as Obj);
 }
 
 /** Parses one journal line; undefined when it is not a complete, valid record. */

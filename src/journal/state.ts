@@ -39,8 +39,8 @@ export function confirmedFrom(req: number, t: OutcomeTuple): RefState | undefine
 
 /**
  * Per-reference states of one journal, derived record by record. The latest intent or outcome
- * wins; a not_applied frees a reference only while the request it names is the one in flight,
- * and neither not_applied nor unknown ever downgrades a confirmed reference.
+ * wins; a not_applied frees a reference only while the request it names (or any, for -1) is the
+ * one in flight, and neither not_applied nor unknown ever downgrades a confirmed reference.
  */
 export class RefTable {
   private readonly refs = new Map<string, TrackedRef>();
@@ -76,7 +76,11 @@ export class RefTable {
       case 'intent':
         for (const [ref, hash] of rec.p) {
           if (this.skip(ref)) continue;
-          this.refs.set(ref, { state: { state: 'in-flight', req: rec.req, hash }, hash, sent: true });
+          this.refs.set(ref, {
+            state: { state: 'in-flight', req: rec.req, hash },
+            hash,
+            sent: true,
+          });
         }
         return;
       case 'outcome':
@@ -110,7 +114,10 @@ export class RefTable {
     }
   }
 
-  /** Frees a reference only when the request that did not apply is the one it is in flight in. */
+  /**
+   * Frees an in-flight reference when the request that did not apply is the one carrying it,
+   * or when req is -1 (a read-back found no such payout, whatever request sent it).
+   */
   private applyNotApplied(req: number, ref: string): void {
     if (this.skip(ref)) return;
     const prev = this.refs.get(ref);
@@ -119,7 +126,7 @@ export class RefTable {
       return;
     }
     // A later request may be carrying the reference by now, and a confirmed payout stays applied.
-    if (prev.state.state === 'in-flight' && prev.state.req === req) {
+    if (prev.state.state === 'in-flight' && (req === -1 || prev.state.req === req)) {
       this.refs.set(ref, { ...prev, state: { state: 'free' } });
     }
   }

@@ -16,11 +16,13 @@ export type AmountResult = { ok: true; amount: Amount } | { ok: false; message: 
 
 const PLAIN_DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 const CURRENCY_SYMBOLS = /[$€£¥₹₽₩₺₪₫₱₦₴฿¢]/u;
+const ALL_ZEROS = /^0*$/;
+const NOT_POSITIVE = 'must be greater than 0: correct the amount, or remove the payout';
 
 /** Explains why a text is not a plain decimal, naming the fix. */
 function explainNotPlain(text: string): string {
   if (text === '') return 'is empty: write the amount, such as 1234.56';
-  if (/^-/.test(text)) return 'must be greater than 0';
+  if (/^-/.test(text)) return NOT_POSITIVE;
   if (/^\+/.test(text)) return 'remove the sign: write a plain decimal such as 1234.56';
   if (CURRENCY_SYMBOLS.test(text) || /^[A-Za-z]{3}\s*\d|\d\s*[A-Za-z]{3}$/.test(text)) {
     return 'remove the currency symbol: write a plain decimal such as 1234.56';
@@ -61,21 +63,29 @@ export function parseAmount(raw: string, digits: number | undefined): AmountResu
   const text = raw.trim();
   const m = PLAIN_DECIMAL.exec(text);
   if (!m) return { ok: false, message: explainNotPlain(text) };
-  const intPart = (m[1] ?? '').replace(/^0+(?=\d)/, '');
+  // This runs once per row of files with a million rows: skip work the common case needs not.
+  const rawInt = m[1] ?? '';
+  const intPart = rawInt.charCodeAt(0) === 48 ? rawInt.replace(/^0+(?=\d)/, '') : rawInt;
   const fracPart = m[2] ?? '';
   const canonical = fracPart ? `${intPart}.${fracPart}` : intPart;
-  if (/^[0.]+$/.test(canonical)) return { ok: false, message: 'must be greater than 0' };
-  const significantFrac = fracPart.replace(/0+$/, '');
+  if (intPart === '0' && ALL_ZEROS.test(fracPart)) return { ok: false, message: NOT_POSITIVE };
+  const significantFrac =
+    fracPart.charCodeAt(fracPart.length - 1) === 48 ? fracPart.replace(/0+$/, '') : fracPart;
   if (digits !== undefined && significantFrac.length > digits) {
     return {
       ok: false,
       message:
         digits === 0
           ? 'this currency has no minor unit: use a whole number'
-          : `this currency allows at most ${digits} decimal${digits === 1 ? '' : 's'}`,
+          : `this currency allows at most ${digits} decimal${digits === 1 ? '' : 's'}: round the amount to ${digits} decimal${digits === 1 ? '' : 's'}`,
     };
   }
-  if (!fitsJsonNumberExactly(canonical)) {
+  // Up to 15 significant digits always survive a double (DBL_DIG), so the round trip is
+  // skipped for them; below 1e-6 it still runs, since String(number) writes an exponent there.
+  const surelyFits =
+    intPart.length + significantFrac.length <= 15 &&
+    (intPart !== '0' || significantFrac.length <= 6);
+  if (!surelyFits && !fitsJsonNumberExactly(canonical)) {
     return {
       ok: false,
       message:

@@ -156,9 +156,12 @@ export class Output {
     }
     try {
       return await new Promise<string>((resolve, reject) => {
-        rl.once('close', () => reject(new Error('input closed')));
+        const onClose = () => reject(new Error('input closed'));
+        rl.once('close', onClose);
         rl.question(question, (a) => {
-          rl.removeAllListeners('close');
+          // Only our listener: readline's own 'close' handler detaches it from stdin, and
+          // without it this interface would go on echoing what is typed at the next prompt.
+          rl.off('close', onClose);
           resolve(a);
         });
       });

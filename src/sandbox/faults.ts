@@ -85,7 +85,9 @@ export class FaultCounter {
   next(endpoint: SandboxEndpoint): FaultRule | undefined {
     this.counts[endpoint] += 1;
     this.counts.any += 1;
-    return this.rules.find((r) => r.nth === this.counts[r.endpoint] && (r.endpoint === endpoint || r.endpoint === 'any'));
+    return this.rules.find(
+      (r) => r.nth === this.counts[r.endpoint] && (r.endpoint === endpoint || r.endpoint === 'any'),
+    );
   }
 
   /** Requests received so far by endpoint. */

@@ -1,18 +1,13 @@
-/** Placeholder: the sandbox service is being built. */
-export const SANDBOX_CREDENTIALS = {
-  clientId: 'sandbox-client-id',
-  clientSecret: 'sandbox-client-secret',
-};
-
-/** Options of the sandbox (placeholder). */
-export interface SandboxOptions {
-  stateDir: string;
-  port?: number;
-}
-
-/** Starts the sandbox (placeholder). */
-export async function startSandbox(
-  _opts: SandboxOptions,
-): Promise<{ baseUrl: string; close(): Promise<void> }> {
-  throw new Error('sandbox not built yet');
-}
+/**
+ * The sandbox service: a local implementation of the Payout Service interface over HTTP on
+ * loopback, for `payouts send/status --sandbox`, `payouts sandbox` and the tests.
+ * See README.md in this folder for its rules.
+ */
+export { type FaultKind, type FaultRule, parseFaultRule } from './faults.js';
+export { type LedgerSummary, ledgerPath, readSandboxLedger, sandboxDir } from './ledger.js';
+export {
+  SANDBOX_CREDENTIALS,
+  type SandboxHandle,
+  type SandboxOptions,
+  startSandbox,
+} from './server.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { defineAction, examples, type ExitSink } from '../command.js';
+import { defineAction, type ExitSink, examples } from '../command.js';
 
 /** Registers `payouts runs list` (also what `payouts runs` does). */
 export function registerRunsList(runs: Command, runtime: Runtime, sink: ExitSink): void {
@@ -9,7 +9,10 @@ export function registerRunsList(runs: Command, runtime: Runtime, sink: ExitSink
     .description('list journaled runs with their counts, newest first')
     .addHelpText('after', examples('payouts runs', 'payouts runs --json'));
   defineAction<[], object>(cmd, runtime, sink, async (ctx) => {
-    const [{ showRunList }, { stateDir }] = await Promise.all([import('../../core/runs/runs.js'), import('../../paths.js')]);
+    const [{ showRunList }, { stateDir }] = await Promise.all([
+      import('../../core/runs/runs.js'),
+      import('../../paths.js'),
+    ]);
     return showRunList(stateDir(ctx.runtime.env), ctx.output);
   });
 }

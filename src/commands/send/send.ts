@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Runtime } from '../../context.js';
 import type { InputFormat } from '../../input/index.js';
-import { collect, defineAction, examples, type ExitSink } from '../command.js';
+import { collect, defineAction, type ExitSink, examples } from '../command.js';
 import { intOption } from '../options.js';
 
 /** Raw option values of `payouts send`, as commander parses them. */
@@ -26,14 +26,20 @@ interface SendFlags {
 /** Parses --allow-currency CODE or CODE:DIGITS. */
 export function parseAllowCurrency(text: string): [string, number] {
   const m = /^([A-Za-z]{3})(?::([0-4]))?$/.exec(text.trim());
-  if (!m) throw new InvalidArgumentError(`--allow-currency ${JSON.stringify(text)}: use a three-letter code, optionally with its decimals, such as XTS or XTS:0`);
+  if (!m)
+    throw new InvalidArgumentError(
+      `--allow-currency ${JSON.stringify(text)}: use a three-letter code, optionally with its decimals, such as XTS or XTS:0`,
+    );
   return [m[1]!.toUpperCase(), m[2] === undefined ? 2 : Number.parseInt(m[2], 10)];
 }
 
 /** Parses --max-total CUR=AMOUNT. */
 export function parseMaxTotal(text: string): { currency: string; amountText: string } {
   const m = /^([A-Za-z]{3})=(.+)$/.exec(text.trim());
-  if (!m) throw new InvalidArgumentError(`--max-total ${JSON.stringify(text)}: use CUR=AMOUNT, such as EUR=10000.00`);
+  if (!m)
+    throw new InvalidArgumentError(
+      `--max-total ${JSON.stringify(text)}: use CUR=AMOUNT, such as EUR=10000.00`,
+    );
   return { currency: m[1]!.toUpperCase(), amountText: m[2]! };
 }
 
@@ -43,26 +49,54 @@ function webhookUrl(value: string): string {
     const u = new URL(value);
     if (u.protocol === 'https:' || u.protocol === 'http:') return value;
   } catch {}
-  throw new InvalidArgumentError(`--webhook-url ${JSON.stringify(value)}: use an absolute URL such as https://hooks.example.com/payouts`);
+  throw new InvalidArgumentError(
+    `--webhook-url ${JSON.stringify(value)}: use an absolute URL such as https://hooks.example.com/payouts`,
+  );
 }
 
 /** Registers `payouts send`. */
 export function registerSend(program: Command, runtime: Runtime, sink: ExitSink): void {
   const cmd = program
     .command('send')
-    .description('validate payout files, confirm the totals, and send them in chunked create requests')
+    .description(
+      'validate payout files, confirm the totals, and send them in chunked create requests',
+    )
     .argument('<files...>', 'CSV, JSON or NDJSON files ("-" reads standard input)')
-    .addOption(new Option('--format <format>', 'input format when the extension does not tell').choices(['csv', 'json', 'ndjson']))
+    .addOption(
+      new Option('--format <format>', 'input format when the extension does not tell').choices([
+        'csv',
+        'json',
+        'ndjson',
+      ]),
+    )
     .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected)')
-    .option('--map <field=Header,...>', 'header names for fields, e.g. amount=Betrag,reference_id=Ref')
-    .option('--allow-currency <CODE[:DIGITS]>', 'accept a code outside ISO 4217 (repeatable; 2 decimals unless given)', collect)
-    .option('--batch-reference <ref>', 'batch reference sent with every request (overrides the file)')
-    .option('--webhook-url <url>', 'webhook URL for these requests only (overrides the account default)', webhookUrl)
+    .option(
+      '--map <field=Header,...>',
+      'header names for fields, e.g. amount=Betrag,reference_id=Ref',
+    )
+    .option(
+      '--allow-currency <CODE[:DIGITS]>',
+      'accept a code outside ISO 4217 (repeatable; 2 decimals unless given)',
+      collect,
+    )
+    .option(
+      '--batch-reference <ref>',
+      'batch reference sent with every request (overrides the file)',
+    )
+    .option(
+      '--webhook-url <url>',
+      'webhook URL for these requests only (overrides the account default)',
+      webhookUrl,
+    )
     .option('--chunk-size <n>', 'payouts per request', intOption('--chunk-size', 1, 10_000), 100)
     .option('--concurrency <n>', 'requests in flight at once', intOption('--concurrency', 1, 64), 4)
     .option('-y, --yes', 'send without asking for confirmation (required without a terminal)')
     .option('--dry-run', 'validate and print the summary and first request; send nothing')
-    .option('--max-total <CUR=AMOUNT>', 'refuse the run if a currency total is above AMOUNT (repeatable)', collect)
+    .option(
+      '--max-total <CUR=AMOUNT>',
+      'refuse the run if a currency total is above AMOUNT (repeatable)',
+      collect,
+    )
     .option('--report <file>', 'write a CSV of every row with its outcome')
     .option('--failed-out <file>', 'write the rows that did not succeed as a new input file')
     .option('--all', 'list every row in the results table, not only those needing attention')
@@ -78,18 +112,23 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       ),
     );
   defineAction<[string[]], SendFlags>(cmd, runtime, sink, async (ctx, flags, files) => {
-    const [{ runSend }, { parseMapOption, parseDelimiterOption }, { openService, loadSettings }, { stateDir }] =
-      await Promise.all([
-        import('../../core/send/run.js'),
-        import('../../input/index.js'),
-        import('../../core/service.js'),
-        import('../../paths.js'),
-      ]);
+    const [
+      { runSend },
+      { parseMapOption, parseDelimiterOption },
+      { openService, loadSettings },
+      { stateDir },
+    ] = await Promise.all([
+      import('../../core/send/run.js'),
+      import('../../input/index.js'),
+      import('../../core/service.js'),
+      import('../../paths.js'),
+    ]);
     return runSend(
       {
         files,
         format: flags.format,
-        delimiter: flags.delimiter === undefined ? undefined : parseDelimiterOption(flags.delimiter),
+        delimiter:
+          flags.delimiter === undefined ? undefined : parseDelimiterOption(flags.delimiter),
         map: flags.map === undefined ? undefined : parseMapOption(flags.map),
         allowCurrencies: (flags.allowCurrency ?? []).map(parseAllowCurrency),
         batchReference: flags.batchReference,

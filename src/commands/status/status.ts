@@ -1,8 +1,76 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import type { ExitSink } from '../command.js';
+import { openService } from '../../core/service.js';
+import { checkStatuses } from '../../core/status/check.js';
+import { parseStatusFlags, type StatusFlags } from '../../core/status/options.js';
+import { gatherReferences } from '../../core/status/references.js';
+import { renderStatus } from '../../core/status/render.js';
+import { collect, defineAction, type ExitSink, examples } from '../command.js';
 
-/** Registers `payouts status` (placeholder). */
-export function registerStatus(program: Command, _runtime: Runtime, _sink: ExitSink): void {
-  program.command('status').description('status');
+/** Options of `payouts status`. */
+interface StatusOptions extends StatusFlags {
+  from?: string[];
+  sandbox?: boolean;
+}
+
+/** Registers `payouts status`. */
+export function registerStatus(program: Command, runtime: Runtime, sink: ExitSink): void {
+  const cmd = program
+    .command('status')
+    .description('show the status of payouts by their reference_id')
+    .argument('[reference_id...]', 'references of the payouts to look up')
+    .option(
+      '--from <file>',
+      'read references from a file: one per line, or a CSV with a reference_id column such as the report of "send" ("-" = standard input; repeatable)',
+      collect,
+    )
+    .option('--sandbox', 'ask the built-in sandbox instead of the configured service')
+    .option('--concurrency <n>', 'lookups in flight at once (1-32, default 8)')
+    .option('--watch', 'poll until every payout is success, failed or canceled')
+    .option(
+      '--interval <seconds>',
+      'with --watch: first wait between polls, growing x1.5 up to 30 (default 2)',
+    )
+    .option('--timeout <seconds>', 'with --watch: stop after this long (default 600)')
+    .addHelpText(
+      'after',
+      `${examples(
+        'payouts status po-2024-0001',
+        'payouts status po-1 po-2 po-3 --json',
+        'payouts status --from report.csv',
+        'cut -d, -f1 refs.csv | payouts status --from -',
+        'payouts status po-2024-0001 --watch --timeout 300',
+        'payouts status demo-1 --sandbox',
+      )}
+With --json: one reference gives its payout record; several, or --from, give an array.
+A reference that does not exist appears as {"reference_id": ..., "error": "Payout not found"}.
+With --watch, status changes are printed on stderr as they happen; --json prints only the
+final document.
+
+Exit codes: 0 all succeeded, 4 any failed or canceled, 5 any still pending, 6 any not found,
+3 credentials missing or rejected, 7 service unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
+`,
+    );
+  defineAction<[string[]], StatusOptions>(cmd, runtime, sink, async (ctx, opts, refs) => {
+    const flags = parseStatusFlags(opts);
+    const files = opts.from ?? [];
+    const references = await gatherReferences(refs, files, {
+      cwd: ctx.runtime.cwd,
+      stdin: ctx.runtime.stdin,
+    });
+    const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
+    try {
+      const report = await checkStatuses(
+        service.client,
+        { ...flags, references },
+        { output: ctx.output, signal: ctx.runtime.interrupt },
+      );
+      // --from always gives an array, so a script's parsing does not depend on the file's length.
+      const single = files.length === 0 && references.length === 1;
+      await renderStatus(ctx.output, report, single);
+      return report.exitCode;
+    } finally {
+      await service.close();
+    }
+  });
 }

@@ -1,11 +1,16 @@
-import { listRuns, readRun, type RunSummary } from '../../journal/index.js';
+import { listRuns, type RunSummary, readRun } from '../../journal/index.js';
 import type { Output } from '../../output/output.js';
 import { colourStatus } from '../send/render.js';
 
 /** One line of counts for a run. */
 function countsText(r: RunSummary): string {
   const c = r.counts;
-  const parts = [`${c.success} success`, `${c.failed} failed`, `${c.canceled} canceled`, `${c.pending} pending`];
+  const parts = [
+    `${c.success} success`,
+    `${c.failed} failed`,
+    `${c.canceled} canceled`,
+    `${c.pending} pending`,
+  ];
   if (c.in_flight) parts.push(`${c.in_flight} in flight`);
   if (c.not_sent) parts.push(`${c.not_sent} not sent`);
   return parts.join(', ');
@@ -22,8 +27,17 @@ export async function showRunList(stateDir: string, output: Output): Promise<num
     output.print('No runs journaled yet.');
     return 0;
   }
-  const rows = runs.map((r) => [r.run_id, r.updated_at, r.service, r.inputs.join(' '), String(r.payout_count), countsText(r)]);
-  output.print(await output.table(['run', 'last activity', 'service', 'inputs', 'payouts', 'states'], rows));
+  const rows = runs.map((r) => [
+    r.run_id,
+    r.updated_at,
+    r.service,
+    r.inputs.join(' '),
+    String(r.payout_count),
+    countsText(r),
+  ]);
+  output.print(
+    await output.table(['run', 'last activity', 'service', 'inputs', 'payouts', 'states'], rows),
+  );
   return 0;
 }
 
@@ -31,18 +45,34 @@ export async function showRunList(stateDir: string, output: Output): Promise<num
 export async function showRun(stateDir: string, id: string, output: Output): Promise<number> {
   const { summary, payouts } = await readRun(stateDir, id);
   if (output.json) {
-    output.printJson({ ...summary, payouts: payouts.map((p) => ({ reference_id: p.reference_id, ...p.state })) });
+    output.printJson({
+      ...summary,
+      payouts: payouts.map((p) => ({ reference_id: p.reference_id, ...p.state })),
+    });
     return 0;
   }
   output.print(`Run ${summary.run_id}: ${summary.inputs.join(' ')} -> ${summary.service}`);
-  output.print(`Created ${summary.created_at}, last activity ${summary.updated_at}; ${countsText(summary)}`);
+  output.print(
+    `Created ${summary.created_at}, last activity ${summary.updated_at}; ${countsText(summary)}`,
+  );
   const rows = payouts.map((p) => {
     const s = p.state;
     if (s.state === 'confirmed') {
-      return [p.reference_id, colourStatus(s.status, output.color), s.transaction_id ?? '', s.message ?? ''];
+      return [
+        p.reference_id,
+        colourStatus(s.status, output.color),
+        s.transaction_id ?? '',
+        s.message ?? '',
+      ];
     }
-    return [p.reference_id, s.state === 'in-flight' ? output.color.yellow('in flight') : 'not sent', '', ''];
+    return [
+      p.reference_id,
+      s.state === 'in-flight' ? output.color.yellow('in flight') : 'not sent',
+      '',
+      '',
+    ];
   });
-  if (rows.length) output.print(await output.table(['reference_id', 'state', 'transaction_id', 'message'], rows));
+  if (rows.length)
+    output.print(await output.table(['reference_id', 'state', 'transaction_id', 'message'], rows));
   return 0;
 }

@@ -1,5 +1,10 @@
 import type { PayoutClient } from '../../api/client.js';
-import type { CreateRequest, CreateResponse, PayoutRecord, PayoutRequest } from '../../api/types.js';
+import type {
+  CreateRequest,
+  CreateResponse,
+  PayoutRecord,
+  PayoutRequest,
+} from '../../api/types.js';
 import {
   ApiError,
   CredentialsError,
@@ -65,13 +70,20 @@ export interface EngineSettings {
 }
 
 /** Full-jitter exponential backoff: a random wait between 0 and min(cap, base * 2^attempt). */
-export function backoffMs(attempt: number, policy: Pick<SendRetryPolicy, 'baseMs' | 'capMs'>, random: () => number): number {
+export function backoffMs(
+  attempt: number,
+  policy: Pick<SendRetryPolicy, 'baseMs' | 'capMs'>,
+  random: () => number,
+): number {
   return Math.floor(random() * Math.min(policy.capMs, policy.baseMs * 2 ** attempt));
 }
 
 /** Outcome fields from a payout record read back by GET. */
 export function fromRecord(rec: PayoutRecord): Pick<PayoutOutcome, 'status' | 'transaction_id'> {
-  return { status: rec.status, transaction_id: typeof rec.transaction_id === 'string' ? rec.transaction_id : undefined };
+  return {
+    status: rec.status,
+    transaction_id: typeof rec.transaction_id === 'string' ? rec.transaction_id : undefined,
+  };
 }
 
 /** Result of reading back payouts whose create request may or may not have been applied. */
@@ -105,6 +117,7 @@ export class SendEngine {
   private readonly slotWaiters: Array<() => void> = [];
   private readonly running = new Set<Promise<void>>();
   private buffer: PendingPayout[] = [];
+  private waitingChunk: Promise<void> | undefined;
   private nextReq: number;
   private requestsDone = 0;
   private payoutsDone = 0;
@@ -130,7 +143,10 @@ export class SendEngine {
   }
 
   /** Records a payout that an earlier run (or attempt) already sent, without sending it. */
-  addSentEarlier(p: PayoutRequest, known: Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>): void {
+  addSentEarlier(
+    p: PayoutRequest,
+    known: Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>,
+  ): void {
     this.outcomes.set(p.reference_id, {
       reference_id: p.reference_id,
       amount: p.amount,
@@ -140,18 +156,31 @@ export class SendEngine {
     });
   }
 
-  /**
-   * Queues a payout to send. Resolves at once unless a full chunk is waiting for a free
-   * request slot, which is how reading the file slows down to the pace of the service.
-   */
-  enqueue(item: PendingPayout): Promise<void> | undefined {
+  /** Queues a payout to send; a full chunk goes out as soon as a request slot is free. */
+  enqueue(item: PendingPayout): void {
     const p = item.payout;
-    this.outcomes.set(p.reference_id, { reference_id: p.reference_id, amount: p.amount, currency: p.currency, status: 'not_sent' });
+    this.outcomes.set(p.reference_id, {
+      reference_id: p.reference_id,
+      amount: p.amount,
+      currency: p.currency,
+      status: 'not_sent',
+    });
     this.buffer.push(item);
-    if (this.buffer.length < this.chunkSize) return undefined;
+    if (this.buffer.length < this.chunkSize) return;
     const chunk = this.buffer;
     this.buffer = [];
-    return this.dispatch(chunk);
+    const started = this.dispatch(chunk).then(() => {
+      if (this.waitingChunk === started) this.waitingChunk = undefined;
+    });
+    this.waitingChunk = started;
+  }
+
+  /**
+   * Backpressure for the reader: a promise while a full chunk waits for a request slot, so
+   * reading slows to the pace of the service and memory stays flat on large files.
+   */
+  ready(): Promise<void> | undefined {
+    return this.waitingChunk;
   }
 
   /** Sends what is buffered and waits for every request to settle. */
@@ -212,7 +241,8 @@ export class SendEngine {
   private body(items: PendingPayout[]): CreateRequest {
     const req: CreateRequest = { payouts: items.map((i) => i.payout) };
     if (this.settings.webhookUrl !== undefined) req.webhook_url = this.settings.webhookUrl;
-    if (this.settings.batchReference !== undefined) req.batch_reference = this.settings.batchReference;
+    if (this.settings.batchReference !== undefined)
+      req.batch_reference = this.settings.batchReference;
     return req;
   }
 
@@ -268,7 +298,8 @@ export class SendEngine {
   private giveUp(items: PendingPayout[], err: unknown): void {
     const why = err instanceof Error ? err.message : String(err);
     for (const i of items) this.setOutcome(i, { status: 'not_sent', message: `not sent: ${why}` });
-    this.fatal ??= err instanceof NetworkError || err instanceof ApiError ? err : new NetworkError(why, false);
+    this.fatal ??=
+      err instanceof NetworkError || err instanceof ApiError ? err : new NetworkError(why, false);
   }
 
   /** Decides what follows a failed create request. */
@@ -284,9 +315,14 @@ export class SendEngine {
       // Stop pushing against the limit: fewer requests at a time for the rest of the run.
       if (this.limit > 1) {
         this.limit = Math.max(1, Math.floor(this.limit / 2));
-        this.deps.warn(`rate limited by the service: sending ${this.limit} request${this.limit === 1 ? '' : 's'} at a time from now on`);
+        this.deps.warn(
+          `rate limited by the service: sending ${this.limit} request${this.limit === 1 ? '' : 's'} at a time from now on`,
+        );
       }
-      const wait = Math.min(err.retryAfterMs ?? backoffMs(1, this.settings.retry, this.random), this.settings.retry.maxRetryAfterMs);
+      const wait = Math.min(
+        err.retryAfterMs ?? backoffMs(1, this.settings.retry, this.random),
+        this.settings.retry.maxRetryAfterMs,
+      );
       return { retry: items, waitMs: wait };
     }
     if (err instanceof TooLargeError) {
@@ -298,7 +334,9 @@ export class SendEngine {
       const half = Math.ceil(items.length / 2);
       if (half < this.chunkSize) {
         this.chunkSize = half;
-        this.deps.warn(`the service refused ${items.length} payouts in one request: sending at most ${half} per request from now on`);
+        this.deps.warn(
+          `the service refused ${items.length} payouts in one request: sending at most ${half} per request from now on`,
+        );
       }
       return { retry: [], split: [items.slice(0, half), items.slice(half)] };
     }
@@ -313,17 +351,27 @@ export class SendEngine {
     }
     if (err instanceof RequestRejectedError) {
       journal.recordNotApplied(req, refs, err.message);
-      for (const i of items) this.setOutcome(i, { status: 'failed', message: `request rejected: ${err.serviceMessages.join('; ') || err.message}` });
+      for (const i of items)
+        this.setOutcome(i, {
+          status: 'failed',
+          message: `request rejected: ${err.serviceMessages.join('; ') || err.message}`,
+        });
       return { retry: [] };
     }
     // Timeout, cut connection, 5xx, unreadable answer: it may have been applied.
     const why = err instanceof Error ? err.message : String(err);
-    this.deps.warn(`${why}: reading ${items.length} payout${items.length === 1 ? '' : 's'} back before deciding to resend`);
+    this.deps.warn(
+      `${why}: reading ${items.length} payout${items.length === 1 ? '' : 's'} back before deciding to resend`,
+    );
     return { retry: await this.settleByReading(req, items, why) };
   }
 
   /** Reads back payouts of a request with an unknown outcome; returns those safe to resend. */
-  private async settleByReading(req: number, items: PendingPayout[], why: string): Promise<PendingPayout[]> {
+  private async settleByReading(
+    req: number,
+    items: PendingPayout[],
+    why: string,
+  ): Promise<PendingPayout[]> {
     const { journal } = this.deps;
     const byRef = new Map(items.map((i) => [i.payout.reference_id, i]));
     const r = await this.reconcile([...byRef.keys()]);
@@ -338,7 +386,8 @@ export class SendEngine {
     if (r.unknown.length) {
       journal.recordUnknown(r.unknown, why);
       this.unknown.push(...r.unknown);
-      for (const ref of r.unknown) this.setOutcome(byRef.get(ref)!, { status: 'unknown', message: `outcome unknown: ${why}` });
+      for (const ref of r.unknown)
+        this.setOutcome(byRef.get(ref)!, { status: 'unknown', message: `outcome unknown: ${why}` });
       this.fatal ??=
         r.fatal ??
         new OutcomeUnknownError(
@@ -350,12 +399,21 @@ export class SendEngine {
   }
 
   /** Records a create answer; returns payouts the answer did not mention, once read back as not found. */
-  private async afterSuccess(res: CreateResponse, req: number, items: PendingPayout[]): Promise<PendingPayout[]> {
+  private async afterSuccess(
+    res: CreateResponse,
+    req: number,
+    items: PendingPayout[],
+  ): Promise<PendingPayout[]> {
     if (res.batch_reference) this.batchReferences.add(res.batch_reference);
     const byRef = new Map(res.results.map((r) => [r.reference_id, r]));
     const sentRefs = new Set(items.map((i) => i.payout.reference_id));
-    const strays = res.results.filter((r) => !sentRefs.has(r.reference_id)).map((r) => r.reference_id);
-    if (strays.length) this.deps.warn(`the service answered with results for references it was not sent: ${strays.slice(0, 5).join(', ')}`);
+    const strays = res.results
+      .filter((r) => !sentRefs.has(r.reference_id))
+      .map((r) => r.reference_id);
+    if (strays.length)
+      this.deps.warn(
+        `the service answered with results for references it was not sent: ${strays.slice(0, 5).join(', ')}`,
+      );
     const answered: PendingPayout[] = [];
     const missing: PendingPayout[] = [];
     for (const i of items) (byRef.has(i.payout.reference_id) ? answered : missing).push(i);
@@ -363,12 +421,25 @@ export class SendEngine {
       req,
       answered.map((i) => {
         const r = byRef.get(i.payout.reference_id)!;
-        return { ref: r.reference_id, status: r.status, transaction_id: r.transaction_id, charges: r.charges, amount: r.amount, currency: r.currency, message: r.message };
+        return {
+          ref: r.reference_id,
+          status: r.status,
+          transaction_id: r.transaction_id,
+          charges: r.charges,
+          amount: r.amount,
+          currency: r.currency,
+          message: r.message,
+        };
       }),
     );
     for (const i of answered) {
       const r = byRef.get(i.payout.reference_id)!;
-      this.setOutcome(i, { status: r.status, transaction_id: r.transaction_id, charges: r.charges, message: r.message });
+      this.setOutcome(i, {
+        status: r.status,
+        transaction_id: r.transaction_id,
+        charges: r.charges,
+        message: r.message,
+      });
     }
     this.checkCounts(res);
     if (!missing.length) return [];
@@ -377,8 +448,13 @@ export class SendEngine {
 
   /** Warns when the service's counts disagree with its own per-result statuses. */
   private checkCounts(res: CreateResponse): void {
-    const failed = res.results.filter((r) => r.status !== 'success' && r.status !== 'pending').length;
-    if (res.failed_count !== failed || res.success_count + res.failed_count !== res.results.length) {
+    const failed = res.results.filter(
+      (r) => r.status !== 'success' && r.status !== 'pending',
+    ).length;
+    if (
+      res.failed_count !== failed ||
+      res.success_count + res.failed_count !== res.results.length
+    ) {
       this.deps.warn(
         `the service's counts (success_count ${res.success_count}, failed_count ${res.failed_count}) disagree with its ${res.results.length} results (${failed} failed or canceled); the results are used`,
       );
@@ -414,9 +490,10 @@ export class SendEngine {
           attempt + 1 >= policy.maxAttempts ||
           this.now() - started > policy.maxElapsedMs;
         if (final) throw err;
-        const wait = err instanceof RateLimitedError && err.retryAfterMs !== undefined
-          ? Math.min(err.retryAfterMs, policy.maxRetryAfterMs)
-          : backoffMs(attempt + 1, policy, this.random);
+        const wait =
+          err instanceof RateLimitedError && err.retryAfterMs !== undefined
+            ? Math.min(err.retryAfterMs, policy.maxRetryAfterMs)
+            : backoffMs(attempt + 1, policy, this.random);
         await this.sleep(wait);
       }
     }

@@ -1,6 +1,11 @@
 import type { CreateRequest, PayoutRequest } from '../../api/types.js';
 import { type Problem, UsageError } from '../../errors.js';
-import { type IntakeOptions, ProblemList, readPayouts, type ValidPayout } from '../../input/index.js';
+import {
+  type IntakeOptions,
+  ProblemList,
+  readPayouts,
+  type ValidPayout,
+} from '../../input/index.js';
 import { payoutHash } from '../../journal/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
@@ -56,8 +61,23 @@ export function hashOf(p: ValidPayout): string {
   });
 }
 
+/** The problem of a reference_id used twice in one run. */
+function duplicate(ref: string, file: string, location: string): Problem {
+  return {
+    file,
+    location,
+    field: 'reference_id',
+    value: ref,
+    message: 'is used more than once in this run: each payout needs its own reference_id',
+  };
+}
+
 /** Picks the batch reference or webhook of the run: the flag, else the files' one value. */
-function pickFileValue(flag: string | undefined, values: Array<string | undefined>, what: string): string | undefined {
+function pickFileValue(
+  flag: string | undefined,
+  values: Array<string | undefined>,
+  what: string,
+): string | undefined {
   if (flag !== undefined) return flag;
   const distinct = [...new Set(values.filter((v): v is string => v !== undefined && v !== ''))];
   if (distinct.length > 1) {
@@ -69,7 +89,11 @@ function pickFileValue(flag: string | undefined, values: Array<string | undefine
 }
 
 /** Checks --max-total ceilings against the run's totals, as problems. */
-function checkMaxTotals(totals: CurrencyTotals, maxTotals: MaxTotal[], currencies: CurrencyTable): Problem[] {
+function checkMaxTotals(
+  totals: CurrencyTotals,
+  maxTotals: MaxTotal[],
+  currencies: CurrencyTable,
+): Problem[] {
   const problems: Problem[] = [];
   for (const limit of maxTotals) {
     const digits = currencies.minorUnits(limit.currency);
@@ -99,21 +123,21 @@ function checkMaxTotals(totals: CurrencyTotals, maxTotals: MaxTotal[], currencie
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
   const problems = new ProblemList();
   const refs = new Map<string, string>();
+  const refusedRefs = new Set<string>();
   const totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
   const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
   let payoutCount = 0;
   for (const source of sources) {
     const meta = await readPayouts(source, opts.intake, {
+      refused(ref, file, location) {
+        // A refused row still claims its reference: a later duplicate is reported now.
+        if (refs.has(ref) || refusedRefs.has(ref)) problems.add(duplicate(ref, file, location));
+        else refusedRefs.add(ref);
+      },
       payout(p) {
-        if (refs.has(p.reference_id)) {
-          problems.add({
-            file: p.file,
-            location: p.location,
-            field: 'reference_id',
-            value: p.reference_id,
-            message: 'is used more than once in this run: each payout needs its own reference_id',
-          });
+        if (refs.has(p.reference_id) || refusedRefs.has(p.reference_id)) {
+          problems.add(duplicate(p.reference_id, p.file, p.location));
           return;
         }
         refs.set(p.reference_id, hashOf(p));

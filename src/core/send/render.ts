@@ -20,25 +20,39 @@ export interface Destination {
 }
 
 /** The per-currency totals as {CUR: {count, total}} with exact decimal totals. */
-export function totalsDoc(totals: CurrencyTotals, currencies: CurrencyTable): Record<string, { count: number; total: string }> {
+export function totalsDoc(
+  totals: CurrencyTotals,
+  currencies: CurrencyTable,
+): Record<string, { count: number; total: string }> {
   const doc: Record<string, { count: number; total: string }> = {};
   for (const t of totals.entries()) {
-    doc[t.currency] = { count: t.count, total: formatMinor(t.minor, currencies.minorUnits(t.currency) ?? 2) };
+    doc[t.currency] = {
+      count: t.count,
+      total: formatMinor(t.minor, currencies.minorUnits(t.currency) ?? 2),
+    };
   }
   return doc;
 }
 
 /** The summary shown before sending and by --dry-run. */
-export function summaryText(plan: RunPlan, dest: Destination, currencies: CurrencyTable, c: ChalkInstance): string {
+export function summaryText(
+  plan: RunPlan,
+  dest: Destination,
+  currencies: CurrencyTable,
+  c: ChalkInstance,
+): string {
   const lines: string[] = [];
-  if (dest.sandbox) lines.push(c.bold.yellow('SANDBOX: a local rehearsal service; no money moves.'));
+  if (dest.sandbox)
+    lines.push(c.bold.yellow('SANDBOX: a local rehearsal service; no money moves.'));
   lines.push(`${c.bold('Payouts:')}   ${plan.payoutCount}`);
   const totals = totalsDoc(plan.totals, currencies);
   const width = Math.max(...Object.values(totals).map((t) => t.total.length), 1);
   let firstTotal = true;
   for (const [cur, t] of Object.entries(totals)) {
     const label = firstTotal ? `${c.bold('Totals:')}    ` : '           ';
-    lines.push(`${label}${cur} ${t.total.padStart(width)}  (${t.count} payout${t.count === 1 ? '' : 's'})`);
+    lines.push(
+      `${label}${cur} ${t.total.padStart(width)}  (${t.count} payout${t.count === 1 ? '' : 's'})`,
+    );
     firstTotal = false;
   }
   lines.push(
@@ -54,7 +68,10 @@ export function summaryText(plan: RunPlan, dest: Destination, currencies: Curren
 /** The exact body of a create request, one payout per line (whitespace only is added). */
 export function formatRequestBody(req: CreateRequest): string {
   const body = serializeCreateRequest(req);
-  return body.replace(/\[\{/, '[\n  {').replace(/\},\{"amount"/g, '},\n  {"amount"').replace(/\}\]/, '}\n]');
+  return body
+    .replace(/\[\{/, '[\n  {')
+    .replace(/\},\{"amount"/g, '},\n  {"amount"')
+    .replace(/\}\]/, '}\n]');
 }
 
 /** The --dry-run --json document. */
@@ -72,7 +89,10 @@ export function dryRunDoc(plan: RunPlan, currencies: CurrencyTable): unknown {
 }
 
 /** Charges summed per currency from the service's numbers, exactly. */
-export function chargesByCurrency(outcomes: Iterable<PayoutOutcome>, currencies: CurrencyTable): Record<string, string> {
+export function chargesByCurrency(
+  outcomes: Iterable<PayoutOutcome>,
+  currencies: CurrencyTable,
+): Record<string, string> {
   const totals = new CurrencyTotals();
   for (const o of outcomes) {
     if (o.charges === undefined) continue;
@@ -99,7 +119,13 @@ function trimToDigits(text: string, digits: number): string {
 /** The --json document of a finished run. */
 export function resultsDoc(
   outcomes: PayoutOutcome[],
-  extra: { batchReference?: string; runId: string; sandbox: boolean; unknown: string[]; interrupted: boolean },
+  extra: {
+    batchReference?: string;
+    runId: string;
+    sandbox: boolean;
+    unknown: string[];
+    interrupted: boolean;
+  },
   currencies: CurrencyTable,
 ): unknown {
   const c = countOutcomes(outcomes);
@@ -135,7 +161,11 @@ export function colourStatus(status: string, c: ChalkInstance): string {
 }
 
 /** The results table: rows needing attention first; on a long run only those unless --all. */
-export async function resultsTable(outcomes: PayoutOutcome[], output: Output, all: boolean): Promise<string> {
+export async function resultsTable(
+  outcomes: PayoutOutcome[],
+  output: Output,
+  all: boolean,
+): Promise<string> {
   const attention = outcomes.filter((o) => o.status !== 'success');
   const fine = outcomes.filter((o) => o.status === 'success');
   const long = outcomes.length > LONG_RUN_ROWS && !all;
@@ -150,7 +180,10 @@ export async function resultsTable(outcomes: PayoutOutcome[], output: Output, al
     o.message ?? '',
   ]);
   let text = rows.length
-    ? await output.table(['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'], body)
+    ? await output.table(
+        ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'],
+        body,
+      )
     : '';
   if (long && fine.length) {
     text += `${text ? '\n' : ''}${fine.length} successful payout${fine.length === 1 ? '' : 's'} not shown (use --all to list every row)`;
@@ -159,7 +192,11 @@ export async function resultsTable(outcomes: PayoutOutcome[], output: Output, al
 }
 
 /** The closing summary line: counts and charges per currency. */
-export function closingLine(outcomes: PayoutOutcome[], currencies: CurrencyTable, c: ChalkInstance): string {
+export function closingLine(
+  outcomes: PayoutOutcome[],
+  currencies: CurrencyTable,
+  c: ChalkInstance,
+): string {
   const n = countOutcomes(outcomes);
   const charges = Object.entries(chargesByCurrency(outcomes, currencies))
     .map(([cur, v]) => `${cur} ${v}`)

@@ -1,5 +1,5 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { type IntakeOptions, readPayouts, type ValidPayout } from '../../input/index.js';
 import type { PayoutOutcome } from './outcome.js';
 import type { HashedSource } from './sources.js';
@@ -18,7 +18,10 @@ export function neutraliseFormula(value: string): string {
 }
 
 /** Writes a file atomically: a temp file beside it, synced, then renamed over it. */
-export function writeFileAtomic(path: string, write: (append: (text: string) => void) => Promise<void> | void): Promise<void> {
+export function writeFileAtomic(
+  path: string,
+  write: (append: (text: string) => void) => Promise<void> | void,
+): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   const fd = openSync(tmp, 'w', 0o600);
   let buffer = '';

@@ -14,7 +14,9 @@ export interface PriorState {
 }
 
 /** Fields of a confirmed journal state, as an outcome. */
-function confirmedOutcome(s: Extract<RefState, { state: 'confirmed' }>): Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'> {
+function confirmedOutcome(
+  s: Extract<RefState, { state: 'confirmed' }>,
+): Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'> {
   return {
     status: s.status,
     ...(s.transaction_id ? { transaction_id: s.transaction_id } : {}),
@@ -77,7 +79,10 @@ export async function priorState(opts: {
 /** Applies a read-back of in-flight payouts to the prior state and the journal. */
 export function applyReconciled(prior: PriorState, r: Reconciled, journal: RunJournal): void {
   if (r.found.length) {
-    journal.recordOutcome(-1, r.found.map(({ ref, record }) => ({ ref, ...fromRecord(record) })));
+    journal.recordOutcome(
+      -1,
+      r.found.map(({ ref, record }) => ({ ref, ...fromRecord(record) })),
+    );
   }
   for (const { ref, record } of r.found) {
     prior.settled.set(ref, fromRecord(record));

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { InterruptedError, UsageError } from '../../errors.js';
-import { ExitCode, exitCodeForError, exitCodeForStatuses, worstExitCode, type ExitCodeValue } from '../../exit-codes.js';
+import {
+  ExitCode,
+  type ExitCodeValue,
+  exitCodeForError,
+  exitCodeForStatuses,
+  worstExitCode,
+} from '../../exit-codes.js';
 import { type InputSource, type IntakeOptions, readPayouts } from '../../input/index.js';
 import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
@@ -8,9 +14,16 @@ import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine, type SendRetryPolicy } from './engine.js';
 import type { SendOptions } from './options.js';
-import { planRun, type RunPlan, hashOf, toPayoutRequest } from './plan.js';
+import { hashOf, planRun, type RunPlan, toPayoutRequest } from './plan.js';
+import {
+  closingLine,
+  dryRunDoc,
+  formatRequestBody,
+  resultsDoc,
+  resultsTable,
+  summaryText,
+} from './render.js';
 import { writeFailedOut, writeReport } from './report.js';
-import { closingLine, dryRunDoc, formatRequestBody, resultsDoc, resultsTable, summaryText } from './render.js';
 import { applyReconciled, priorState } from './resume.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
 
@@ -31,10 +44,14 @@ export interface SendDeps {
 }
 
 /** Builds the sources of a run; standard input is spooled to a file so it can be read twice. */
-async function openSources(files: string[], deps: SendDeps): Promise<{ sources: HashedSource[]; cleanup(): void }> {
+async function openSources(
+  files: string[],
+  deps: SendDeps,
+): Promise<{ sources: HashedSource[]; cleanup(): void }> {
   const cleanups: Array<() => void> = [];
   const sources: HashedSource[] = [];
-  if (files.filter((f) => f === '-').length > 1) throw new UsageError('standard input ("-") can be read only once per run');
+  if (files.filter((f) => f === '-').length > 1)
+    throw new UsageError('standard input ("-") can be read only once per run');
   for (const file of files) {
     if (file === '-') {
       const spool = await spoolStdin(deps.stdin, join(deps.stateDir, 'tmp'), deps.pid);
@@ -44,14 +61,24 @@ async function openSources(files: string[], deps: SendDeps): Promise<{ sources: 
       sources.push(hashedFileSource(file, file));
     }
   }
-  return { sources, cleanup: () => cleanups.forEach((c) => c()) };
+  return {
+    sources,
+    cleanup: () => {
+      for (const c of cleanups) c();
+    },
+  };
 }
 
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
   const { output } = deps;
   const currencies = new CurrencyTable(opts.allowCurrencies);
-  const intake: IntakeOptions = { format: opts.format, delimiter: opts.delimiter, map: opts.map, currencies };
+  const intake: IntakeOptions = {
+    format: opts.format,
+    delimiter: opts.delimiter,
+    map: opts.map,
+    currencies,
+  };
   const { sources, cleanup } = await openSources(opts.files, deps);
   try {
     const plan = await planRun(sources, {
@@ -63,9 +90,15 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       maxTotals: opts.maxTotals,
       warn: (m) => output.warn(m),
     });
-    const dest = { sandbox: opts.sandbox, chunkSize: opts.chunkSize, concurrency: opts.concurrency };
+    const dest = {
+      sandbox: opts.sandbox,
+      chunkSize: opts.chunkSize,
+      concurrency: opts.concurrency,
+    };
     if (opts.dryRun) {
-      const where = opts.sandbox ? { baseUrl: '(sandbox, started when sending)', profile: 'sandbox' } : await deps.preview();
+      const where = opts.sandbox
+        ? { baseUrl: '(sandbox, started when sending)', profile: 'sandbox' }
+        : await deps.preview();
       output.result(dryRunDoc(plan, currencies), () =>
         [
           summaryText(plan, { ...dest, ...where }, currencies, output.color),
@@ -78,7 +111,14 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     }
     const service = await deps.connect();
     try {
-      output.info(summaryText(plan, { ...dest, baseUrl: service.settings.baseUrl, profile: service.settings.profile }, currencies, output.errColor));
+      output.info(
+        summaryText(
+          plan,
+          { ...dest, baseUrl: service.settings.baseUrl, profile: service.settings.profile },
+          currencies,
+          output.errColor,
+        ),
+      );
       await confirm(opts, service, output);
       return await sendPlan(plan, opts, intake, currencies, service, deps);
     } finally {
@@ -90,10 +130,16 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
 }
 
 /** Asks for confirmation on a terminal; requires --yes elsewhere. A sandbox run needs neither. */
-async function confirm(opts: SendOptions, service: ServiceConnection, output: Output): Promise<void> {
+async function confirm(
+  opts: SendOptions,
+  service: ServiceConnection,
+  output: Output,
+): Promise<void> {
   if (service.sandbox || opts.yes) return;
   if (!output.interactive) {
-    throw new UsageError('no terminal to confirm on: pass --yes to send without asking (nothing was sent)');
+    throw new UsageError(
+      'no terminal to confirm on: pass --yes to send without asking (nothing was sent)',
+    );
   }
   if (!(await output.confirm('Send these payouts? They cannot be taken back.'))) {
     throw new UsageError('not confirmed: nothing was sent');
@@ -140,7 +186,10 @@ async function sendPlan(
           journal,
           interrupt: deps.interrupt,
           warn: (m) => output.warn(m),
-          progress: (d) => progress.update(`Sending: ${d.requests} requests, ${d.payouts}/${plan.payoutCount} payouts done`),
+          progress: (d) =>
+            progress.update(
+              `Sending: ${d.requests} requests, ${d.payouts}/${plan.payoutCount} payouts done`,
+            ),
         },
         {
           chunkSize: opts.chunkSize,
@@ -150,13 +199,22 @@ async function sendPlan(
           retry: deps.retry ?? DEFAULT_SEND_RETRY,
         },
       );
-      const prior = await priorState({ stateDir: deps.stateDir, serviceKey: service.serviceKey, journal, refs: plan.refs });
+      const prior = await priorState({
+        stateDir: deps.stateDir,
+        serviceKey: service.serviceKey,
+        journal,
+        refs: plan.refs,
+      });
       if (prior.inFlight.size) {
-        output.info(`Reading back ${prior.inFlight.size} payout${prior.inFlight.size === 1 ? '' : 's'} whose earlier request has no recorded outcome…`);
+        output.info(
+          `Reading back ${prior.inFlight.size} payout${prior.inFlight.size === 1 ? '' : 's'} whose earlier request has no recorded outcome…`,
+        );
         applyReconciled(prior, await engine.reconcile([...prior.inFlight]), journal);
       }
       if (journal.resumed || prior.settled.size) {
-        output.info(`Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`);
+        output.info(
+          `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,
+        );
       }
       await sendRows(plan.sources, intake, plan, prior.settled, engine);
       await engine.finish();
@@ -175,7 +233,10 @@ async function sendRows(
   sources: InputSource[],
   intake: IntakeOptions,
   plan: RunPlan,
-  settled: Map<string, import('./resume.js').PriorState['settled'] extends Map<string, infer V> ? V : never>,
+  settled: Map<
+    string,
+    import('./resume.js').PriorState['settled'] extends Map<string, infer V> ? V : never
+  >,
   engine: SendEngine,
 ): Promise<void> {
   for (const source of sources) {
@@ -185,7 +246,9 @@ async function sendRows(
         if (engine.stopping) return undefined;
         const hash = hashOf(p);
         if (plan.refs.get(p.reference_id) !== hash) {
-          throw new UsageError(`${p.file} ${p.location}: the file changed while it was being sent; run the same command again to finish the run`);
+          throw new UsageError(
+            `${p.file} ${p.location}: the file changed while it was being sent; run the same command again to finish the run`,
+          );
         }
         const payout = toPayoutRequest(p);
         const known = settled.get(p.reference_id);
@@ -193,10 +256,14 @@ async function sendRows(
           engine.addSentEarlier(payout, known);
           return undefined;
         }
-        return engine.enqueue({ payout, hash });
+        engine.enqueue({ payout, hash });
+        return undefined;
       },
+      ready: () => engine.ready(),
       problem: (p) => {
-        throw new UsageError(`${p.file}: the file changed while it was being sent (${p.message}); run the same command again to finish the run`);
+        throw new UsageError(
+          `${p.file}: the file changed while it was being sent (${p.message}); run the same command again to finish the run`,
+        );
       },
       warning() {},
     });
@@ -220,20 +287,33 @@ async function finishRun(
   const batchReference = plan.batchReference ?? [...engine.batchReferences][0];
   if (opts.reportPath) await writeReport(opts.reportPath, plan.sources, intake, engine.outcomes);
   let failedOut = 0;
-  if (opts.failedOutPath) failedOut = await writeFailedOut(opts.failedOutPath, plan.sources, intake, engine.outcomes);
-  const doc = resultsDoc(outcomes, { batchReference, runId, sandbox: service.sandbox, unknown: engine.unknown, interrupted }, currencies);
+  if (opts.failedOutPath)
+    failedOut = await writeFailedOut(opts.failedOutPath, plan.sources, intake, engine.outcomes);
+  const doc = resultsDoc(
+    outcomes,
+    { batchReference, runId, sandbox: service.sandbox, unknown: engine.unknown, interrupted },
+    currencies,
+  );
   if (output.json) output.printJson(doc);
   else {
     const table = await resultsTable(outcomes, output, opts.all);
     if (table) output.print(table);
-    output.print((service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') + closingLine(outcomes, currencies, output.color));
+    output.print(
+      (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
+        closingLine(outcomes, currencies, output.color),
+    );
   }
   if (opts.reportPath) output.info(`Report written to ${opts.reportPath}`);
-  if (opts.failedOutPath) output.info(`${failedOut} row${failedOut === 1 ? '' : 's'} that did not succeed written to ${opts.failedOutPath}`);
+  if (opts.failedOutPath)
+    output.info(
+      `${failedOut} row${failedOut === 1 ? '' : 's'} that did not succeed written to ${opts.failedOutPath}`,
+    );
   const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.map((o) => o.status))];
   if (interrupted) {
     const notSent = outcomes.filter((o) => o.status === 'not_sent').length;
-    output.warn(`interrupted: ${notSent} payout${notSent === 1 ? '' : 's'} not sent. Run the same command again to resume; nothing will be sent twice.`);
+    output.warn(
+      `interrupted: ${notSent} payout${notSent === 1 ? '' : 's'} not sent. Run the same command again to resume; nothing will be sent twice.`,
+    );
     codes.push(exitCodeForError(new InterruptedError('interrupted')));
   }
   if (engine.fatal) {

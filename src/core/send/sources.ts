@@ -35,7 +35,11 @@ export function hashedFileSource(path: string, name: string): HashedSource {
  * Copies standard input to a private temporary file, so that a run can read it twice
  * (validate everything first, then send) without holding it in memory.
  */
-export async function spoolStdin(stdin: Readable, dir: string, pid: number): Promise<{ path: string; remove(): void }> {
+export async function spoolStdin(
+  stdin: Readable,
+  dir: string,
+  pid: number,
+): Promise<{ path: string; remove(): void }> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `stdin-${pid}-${Date.now()}.spool`);
   await pipeline(stdin, createWriteStream(path, { mode: 0o600 }));

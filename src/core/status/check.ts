@@ -1,5 +1,4 @@
 import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
-import { UsageError } from '../../errors.js';
 import {
   ExitCode,
   type ExitCodeValue,
@@ -10,9 +9,6 @@ import {
 import type { Output } from '../../output/output.js';
 import { type LookupOutcome, lookupAll, type PayoutReader } from './lookup.js';
 import { watchStatuses } from './watch.js';
-
-/** Largest --concurrency accepted: more would only get the caller rate limited. */
-export const MAX_CONCURRENCY = 32;
 
 /** What `payouts status` was asked to do. */
 export interface StatusRequest {
@@ -51,27 +47,6 @@ export function exitCodeForOutcomes(outcomes: Iterable<LookupOutcome>): ExitCode
   return worstExitCode([...outcomes].map(exitCodeForOutcome));
 }
 
-/** Checks a --concurrency value. */
-export function parseConcurrency(raw: string | undefined): number {
-  if (raw === undefined) return 8;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_CONCURRENCY) {
-    throw new UsageError(
-      `--concurrency ${JSON.stringify(raw)}: use a whole number from 1 to ${MAX_CONCURRENCY}`,
-    );
-  }
-  return n;
-}
-
-/** Checks a number of seconds given to an option, returning milliseconds. */
-export function parseSeconds(raw: string, option: string): number {
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) {
-    throw new UsageError(`${option} ${JSON.stringify(raw)}: use a number of seconds above 0`);
-  }
-  return Math.round(n * 1000);
-}
-
 /** Describes a status change for the --watch log on stderr. */
 function changeLine(output: Output, o: LookupOutcome, previous: LookupOutcome | undefined): string {
   const c = output.errColor;
@@ -100,7 +75,10 @@ export async function checkStatuses(
     signal: deps.signal,
     sleep: deps.sleep,
     random: deps.random,
-    onRetry: (ref: string, n: { attempt: number; maxAttempts: number; delayMs: number; error: unknown }) =>
+    onRetry: (
+      ref: string,
+      n: { attempt: number; maxAttempts: number; delayMs: number; error: unknown },
+    ) =>
       output.debug(
         `retrying ${ref} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${n.error instanceof Error ? n.error.message : String(n.error)})`,
       ),

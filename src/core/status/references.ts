@@ -88,7 +88,10 @@ export interface ReferenceFileContext {
 }
 
 /** Reads the references of one --from file; `-` is standard input. */
-export async function readReferenceFile(path: string, ctx: ReferenceFileContext): Promise<string[]> {
+export async function readReferenceFile(
+  path: string,
+  ctx: ReferenceFileContext,
+): Promise<string[]> {
   if (path === '-') return parseReferenceText(await streamText(ctx.stdin), '-');
   let content: string;
   try {
@@ -134,4 +137,26 @@ export function combineReferences(...lists: string[][]): string[] {
     }
   }
   return out;
+}
+
+/** Gathers the references of a run from arguments and --from files, in order, without repeats. */
+export async function gatherReferences(
+  positional: string[],
+  files: string[],
+  ctx: ReferenceFileContext,
+): Promise<string[]> {
+  if (files.filter((f) => f === '-').length > 1) {
+    throw new UsageError('--from - (standard input) can be given only once');
+  }
+  const fromFiles: string[][] = [];
+  for (const path of files) fromFiles.push(await readReferenceFile(path, ctx));
+  const references = combineReferences(positional, ...fromFiles);
+  if (references.length === 0) {
+    throw new UsageError(
+      files.length > 0
+        ? `no references found in ${files.join(', ')}`
+        : 'give at least one reference_id, or --from FILE',
+    );
+  }
+  return references;
 }

@@ -1,0 +1,28 @@
+import type { Command } from 'commander';
+import type { Runtime } from '../../context.js';
+import { removeProfile, selectedProfile } from '../../core/config/profile.js';
+import { loadStore } from '../../core/service.js';
+import { ExitCode } from '../../exit-codes.js';
+import { defineAction, type ExitSink, examples } from '../command.js';
+
+/** Registers `payouts config remove`. */
+export function registerRemove(config: Command, runtime: Runtime, sink: ExitSink): void {
+  const cmd = config
+    .command('remove')
+    .description('delete a stored profile (the one named by --profile, default "default")')
+    .addHelpText(
+      'after',
+      `${examples('payouts config remove', 'payouts --profile staging config remove')}
+Exit codes: 0 removed, 2 no such profile.
+`,
+    );
+  defineAction<[], Record<string, never>>(cmd, runtime, sink, async (ctx) => {
+    const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
+    const removed = removeProfile(await loadStore(ctx), profile);
+    ctx.output.result(
+      { removed: true, ...removed },
+      () => `Removed profile "${removed.profile}" from ${removed.path}`,
+    );
+    return ExitCode.ok;
+  });
+}

@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import type { Runtime } from '../../context.js';
+import { collectCredentials, saveCredentials } from '../../core/config/credentials.js';
+import { selectedProfile } from '../../core/config/profile.js';
+import { loadStore } from '../../core/service.js';
+import { ExitCode } from '../../exit-codes.js';
+import { defineAction, type ExitSink, examples } from '../command.js';
+
+/** Options of `config set-credentials`. */
+interface SetCredentialsOptions {
+  clientId?: string;
+  clientSecretStdin?: boolean;
+}
+
+/** Registers `payouts config set-credentials`. */
+export function registerSetCredentials(config: Command, runtime: Runtime, sink: ExitSink): void {
+  const cmd = config
+    .command('set-credentials')
+    .description(
+      'store the Client-Id, Client-Secret and base URL of a profile (asks on a terminal)',
+    )
+    .option('--client-id <id>', 'the Client-Id (asked on a terminal when left out)')
+    .option(
+      '--client-secret-stdin',
+      'read the Client-Secret from standard input (one trailing newline is removed)',
+    )
+    .addHelpText(
+      'after',
+      `${examples(
+        'payouts config set-credentials --base-url https://pay.example.com',
+        'printf \'%s\' "$SECRET" | payouts config set-credentials --client-id ID --client-secret-stdin --base-url https://pay.example.com',
+        'payouts --profile staging config set-credentials',
+      )}
+Also takes the global --profile NAME (default "default") and --base-url URL. There is no
+option that takes the secret itself: command lines are visible to other users.
+The file is readable by you only (0600, in a 0700 folder); see "payouts config path".
+`,
+    );
+  defineAction<[], SetCredentialsOptions>(cmd, runtime, sink, async (ctx, opts) => {
+    const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
+    const store = await loadStore(ctx);
+    const creds = await collectCredentials(
+      {
+        clientId: opts.clientId,
+        secretFromStdin: opts.clientSecretStdin,
+        baseUrl: ctx.globals.baseUrl,
+      },
+      { output: ctx.output, stdin: ctx.runtime.stdin, existing: store.profile(profile) },
+    );
+    const saved = saveCredentials(store, profile, creds);
+    ctx.output.result(
+      saved,
+      () =>
+        `Saved the credentials of profile "${saved.profile}" (Client-Id ${saved.client_id}) to ${saved.path}`,
+    );
+    if (saved.base_url === null) {
+      ctx.output.warn(
+        'no base URL stored for this profile: add one with --base-url https://..., or set PAYOUTS_BASE_URL',
+      );
+    }
+    return ExitCode.ok;
+  });
+}

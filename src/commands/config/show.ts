@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import type { Runtime } from '../../context.js';
+import { selectedProfile } from '../../core/config/profile.js';
+import { describeSettings, renderSettings } from '../../core/config/show.js';
+import { loadSettings, loadStore } from '../../core/service.js';
+import { ExitCode } from '../../exit-codes.js';
+import { defineAction, type ExitSink, examples } from '../command.js';
+
+/** Registers `payouts config show`. */
+export function registerShow(config: Command, runtime: Runtime, sink: ExitSink): void {
+  const cmd = config
+    .command('show')
+    .description('show the settings in effect and where each comes from (the secret masked)')
+    .addHelpText(
+      'after',
+      examples('payouts config show', 'payouts --profile staging config show --json'),
+    );
+  defineAction<[], Record<string, never>>(cmd, runtime, sink, async (ctx) => {
+    selectedProfile(ctx.globals.profile, ctx.runtime.env);
+    const store = await loadStore(ctx);
+    const view = describeSettings(await loadSettings(ctx), store.path, store.profileNames());
+    ctx.output.result(view, () => renderSettings(view));
+    return ExitCode.ok;
+  });
+}

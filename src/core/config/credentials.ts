@@ -1,0 +1,143 @@
+import type { Readable } from 'node:stream';
+import { text as streamText } from 'node:stream/consumers';
+import { normalizeBaseUrl } from '../../api/base-url.js';
+import { Secret } from '../../api/secret.js';
+import type { ConfigStore, StoredProfile } from '../../config/store.js';
+import { UsageError } from '../../errors.js';
+import type { Output } from '../../output/output.js';
+
+/** What `config set-credentials` was given on the command line. */
+export interface CredentialFlags {
+  clientId?: string;
+  /** --client-secret-stdin: the secret is the whole of standard input. */
+  secretFromStdin?: boolean;
+  /** The global --base-url, not yet checked. */
+  baseUrl?: string;
+}
+
+/** Credentials ready to be stored. */
+export interface NewCredentials {
+  clientId: string;
+  clientSecret: Secret;
+  /** Normalised; undefined keeps the profile's stored base URL. */
+  baseUrl?: string;
+}
+
+/** How to pass the credentials without a terminal, for the usage error. */
+export const NON_INTERACTIVE_HINT =
+  'without a terminal, pass --client-id ID and the secret on standard input with --client-secret-stdin, e.g.\n' +
+  '  printf \'%s\' "$SECRET" | payouts config set-credentials --client-id ID --client-secret-stdin [--base-url https://...]\n' +
+  '(there is no option that takes the secret itself: command lines are visible to other users and kept in shell history)';
+
+/** Removes one trailing newline (LF or CRLF), as `echo` and editors add. */
+export function trimOneNewline(text: string): string {
+  return text.replace(/\r?\n$/, '');
+}
+
+/** Checks a Client-Id: it goes into an HTTP header, so it must be one line of visible text. */
+export function checkClientId(raw: string): string {
+  const id = raw.trim();
+  if (id === '') throw new UsageError('the Client-Id is empty');
+  if (/[\u0000-\u001f\u007f]/.test(id)) {
+    throw new UsageError('the Client-Id holds a control character or line break');
+  }
+  return id;
+}
+
+/** Checks a Client-Secret without ever putting it in a message. */
+export function checkClientSecret(raw: string, from: string): Secret {
+  if (raw === '') throw new UsageError(`the Client-Secret from ${from} is empty`);
+  if (/[\u0000-\u001f\u007f]/.test(raw)) {
+    throw new UsageError(
+      `the Client-Secret from ${from} holds a line break or control character (only one trailing newline is removed)`,
+    );
+  }
+  return new Secret(raw);
+}
+
+/** Asks on the terminal; input closed before an answer (Ctrl-D) is a usage error, not a crash. */
+async function ask(output: Output, question: string, hidden = false): Promise<string> {
+  try {
+    return await output.ask(question, hidden);
+  } catch {
+    throw new UsageError('no answer given: nothing was stored');
+  }
+}
+
+/** Where collectCredentials reads from. */
+export interface CredentialPrompt {
+  output: Output;
+  stdin: Readable;
+  /** The profile as stored now, to offer its values as defaults. */
+  existing?: StoredProfile;
+}
+
+/**
+ * Gathers new credentials from the flags, standard input and, on a terminal, prompts (the
+ * secret hidden). The base URL is checked before anything is asked, so a refused URL wastes
+ * no typing. Without a terminal and without the flags, throws a usage error naming them.
+ */
+export async function collectCredentials(
+  flags: CredentialFlags,
+  io: CredentialPrompt,
+): Promise<NewCredentials> {
+  const { output, existing } = io;
+  let baseUrl = flags.baseUrl === undefined ? undefined : normalizeBaseUrl(flags.baseUrl);
+  const canAsk = output.interactive && !flags.secretFromStdin;
+  if (!canAsk && (flags.clientId === undefined || !flags.secretFromStdin)) {
+    const missing = [
+      flags.clientId === undefined && '--client-id',
+      !flags.secretFromStdin && '--client-secret-stdin',
+    ].filter(Boolean);
+    throw new UsageError(`missing ${missing.join(' and ')}: ${NON_INTERACTIVE_HINT}`);
+  }
+  let clientId: string;
+  if (flags.clientId !== undefined) {
+    clientId = checkClientId(flags.clientId);
+  } else {
+    const hint = existing?.clientId ? ` [${existing.clientId}]` : '';
+    const answer = (await ask(output, `Client-Id${hint}: `)).trim();
+    clientId = checkClientId(answer === '' && existing?.clientId ? existing.clientId : answer);
+  }
+  // --client-secret-stdin typed at a terminal would echo the secret: ask without echo instead.
+  const stdinIsTerminal = Boolean((io.stdin as { isTTY?: boolean }).isTTY);
+  const clientSecret =
+    flags.secretFromStdin && !stdinIsTerminal
+      ? checkClientSecret(trimOneNewline(await streamText(io.stdin)), 'standard input')
+      : checkClientSecret(
+          (await ask(output, 'Client-Secret (not shown): ', true)).trim(),
+          'the prompt',
+        );
+  if (baseUrl === undefined && !existing?.baseUrl && canAsk) {
+    const answer = (await ask(output, 'Base URL (https://..., empty to skip): ')).trim();
+    if (answer !== '') baseUrl = normalizeBaseUrl(answer, 'the base URL');
+  }
+  return { clientId, clientSecret, baseUrl };
+}
+
+/** What was stored, for the confirmation message: never the secret. */
+export interface SavedCredentials {
+  profile: string;
+  path: string;
+  client_id: string;
+  base_url: string | null;
+}
+
+/** Stores credentials in a profile (merging with its base URL) and says where. */
+export function saveCredentials(
+  store: ConfigStore,
+  profile: string,
+  creds: NewCredentials,
+): SavedCredentials {
+  store.saveProfile(profile, {
+    clientId: creds.clientId,
+    clientSecret: creds.clientSecret.reveal(),
+    ...(creds.baseUrl !== undefined ? { baseUrl: creds.baseUrl } : {}),
+  });
+  return {
+    profile,
+    path: store.path,
+    client_id: creds.clientId,
+    base_url: store.profile(profile)?.baseUrl ?? null,
+  };
+}

@@ -1,0 +1,62 @@
+import type { Settings, Source } from '../../config/settings.js';
+
+/** The --json document of `config show`. The secret appears only masked to its last 4 characters. */
+export interface SettingsView {
+  profile: { value: string; source: Source };
+  client_id: { value: string; source: Source } | null;
+  client_secret: { masked: string; source: Source } | null;
+  base_url: { value: string; source: Source } | null;
+  config_file: string;
+  stored_profiles: string[];
+}
+
+/** Describes the effective settings and where each came from. */
+export function describeSettings(
+  settings: Settings,
+  configFile: string,
+  storedProfiles: string[],
+): SettingsView {
+  return {
+    profile: { value: settings.profile.value, source: settings.profile.source },
+    client_id: settings.clientId
+      ? { value: settings.clientId.value, source: settings.clientId.source }
+      : null,
+    client_secret: settings.clientSecret
+      ? { masked: settings.clientSecret.value.masked(), source: settings.clientSecret.source }
+      : null,
+    base_url: settings.baseUrl
+      ? { value: settings.baseUrl.value, source: settings.baseUrl.source }
+      : null,
+    config_file: configFile,
+    stored_profiles: storedProfiles,
+  };
+}
+
+/** The human form of `config show`: one setting per line, with its origin. */
+export function renderSettings(view: SettingsView): string {
+  const from = (s: Source) => `(${s === 'default' ? 'default' : `from ${s}`})`;
+  const rows: Array<[string, string]> = [
+    ['Profile', `${view.profile.value} ${from(view.profile.source)}`],
+    [
+      'Client-Id',
+      view.client_id ? `${view.client_id.value} ${from(view.client_id.source)}` : '(not set)',
+    ],
+    [
+      'Client-Secret',
+      view.client_secret
+        ? `${view.client_secret.masked} ${from(view.client_secret.source)}`
+        : '(not set)',
+    ],
+    [
+      'Base URL',
+      view.base_url ? `${view.base_url.value} ${from(view.base_url.source)}` : '(not set)',
+    ],
+    ['Config file', view.config_file],
+    [
+      'Profiles',
+      view.stored_profiles.length > 0 ? view.stored_profiles.join(', ') : '(none stored)',
+    ],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
+}

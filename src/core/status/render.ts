@@ -1,0 +1,185 @@
+import type { ChalkInstance } from 'chalk';
+import type { PayoutRecord } from '../../api/types.js';
+import { formatMinor, minorFromServiceNumber } from '../../money/amount.js';
+import { isoMinorUnits } from '../../money/currencies.js';
+import type { Output } from '../../output/output.js';
+import type { LookupOutcome } from './lookup.js';
+import { isSettled } from './watch.js';
+
+/** The message of a not-found reference, as the service words it. */
+export const NOT_FOUND_MESSAGE = 'Payout not found';
+
+/** The JSON form of one outcome: the record itself, or {reference_id, error}. */
+export function outcomeJson(
+  o: LookupOutcome,
+): PayoutRecord | { reference_id: string; error: string } {
+  if (o.kind === 'found') return o.record;
+  if (o.kind === 'not_found') return { reference_id: o.reference_id, error: NOT_FOUND_MESSAGE };
+  return { reference_id: o.reference_id, error: o.error.message };
+}
+
+/** The --json document: one object for one reference, an array for several. */
+export function statusDocument(outcomes: LookupOutcome[], single: boolean): unknown {
+  const docs = outcomes.map(outcomeJson);
+  return single && docs.length === 1 ? docs[0] : docs;
+}
+
+/** Colours a status: green success, yellow pending, red failed or canceled. */
+export function colorStatus(status: string, c: ChalkInstance): string {
+  if (status === 'success') return c.green(status);
+  if (status === 'pending') return c.yellow(status);
+  if (status === 'failed' || status === 'canceled') return c.red(status);
+  return status;
+}
+
+/** Formats an amount with its currency's decimals when the currency is known: 12.5 USD -> "12.50 USD". */
+export function formatAmount(amount: unknown, currency: unknown): string {
+  const cur = typeof currency === 'string' ? currency : '';
+  if (typeof amount !== 'number')
+    return amount === undefined ? '' : `${String(amount)} ${cur}`.trim();
+  const digits = isoMinorUnits(cur.toUpperCase());
+  const minor = digits === undefined ? undefined : minorFromServiceNumber(amount, digits);
+  const text =
+    minor === undefined || digits === undefined ? String(amount) : formatMinor(minor, digits);
+  return `${text} ${cur}`.trim();
+}
+
+/** Two-digit padding. */
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, '0');
+}
+
+/** Parses a service timestamp; one without a zone is UTC, as the interface says. */
+export function parseServiceTime(text: string): Date | undefined {
+  const t = text.trim();
+  if (!/^\d{4}-\d{2}-\d{2}/.test(t)) return undefined;
+  const hasZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(t);
+  const iso = hasZone || !/[T ]\d{2}:\d{2}/.test(t) ? t : `${t.replace(' ', 'T')}Z`;
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? undefined : d;
+}
+
+/** A date in the local time zone, with its offset: "2024-05-01 19:00:00 +09:00". */
+export function formatLocal(d: Date): string {
+  const offset = -d.getTimezoneOffset();
+  const sign = offset < 0 ? '-' : '+';
+  const abs = Math.abs(offset);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+/** A timestamp in ISO UTC and in local time; the raw text when it cannot be read. */
+export function formatTimestamp(value: unknown): string {
+  if (typeof value !== 'string') return value === undefined ? '' : String(value);
+  const d = parseServiceTime(value);
+  if (!d) return value;
+  return `${d.toISOString()} (local ${formatLocal(d)})`;
+}
+
+/** Fields shown in the detail view, in order; amount and currency are shown together. */
+const DETAIL_FIELDS: Array<[string, string]> = [
+  ['reference_id', 'Reference ID'],
+  ['status', 'Status'],
+  ['amount', 'Amount'],
+  ['recipient', 'Recipient'],
+  ['description', 'Description'],
+  ['transaction_id', 'Transaction ID'],
+  ['created_at', 'Created at'],
+  ['updated_at', 'Updated at'],
+];
+
+/** Text of any other field the service sent. */
+function plain(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The detail view of one payout record: every field, one per line. */
+export function renderDetail(record: PayoutRecord, c: ChalkInstance): string {
+  const rows: Array<[string, string]> = [];
+  for (const [key, label] of DETAIL_FIELDS) {
+    let value: string;
+    if (key === 'status') value = colorStatus(record.status, c);
+    else if (key === 'amount') value = formatAmount(record.amount, record.currency);
+    else if (key === 'created_at' || key === 'updated_at') value = formatTimestamp(record[key]);
+    else value = plain(record[key]);
+    rows.push([label, value]);
+  }
+  const shown = new Set([...DETAIL_FIELDS.map(([k]) => k), 'currency']);
+  for (const [key, value] of Object.entries(record)) {
+    if (!shown.has(key)) rows.push([key, plain(value)]);
+  }
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${c.bold(label.padEnd(width))}  ${value}`).join('\n');
+}
+
+/** The table header of several outcomes. */
+export const TABLE_HEAD = [
+  'Reference ID',
+  'Status',
+  'Amount',
+  'Recipient',
+  'Transaction ID',
+  'Updated at (UTC)',
+];
+
+/** The table row of one outcome. */
+export function tableRow(o: LookupOutcome, c: ChalkInstance): string[] {
+  if (o.kind === 'not_found') return [o.reference_id, c.red('not found'), '', '', '', ''];
+  if (o.kind === 'error') return [o.reference_id, c.red('error'), '', '', '', ''];
+  const r = o.record;
+  const updated = typeof r.updated_at === 'string' ? parseServiceTime(r.updated_at) : undefined;
+  return [
+    r.reference_id,
+    colorStatus(r.status, c),
+    formatAmount(r.amount, r.currency),
+    plain(r.recipient),
+    plain(r.transaction_id),
+    updated ? updated.toISOString() : plain(r.updated_at),
+  ];
+}
+
+/** Counts outcomes by status (and not found / error), for the summary line. */
+export function summarize(outcomes: LookupOutcome[]): string {
+  const counts = new Map<string, number>();
+  for (const o of outcomes) {
+    const key =
+      o.kind === 'found' ? o.record.status : o.kind === 'not_found' ? 'not found' : 'error';
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts.entries()].map(([k, n]) => `${n} ${k}`).join(', ');
+}
+
+/** Writes the result of `payouts status`: JSON, the detail view, or a table. */
+export async function renderStatus(
+  output: Output,
+  report: { outcomes: LookupOutcome[]; timedOut: boolean },
+  single: boolean,
+): Promise<void> {
+  const { outcomes } = report;
+  if (report.timedOut) {
+    const open = outcomes.filter((o) => !isSettled(o)).map((o) => o.reference_id);
+    output.warn(`stopped watching at the timeout; not final yet: ${open.join(', ')}`);
+  }
+  if (output.json) {
+    output.printJson(statusDocument(outcomes, single));
+    return;
+  }
+  const c = output.color;
+  const only = outcomes[0];
+  if (single && only && outcomes.length === 1) {
+    if (only.kind === 'found') output.print(renderDetail(only.record, c));
+    else if (only.kind === 'not_found') output.print(`${only.reference_id}: ${c.red('not found')}`);
+    else output.print(`${only.reference_id}: ${c.red('error')}: ${only.error.message}`);
+    return;
+  }
+  output.print(
+    await output.table(
+      TABLE_HEAD,
+      outcomes.map((o) => tableRow(o, c)),
+    ),
+  );
+  for (const o of outcomes) {
+    if (o.kind === 'error') output.warn(`${o.reference_id}: ${o.error.message}`);
+  }
+  output.info(summarize(outcomes));
+}

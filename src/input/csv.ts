@@ -1,0 +1,367 @@
+/** Streaming reader of CSV payout files: one pass, one record at a time, flat memory. */
+import { once } from 'node:events';
+import { type CsvError, type Parser, parse } from 'csv-parse';
+import { readChunks } from './chunks.js';
+import type { PayoutChecker } from './fields.js';
+import { delimiterName, normalizeHeader } from './options.js';
+import {
+  type FileMeta,
+  type InputSource,
+  type IntakeSink,
+  PAYOUT_FIELDS,
+  type PayoutField,
+  REQUIRED_FIELDS,
+} from './types.js';
+
+/** What the CSV reader needs besides the source. */
+export interface CsvSettings {
+  file: string;
+  /** Explicit delimiter, else detected from the header line. */
+  delimiter?: string;
+  /** Normalized column name -> field. */
+  names: Map<string, PayoutField>;
+  map: Partial<Record<PayoutField, string>>;
+  checker: PayoutChecker;
+  sink: IntakeSink;
+}
+
+const COMMA = 0x2c;
+const SEMICOLON = 0x3b;
+const TAB = 0x09;
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CR = 0x0d;
+/** How far to look for the end of the header line before deciding on the delimiter anyway. */
+const DETECT_LIMIT = 1 << 20;
+/** A record this long means a quote was never closed: stop before it eats the memory. */
+const MAX_RECORD_BYTES = 1 << 20;
+const LISTED_HEADERS = 12;
+const MIXED_LINE_ENDINGS =
+  'the file mixes CRLF and LF line endings: save it again from the spreadsheet, or convert it to one kind of line ending';
+
+/**
+ * The delimiter of a CSV text: the one of , ; and tab that occurs most outside quotes on
+ * the header line (ties go to comma, then semicolon). Undefined while the header line is
+ * not complete, unless `final`.
+ */
+export function detectDelimiter(bytes: Uint8Array, final: boolean): string | undefined {
+  let comma = 0;
+  let semicolon = 0;
+  let tab = 0;
+  let content = false;
+  let quoted = false;
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  for (let i = start; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (c === QUOTE) {
+      quoted = !quoted;
+      content = true;
+    } else if (quoted) {
+    } else if (c === LF || c === CR) {
+      if (content) return pickDelimiter(comma, semicolon, tab);
+    } else if (c === COMMA) comma++;
+    else if (c === SEMICOLON) semicolon++;
+    else if (c === TAB) tab++;
+    else if (c !== 0x20) content = true;
+  }
+  return final ? pickDelimiter(comma, semicolon, tab) : undefined;
+}
+
+function pickDelimiter(comma: number, semicolon: number, tab: number): string {
+  if (tab > comma && tab > semicolon) return '\t';
+  if (semicolon > comma) return ';';
+  return ',';
+}
+
+/** Counts the line breaks inside a field (CRLF, LF or CR each count once). */
+function countBreaks(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === LF) n++;
+    else if (c === CR) {
+      n++;
+      if (s.charCodeAt(i + 1) === LF) i++;
+    }
+  }
+  return n;
+}
+
+/** Line breaks inside a record's fields: the lines it spans beyond its first. */
+function recordBreaks(rec: string[]): number {
+  let n = 0;
+  const last = rec.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const f = rec[i]!;
+    if (f.indexOf('\n') !== -1 || f.indexOf('\r') !== -1) {
+      n += countBreaks(f);
+      // A CRLF line in a file whose lines end in LF leaves its CR at the end of the record.
+      if (i === last && f.charCodeAt(f.length - 1) === CR) n--;
+    }
+  }
+  return n;
+}
+
+/** Whether every field of a record is empty or spaces (a blank line, or ",,,," left by a sheet). */
+function isBlank(rec: string[]): boolean {
+  for (let i = 0; i < rec.length; i++) {
+    const f = rec[i]!;
+    if (f.length !== 0 && (f.charCodeAt(0) > 32 || f.trim() !== '')) return false;
+  }
+  return true;
+}
+
+/** Lists header names for a message, shortened when there are many. */
+function listHeaders(rec: string[]): string {
+  const names = rec.slice(0, LISTED_HEADERS).map((h) => JSON.stringify(h.trim()));
+  if (rec.length > LISTED_HEADERS) names.push(`and ${rec.length - LISTED_HEADERS} more`);
+  return names.join(', ');
+}
+
+/** Explains a csv-parse error; the parse cannot go on after one. */
+function csvErrorMessage(err: CsvError | Error): string {
+  const stopped = '; the rest of the file was not read';
+  switch ((err as CsvError).code) {
+    case 'INVALID_OPENING_QUOTE':
+      return `a field has a quote inside it but does not start with one: put the whole field in quotes and double the inner quote, such as "12"" screen"${stopped}`;
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      // csv-parse names the character after the quote; a line end there means mixed endings.
+      if (/got "[\r\n]"/.test(err.message)) return MIXED_LINE_ENDINGS + stopped;
+      return `a quoted field goes on after its closing quote: double every quote inside a quoted field ("")${stopped}`;
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return 'a quoted field starting on this line is never closed: add the closing quote';
+    default:
+      return `cannot be read as CSV (${err.message})${stopped}`;
+  }
+}
+
+/** Handles the parsed records of one file, in order: header first, then rows. */
+class CsvRecords {
+  /** Physical line on which the next record starts. */
+  line = 1;
+  rows = 0;
+  /** Set when the header makes the rows unreadable: no row is checked then. */
+  stop = false;
+  /** Set when a record grew past MAX_RECORD_BYTES: most likely a quote never closed. */
+  tooLong = false;
+  /** Whether a quote has been fed to the parser: only quoted fields hold line breaks. */
+  quotesSeen = false;
+  sawHeader = false;
+  private width = 0;
+  private iReference = -1;
+  private iAmount = -1;
+  private iCurrency = -1;
+  private iRecipient = -1;
+  private iDescription = -1;
+
+  constructor(
+    private readonly s: CsvSettings,
+    private readonly delimiter: string,
+  ) {}
+
+  /** Takes one parsed record (arrow function: it is the parser's 'data' listener). */
+  readonly onRecord = (rec: string[]): void => {
+    const line = this.line;
+    // Before any quote, a record of the header's width cannot span lines: skip the scan.
+    this.line =
+      this.quotesSeen || rec.length !== this.width ? line + 1 + recordBreaks(rec) : line + 1;
+    if (this.stop || isBlank(rec)) return;
+    if (!this.sawHeader) {
+      this.sawHeader = true;
+      this.readHeader(rec, line);
+      return;
+    }
+    this.rows++;
+    const location = `line ${line}`;
+    if (rec.length !== this.width) {
+      this.reportWidth(rec, location);
+      return;
+    }
+    this.s.checker.check(
+      location,
+      rec[this.iReference]!,
+      rec[this.iAmount]!,
+      rec[this.iCurrency]!,
+      rec[this.iRecipient]!,
+      this.iDescription === -1 ? undefined : rec[this.iDescription]!,
+    );
+  };
+
+  private reportWidth(rec: string[], location: string): void {
+    let message =
+      `has ${rec.length} field${rec.length === 1 ? '' : 's'} but the header has ${this.width}: ` +
+      `check this line for a missing or extra ${delimiterName(this.delimiter)} and for unbalanced quotes`;
+    // Rows merged across an LF in a CRLF file hold that LF in a field.
+    if (rec.length > this.width && rec.some((f) => f.includes('\n'))) {
+      message += `; if its line break is not inside quotes, ${MIXED_LINE_ENDINGS}`;
+    }
+    this.s.checker.report(location, undefined, undefined, message);
+  }
+
+  private readHeader(rec: string[], line: number): void {
+    const location = `line ${line}`;
+    const columns = new Map<PayoutField, number[]>();
+    const extra: string[] = [];
+    for (let i = 0; i < rec.length; i++) {
+      const field = this.s.names.get(normalizeHeader(rec[i]!));
+      if (field === undefined) {
+        const name = rec[i]!.trim();
+        extra.push(name === '' ? `(unnamed column ${i + 1})` : JSON.stringify(name));
+      } else {
+        const at = columns.get(field);
+        if (at) at.push(i);
+        else columns.set(field, [i]);
+      }
+    }
+    let bad = false;
+    for (const field of PAYOUT_FIELDS) {
+      const at = columns.get(field);
+      if (at === undefined || at.length < 2) continue;
+      bad = true;
+      const which = at.map((i) => `${JSON.stringify(rec[i]!.trim())} in column ${i + 1}`);
+      this.s.checker.report(
+        location,
+        field,
+        undefined,
+        `appears in more than one column (${which.join(', ')}): keep only one`,
+      );
+    }
+    for (const field of REQUIRED_FIELDS) {
+      if (columns.has(field)) continue;
+      bad = true;
+      const mapped = this.s.map[field];
+      let message =
+        mapped === undefined
+          ? `column is missing; the header has ${listHeaders(rec)}: add a "${field}" column, or name the column to use with --map ${field}="<header>"`
+          : `the column "${mapped}" named by --map is missing; the header has ${listHeaders(rec)}: check the name given to --map`;
+      if (rec.length === 1) {
+        message += ` (the header reads as a single column with the delimiter ${delimiterName(this.delimiter)}: if the file uses another one, pass --delimiter)`;
+      }
+      this.s.checker.report(location, field, undefined, message);
+    }
+    if (bad) {
+      this.stop = true;
+      return;
+    }
+    if (extra.length > 0) {
+      this.s.sink.warning(
+        `${this.s.file}: ignoring column${extra.length === 1 ? '' : 's'} ${extra.join(', ')}: ` +
+          `only ${PAYOUT_FIELDS.join(', ')} are read`,
+      );
+    }
+    this.width = rec.length;
+    this.iReference = columns.get('reference_id')![0]!;
+    this.iAmount = columns.get('amount')![0]!;
+    this.iCurrency = columns.get('currency')![0]!;
+    this.iRecipient = columns.get('recipient')![0]!;
+    this.iDescription = columns.get('description')?.[0] ?? -1;
+  }
+}
+
+/** A parser and the promise of how it ended (its error, if any). */
+interface RunningParser {
+  parser: Parser;
+  records: CsvRecords;
+  ended: Promise<Error | undefined>;
+  /** Bytes written since a record last ended. */
+  pendingBytes: number;
+}
+
+function startParser(s: CsvSettings, delimiter: string): RunningParser {
+  const records = new CsvRecords(s, delimiter);
+  const parser = parse({
+    delimiter,
+    bom: true,
+    // Rows of the wrong width are reported by CsvRecords, so that reading goes on.
+    relax_column_count: true,
+    // Blank lines come through as records so that line numbers count them.
+    skip_empty_lines: false,
+    // Line ends are detected (CRLF, LF or CR) from the first one: a list of all three
+    // costs about 10% of the parse. A file mixing them still reads, or gets its rows
+    // reported as having too many fields, never silently merged.
+    // No max_record_size either (it costs a check per byte): feed() watches the same thing.
+  });
+  const ended = new Promise<Error | undefined>((resolve) => {
+    parser.on('error', resolve);
+    parser.on('end', () => resolve(undefined));
+    parser.on('close', () => resolve(undefined));
+  });
+  // A synchronous listener: records are handled as the parser emits them, with no await.
+  parser.on('data', records.onRecord);
+  return { parser, records, ended, pendingBytes: 0 };
+}
+
+/** Writes a chunk to the parser; false once the file should not be read further. */
+async function feed(p: RunningParser, chunk: Buffer): Promise<boolean> {
+  const line = p.records.line;
+  if (!p.records.quotesSeen && chunk.indexOf(QUOTE) !== -1) p.records.quotesSeen = true;
+  p.parser.write(chunk);
+  if (p.records.stop || p.parser.destroyed) return false;
+  p.pendingBytes = p.records.line === line ? p.pendingBytes + chunk.length : 0;
+  if (p.pendingBytes > MAX_RECORD_BYTES) {
+    p.records.tooLong = true;
+    return false;
+  }
+  if (p.parser.writableNeedDrain) {
+    try {
+      await once(p.parser, 'drain');
+    } catch {
+      return false;
+    }
+  }
+  return !p.records.stop && !p.parser.destroyed;
+}
+
+/** Reads a CSV source, reporting each valid row and every problem to the sink. */
+export async function readCsv(source: InputSource, s: CsvSettings): Promise<FileMeta> {
+  let running: RunningParser | undefined;
+  const pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const fail = (location: string | undefined, message: string): void =>
+    s.checker.report(location, undefined, undefined, message);
+
+  const start = (final: boolean): RunningParser | undefined => {
+    const head = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+    const delimiter = s.delimiter ?? detectDelimiter(head, final || pendingBytes >= DETECT_LIMIT);
+    if (delimiter === undefined) return undefined;
+    const p = startParser(s, delimiter);
+    pending.length = 0;
+    p.records.quotesSeen = head.indexOf(QUOTE) !== -1;
+    if (head.length > 0) p.parser.write(head);
+    return p;
+  };
+
+  const outcome = await readChunks(
+    source,
+    true,
+    fail,
+    (chunk) => {
+      if (running !== undefined) return feed(running, chunk);
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      running = start(false);
+      return running === undefined || (!running.records.stop && !running.parser.destroyed);
+    },
+    s.sink.ready?.bind(s.sink),
+  );
+
+  if (outcome === 'done' && running === undefined) running = start(true);
+  if (running === undefined) {
+    if (outcome === 'done') fail(undefined, 'no payouts in this file');
+    return { rows: 0 };
+  }
+  const { parser, records } = running;
+  if (outcome === 'done' && !parser.destroyed && !records.stop) parser.end();
+  else parser.destroy();
+  const err = await running.ended;
+  if (records.tooLong) {
+    fail(
+      `line ${records.line}`,
+      `a record starting on this line is longer than ${MAX_RECORD_BYTES} bytes, so a quote is most likely never closed: check the quotes; the rest of the file was not read`,
+    );
+  } else if (err !== undefined) fail(`line ${records.line}`, csvErrorMessage(err));
+  else if (outcome === 'done' && !records.stop && records.rows === 0) {
+    fail(undefined, 'no payouts in this file');
+  }
+  return { rows: records.rows };
+}

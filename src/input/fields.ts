@@ -1,0 +1,208 @@
+/** The checks every payout row gets, whatever the format it came in. */
+import type { Problem } from '../errors.js';
+import { parseAmount } from '../money/amount.js';
+import type { CurrencyTable } from '../money/currencies.js';
+import type { IntakeSink, PayoutField } from './types.js';
+
+/** The service's limit on a description, in characters (code points). */
+export const DESCRIPTION_MAX = 255;
+
+const THREE_LETTERS = /^[A-Z]{3}$/;
+const CURRENCY_SYMBOL = /[$€£¥₹₽₩₺₪₫₱₦₴฿¢]/u;
+// Currency texts repeat on almost every row: remember a few outcomes instead of re-deriving them.
+const CURRENCY_CACHE_LIMIT = 256;
+
+/** The outcome of reading a currency text: the code and its decimals, or why it is refused. */
+type CurrencyOutcome =
+  | { ok: true; code: string; digits: number }
+  | { ok: false; value: string | undefined; message: string };
+
+/** Counts code points, which is what the service's "characters" are. */
+export function codePointLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is a single character.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** The start of a long text, for quoting it in a message. */
+function excerpt(s: string, max = 40): string {
+  const chars = [...s];
+  return chars.length <= max ? s : `${chars.slice(0, max).join('')}…`;
+}
+
+/**
+ * Validates rows of one file and hands the valid ones and the problems to the sink. Values
+ * arrive as text; `null` means the value's own reader already reported it as unusable.
+ */
+export class PayoutChecker {
+  private readonly currencyCache = new Map<string, CurrencyOutcome>();
+  private lastCurrencyRaw: string | undefined;
+  private lastCurrency: CurrencyOutcome | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly currencies: CurrencyTable,
+    private readonly sink: IntakeSink,
+  ) {}
+
+  /** Checks one row, reporting every problem of it; true when it became a payout. */
+  check(
+    location: string,
+    referenceRaw: string | null,
+    amountRaw: string | null,
+    currencyRaw: string | null,
+    recipientRaw: string | null,
+    descriptionRaw: string | null | undefined,
+  ): boolean {
+    let ok = referenceRaw !== null && amountRaw !== null;
+    ok = currencyRaw !== null && recipientRaw !== null && descriptionRaw !== null && ok;
+
+    let reference = '';
+    if (referenceRaw !== null) {
+      reference = referenceRaw.trim();
+      if (reference === '') {
+        ok = false;
+        this.report(
+          location,
+          'reference_id',
+          undefined,
+          'is missing: give each payout its own reference, such as payout-0001',
+        );
+      }
+    }
+
+    let currency: CurrencyOutcome | undefined;
+    if (currencyRaw !== null) {
+      currency = this.currency(currencyRaw);
+    }
+
+    let amount: ReturnType<typeof parseAmount> | undefined;
+    if (amountRaw !== null) {
+      amount = parseAmount(amountRaw, currency?.ok ? currency.digits : undefined);
+      if (!amount.ok) {
+        ok = false;
+        const text = amountRaw.trim();
+        this.report(location, 'amount', text === '' ? undefined : text, amount.message);
+      }
+    }
+
+    if (currency !== undefined && !currency.ok) {
+      ok = false;
+      this.report(location, 'currency', currency.value, currency.message);
+    }
+
+    let recipient = '';
+    if (recipientRaw !== null) {
+      recipient = recipientRaw.trim();
+      if (recipient === '') {
+        ok = false;
+        this.report(
+          location,
+          'recipient',
+          undefined,
+          "is missing: write the recipient's e-mail address, telephone number or identifier",
+        );
+      }
+    }
+
+    let description: string | undefined;
+    if (descriptionRaw !== null && descriptionRaw !== undefined) {
+      const text = descriptionRaw.trim();
+      if (text !== '') description = text;
+      // A UTF-16 length within the limit is within it in code points too: skip the count.
+      if (text.length > DESCRIPTION_MAX) {
+        const length = codePointLength(text);
+        if (length > DESCRIPTION_MAX) {
+          ok = false;
+          this.report(
+            location,
+            'description',
+            excerpt(text),
+            `is ${length} characters long; the service accepts at most ${DESCRIPTION_MAX}: shorten it`,
+          );
+        }
+      }
+    }
+
+    if (!ok || amount === undefined || !amount.ok || currency === undefined || !currency.ok) {
+      if (reference !== '') this.sink.refused?.(reference, this.file, location);
+      return false;
+    }
+    this.sink.payout({
+      file: this.file,
+      location,
+      reference_id: reference,
+      amount: amount.amount,
+      currency: currency.code,
+      recipient,
+      description,
+    });
+    return true;
+  }
+
+  /** Reports one problem of a row. */
+  report(
+    location: string | undefined,
+    field: PayoutField | string | undefined,
+    value: string | undefined,
+    message: string,
+  ): void {
+    const p: Problem = { file: this.file, message };
+    if (location !== undefined) p.location = location;
+    if (field !== undefined) p.field = field;
+    if (value !== undefined) p.value = value;
+    this.sink.problem(p);
+  }
+
+  private currency(raw: string): CurrencyOutcome {
+    // Most files use one currency throughout: compare with the last one before hashing.
+    if (raw === this.lastCurrencyRaw) return this.lastCurrency!;
+    const outcome = this.lookupCurrency(raw);
+    this.lastCurrencyRaw = raw;
+    this.lastCurrency = outcome;
+    return outcome;
+  }
+
+  private lookupCurrency(raw: string): CurrencyOutcome {
+    const cached = this.currencyCache.get(raw);
+    if (cached !== undefined) return cached;
+    const outcome = this.readCurrency(raw);
+    if (this.currencyCache.size < CURRENCY_CACHE_LIMIT) this.currencyCache.set(raw, outcome);
+    return outcome;
+  }
+
+  private readCurrency(raw: string): CurrencyOutcome {
+    const text = raw.trim();
+    if (text === '') {
+      return {
+        ok: false,
+        value: undefined,
+        message: 'is missing: write the three-letter ISO 4217 code, such as USD or EUR',
+      };
+    }
+    const code = text.toUpperCase();
+    if (!THREE_LETTERS.test(code)) {
+      const message = CURRENCY_SYMBOL.test(text)
+        ? 'write the three-letter ISO 4217 code instead of the symbol, such as USD or EUR'
+        : 'must be a three-letter ISO 4217 code, such as USD or EUR';
+      return { ok: false, value: text, message };
+    }
+    const digits = this.currencies.minorUnits(code);
+    if (digits === undefined) {
+      return {
+        ok: false,
+        value: text,
+        message: `not an ISO 4217 currency code: check it, or pass --allow-currency ${code}`,
+      };
+    }
+    return { ok: true, code, digits };
+  }
+}

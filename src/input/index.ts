@@ -1,0 +1,57 @@
+/**
+ * Input intake: reads payout rows from CSV, JSON and NDJSON sources as a stream, checks
+ * every row, and hands valid payouts and problems to a sink. Nothing here sends anything.
+ */
+import { readCsv } from './csv.js';
+import { PayoutChecker } from './fields.js';
+import { readJson, readNdjson } from './json.js';
+import { columnNames, detectFormat, parseDelimiterOption } from './options.js';
+import type { FileMeta, InputSource, IntakeOptions, IntakeSink } from './types.js';
+
+export { detectDelimiter } from './csv.js';
+export { codePointLength, DESCRIPTION_MAX } from './fields.js';
+export { detectFormat, parseDelimiterOption, parseMapOption } from './options.js';
+export { ProblemList } from './problems.js';
+export { fileSource } from './source.js';
+export { templateText } from './template.js';
+export type {
+  FileMeta,
+  InputFormat,
+  InputSource,
+  IntakeOptions,
+  IntakeSink,
+  PayoutField,
+  ValidPayout,
+} from './types.js';
+export { PAYOUT_FIELDS, REQUIRED_FIELDS } from './types.js';
+
+/**
+ * Reads one source and checks every row. Data problems (including a file that cannot be
+ * read) go to the sink; only usage problems (unknown format, bad --map) throw UsageError.
+ * Deterministic, so a send can read the same file again to build its requests.
+ */
+export async function readPayouts(
+  source: InputSource,
+  opts: IntakeOptions,
+  sink: IntakeSink,
+): Promise<FileMeta> {
+  const format = detectFormat(source.name, opts.format);
+  const names = columnNames(opts.map);
+  const delimiter = opts.delimiter === undefined ? undefined : parseDelimiterOption(opts.delimiter);
+  const checker = new PayoutChecker(source.name, opts.currencies, sink);
+  switch (format) {
+    case 'csv':
+      return readCsv(source, {
+        file: source.name,
+        delimiter,
+        names,
+        map: opts.map ?? {},
+        checker,
+        sink,
+      });
+    case 'json':
+      return readJson(source, checker, sink);
+    case 'ndjson':
+      return readNdjson(source, checker, sink);
+  }
+}

@@ -1,0 +1,245 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SANDBOX_CREDENTIALS } from '../../src/sandbox/index.js';
+import { type CliResult, parseJsonStdout, runCli, tempHome } from '../helpers/cli.js';
+import { errorEnvelope, sendJson, startServer } from '../helpers/http-servers.js';
+import { testService } from '../helpers/sandbox.js';
+
+const SECRET = 'cfg-test-secret-Q7x2';
+
+let home: ReturnType<typeof tempHome>;
+beforeEach(() => {
+  home = tempHome();
+});
+afterEach(() => home.cleanup());
+
+/** Stores credentials through the CLI, the secret on stdin. */
+function setCredentials(args: string[] = [], secret = `${SECRET}\n`): Promise<CliResult> {
+  return runCli(
+    ['config', 'set-credentials', '--client-id', 'cid-1', '--client-secret-stdin', ...args],
+    {
+      env: home.env,
+      stdin: secret,
+    },
+  );
+}
+
+/** The config file path, as `config path` prints it. */
+async function configPath(): Promise<string> {
+  const r = await runCli(['config', 'path'], { env: home.env });
+  return r.stdout.trim().split('\n').pop() as string;
+}
+
+describe('config set-credentials', () => {
+  it('stores the credentials in a 0600 file inside a 0700 folder and says where', async () => {
+    const r = await setCredentials(['--base-url', 'https://pay.example.com/']);
+    expect(r.code).toBe(0);
+    const path = await configPath();
+    expect(r.stdout).toContain(path);
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(dirname(path)).mode & 0o777).toBe(0o700);
+    const stored = JSON.parse(readFileSync(path, 'utf8'));
+    // One trailing newline removed, nothing else.
+    expect(stored.profiles.default).toEqual({
+      clientId: 'cid-1',
+      clientSecret: SECRET,
+      baseUrl: 'https://pay.example.com',
+    });
+  });
+
+  it('stores into the profile named by --profile', async () => {
+    expect((await setCredentials(['--profile', 'staging'])).code).toBe(0);
+    const stored = JSON.parse(readFileSync(await configPath(), 'utf8'));
+    expect(Object.keys(stored.profiles)).toEqual(['staging']);
+  });
+
+  it('explains the flags when there is no terminal to ask on, exit 2', async () => {
+    const r = await runCli(['config', 'set-credentials'], { env: home.env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--client-id ID');
+    expect(r.stderr).toContain('--client-secret-stdin');
+  });
+
+  it('has no option that takes the secret itself', async () => {
+    const r = await runCli(
+      ['config', 'set-credentials', '--client-id', 'x', '--client-secret', SECRET],
+      {
+        env: home.env,
+      },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown option/);
+    const help = await runCli(['config', 'set-credentials', '--help']);
+    expect(help.stdout).not.toMatch(/--client-secret </);
+  });
+
+  it('refuses plain http to a remote host and stores nothing, exit 2', async () => {
+    const r = await setCredentials(['--base-url', 'http://x.invalid']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/plain http/);
+    const path = await configPath();
+    const stored = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : { profiles: {} };
+    expect(stored.profiles).toEqual({});
+  });
+
+  it('refuses an empty secret, exit 2', async () => {
+    const r = await setCredentials([], '\n');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/Client-Secret from standard input is empty/);
+  });
+});
+
+describe('config show', () => {
+  it('shows each setting with its origin and the secret masked', async () => {
+    await setCredentials(['--base-url', 'https://pay.example.com']);
+    const r = await runCli(['config', 'show'], { env: home.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Profile\s+default \(default\)/);
+    expect(r.stdout).toMatch(/Client-Id\s+cid-1 \(from file\)/);
+    expect(r.stdout).toMatch(/Client-Secret\s+\*+Q7x2 \(from file\)/);
+    expect(r.stdout).toMatch(/Base URL\s+https:\/\/pay\.example\.com \(from file\)/);
+    expect(r.stdout).not.toContain(SECRET);
+  });
+
+  it('says when values come from the environment or a flag, also with --json', async () => {
+    await setCredentials(['--base-url', 'https://pay.example.com']);
+    const r = await runCli(
+      ['config', 'show', '--json', '--base-url', 'https://other.example.com'],
+      {
+        env: { ...home.env, PAYOUTS_CLIENT_SECRET: 'env-secret-ABCD' },
+      },
+    );
+    expect(r.code).toBe(0);
+    expect(parseJsonStdout(r)).toEqual({
+      profile: { value: 'default', source: 'default' },
+      client_id: { value: 'cid-1', source: 'file' },
+      client_secret: { masked: '********ABCD', source: 'environment' },
+      base_url: { value: 'https://other.example.com', source: 'flag' },
+      config_file: await configPath(),
+      stored_profiles: ['default'],
+    });
+    expect(r.stdout).not.toContain('env-secret');
+  });
+
+  it('shows what is not set', async () => {
+    const r = await runCli(['config', 'show', '--profile', 'empty'], { env: home.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Profile\s+empty \(from flag\)/);
+    expect(r.stdout).toMatch(/Client-Secret\s+\(not set\)/);
+  });
+});
+
+describe('config path', () => {
+  it('prints the config file path as the last line, or {path} with --json', async () => {
+    const r = await runCli(['config', 'path'], { env: home.env });
+    expect(r.code).toBe(0);
+    const last = r.stdout.trimEnd().split('\n').pop();
+    expect(last).toBe(`${home.env.XDG_CONFIG_HOME}/payouts/config.json`);
+    const j = await runCli(['config', 'path', '--json'], { env: home.env });
+    expect(parseJsonStdout(j)).toEqual({ path: last });
+  });
+});
+
+describe('config remove', () => {
+  it('removes the profile, then says there is no such profile with exit 2', async () => {
+    await setCredentials(['--profile', 'staging']);
+    await setCredentials();
+    const r = await runCli(['config', 'remove', '--profile', 'staging'], { env: home.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Removed profile "staging"');
+    const stored = JSON.parse(readFileSync(await configPath(), 'utf8'));
+    expect(Object.keys(stored.profiles)).toEqual(['default']);
+    const again = await runCli(['config', 'remove', '--profile', 'staging'], { env: home.env });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/no profile "staging".*profiles: default/);
+  });
+
+  it('removes the default profile when no --profile is given', async () => {
+    await setCredentials();
+    expect((await runCli(['config', 'remove'], { env: home.env })).code).toBe(0);
+    expect((await runCli(['config', 'remove'], { env: home.env })).code).toBe(2);
+  });
+});
+
+describe('config check', () => {
+  let svc: Awaited<ReturnType<typeof testService>>;
+  beforeAll(async () => {
+    svc = await testService();
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('accepts the sandbox credentials stored in a profile', async () => {
+    const stored = await runCli(
+      [
+        'config',
+        'set-credentials',
+        '--client-id',
+        SANDBOX_CREDENTIALS.clientId,
+        '--client-secret-stdin',
+        '--base-url',
+        svc.sandbox.baseUrl,
+      ],
+      { env: home.env, stdin: SANDBOX_CREDENTIALS.clientSecret },
+    );
+    expect(stored.code).toBe(0);
+    const r = await runCli(['config', 'check'], { env: home.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Credentials accepted by http:\/\/127\.0\.0\.1:\d+/);
+    const j = await runCli(['config', 'check', '--json'], { env: home.env });
+    expect(parseJsonStdout(j)).toMatchObject({
+      ok: true,
+      profile: 'default',
+      client_id: 'sandbox-client-id',
+    });
+  });
+
+  it('exits 3 when the service rejects the credentials', async () => {
+    const r = await runCli(['config', 'check'], {
+      env: { ...svc.env, PAYOUTS_CLIENT_SECRET: 'not-the-secret' },
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/rejected the credentials/);
+  });
+
+  it('exits 3 naming set-credentials when there are none', async () => {
+    const r = await runCli(['config', 'check'], {
+      env: { ...home.env, PAYOUTS_BASE_URL: svc.sandbox.baseUrl },
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('payouts config set-credentials');
+  });
+
+  it('exits 7 when the service cannot be reached', async () => {
+    const s = await startServer((_req, res) => res.end());
+    await s.close();
+    const r = await runCli(['config', 'check'], { env: { ...svc.env, PAYOUTS_BASE_URL: s.url } });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/could not reach/);
+  });
+
+  it('probes with a reference that cannot exist', async () => {
+    const s = await startServer((_req, res) =>
+      sendJson(res, 404, errorEnvelope('Payout not found')),
+    );
+    try {
+      const r = await runCli(['config', 'check'], { env: { ...svc.env, PAYOUTS_BASE_URL: s.url } });
+      expect(r.code).toBe(0);
+      expect(s.requests.map((q) => q.url)).toEqual([
+        expect.stringMatching(/^\/api\/v1\/payouts\/payouts-config-check-[0-9a-f]{16}$/),
+      ]);
+      expect(s.requests[0]?.headers['client-id']).toBe(SANDBOX_CREDENTIALS.clientId);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('works with --sandbox without configuration', async () => {
+    const r = await runCli(['config', 'check', '--sandbox'], { env: home.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Credentials accepted/);
+  });
+});

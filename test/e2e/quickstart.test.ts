@@ -1,0 +1,55 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseJsonStdout, runCli, sample, tempHome } from '../helpers/cli.js';
+
+let home: ReturnType<typeof tempHome> | undefined;
+afterEach(() => {
+  home?.cleanup();
+  home = undefined;
+});
+
+describe('quick start', () => {
+  it('sends the sample to the sandbox, finds a payout by reference, and a re-run sends nothing again', async () => {
+    home = tempHome();
+    const first = await runCli(['send', sample('payouts.csv'), '--sandbox'], { env: home.env });
+    expect(first.stderr).toMatch(/SANDBOX/);
+    expect(first.stdout).toMatch(/SANDBOX 12 payouts: 12 succeeded, 0 failed, 0 pending/);
+    expect(first.code).toBe(0);
+
+    const status = await runCli(['status', 'PO-2026-11-0007', '--sandbox', '--json'], {
+      env: home.env,
+    });
+    expect(status.code).toBe(0);
+    expect(
+      parseJsonStdout<{ reference_id: string; status: string; currency: string }>(status),
+    ).toMatchObject({
+      reference_id: 'PO-2026-11-0007',
+      status: 'success',
+      currency: 'BHD',
+    });
+
+    const again = await runCli(['send', sample('payouts.csv'), '--sandbox'], { env: home.env });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/12 sent earlier, not sent again/);
+  });
+
+  it('--help lists every command and the exit codes', async () => {
+    const r = await runCli(['--help']);
+    expect(r.code).toBe(0);
+    for (const cmd of ['send', 'status', 'config', 'sandbox', 'template', 'runs']) {
+      expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+    }
+    expect(r.stdout).toMatch(/7 +service unreachable or outcome unknown/);
+  });
+
+  it('an unknown option is a usage error, exit 2', async () => {
+    const r = await runCli(['send', '--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown option/);
+  });
+
+  it('--version prints the package version', async () => {
+    const r = await runCli(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});

@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import {
+  readSandboxLedger,
+  SANDBOX_CREDENTIALS,
+  type SandboxOptions,
+  startSandbox,
+} from '../../src/sandbox/index.js';
+import { tempHome } from './cli.js';
+
+/** A sandbox on a loopback port with its own temp home, and the env for CLI runs against it. */
+export async function testService(opts: Omit<SandboxOptions, 'stateDir'> = {}) {
+  const home = tempHome();
+  // The sandbox keeps its own state apart from the CLI's journals, as a remote service would.
+  const serviceState = join(home.dir, 'service-state');
+  const sandbox = await startSandbox({ ...opts, stateDir: serviceState });
+  const env = {
+    ...home.env,
+    PAYOUTS_CLIENT_ID: SANDBOX_CREDENTIALS.clientId,
+    PAYOUTS_CLIENT_SECRET: SANDBOX_CREDENTIALS.clientSecret,
+    PAYOUTS_BASE_URL: sandbox.baseUrl,
+  };
+  return {
+    home,
+    sandbox,
+    env,
+    ledger: () => readSandboxLedger(serviceState),
+    async close() {
+      await sandbox.close();
+      home.cleanup();
+    },
+  };
+}
+
+/** Asserts-friendly view of a ledger: references applied more than once or attempted twice. */
+export function doubleSends(
+  ledger: Map<string, { applied: number; duplicateAttempts: number }>,
+): string[] {
+  return [...ledger.entries()]
+    .filter(([, e]) => e.applied !== 1 || e.duplicateAttempts !== 0)
+    .map(([ref]) => ref);
+}

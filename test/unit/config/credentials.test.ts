@@ -1,0 +1,181 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigStore } from '../../../src/config/store.js';
+import {
+  checkClientId,
+  checkClientSecret,
+  collectCredentials,
+  saveCredentials,
+  trimOneNewline,
+} from '../../../src/core/config/credentials.js';
+import { UsageError } from '../../../src/errors.js';
+import { memoryOutput } from '../status/output-helper.js';
+
+/** A readable holding `text`. */
+function stdinOf(text: string): PassThrough {
+  const s = new PassThrough();
+  s.end(text);
+  return s;
+}
+
+const SECRET = 'cs_live_9f8e7d6c5b4a';
+
+describe('collectCredentials without a terminal', () => {
+  it('takes the id from the flag and the secret from stdin, less one trailing newline', async () => {
+    const m = memoryOutput();
+    const creds = await collectCredentials(
+      { clientId: 'cid', secretFromStdin: true, baseUrl: 'https://pay.example.com/' },
+      { output: m.output, stdin: stdinOf(`${SECRET}\n`) },
+    );
+    expect(creds.clientId).toBe('cid');
+    expect(creds.clientSecret.reveal()).toBe(SECRET);
+    expect(creds.baseUrl).toBe('https://pay.example.com');
+  });
+
+  it('explains the flags when they are missing', async () => {
+    const m = memoryOutput();
+    for (const flags of [{}, { clientId: 'x' }, { secretFromStdin: true }]) {
+      const err = await collectCredentials(flags, { output: m.output, stdin: stdinOf('s') }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(UsageError);
+      expect(String((err as Error).message)).toMatch(/--client-id ID .*--client-secret-stdin/s);
+    }
+  });
+
+  it('refuses plain http to a remote host before reading the secret', async () => {
+    const m = memoryOutput();
+    const stdin = stdinOf(SECRET);
+    await expect(
+      collectCredentials(
+        { clientId: 'cid', secretFromStdin: true, baseUrl: 'http://x.invalid' },
+        { output: m.output, stdin },
+      ),
+    ).rejects.toThrow(/plain http/);
+    expect(stdin.readableLength).toBeGreaterThan(0);
+  });
+
+  it('refuses an empty secret or one with a line break, without quoting it', async () => {
+    const m = memoryOutput();
+    for (const input of ['\n', '', 'ab\ncd\n']) {
+      const err = await collectCredentials(
+        { clientId: 'cid', secretFromStdin: true },
+        { output: m.output, stdin: stdinOf(input) },
+      ).catch((e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(UsageError);
+      expect((err as Error).message).not.toContain('ab');
+    }
+  });
+});
+
+describe('collectCredentials on a terminal', () => {
+  it('asks for id, hidden secret and base URL', async () => {
+    const m = memoryOutput({ tty: true });
+    const pending = collectCredentials({}, { output: m.output, stdin: m.stdin });
+    // Answer each prompt once it has been shown.
+    const answers = ['my-id', SECRET, 'https://pay.example.com'];
+    const prompts = ['Client-Id: ', 'Client-Secret (not shown): ', 'Base URL'];
+    for (const [i, answer] of answers.entries()) {
+      await waitFor(() => m.stderr().includes(prompts[i] as string));
+      m.stdin.write(`${answer}\n`);
+    }
+    const creds = await pending;
+    expect(creds).toMatchObject({ clientId: 'my-id', baseUrl: 'https://pay.example.com' });
+    expect(creds.clientSecret.reveal()).toBe(SECRET);
+    expect(m.stderr()).not.toContain(SECRET);
+  });
+
+  it('offers the stored Client-Id as the default and skips the base URL a profile has', async () => {
+    const m = memoryOutput({ tty: true });
+    const pending = collectCredentials(
+      {},
+      {
+        output: m.output,
+        stdin: m.stdin,
+        existing: { clientId: 'old-id', baseUrl: 'https://a.example' },
+      },
+    );
+    await waitFor(() => m.stderr().includes('Client-Id [old-id]: '));
+    m.stdin.write('\n');
+    await waitFor(() => m.stderr().includes('Client-Secret'));
+    m.stdin.write(`${SECRET}\n`);
+    const creds = await pending;
+    expect(creds.clientId).toBe('old-id');
+    expect(creds.baseUrl).toBeUndefined();
+    expect(m.stderr()).not.toContain('Base URL');
+  });
+});
+
+/** Waits until a condition holds (the prompts are written asynchronously). */
+async function waitFor(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  if (!cond()) throw new Error('condition not met');
+}
+
+describe('checks', () => {
+  it('trims exactly one trailing newline', () => {
+    expect(trimOneNewline('a\n\n')).toBe('a\n');
+    expect(trimOneNewline('a\r\n')).toBe('a');
+    expect(trimOneNewline('a ')).toBe('a ');
+  });
+
+  it('refuses ids and secrets that cannot be a header value', () => {
+    expect(() => checkClientId('  ')).toThrow(UsageError);
+    expect(() => checkClientId('a\tb')).toThrow(UsageError);
+    expect(checkClientId(' id ')).toBe('id');
+    expect(() => checkClientSecret('a\u0000b', 'x')).toThrow(UsageError);
+  });
+});
+
+describe('saveCredentials', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('stores the profile, keeps its base URL when none is given, and never returns the secret', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payouts-cred-'));
+    dirs.push(dir);
+    const store = new ConfigStore(dir);
+    store.saveProfile('p', { baseUrl: 'https://keep.example' });
+    const creds = await collectCredentials(
+      { clientId: 'cid', secretFromStdin: true },
+      { output: memoryOutput().output, stdin: stdinOf(SECRET) },
+    );
+    const saved = saveCredentials(store, 'p', creds);
+    expect(saved).toEqual({
+      profile: 'p',
+      path: store.path,
+      client_id: 'cid',
+      base_url: 'https://keep.example',
+    });
+    expect(JSON.stringify(saved)).not.toContain(SECRET);
+    expect(store.profile('p')?.clientSecret).toBe(SECRET);
+  });
+});
+
+describe('collectCredentials edge cases', () => {
+  it('turns a prompt closed without an answer (Ctrl-D) into a usage error', async () => {
+    const m = memoryOutput({ tty: true });
+    const pending = collectCredentials({}, { output: m.output, stdin: m.stdin });
+    await waitFor(() => m.stderr().includes('Client-Id: '));
+    m.stdin.end();
+    await expect(pending).rejects.toThrow(/no answer given: nothing was stored/);
+  });
+
+  it('asks without echo when --client-secret-stdin is given but stdin is a terminal', async () => {
+    const m = memoryOutput({ tty: true });
+    const pending = collectCredentials(
+      { clientId: 'cid', secretFromStdin: true },
+      { output: m.output, stdin: m.stdin },
+    );
+    await waitFor(() => m.stderr().includes('Client-Secret (not shown): '));
+    m.stdin.write(`${SECRET}\n`);
+    expect((await pending).clientSecret.reveal()).toBe(SECRET);
+    expect(m.stderr()).not.toContain(SECRET);
+    expect(m.stderr()).not.toContain('Base URL');
+  });
+});

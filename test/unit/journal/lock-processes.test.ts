@@ -1,0 +1,128 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serviceId } from '../../../src/journal/index.js';
+import { SERVICE, tempStateDir } from './helpers.js';
+
+const LOCK_SOURCE = fileURLToPath(new URL('../../../src/journal/lock.ts', import.meta.url));
+
+/**
+ * A contender: says "ready", waits for "go" so all start together, takes the lock with its real
+ * pid, reports, and holds the lock until its stdin closes.
+ */
+const CONTENDER = `
+import { RunLock } from './lock.mjs';
+const [stateDir, serviceKey] = process.argv.slice(2);
+process.stdin.once('data', async () => {
+  try {
+    const lock = await RunLock.acquire({ stateDir, serviceKey, pid: process.pid, command: 'contender' });
+    process.stdout.write('won\\n');
+    process.stdin.on('end', async () => { await lock.release(); process.exit(0); });
+  } catch (err) {
+    process.stdout.write('lost ' + err.name + ' ' + err.message + '\\n');
+    process.exit(0);
+  }
+});
+process.stdout.write('ready\\n');
+`;
+
+let script = '';
+let bundleDir = '';
+
+afterAll(async () => {
+  if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
+});
+
+beforeAll(async () => {
+  // Real processes race on real files: bundle the lock module to plain JavaScript for them.
+  bundleDir = await mkdtemp(join(tmpdir(), 'payouts-lock-bundle-'));
+  const dir = bundleDir;
+  await build({
+    entryPoints: [LOCK_SOURCE],
+    outfile: join(dir, 'lock.mjs'),
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    logLevel: 'silent',
+  });
+  script = join(dir, 'contender.mjs');
+  await writeFile(script, CONTENDER);
+}, 30_000);
+
+/** A running contender and its output lines. */
+interface Contender {
+  child: ChildProcess;
+  line: () => Promise<string>;
+}
+
+/** Starts a contender process. */
+function contender(stateDir: string): Contender {
+  const child = spawn(process.execPath, [script, stateDir, SERVICE], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  const waiting: Array<(l: string) => void> = [];
+  let buf = '';
+  const push = (l: string) => {
+    const w = waiting.shift();
+    if (w) w(l);
+    else lines.push(l);
+  };
+  child.stdout?.on('data', (d: Buffer) => {
+    buf += d.toString();
+    for (let i = buf.indexOf('\n'); i !== -1; i = buf.indexOf('\n')) {
+      push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+  });
+  child.on('exit', () => push('exited'));
+  return {
+    child,
+    line: () => {
+      const l = lines.shift();
+      return l !== undefined ? Promise.resolve(l) : new Promise((r) => waiting.push(r));
+    },
+  };
+}
+
+describe('RunLock across processes', () => {
+  it('lets exactly one of three processes take over a stale lock, round after round', async () => {
+    const stateDir = await tempStateDir();
+    const lockPath = join(stateDir, 'journals', serviceId(SERVICE), 'send.lock');
+    await mkdir(dirname(lockPath), { recursive: true });
+    const stalePid = spawnSync(process.execPath, ['-e', '0']).pid!;
+    for (let round = 0; round < 15; round++) {
+      await writeFile(
+        lockPath,
+        JSON.stringify({
+          pid: stalePid,
+          hostname: hostname(),
+          started_at: 'then',
+          command: 'crashed',
+          token: `stale-${round}`,
+        }),
+      );
+      const runs = [0, 1, 2].map(() => contender(stateDir));
+      expect(await Promise.all(runs.map((r) => r.line()))).toEqual(['ready', 'ready', 'ready']);
+      for (const r of runs) r.child.stdin?.write('go\n');
+      const results = await Promise.all(runs.map((r) => r.line()));
+      const winners = runs.filter((_, i) => results[i] === 'won');
+      expect(winners, `round ${round}: ${results.join(' | ')}`).toHaveLength(1);
+      const winnerPid = winners[0]!.child.pid!;
+      for (const r of results.filter((x) => x !== 'won')) {
+        expect(r).toMatch(new RegExp(`^lost UsageError .*\\(pid ${winnerPid}, `));
+      }
+      expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ pid: winnerPid });
+      // Let the winner release; its exit leaves no lock behind.
+      await new Promise<void>((resolve) => {
+        winners[0]!.child.on('exit', () => resolve());
+        winners[0]!.child.stdin?.end();
+      });
+      await expect(readFile(lockPath)).rejects.toMatchObject({ code: 'ENOENT' });
+    }
+  }, 60_000);
+});

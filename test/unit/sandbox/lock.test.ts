@@ -1,0 +1,82 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { acquireLock, processAlive, sleep, staleLock } from '../../../src/sandbox/lock.js';
+import { tempState } from './helpers.js';
+
+const temps: Array<{ cleanup(): void }> = [];
+afterEach(() => {
+  for (const t of temps.splice(0)) t.cleanup();
+});
+
+/** A lock path in a fresh temp folder. */
+function lockPath(): string {
+  const t = tempState();
+  temps.push(t);
+  return join(t.dir, 'ledger.lock');
+}
+
+/** A pid that certainly no longer runs: a child that has exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+  return Number(r.stdout.toString());
+}
+
+describe('file lock', () => {
+  it('is exclusive: a second taker waits for the release', async () => {
+    const path = lockPath();
+    const release = await acquireLock(path);
+    expect(readFileSync(path, 'utf8')).toMatch(new RegExp(`^${process.pid} `));
+    let second = false;
+    const waiting = acquireLock(path).then((r) => {
+      second = true;
+      return r;
+    });
+    await sleep(80);
+    expect(second).toBe(false);
+    await release();
+    const release2 = await waiting;
+    expect(second).toBe(true);
+    await release2();
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('breaks a lock whose pid is dead', async () => {
+    const path = lockPath();
+    const pid = deadPid();
+    expect(processAlive(pid)).toBe(false);
+    writeFileSync(path, `${pid} ${Date.now()} abc\n`);
+    expect(await staleLock(path, 10_000)).toBeTypeOf('number');
+    const release = await acquireLock(path, { timeoutMs: 2000 });
+    expect(readFileSync(path, 'utf8')).toMatch(new RegExp(`^${process.pid} `));
+    await release();
+  });
+
+  it('breaks a lock older than the stale age, even of a live pid', async () => {
+    const path = lockPath();
+    writeFileSync(path, `${process.pid} 0 old\n`);
+    expect(await staleLock(path, 10_000)).toBeUndefined();
+    const old = new Date(Date.now() - 11_000);
+    utimesSync(path, old, old);
+    expect(await staleLock(path, 10_000)).toBeTypeOf('number');
+    const release = await acquireLock(path, { timeoutMs: 2000 });
+    await release();
+  });
+
+  it('gives up on a live, fresh lock after the timeout, naming the holder', async () => {
+    const path = lockPath();
+    writeFileSync(path, `${process.pid} ${Date.now()} other\n`);
+    await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(
+      new RegExp(`held by pid ${process.pid}`),
+    );
+  });
+
+  it('does not remove a lock that another process took over', async () => {
+    const path = lockPath();
+    const release = await acquireLock(path);
+    writeFileSync(path, '999999 0 someone-else\n');
+    await release();
+    expect(readFileSync(path, 'utf8')).toBe('999999 0 someone-else\n');
+  });
+});
