@@ -176,6 +176,8 @@ export class Output {
     const table = new Table({
       head: head.map((h) => this.color.bold(h)),
       style: { head: [], border: [] },
+      // No rule between rows: a run of hundreds of rows stays readable.
+      chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
       wordWrap: true,
     });
     table.push(...rows);

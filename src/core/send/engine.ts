@@ -1,4 +1,5 @@
 import type { PayoutClient } from '../../api/client.js';
+import { backoffDelay, DEFAULT_READ_RETRY, type RetryPolicy, withRetry } from '../../api/retry.js';
 import type {
   CreateRequest,
   CreateResponse,
@@ -19,24 +20,12 @@ import {
 import type { RunJournal } from '../../journal/index.js';
 import type { PayoutOutcome } from './outcome.js';
 
-/** Bounds on retrying: attempts, backoff and total time. */
-export interface SendRetryPolicy {
-  /** Attempts of one chunk, the first included. */
-  maxAttempts: number;
-  baseMs: number;
-  capMs: number;
-  /** A chunk stops retrying once this much time has passed since its first attempt. */
-  maxElapsedMs: number;
-  /** The longest Retry-After honoured; longer ones are cut to this. */
-  maxRetryAfterMs: number;
-}
-
-/** The policy used by `payouts send`, documented in the README. */
-export const DEFAULT_SEND_RETRY: SendRetryPolicy = {
+/** How create requests are retried: never applied ones only, within these bounds. */
+export const DEFAULT_SEND_RETRY: RetryPolicy = {
   maxAttempts: 6,
-  baseMs: 250,
-  capMs: 8_000,
-  maxElapsedMs: 120_000,
+  baseDelayMs: 250,
+  maxDelayMs: 8_000,
+  maxTotalMs: 120_000,
   maxRetryAfterMs: 30_000,
 };
 
@@ -66,16 +55,7 @@ export interface EngineSettings {
   concurrency: number;
   batchReference?: string;
   webhookUrl?: string;
-  retry: SendRetryPolicy;
-}
-
-/** Full-jitter exponential backoff: a random wait between 0 and min(cap, base * 2^attempt). */
-export function backoffMs(
-  attempt: number,
-  policy: Pick<SendRetryPolicy, 'baseMs' | 'capMs'>,
-  random: () => number,
-): number {
-  return Math.floor(random() * Math.min(policy.capMs, policy.baseMs * 2 ** attempt));
+  retry: RetryPolicy;
 }
 
 /** Outcome fields from a payout record read back by GET. */
@@ -272,11 +252,11 @@ export class SendEngine {
         items = next.retry;
         attempt += 1;
         if (!items.length) break;
-        if (attempt >= policy.maxAttempts || this.now() - started > policy.maxElapsedMs) {
+        if (attempt >= policy.maxAttempts || this.now() - started > policy.maxTotalMs) {
           this.giveUp(items, err);
           return;
         }
-        await this.sleep(next.waitMs ?? backoffMs(attempt, policy, this.random));
+        await this.sleep(next.waitMs ?? backoffDelay(policy, attempt, this.random));
         continue;
       }
       items = await this.afterSuccess(response, req, items);
@@ -286,7 +266,7 @@ export class SendEngine {
           this.giveUp(items, new Error('the service did not report these payouts'));
           return;
         }
-        await this.sleep(backoffMs(attempt, policy, this.random));
+        await this.sleep(backoffDelay(policy, attempt, this.random));
       }
     }
     this.requestsDone += 1;
@@ -320,7 +300,7 @@ export class SendEngine {
         );
       }
       const wait = Math.min(
-        err.retryAfterMs ?? backoffMs(1, this.settings.retry, this.random),
+        err.retryAfterMs ?? backoffDelay(this.settings.retry, 1, this.random),
         this.settings.retry.maxRetryAfterMs,
       );
       return { retry: items, waitMs: wait };
@@ -474,28 +454,12 @@ export class SendEngine {
     });
   }
 
-  /** GET with bounded retries on failures that may pass (network, 5xx, 429). */
-  private async getWithRetry(ref: string): Promise<PayoutRecord> {
-    const policy = this.settings.retry;
-    const started = this.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.deps.client.getPayout(ref);
-      } catch (err) {
-        const final =
-          err instanceof NotFoundError ||
-          err instanceof CredentialsError ||
-          err instanceof RedirectError ||
-          err instanceof RequestRejectedError ||
-          attempt + 1 >= policy.maxAttempts ||
-          this.now() - started > policy.maxElapsedMs;
-        if (final) throw err;
-        const wait =
-          err instanceof RateLimitedError && err.retryAfterMs !== undefined
-            ? Math.min(err.retryAfterMs, policy.maxRetryAfterMs)
-            : backoffMs(attempt + 1, policy, this.random);
-        await this.sleep(wait);
-      }
-    }
+  /** GET with the bounded retries of every read (network, 5xx, 429). */
+  private getWithRetry(ref: string): Promise<PayoutRecord> {
+    return withRetry(() => this.deps.client.getPayout(ref), DEFAULT_READ_RETRY, {
+      sleep: this.sleep,
+      random: this.random,
+      now: this.now,
+    });
   }
 }

@@ -153,6 +153,16 @@ export function resultsDoc(
   };
 }
 
+/** Charges in the currency's own decimals (1 USD -> "1.00"), or as the service wrote them. */
+export function formatCharges(o: PayoutOutcome, currencies: CurrencyTable): string {
+  if (o.charges === undefined) return '';
+  const digits = currencies.minorUnits(o.currency);
+  const minor = digits === undefined ? undefined : minorFromServiceNumber(o.charges, digits);
+  return minor === undefined || digits === undefined
+    ? String(o.charges)
+    : formatMinor(minor, digits);
+}
+
 /** Colours a status: green success, yellow pending, red anything else. */
 export function colourStatus(status: string, c: ChalkInstance): string {
   if (status === 'success') return c.green(status);
@@ -165,6 +175,7 @@ export async function resultsTable(
   outcomes: PayoutOutcome[],
   output: Output,
   all: boolean,
+  currencies: CurrencyTable,
 ): Promise<string> {
   const attention = outcomes.filter((o) => o.status !== 'success');
   const fine = outcomes.filter((o) => o.status === 'success');
@@ -175,7 +186,7 @@ export async function resultsTable(
     o.reference_id,
     colourStatus(o.status, c) + (o.sent_earlier ? c.dim(' (sent earlier)') : ''),
     `${o.amount} ${o.currency}`,
-    o.charges === undefined ? '' : String(o.charges),
+    formatCharges(o, currencies),
     o.transaction_id ?? '',
     o.message ?? '',
   ]);

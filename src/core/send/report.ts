@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'n
 import { basename, dirname, join } from 'node:path';
 import { type IntakeOptions, readPayouts, type ValidPayout } from '../../input/index.js';
 import type { PayoutOutcome } from './outcome.js';
+import { formatCharges } from './render.js';
 import type { HashedSource } from './sources.js';
 
 /** Quotes a CSV cell when it holds a comma, quote, line break or edge spaces. */
@@ -94,7 +95,7 @@ export async function writeReport(
         text(p.description),
         text(o?.status ?? 'not_sent'),
         text(o?.transaction_id),
-        o?.charges === undefined ? '' : String(o.charges),
+        o ? formatCharges(o, intake.currencies) : '',
         text(o?.message),
         o?.sent_earlier ? 'true' : '',
       ];

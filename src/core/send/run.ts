@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { RetryPolicy } from '../../api/retry.js';
 import { InterruptedError, UsageError } from '../../errors.js';
 import {
   ExitCode,
@@ -12,7 +13,7 @@ import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
-import { DEFAULT_SEND_RETRY, SendEngine, type SendRetryPolicy } from './engine.js';
+import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import type { SendOptions } from './options.js';
 import { hashOf, planRun, type RunPlan, toPayoutRequest } from './plan.js';
 import {
@@ -40,7 +41,7 @@ export interface SendDeps {
   connect: () => Promise<ServiceConnection>;
   /** Base URL and profile for the summary of a dry run, which needs no credentials. */
   preview: () => Promise<{ baseUrl?: string; profile?: string }>;
-  retry?: SendRetryPolicy;
+  retry?: RetryPolicy;
 }
 
 /** Builds the sources of a run; standard input is spooled to a file so it can be read twice. */
@@ -296,7 +297,7 @@ async function finishRun(
   );
   if (output.json) output.printJson(doc);
   else {
-    const table = await resultsTable(outcomes, output, opts.all);
+    const table = await resultsTable(outcomes, output, opts.all, currencies);
     if (table) output.print(table);
     output.print(
       (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
