@@ -79,8 +79,12 @@ export async function main(argv: string[], runtime: Runtime): Promise<number> {
 }
 
 /** Prints an error on stderr (and as the JSON document under --json) and maps it to an exit code. */
-export function reportError(error: unknown, runtime: Runtime, globals: GlobalOptions): number {
-  const output = makeOutput(runtime, globals);
+export async function reportError(
+  error: unknown,
+  runtime: Runtime,
+  globals: GlobalOptions,
+): Promise<number> {
+  const output = await makeOutput(runtime, globals);
   const exitCode = exitCodeForError(error);
   const message = error instanceof Error ? error.message : String(error);
   const lines: string[] = [];

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CommandContext, GlobalOptions, Runtime } from '../context.js';
-import { Output } from '../output/output.js';
+import type { Output } from '../output/output.js';
 
 /** A command action: returns the exit code, or throws a typed error. */
 export type Action<A extends unknown[], O> = (
@@ -24,7 +24,9 @@ function globalsOf(cmd: Command): GlobalOptions {
 }
 
 /** Builds the Output of a run from the runtime and the global options. */
-export function makeOutput(runtime: Runtime, globals: GlobalOptions): Output {
+export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Promise<Output> {
+  // Loaded on first use so that --help and --version never pay for chalk.
+  const { Output } = await import('../output/output.js');
   return new Output({
     stdout: runtime.stdout,
     stderr: runtime.stderr,
@@ -48,7 +50,7 @@ export function defineAction<A extends unknown[], O>(
     const opts = received[received.length - 2] as O;
     const args = received.slice(0, -2) as A;
     const globals = globalsOf(self);
-    const ctx: CommandContext = { runtime, globals, output: makeOutput(runtime, globals) };
+    const ctx: CommandContext = { runtime, globals, output: await makeOutput(runtime, globals) };
     sink(await action(ctx, opts, ...args));
   });
 }

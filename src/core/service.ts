@@ -1,4 +1,4 @@
-import { PayoutClient } from '../api/client.js';
+import type { PayoutClient } from '../api/client.js';
 import { Secret } from '../api/secret.js';
 import {
   type CompleteSettings,
@@ -48,6 +48,8 @@ export async function openService(
   ctx: CommandContext,
   opts: { sandbox: boolean },
 ): Promise<ServiceConnection> {
+  // undici is the heaviest module of the CLI: only commands that talk to a service load it.
+  const { PayoutClient } = await import('../api/client.js');
   const trace = ctx.globals.debug ? (line: string) => ctx.output.debug(line) : undefined;
   const proxy = {
     httpProxy: ctx.runtime.env.HTTP_PROXY ?? ctx.runtime.env.http_proxy,

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { verifyCredentials } from '../../core/config/check.js';
-import { openService } from '../../core/service.js';
 import { ExitCode } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -26,6 +24,11 @@ Exit codes: 0 accepted, 3 missing or rejected (or this machine's IP address is n
 `,
     );
   defineAction<[], CheckOptions>(cmd, runtime, sink, async (ctx, opts) => {
+    // Loaded when the command runs, so start-up of every other command stays light.
+    const [{ verifyCredentials }, { openService }] = await Promise.all([
+      import('../../core/config/check.js'),
+      import('../../core/service.js'),
+    ]);
     const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
     try {
       const result = await verifyCredentials(service.client, { signal: ctx.runtime.interrupt });

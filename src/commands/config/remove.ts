@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { removeProfile, selectedProfile } from '../../core/config/profile.js';
-import { loadStore } from '../../core/service.js';
 import { ExitCode } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -17,6 +15,11 @@ Exit codes: 0 removed, 2 no such profile.
 `,
     );
   defineAction<[], Record<string, never>>(cmd, runtime, sink, async (ctx) => {
+    // Loaded when the command runs, so start-up of every other command stays light.
+    const [{ removeProfile, selectedProfile }, { loadStore }] = await Promise.all([
+      import('../../core/config/profile.js'),
+      import('../../core/service.js'),
+    ]);
     const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
     const removed = removeProfile(await loadStore(ctx), profile);
     ctx.output.result(

@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { collectCredentials, saveCredentials } from '../../core/config/credentials.js';
-import { selectedProfile } from '../../core/config/profile.js';
-import { loadStore } from '../../core/service.js';
 import { ExitCode } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -37,6 +34,13 @@ The file is readable by you only (0600, in a 0700 folder); see "payouts config p
 `,
     );
   defineAction<[], SetCredentialsOptions>(cmd, runtime, sink, async (ctx, opts) => {
+    // Loaded when the command runs, so start-up of every other command stays light.
+    const [{ collectCredentials, saveCredentials }, { selectedProfile }, { loadStore }] =
+      await Promise.all([
+        import('../../core/config/credentials.js'),
+        import('../../core/config/profile.js'),
+        import('../../core/service.js'),
+      ]);
     const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
     const store = await loadStore(ctx);
     const creds = await collectCredentials(

@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { selectedProfile } from '../../core/config/profile.js';
-import { describeSettings, renderSettings } from '../../core/config/show.js';
-import { loadSettings, loadStore } from '../../core/service.js';
 import { ExitCode } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -16,6 +13,13 @@ export function registerShow(config: Command, runtime: Runtime, sink: ExitSink):
       examples('payouts config show', 'payouts --profile staging config show --json'),
     );
   defineAction<[], Record<string, never>>(cmd, runtime, sink, async (ctx) => {
+    // Loaded when the command runs, so start-up of every other command stays light.
+    const [{ selectedProfile }, { describeSettings, renderSettings }, { loadSettings, loadStore }] =
+      await Promise.all([
+        import('../../core/config/profile.js'),
+        import('../../core/config/show.js'),
+        import('../../core/service.js'),
+      ]);
     selectedProfile(ctx.globals.profile, ctx.runtime.env);
     const store = await loadStore(ctx);
     const view = describeSettings(await loadSettings(ctx), store.path, store.profileNames());

@@ -1,10 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { openService } from '../../core/service.js';
-import { checkStatuses } from '../../core/status/check.js';
-import { parseStatusFlags, type StatusFlags } from '../../core/status/options.js';
-import { gatherReferences } from '../../core/status/references.js';
-import { renderStatus } from '../../core/status/render.js';
+import type { StatusFlags } from '../../core/status/options.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
 
 /** Options of `payouts status`. */
@@ -52,6 +48,20 @@ Exit codes: 0 all succeeded, 4 any failed or canceled, 5 any still pending, 6 an
 `,
     );
   defineAction<[string[]], StatusOptions>(cmd, runtime, sink, async (ctx, opts, refs) => {
+    // Loaded here, not at start-up: csv-parse and undici cost time every other command would pay.
+    const [
+      { openService },
+      { checkStatuses },
+      { parseStatusFlags },
+      { gatherReferences },
+      { renderStatus },
+    ] = await Promise.all([
+      import('../../core/service.js'),
+      import('../../core/status/check.js'),
+      import('../../core/status/options.js'),
+      import('../../core/status/references.js'),
+      import('../../core/status/render.js'),
+    ]);
     const flags = parseStatusFlags(opts);
     const files = opts.from ?? [];
     const references = await gatherReferences(refs, files, {

@@ -22,7 +22,7 @@ export interface RunPlan {
   webhookUrl?: string;
   /** sha256 of the inputs' bytes: with the service, it names the run's journal. */
   inputHash: string;
-  /** reference_id -> payoutHash, for resume and the cross-run check. */
+  /** reference_id -> payoutHash, for resume and the cross-run check (empty for a dry run). */
   refs: Map<string, string>;
   /** The first create request, for --dry-run. */
   firstRequest: CreateRequest;
@@ -37,6 +37,8 @@ export interface PlanOptions {
   webhookUrl?: string;
   maxTotals: MaxTotal[];
   warn: (message: string) => void;
+  /** Keep each payout's identity hash (for sending); a dry run needs only uniqueness. */
+  withHashes: boolean;
 }
 
 /** Turns a validated row into the wire form of a payout. */
@@ -123,6 +125,11 @@ function checkMaxTotals(
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
   const problems = new ProblemList();
   const refs = new Map<string, string>();
+  // A dry run keeps only the references: half the memory of keeping their hashes too.
+  const seen: { has(ref: string): boolean } = opts.withHashes ? refs : new Set<string>();
+  const remember = opts.withHashes
+    ? (p: ValidPayout) => refs.set(p.reference_id, hashOf(p))
+    : (p: ValidPayout) => (seen as Set<string>).add(p.reference_id);
   const refusedRefs = new Set<string>();
   const totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
@@ -132,15 +139,15 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     const meta = await readPayouts(source, opts.intake, {
       refused(ref, file, location) {
         // A refused row still claims its reference: a later duplicate is reported now.
-        if (refs.has(ref) || refusedRefs.has(ref)) problems.add(duplicate(ref, file, location));
+        if (seen.has(ref) || refusedRefs.has(ref)) problems.add(duplicate(ref, file, location));
         else refusedRefs.add(ref);
       },
       payout(p) {
-        if (refs.has(p.reference_id) || refusedRefs.has(p.reference_id)) {
+        if (seen.has(p.reference_id) || refusedRefs.has(p.reference_id)) {
           problems.add(duplicate(p.reference_id, p.file, p.location));
           return;
         }
-        refs.set(p.reference_id, hashOf(p));
+        remember(p);
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;
         if (first.length < opts.chunkSize) first.push(toPayoutRequest(p));

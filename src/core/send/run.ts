@@ -90,6 +90,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       webhookUrl: opts.webhookUrl,
       maxTotals: opts.maxTotals,
       warn: (m) => output.warn(m),
+      withHashes: !opts.dryRun,
     });
     const dest = {
       sandbox: opts.sandbox,
