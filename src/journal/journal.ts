@@ -77,6 +77,7 @@ export class RunJournal {
   private closed: Promise<void> | undefined;
   private syncs = 0;
   private readonly intentReqs = new Set<number>();
+  private tracking = true;
 
   private constructor(
     readonly runId: string,
@@ -178,6 +179,15 @@ export class RunJournal {
     return out;
   }
 
+  /**
+   * Stops keeping per-reference states in memory: once a run has read what earlier attempts
+   * left, the states are no longer asked for, and on a large run they are its biggest object.
+   */
+  releaseStates(): void {
+    this.tracking = false;
+    this.table.clear();
+  }
+
   /** Highest request id used so far, so a resumed run numbers new requests after it. */
   get lastRequestId(): number {
     return this.table.lastRequestId;
@@ -260,7 +270,7 @@ export class RunJournal {
     // A line the reader would reject would make the whole journal unreadable later.
     if (!isWritableRecord(rec)) throw new Error(`invalid journal record: ${JSON.stringify(rec)}`);
     // The state changes at once: a failed write only makes the run more careful, never less.
-    this.table.apply(rec);
+    if (this.tracking) this.table.apply(rec);
     this.pending.push(formatRecord(rec));
   }
 

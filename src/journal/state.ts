@@ -52,6 +52,11 @@ export class RefTable {
   /** `wants` limits the table to the references a caller cares about, to keep memory small. */
   constructor(private readonly wants?: (ref: string) => boolean) {}
 
+  /** Forgets every reference (the request-id high-water mark is kept). */
+  clear(): void {
+    this.refs.clear();
+  }
+
   /** The tracked state of a reference, if the journal names it. */
   get(ref: string): TrackedRef | undefined {
     return this.refs.get(ref);

@@ -83,10 +83,40 @@ export class Output {
 
   /** Writes the one JSON document of a --json run to stdout. */
   printJson(doc: unknown): void {
-    if (this.jsonWritten)
-      throw new Error('internal: a second JSON document was about to be written');
-    this.jsonWritten = true;
+    this.claimJson();
     this.opts.stdout.write(`${stringifyJson(doc)}\n`);
+  }
+
+  /**
+   * Writes one JSON document whose last field is a long list, item by item, so a run of a
+   * million results never sits in memory as one object or one string.
+   */
+  printJsonWithList(head: Record<string, unknown>, key: string, items: Iterable<unknown>): void {
+    this.claimJson();
+    const out = this.opts.stdout;
+    const opening = stringifyJson(head);
+    out.write(
+      `${opening === '{}' ? '{' : `${opening.slice(0, -2)},`}\n  ${JSON.stringify(key)}: [`,
+    );
+    let batch: string[] = [];
+    let first = true;
+    for (const item of items) {
+      batch.push(`${first ? '' : ','}\n    ${stringifyJson(item).replace(/\n/g, '\n    ')}`);
+      first = false;
+      if (batch.length === 1000) {
+        out.write(batch.join(''));
+        batch = [];
+      }
+    }
+    out.write(`${batch.join('')}${first ? '' : '\n  '}]\n}\n`);
+  }
+
+  /** Makes sure a --json run writes one document only. */
+  private claimJson(): void {
+    if (this.jsonWritten) {
+      throw new Error('internal: a second JSON document was about to be written');
+    }
+    this.jsonWritten = true;
   }
 
   /** Writes the result: JSON under --json, otherwise the human text. */

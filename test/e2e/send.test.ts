@@ -310,3 +310,36 @@ describe('payouts send: requests and results', () => {
     expect(parseJsonStdout<SendDoc>(r).batch_reference).toBe('NOV-2026-CONTRACTORS');
   });
 });
+
+describe('payouts send: a large run', () => {
+  it('sends a 100,000-row file within an 80 MiB heap, every payout exactly once', async () => {
+    service = await testService();
+    const file = join(service.home.dir, 'large.csv');
+    const currencies = ['EUR', 'USD', 'JPY', 'BHD'];
+    const rows = ['reference_id,amount,currency,recipient,description'];
+    for (let i = 1; i <= 100_000; i++) {
+      const c = currencies[i % 4]!;
+      const amount =
+        c === 'JPY'
+          ? String(100 + (i % 900))
+          : c === 'BHD'
+            ? `${1 + (i % 1000)}.125`
+            : `${1 + (i % 5000)}.50`;
+      rows.push(`L-${i},${amount},${c},user${i}@example.com,Payout ${i}`);
+    }
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    // A heap cap the run would outgrow if it held every row or every result as objects.
+    const r = await runCli(['send', file, '--yes', '--json'], {
+      env: { ...service.env, NODE_OPTIONS: '--max-old-space-size=80' },
+      timeoutMs: 120_000,
+    });
+    expect(r.stderr).not.toMatch(/heap out of memory/);
+    expect(r.code).toBe(0);
+    const doc = parseJsonStdout<SendDoc>(r);
+    expect(doc.success_count).toBe(100_000);
+    expect(doc.results).toHaveLength(100_000);
+    const ledger = await service.ledger();
+    expect(ledger.size).toBe(100_000);
+    expect(doubleSends(ledger)).toEqual([]);
+  }, 180_000);
+});

@@ -116,8 +116,8 @@ function trimToDigits(text: string, digits: number): string {
   return f ? `${int}.${f}` : (int ?? text);
 }
 
-/** The --json document of a finished run. */
-export function resultsDoc(
+/** The fields of a finished run's --json document that come before its results. */
+export function resultsHead(
   outcomes: PayoutOutcome[],
   extra: {
     batchReference?: string;
@@ -127,7 +127,7 @@ export function resultsDoc(
     interrupted: boolean;
   },
   currencies: CurrencyTable,
-): unknown {
+): Record<string, unknown> {
   const c = countOutcomes(outcomes);
   return {
     success_count: c.success,
@@ -140,7 +140,13 @@ export function resultsDoc(
     ...(extra.sandbox ? { sandbox: true } : {}),
     ...(extra.unknown.length ? { outcome_unknown: extra.unknown } : {}),
     ...(extra.interrupted ? { interrupted: true } : {}),
-    results: outcomes.map((o) => ({
+  };
+}
+
+/** The results of a run as --json items, made one at a time. */
+export function* resultItems(outcomes: Iterable<PayoutOutcome>): Generator<unknown> {
+  for (const o of outcomes) {
+    yield {
       reference_id: o.reference_id,
       status: o.status,
       transaction_id: o.transaction_id ?? null,
@@ -149,8 +155,8 @@ export function resultsDoc(
       charges: o.charges ?? null,
       ...(o.message ? { message: o.message } : {}),
       ...(o.sent_earlier ? { sent_earlier: true } : {}),
-    })),
-  };
+    };
+  }
 }
 
 /** Charges in the currency's own decimals (1 USD -> "1.00"), or as the service wrote them. */

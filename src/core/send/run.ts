@@ -20,7 +20,8 @@ import {
   closingLine,
   dryRunDoc,
   formatRequestBody,
-  resultsDoc,
+  resultItems,
+  resultsHead,
   resultsTable,
   summaryText,
 } from './render.js';
@@ -213,6 +214,7 @@ async function sendPlan(
         );
         applyReconciled(prior, await engine.reconcile([...prior.inFlight]), journal);
       }
+      journal.releaseStates();
       if (journal.resumed || prior.settled.size) {
         output.info(
           `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,
@@ -291,12 +293,12 @@ async function finishRun(
   let failedOut = 0;
   if (opts.failedOutPath)
     failedOut = await writeFailedOut(opts.failedOutPath, plan.sources, intake, engine.outcomes);
-  const doc = resultsDoc(
+  const head = resultsHead(
     outcomes,
     { batchReference, runId, sandbox: service.sandbox, unknown: engine.unknown, interrupted },
     currencies,
   );
-  if (output.json) output.printJson(doc);
+  if (output.json) output.printJsonWithList(head, 'results', resultItems(engine.outcomes.values()));
   else {
     const table = await resultsTable(outcomes, output, opts.all, currencies);
     if (table) output.print(table);

@@ -1,0 +1,73 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { Output, RawNumber, stringifyJson } from '../../../src/output/output.js';
+
+/** An Output writing into strings, as if no terminal were attached. */
+function capture(json = true) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const output = new Output({
+    stdout,
+    stderr,
+    stdin: new PassThrough(),
+    json,
+    debug: false,
+    noColor: false,
+  });
+  return { output, text: () => ({ out, err }) };
+}
+
+describe('Output JSON', () => {
+  it('writes amounts digit for digit', () => {
+    expect(stringifyJson({ a: new RawNumber('12.50'), b: [new RawNumber('0.100')] })).toBe(
+      '{\n  "a": 12.50,\n  "b": [\n    0.100\n  ]\n}',
+    );
+  });
+
+  it('streams a document with a long list that parses back to the same value', () => {
+    const { output, text } = capture();
+    const items = Array.from({ length: 2500 }, (_, i) => ({
+      ref: `R${i}`,
+      amount: new RawNumber(`${i}.10`),
+    }));
+    output.printJsonWithList({ count: 2500, nested: { x: 1 } }, 'results', items);
+    const doc = JSON.parse(text().out) as {
+      count: number;
+      nested: { x: number };
+      results: Array<{ ref: string; amount: number }>;
+    };
+    expect(doc.count).toBe(2500);
+    expect(doc.nested).toEqual({ x: 1 });
+    expect(doc.results).toHaveLength(2500);
+    expect(doc.results[2499]).toEqual({ ref: 'R2499', amount: 2499.1 });
+    expect(text().out).toContain('"amount": 7.10');
+  });
+
+  it('streams an empty list as valid JSON', () => {
+    const { output, text } = capture();
+    output.printJsonWithList({ count: 0 }, 'results', []);
+    expect(JSON.parse(text().out)).toEqual({ count: 0, results: [] });
+  });
+
+  it('refuses a second document', () => {
+    const { output } = capture();
+    output.printJson({ a: 1 });
+    expect(() => output.printJson({ b: 2 })).toThrow(/second JSON document/);
+  });
+
+  it('writes no colour codes when the streams are not terminals', () => {
+    const { output, text } = capture(false);
+    output.warn('careful');
+    output.print(output.color.red('plain'));
+    expect(text().err).toBe('warning: careful\n');
+    expect(text().out).toBe('plain\n');
+  });
+});
