@@ -423,6 +423,9 @@ export class SendEngine {
     }
     this.checkCounts(res);
     if (!missing.length) return [];
+    this.deps.warn(
+      `the service's answer did not include ${missing.length} of the payouts sent: reading them back before deciding to resend`,
+    );
     return this.settleByReading(req, missing, 'the service did not report these payouts');
   }
 

@@ -1,0 +1,195 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CreateRequest, CreateResponse, PayoutRecord } from '../../../src/api/types.js';
+import { DEFAULT_SEND_RETRY, SendEngine } from '../../../src/core/send/engine.js';
+import {
+  NetworkError,
+  NotFoundError,
+  OutcomeUnknownError,
+  RequestRejectedError,
+  ServiceError,
+  TooLargeError,
+} from '../../../src/errors.js';
+import { RunJournal } from '../../../src/journal/index.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fake service: `create` decides each answer; applied payouts are readable by GET. */
+class FakeService {
+  readonly applied = new Map<string, number>();
+  readonly creates: string[][] = [];
+  readFails = false;
+  constructor(
+    private readonly create: (
+      req: CreateRequest,
+      n: number,
+      svc: FakeService,
+    ) => Promise<CreateResponse>,
+  ) {}
+
+  /** Records a payout as applied and returns its success result. */
+  apply(ref: string) {
+    this.applied.set(ref, (this.applied.get(ref) ?? 0) + 1);
+    return { reference_id: ref, status: 'success', transaction_id: `T-${ref}`, charges: 0.01 };
+  }
+
+  createPayouts = async (req: CreateRequest): Promise<CreateResponse> => {
+    this.creates.push(req.payouts.map((p) => p.reference_id));
+    return this.create(req, this.creates.length, this);
+  };
+
+  getPayout = async (ref: string): Promise<PayoutRecord> => {
+    if (this.readFails) throw new NetworkError('down', false);
+    if (!this.applied.has(ref)) throw new NotFoundError(ref);
+    return { reference_id: ref, status: 'success', transaction_id: `T-${ref}` };
+  };
+}
+
+/** Answers with every payout applied. */
+function okAll(req: CreateRequest, _n: number, svc: FakeService): Promise<CreateResponse> {
+  const results = req.payouts.map((p) => svc.apply(p.reference_id));
+  return Promise.resolve({ success_count: results.length, failed_count: 0, results, messages: [] });
+}
+
+async function run(service: FakeService, refs: string[], chunkSize = 2) {
+  const stateDir = mkdtempSync(join(tmpdir(), 'payouts-engine-'));
+  dirs.push(stateDir);
+  const journal = await RunJournal.open({
+    stateDir,
+    serviceKey: 'fake',
+    runId: 'run1',
+    header: {
+      service: 'fake',
+      client_id: 'c',
+      inputs: ['x.csv'],
+      input_hash: 'h',
+      payout_count: refs.length,
+    },
+  });
+  const warnings: string[] = [];
+  const engine = new SendEngine(
+    {
+      client: service,
+      journal,
+      interrupt: new AbortController().signal,
+      warn: (m) => warnings.push(m),
+      progress: () => {},
+      sleep: async () => {},
+      random: () => 0,
+    },
+    { chunkSize, concurrency: 2, retry: DEFAULT_SEND_RETRY },
+  );
+  for (const ref of refs) {
+    engine.enqueue({
+      payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
+      hash: `h-${ref}`,
+    });
+    await engine.ready();
+  }
+  await engine.finish();
+  await journal.close();
+  return {
+    engine,
+    warnings,
+    statuses: [...engine.outcomes.values()].map((o) => `${o.reference_id}:${o.status}`),
+  };
+}
+
+describe('SendEngine', () => {
+  it('sends every payout once in chunks', async () => {
+    const svc = new FakeService(okAll);
+    const { statuses } = await run(svc, ['A', 'B', 'C', 'D', 'E']);
+    expect(svc.creates).toEqual([['A', 'B'], ['C', 'D'], ['E']]);
+    expect(statuses).toEqual(['A:success', 'B:success', 'C:success', 'D:success', 'E:success']);
+  });
+
+  it('reads back a payout missing from the answer and does not resend it when found', async () => {
+    const svc = new FakeService((req, _n, s) => {
+      const results = req.payouts.map((p) => s.apply(p.reference_id));
+      return Promise.resolve({
+        success_count: 1,
+        failed_count: 0,
+        results: results.slice(0, 1),
+        messages: [],
+      });
+    });
+    const { statuses, warnings } = await run(svc, ['A', 'B']);
+    expect(svc.creates).toEqual([['A', 'B']]);
+    expect(statuses).toEqual(['A:success', 'B:success']);
+    expect(warnings.join('\n')).toMatch(/did not include 1 of the payouts/);
+  });
+
+  it('resends only the payouts a 5xx left unapplied, after reading them back', async () => {
+    const svc = new FakeService((req, n, s) => {
+      if (n === 1) {
+        s.apply(req.payouts[0]!.reference_id);
+        return Promise.reject(
+          new ServiceError('the service failed (HTTP 502)', { status: 502 }, true),
+        );
+      }
+      return okAll(req, n, s);
+    });
+    const { statuses } = await run(svc, ['A', 'B']);
+    expect(svc.creates).toEqual([['A', 'B'], ['B']]);
+    expect([...svc.applied.values()]).toEqual([1, 1]);
+    expect(statuses).toEqual(['A:success', 'B:success']);
+  });
+
+  it('stops with outcome unknown when the read-back fails too, and never resends', async () => {
+    const svc = new FakeService(() => Promise.reject(new NetworkError('reset after write', true)));
+    svc.readFails = true;
+    const { engine, statuses } = await run(svc, ['A', 'B', 'C', 'D'], 2);
+    expect(engine.fatal).toBeInstanceOf(OutcomeUnknownError);
+    const sent = svc.creates.flat();
+    expect(new Set(sent).size).toBe(sent.length);
+    expect([...engine.unknown].sort()).toEqual([...sent].sort());
+    expect(statuses.some((s) => s.endsWith(':unknown'))).toBe(true);
+  });
+
+  it('splits a request refused as too large and lowers the chunk size', async () => {
+    const svc = new FakeService((req, n, s) =>
+      req.payouts.length > 2
+        ? Promise.reject(new TooLargeError('too large', { status: 413 }))
+        : okAll(req, n, s),
+    );
+    const { statuses, warnings } = await run(svc, ['A', 'B', 'C', 'D', 'E', 'F'], 4);
+    expect(svc.creates[0]).toEqual(['A', 'B', 'C', 'D']);
+    expect(svc.creates.slice(1).every((c) => c.length <= 2)).toBe(true);
+    expect([...svc.applied.values()].every((n) => n === 1)).toBe(true);
+    expect(statuses.filter((s) => s.endsWith(':success'))).toHaveLength(6);
+    expect(warnings.join('\n')).toMatch(/at most 2 per request/);
+  });
+
+  it('reports a request rejected whole as failed with the service message, without retrying', async () => {
+    const svc = new FakeService(() =>
+      Promise.reject(
+        new RequestRejectedError('rejected', {
+          status: 422,
+          serviceMessages: ['batch_reference too long'],
+        }),
+      ),
+    );
+    const { engine } = await run(svc, ['A']);
+    expect(svc.creates).toHaveLength(1);
+    expect(engine.outcomes.get('A')).toMatchObject({
+      status: 'failed',
+      message: 'request rejected: batch_reference too long',
+    });
+  });
+
+  it('retries a refused connection, which was never applied', async () => {
+    const svc = new FakeService((req, n, s) =>
+      n === 1
+        ? Promise.reject(new NetworkError('connection refused', false, 'ECONNREFUSED'))
+        : okAll(req, n, s),
+    );
+    const { statuses } = await run(svc, ['A']);
+    expect(svc.creates).toEqual([['A'], ['A']]);
+    expect(statuses).toEqual(['A:success']);
+  });
+});
