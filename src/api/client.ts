@@ -1,4 +1,3 @@
-import { Agent, type Dispatcher, EnvHttpProxyAgent, request } from 'undici';
 import { NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
@@ -11,6 +10,7 @@ import {
 } from './envelope.js';
 import type { Secret } from './secret.js';
 import type { CreateRequest, CreateResponse, PayoutRecord } from './types.js';
+import { Agent, type Dispatcher, EnvHttpProxyAgent } from './undici.js';
 
 /** Proxy settings, taken from the environment by the caller. */
 export interface ProxySettings {
@@ -160,11 +160,13 @@ export class PayoutClient {
     }
     let res: RawResponse;
     try {
-      const r = await request(url, {
+      const target = new URL(url);
+      const r = await this.dispatcher.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
         method,
         headers,
         body,
-        dispatcher: this.dispatcher,
         signal,
       });
       // A server or proxy that echoes the request headers must not make us print the secret.
