@@ -125,12 +125,18 @@ function checkMaxTotals(
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
   const problems = new ProblemList();
   const refs = new Map<string, string>();
-  // A dry run keeps only the references: half the memory of keeping their hashes too.
-  const seen: { has(ref: string): boolean } = opts.withHashes ? refs : new Set<string>();
-  const remember = opts.withHashes
-    ? (p: ValidPayout) => refs.set(p.reference_id, hashOf(p))
-    : (p: ValidPayout) => (seen as Set<string>).add(p.reference_id);
-  const refusedRefs = new Set<string>();
+  // One table of every reference seen, refused rows' included, so each row costs one
+  // insertion: a duplicate is an insertion that leaves the size unchanged. A dry run keeps
+  // only the references, half the memory of keeping their hashes too.
+  const seenOnly = new Set<string>();
+  /** Records a reference; false when it was already there. */
+  const claim = (ref: string, p?: ValidPayout): boolean => {
+    const table = opts.withHashes ? refs : seenOnly;
+    const before = table.size;
+    if (opts.withHashes) refs.set(ref, p ? hashOf(p) : '');
+    else seenOnly.add(ref);
+    return table.size !== before;
+  };
   const totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
   const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
@@ -139,15 +145,13 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     const meta = await readPayouts(source, opts.intake, {
       refused(ref, file, location) {
         // A refused row still claims its reference: a later duplicate is reported now.
-        if (seen.has(ref) || refusedRefs.has(ref)) problems.add(duplicate(ref, file, location));
-        else refusedRefs.add(ref);
+        if (!claim(ref)) problems.add(duplicate(ref, file, location));
       },
       payout(p) {
-        if (seen.has(p.reference_id) || refusedRefs.has(p.reference_id)) {
+        if (!claim(p.reference_id, p)) {
           problems.add(duplicate(p.reference_id, p.file, p.location));
           return;
         }
-        remember(p);
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;
         if (first.length < opts.chunkSize) first.push(toPayoutRequest(p));
