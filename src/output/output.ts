@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
+import { InterruptedError } from '../errors.js';
 
 /** A writable stream that may be a terminal. */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
@@ -186,8 +187,14 @@ export class Output {
     }
     try {
       return await new Promise<string>((resolve, reject) => {
-        const onClose = () => reject(new Error('input closed'));
+        // Ctrl-C at a prompt (readline sees it as a key in raw mode) or the end of input
+        // is a refusal: nothing was confirmed, so nothing is sent.
+        const onClose = () => {
+          stderr.write('\n');
+          reject(new InterruptedError('interrupted at the prompt: nothing was done'));
+        };
         rl.once('close', onClose);
+        rl.once('SIGINT', () => rl.close());
         rl.question(question, (a) => {
           // Only our listener: readline's own 'close' handler detaches it from stdin, and
           // without it this interface would go on echoing what is typed at the next prompt.

@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../../src/errors.js';
 import { Output, RawNumber, stringifyJson } from '../../../src/output/output.js';
 
 /** An Output writing into strings, as if no terminal were attached. */
@@ -69,5 +70,35 @@ describe('Output JSON', () => {
     output.print(output.color.red('plain'));
     expect(text().err).toBe('warning: careful\n');
     expect(text().out).toBe('plain\n');
+  });
+});
+
+describe('Output prompts', () => {
+  /** An Output whose stdin is fed `input`. */
+  function prompted(input: string | null) {
+    const stdin = new PassThrough();
+    const stderr = new PassThrough();
+    stderr.resume();
+    const output = new Output({
+      stdout: new PassThrough(),
+      stderr,
+      stdin,
+      json: false,
+      debug: false,
+      noColor: true,
+    });
+    setTimeout(() => (input === null ? stdin.end() : stdin.write(input)), 10);
+    return output;
+  }
+
+  it('confirm defaults to No on an empty answer, and accepts y', async () => {
+    expect(await prompted('\n').confirm('Send?')).toBe(false);
+    expect(await prompted('y\n').confirm('Send?')).toBe(true);
+    expect(await prompted('yes\n').confirm('Send?')).toBe(true);
+    expect(await prompted('n\n').confirm('Send?')).toBe(false);
+  });
+
+  it('treats the end of input at a prompt as an interruption, not a crash', async () => {
+    await expect(prompted(null).confirm('Send?')).rejects.toBeInstanceOf(InterruptedError);
   });
 });
