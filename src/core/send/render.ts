@@ -143,20 +143,18 @@ export function resultsHead(
   };
 }
 
+/** One result of a run as a line of JSON; the amount keeps the input's exact digits. */
+export function resultItemJson(o: PayoutOutcome): string {
+  const q = JSON.stringify;
+  let s = `{"reference_id": ${q(o.reference_id)}, "status": ${q(o.status)}, "transaction_id": ${o.transaction_id === undefined ? 'null' : q(o.transaction_id)}, "amount": ${o.amount}, "currency": ${q(o.currency)}, "charges": ${o.charges === undefined ? 'null' : String(o.charges)}`;
+  if (o.message) s += `, "message": ${q(o.message)}`;
+  if (o.sent_earlier) s += ', "sent_earlier": true';
+  return `${s}}`;
+}
+
 /** The results of a run as --json items, made one at a time. */
-export function* resultItems(outcomes: Iterable<PayoutOutcome>): Generator<unknown> {
-  for (const o of outcomes) {
-    yield {
-      reference_id: o.reference_id,
-      status: o.status,
-      transaction_id: o.transaction_id ?? null,
-      amount: new RawNumber(o.amount),
-      currency: o.currency,
-      charges: o.charges ?? null,
-      ...(o.message ? { message: o.message } : {}),
-      ...(o.sent_earlier ? { sent_earlier: true } : {}),
-    };
-  }
+export function* resultItems(outcomes: Iterable<PayoutOutcome>): Generator<string> {
+  for (const o of outcomes) yield resultItemJson(o);
 }
 
 /** Charges in the currency's own decimals (1 USD -> "1.00"), or as the service wrote them. */

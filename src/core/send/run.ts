@@ -298,7 +298,8 @@ async function finishRun(
     { batchReference, runId, sandbox: service.sandbox, unknown: engine.unknown, interrupted },
     currencies,
   );
-  if (output.json) output.printJsonWithList(head, 'results', resultItems(engine.outcomes.values()));
+  if (output.json)
+    await output.printJsonWithList(head, 'results', resultItems(engine.outcomes.values()));
   else {
     const table = await resultsTable(outcomes, output, opts.all, currencies);
     if (table) output.print(table);
