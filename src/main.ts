@@ -54,7 +54,7 @@ function fallbackGlobals(argv: string[]): GlobalOptions {
   return { json: argv.includes('--json'), debug: argv.includes('--debug') };
 }
 
-/** Runs the CLI and returns its exit code. Never calls process.exit itself. */
+/** Runs the CLI and returns its exit code; exiting is left to the entry point (cli.ts). */
 export async function main(argv: string[], runtime: Runtime): Promise<number> {
   let code: number = ExitCode.ok;
   const program = buildProgram(runtime, (c) => {
