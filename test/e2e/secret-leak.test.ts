@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, sample, tempHome } from '../helpers/cli.js';
 import {
@@ -31,10 +32,24 @@ function serviceHandler(): Parameters<typeof startServer>[0] {
       return res.end(`you sent ${req.headers['client-secret']}`);
     }
     if (req.method === 'POST') {
-      return sendJson(res, 200, {
-        success: true,
-        message: ['ok'],
-        data: { success_count: 0, failed_count: 0, results: [] },
+      // Fails every payout with a message that reflects the request headers back.
+      return text(req).then((body) => {
+        const payouts = (JSON.parse(body) as { payouts: Array<{ reference_id: string }> }).payouts;
+        sendJson(res, 200, {
+          success: true,
+          message: [`headers ${JSON.stringify(req.headers)}`],
+          data: {
+            success_count: 0,
+            failed_count: payouts.length,
+            results: payouts.map((p) => ({
+              reference_id: p.reference_id,
+              status: 'failed',
+              transaction_id: null,
+              charges: 0,
+              message: `rejected, you sent ${JSON.stringify(req.headers)}`,
+            })),
+          },
+        });
       });
     }
     if (ref.startsWith('found')) return sendJson(res, 200, recordEnvelope(ref, 'success'));
@@ -156,6 +171,31 @@ describe('the Client-Secret never appears in any output', () => {
         ...env,
         PAYOUTS_BASE_URL: good.url,
       });
+    }
+
+    // A real send whose per-result messages reflect the headers, with a report and the journal.
+    const report = join(home.dir, 'leak-report.csv');
+    const sent = await run(
+      [
+        'send',
+        sample('payouts.csv'),
+        '--yes',
+        '--debug',
+        '--report',
+        report,
+        '--failed-out',
+        `${report}.failed`,
+      ],
+      { ...env, PAYOUTS_BASE_URL: good.url },
+    );
+    expect(sent.code).toBe(4);
+    await run(['send', sample('payouts.csv'), '--yes', '--json'], {
+      ...env,
+      PAYOUTS_BASE_URL: good.url,
+    });
+    await run(['runs', '--json']);
+    for (const f of [report, `${report}.failed`]) {
+      expect(readFileSync(f, 'utf8')).not.toContain(SECRET_CORE);
     }
 
     // The secret did reach the service, so the runs above really held it.
