@@ -1,0 +1,292 @@
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fixture, parseJsonStdout, runCli, tempHome } from '../helpers/cli.js';
+import { testService } from '../helpers/sandbox.js';
+
+let service: Awaited<ReturnType<typeof testService>> | undefined;
+afterEach(async () => {
+  await service?.close();
+  service = undefined;
+});
+
+describe('payouts send: input formats', () => {
+  it('detects tab-separated files, and takes --delimiter tab', async () => {
+    service = await testService();
+    const detected = await runCli(
+      ['send', fixture('input', 'tab-separated.tsv'), '--yes', '--json'],
+      { env: service.env },
+    );
+    expect(detected.code).toBe(0);
+    expect((await service.ledger()).get('T-2')).toMatchObject({ amount: '6.1', currency: 'GBP' });
+    const home = tempHome();
+    try {
+      const explicit = await runCli(
+        [
+          'send',
+          fixture('input', 'tab-separated.tsv'),
+          '--delimiter',
+          'tab',
+          '--dry-run',
+          '--json',
+        ],
+        {
+          env: home.env,
+        },
+      );
+      expect(explicit.code).toBe(0);
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('names other headers with --map', async () => {
+    service = await testService();
+    const r = await runCli(
+      [
+        'send',
+        fixture('input', 'mapped-headers.csv'),
+        '--map',
+        'reference_id=Ref,amount=Betrag,currency=Währung,recipient=Empfänger,description=Verwendungszweck',
+        '--yes',
+      ],
+      { env: service.env },
+    );
+    expect(r.code).toBe(0);
+    expect((await service.ledger()).get('B-1')).toMatchObject({
+      amount: '10',
+      currency: 'EUR',
+      recipient: 'a@example.de',
+    });
+  });
+
+  it('names a missing column and sends nothing', async () => {
+    service = await testService();
+    const r = await runCli(['send', fixture('input', 'missing-column.csv'), '--yes'], {
+      env: service.env,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/missing-column\.csv line 1: currency: column is missing/);
+    expect(service.sandbox.requestCounts().create).toBe(0);
+  });
+
+  it('refuses a Windows-1252 export, saying it is not UTF-8, and sends nothing', async () => {
+    service = await testService();
+    const r = await runCli(['send', fixture('input', 'windows-1252.csv'), '--yes'], {
+      env: service.env,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/windows-1252\.csv line 3: .*not valid UTF-8/);
+    expect(service.sandbox.requestCounts().create).toBe(0);
+  });
+
+  it('sends NDJSON, one payout per line', async () => {
+    service = await testService();
+    const file = join(service.home.dir, 'run.ndjson');
+    writeFileSync(
+      file,
+      '{"reference_id": "L-1", "amount": "1.50", "currency": "EUR", "recipient": "l1@example.com"}\n\n' +
+        '{"reference_id": "L-2", "amount": 2.25, "currency": "EUR", "recipient": "l2@example.com", "description": "Zweite"}\n',
+    );
+    const r = await runCli(['send', file, '--yes', '--json'], { env: service.env });
+    expect(r.code).toBe(0);
+    expect((await service.ledger()).get('L-2')).toMatchObject({ amount: '2.25', currency: 'EUR' });
+  });
+
+  it("lets flags override a JSON create request's batch_reference and webhook_url", async () => {
+    const events: Array<{ event: string; data: { reference_id: string } }> = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => {
+        body += d.toString();
+      });
+      req.on('end', () => {
+        events.push(JSON.parse(body));
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      service = await testService();
+      const r = await runCli(
+        [
+          'send',
+          fixture('input', 'create-request.json'),
+          '--yes',
+          '--json',
+          '--batch-reference',
+          'OVERRIDE-1',
+          '--webhook-url',
+          hook,
+        ],
+        { env: service.env },
+      );
+      expect(r.code).toBe(0);
+      expect(parseJsonStdout<{ batch_reference: string }>(r).batch_reference).toBe('OVERRIDE-1');
+      const deadline = Date.now() + 10_000;
+      while (events.length < 2 && Date.now() < deadline)
+        await new Promise((res) => setTimeout(res, 50));
+      expect(events.map((e) => e.data.reference_id).sort()).toEqual(['CR-1', 'CR-2']);
+      expect(events.every((e) => e.event === 'payout.success')).toBe(true);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((r) => receiver.close(() => r()));
+    }
+  });
+
+  it('prints a template that is itself a valid input', async () => {
+    const home = tempHome();
+    try {
+      const csv = await runCli(['template']);
+      expect(csv.code).toBe(0);
+      expect(csv.stdout.split('\n')[0]).toBe('reference_id,amount,currency,recipient,description');
+      const dry = await runCli(['send', '-', '--format', 'csv', '--dry-run', '--json'], {
+        env: home.env,
+        stdin: csv.stdout,
+      });
+      expect(dry.code).toBe(0);
+      expect(parseJsonStdout<{ payout_count: number }>(dry).payout_count).toBe(1);
+      const json = await runCli(['template', '--format', 'json']);
+      expect(JSON.parse(json.stdout).payouts).toHaveLength(1);
+    } finally {
+      home.cleanup();
+    }
+  });
+});
+
+describe('payouts send: amount, description and currency rules', () => {
+  it('refuses symbols, exponents, signs, over-long numbers and descriptions, and unknown currencies', async () => {
+    const home = tempHome();
+    try {
+      const r = await runCli(['send', fixture('send', 'amounts.csv'), '--dry-run'], {
+        env: home.env,
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/line 2: amount "\$12\.00": remove the currency symbol/);
+      expect(r.stderr).toMatch(/line 3: amount "1e3": write the number out in full/);
+      expect(r.stderr).toMatch(/line 4: amount "\+5": remove the sign/);
+      expect(r.stderr).toMatch(/line 5: amount "12345678901234567": .*JSON number/);
+      expect(r.stderr).toMatch(/line 6: description .*256 characters long/);
+      expect(r.stderr).toMatch(
+        /line 7: currency "XTS": not an ISO 4217 currency code: .*--allow-currency XTS/,
+      );
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('accepts a code outside ISO 4217 with --allow-currency', async () => {
+    const home = tempHome();
+    const file = join(home.dir, 'xts.csv');
+    writeFileSync(file, 'reference_id,amount,currency,recipient\nX-1,7,XTS,x@example.com\n');
+    try {
+      const refused = await runCli(['send', file, '--dry-run'], { env: home.env });
+      expect(refused.code).toBe(2);
+      const r = await runCli(['send', file, '--dry-run', '--json', '--allow-currency', 'XTS:0'], {
+        env: home.env,
+      });
+      expect(r.code).toBe(0);
+      expect(parseJsonStdout<{ totals: Record<string, unknown> }>(r).totals).toEqual({
+        XTS: { count: 1, total: '7' },
+      });
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('treats a file with no payouts, and a file that cannot be read, as problems', async () => {
+    const home = tempHome();
+    try {
+      const r = await runCli(
+        ['send', fixture('send', 'header-only.csv'), join(home.dir, 'nope.csv'), '--dry-run'],
+        {
+          env: home.env,
+        },
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/header-only\.csv: no payouts in this file/);
+      expect(r.stderr).toMatch(/nope\.csv: /);
+    } finally {
+      home.cleanup();
+    }
+  });
+});
+
+describe('payouts send: long runs, credentials, reachability, runs', () => {
+  it('on a long run lists only rows needing attention unless --all', async () => {
+    service = await testService();
+    const file = join(service.home.dir, 'sixty.csv');
+    const rows = ['reference_id,amount,currency,recipient'];
+    for (let i = 1; i <= 60; i++)
+      rows.push(`LONG-${i},1.00,EUR,${i === 7 ? 'x+failed@example.com' : `u${i}@example.com`}`);
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const r = await runCli(['send', file, '--yes'], { env: service.env });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toContain('LONG-7');
+    expect(r.stdout).not.toContain('LONG-8 ');
+    expect(r.stdout).toContain('59 successful payouts not shown (use --all to list every row)');
+    const all = await runCli(['send', file, '--yes', '--all'], { env: service.env });
+    expect(all.stdout).toContain('LONG-8 ');
+    expect(all.stdout).toMatch(/60 payouts: 59 succeeded, 1 failed, 0 pending \(60 sent earlier/);
+  });
+
+  it('exits 3 when the service rejects the credentials, having applied nothing', async () => {
+    service = await testService();
+    const r = await runCli(['send', fixture('send', 'pending.csv'), '--yes'], {
+      env: { ...service.env, PAYOUTS_CLIENT_SECRET: 'wrong-secret' },
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/rejected the credentials/);
+    expect((await service.ledger()).size).toBe(0);
+  });
+
+  it('exits 7 when the service cannot be reached', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const home = tempHome();
+    try {
+      const r = await runCli(['send', fixture('send', 'pending.csv'), '--yes', '--json'], {
+        env: {
+          ...home.env,
+          PAYOUTS_CLIENT_ID: 'id',
+          PAYOUTS_CLIENT_SECRET: 's',
+          PAYOUTS_BASE_URL: `http://127.0.0.1:${port}`,
+        },
+      });
+      expect(r.code).toBe(7);
+      expect(r.stderr).toMatch(
+        /could not reach 127\.0\.0\.1:\d+ \(ECONNREFUSED\); nothing was sent/,
+      );
+      const doc = parseJsonStdout<{ results: Array<{ status: string }> }>(r);
+      expect(doc.results.map((x) => x.status)).toEqual(['not_sent', 'not_sent']);
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('lists journaled runs and shows one', async () => {
+    service = await testService();
+    expect(
+      (await runCli(['send', fixture('send', 'triggers.csv'), '--yes'], { env: service.env })).code,
+    ).toBe(4);
+    const list = await runCli(['runs', '--json'], { env: service.env });
+    expect(list.code).toBe(0);
+    const runs =
+      parseJsonStdout<
+        Array<{ run_id: string; payout_count: number; counts: Record<string, number> }>
+      >(list);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({
+      payout_count: 4,
+      counts: { success: 1, failed: 1, canceled: 1, pending: 1 },
+    });
+    const show = await runCli(['runs', 'show', runs[0]!.run_id.slice(0, 6)], { env: service.env });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(/TR-CANC-1 +│ canceled/);
+  });
+});
