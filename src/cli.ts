@@ -1,10 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
 import { main } from './main.js';
 import { version } from './version.js';
-
-// undici parses HTTP with WebAssembly. V8's optimising tier compiles it in the background
-// and holds up process exit by about 100 ms; the baseline tier is plenty for a CLI.
-setFlagsFromString('--liftoff-only');
 
 /** The entry point: builds the runtime from the process, runs, and is the only place that exits. */
 const interrupt = new AbortController();

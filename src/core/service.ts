@@ -48,6 +48,11 @@ export async function openService(
   ctx: CommandContext,
   opts: { sandbox: boolean },
 ): Promise<ServiceConnection> {
+  // undici parses HTTP with WebAssembly. V8's optimising tier compiles it in the background
+  // and holds up process exit by tens of ms; the baseline tier is plenty for a CLI. Set here,
+  // before undici loads, so that commands which never talk to a service don't pay for node:v8.
+  const { setFlagsFromString } = await import('node:v8');
+  setFlagsFromString('--liftoff-only');
   // undici is the heaviest module of the CLI: only commands that talk to a service load it.
   const { PayoutClient } = await import('../api/client.js');
   const trace = ctx.globals.debug ? (line: string) => ctx.output.debug(line) : undefined;
