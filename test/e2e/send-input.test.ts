@@ -290,3 +290,28 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
     expect(show.stdout).toMatch(/TR-CANC-1 +│ canceled/);
   });
 });
+
+describe('payouts send --dry-run: the same checks as a real send', () => {
+  it('reports duplicate references, including one whose first row was refused', async () => {
+    const home = tempHome();
+    try {
+      const r = await runCli(['send', fixture('send', 'problems.csv'), '--dry-run'], {
+        env: home.env,
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/problems\.csv line 9: reference_id "P-1": is used more than once/);
+      const both = await runCli(
+        ['send', fixture('send', 'excel-bom-crlf.csv'), fixture('send', 'second.csv'), '--dry-run'],
+        {
+          env: home.env,
+        },
+      );
+      expect(both.code).toBe(2);
+      expect(both.stderr).toMatch(
+        /second\.csv line 3: reference_id "XL-001": is used more than once/,
+      );
+    } finally {
+      home.cleanup();
+    }
+  });
+});

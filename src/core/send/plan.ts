@@ -9,6 +9,7 @@ import {
 import { payoutHash } from '../../journal/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
+import { FingerprintSet } from './fingerprints.js';
 import type { MaxTotal } from './options.js';
 import { combinedHash, type HashedSource } from './sources.js';
 
@@ -74,6 +75,33 @@ function duplicate(ref: string, file: string, location: string): Problem {
   };
 }
 
+/**
+ * Reads the files again and reports each repeat of a suspect reference by its text, so a
+ * fingerprint collision between two different references is never taken for a duplicate.
+ */
+async function confirmDuplicates(
+  sources: HashedSource[],
+  intake: IntakeOptions,
+  suspects: ReadonlySet<string>,
+): Promise<Problem[]> {
+  const seen = new Set<string>();
+  const found: Problem[] = [];
+  const visit = (ref: string, file: string, location: string) => {
+    if (!suspects.has(ref)) return;
+    if (seen.has(ref)) found.push(duplicate(ref, file, location));
+    else seen.add(ref);
+  };
+  for (const source of sources) {
+    await readPayouts(source, intake, {
+      payout: (p) => visit(p.reference_id, p.file, p.location),
+      refused: visit,
+      problem() {},
+      warning() {},
+    });
+  }
+  return found;
+}
+
 /** Picks the batch reference or webhook of the run: the flag, else the files' one value. */
 function pickFileValue(
   flag: string | undefined,
@@ -127,15 +155,20 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
   const refs = new Map<string, string>();
   // One table of every reference seen, refused rows' included, so each row costs one
   // insertion: a duplicate is an insertion that leaves the size unchanged. A dry run keeps
-  // only the references, half the memory of keeping their hashes too.
-  const seenOnly = new Set<string>();
-  /** Records a reference; false when it was already there. */
+  // only fingerprints; a fingerprint seen twice makes its reference a suspect, confirmed below.
+  const fingerprints = new FingerprintSet();
+  const suspects = new Set<string>();
+  /** Records a reference; false when it was already there (for a dry run: maybe there). */
   const claim = (ref: string, p?: ValidPayout): boolean => {
-    const table = opts.withHashes ? refs : seenOnly;
-    const before = table.size;
-    if (opts.withHashes) refs.set(ref, p ? hashOf(p) : '');
-    else seenOnly.add(ref);
-    return table.size !== before;
+    if (!opts.withHashes) return fingerprints.add(ref);
+    const before = refs.size;
+    refs.set(ref, p ? hashOf(p) : '');
+    return refs.size !== before;
+  };
+  /** Reports a reference seen twice, or notes it as a suspect when only its fingerprint was. */
+  const reused = (ref: string, file: string, location: string): void => {
+    if (opts.withHashes) problems.add(duplicate(ref, file, location));
+    else suspects.add(ref);
   };
   const totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
@@ -145,12 +178,12 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     const meta = await readPayouts(source, opts.intake, {
       refused(ref, file, location) {
         // A refused row still claims its reference: a later duplicate is reported now.
-        if (!claim(ref)) problems.add(duplicate(ref, file, location));
+        if (!claim(ref)) reused(ref, file, location);
       },
       payout(p) {
         if (!claim(p.reference_id, p)) {
-          problems.add(duplicate(p.reference_id, p.file, p.location));
-          return;
+          reused(p.reference_id, p.file, p.location);
+          if (opts.withHashes) return;
         }
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;
@@ -160,6 +193,9 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
       warning: opts.warn,
     });
     metas.push(meta);
+  }
+  if (suspects.size) {
+    for (const p of await confirmDuplicates(sources, opts.intake, suspects)) problems.add(p);
   }
   for (const p of checkMaxTotals(totals, opts.maxTotals, opts.currencies)) problems.add(p);
   if (problems.total > 0) throw problems.toError();
