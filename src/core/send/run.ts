@@ -49,6 +49,7 @@ export interface SendDeps {
 async function openSources(
   files: string[],
   deps: SendDeps,
+  hashing: boolean,
 ): Promise<{ sources: HashedSource[]; cleanup(): void }> {
   const cleanups: Array<() => void> = [];
   const sources: HashedSource[] = [];
@@ -58,9 +59,9 @@ async function openSources(
     if (file === '-') {
       const spool = await spoolStdin(deps.stdin, join(deps.stateDir, 'tmp'), deps.pid);
       cleanups.push(spool.remove);
-      sources.push(hashedFileSource(spool.path, '-'));
+      sources.push(hashedFileSource(spool.path, '-', hashing));
     } else {
-      sources.push(hashedFileSource(file, file));
+      sources.push(hashedFileSource(file, file, hashing));
     }
   }
   return {
@@ -81,7 +82,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     map: opts.map,
     currencies,
   };
-  const { sources, cleanup } = await openSources(opts.files, deps);
+  const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
   try {
     const plan = await planRun(sources, {
       intake,

@@ -11,16 +11,20 @@ export interface HashedSource extends InputSource {
   digest(): string;
 }
 
-/** Wraps a file so every read also feeds a content hash (the journal is keyed by it). */
-export function hashedFileSource(path: string, name: string): HashedSource {
+/**
+ * Wraps a file so every read also feeds a content hash (the journal is keyed by it). A dry
+ * run, which journals nothing, skips the hash: on a million rows it was 4% of the run.
+ */
+export function hashedFileSource(path: string, name: string, hashing = true): HashedSource {
   let hash: Hash | undefined;
   let digest = '';
   return {
     name,
     open(): Readable {
+      const stream = createReadStream(path);
+      if (!hashing) return stream;
       const h = createHash('sha256');
       hash = h;
-      const stream = createReadStream(path);
       stream.on('data', (chunk) => h.update(chunk));
       stream.on('end', () => {
         if (hash === h) digest = h.digest('hex');
