@@ -112,8 +112,7 @@ export function formatMinor(minor: bigint, digits: number): string {
  */
 export function minorFromServiceNumber(value: number, digits: number): bigint | undefined {
   if (!Number.isFinite(value)) return undefined;
-  const parsed = parseAmountLoose(String(value), digits);
-  return parsed;
+  return parseAmountLoose(String(value), digits);
 }
 
 /** Reads a non-negative decimal text (possibly with an exponent from String(number)) into minor units. */

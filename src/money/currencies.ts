@@ -26,17 +26,12 @@ const MINOR_UNITS: ReadonlyMap<string, number> = new Map(
   ),
 );
 
-/** Decimals allowed for currencies outside ISO 4217 that the user allowed explicitly. */
+/** Decimals of a currency outside ISO 4217 that the user allowed without saying how many. */
 export const DEFAULT_EXTRA_CURRENCY_DIGITS = 2;
 
 /** The ISO 4217 minor unit of a currency code, or undefined when the code is not ISO 4217. */
 export function isoMinorUnits(code: string): number | undefined {
   return MINOR_UNITS.get(code);
-}
-
-/** Every ISO 4217 code known to the table, for tests and documentation. */
-export function isoCurrencyCodes(): string[] {
-  return [...MINOR_UNITS.keys()].sort();
 }
 
 /** Currencies accepted in a run: ISO 4217 plus codes the user allowed, with their decimals. */

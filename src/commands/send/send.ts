@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Runtime } from '../../context.js';
 import type { InputFormat } from '../../input/index.js';
+import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
 import { intOption } from '../options.js';
 
@@ -30,7 +31,10 @@ export function parseAllowCurrency(text: string): [string, number] {
     throw new InvalidArgumentError(
       `--allow-currency ${JSON.stringify(text)}: use a three-letter code, optionally with its decimals, such as XTS or XTS:0`,
     );
-  return [m[1]!.toUpperCase(), m[2] === undefined ? 2 : Number.parseInt(m[2], 10)];
+  return [
+    m[1]!.toUpperCase(),
+    m[2] === undefined ? DEFAULT_EXTRA_CURRENCY_DIGITS : Number.parseInt(m[2], 10),
+  ];
 }
 
 /** Parses --max-total CUR=AMOUNT. */

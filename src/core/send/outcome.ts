@@ -13,9 +13,6 @@ export interface PayoutOutcome {
   sent_earlier?: boolean;
 }
 
-/** The statuses the service documents. */
-const KNOWN = new Set(['success', 'pending', 'failed', 'canceled']);
-
 /** Counts outcomes: canceled, not sent and any unknown status count as failed. */
 export function countOutcomes(outcomes: Iterable<PayoutOutcome>): {
   success: number;
@@ -33,9 +30,4 @@ export function countOutcomes(outcomes: Iterable<PayoutOutcome>): {
     if (o.sent_earlier) c.sentEarlier += 1;
   }
   return c;
-}
-
-/** Whether a status is one the interface documents. */
-export function isKnownStatus(status: string): boolean {
-  return KNOWN.has(status);
 }
