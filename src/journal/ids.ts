@@ -36,13 +36,8 @@ export function canonicalDecimal(text: string): string {
   return frac ? `${int}.${frac}` : int;
 }
 
-/**
- * A fast 64-bit non-cryptographic hash (cyrb53's mixing, both lanes kept), as 16 hex chars.
- * Payout hashes are only ever compared for the same reference_id, so the 2^-64 chance of
- * two different payouts agreeing is no practical risk, and SHA-256 per row cost a fifth of
- * a large run.
- */
-export function fastHash64(text: string): string {
+/** cyrb53's mixing with both 32-bit lanes kept: writes the two halves of a 64-bit hash into `out`. */
+export function hash64Lanes(text: string, out: Int32Array): void {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i++) {
@@ -52,7 +47,23 @@ export function fastHash64(text: string): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (h2 >>> 0).toString(16).padStart(8, '0') + (h1 >>> 0).toString(16).padStart(8, '0');
+  out[0] = h1;
+  out[1] = h2;
+}
+
+const lanes = new Int32Array(2);
+
+/**
+ * A fast 64-bit non-cryptographic hash as 16 hex chars. Payout hashes are only ever compared
+ * for the same reference_id, so the 2^-64 chance of two different payouts agreeing is no
+ * practical risk, and SHA-256 per row cost a fifth of a large run.
+ */
+export function fastHash64(text: string): string {
+  hash64Lanes(text, lanes);
+  return (
+    (lanes[1]! >>> 0).toString(16).padStart(8, '0') +
+    (lanes[0]! >>> 0).toString(16).padStart(8, '0')
+  );
 }
 
 /** Hash of what makes a payout "the same": reference_id, amount (value, so "10.5" == "10.50"), currency, recipient. 16 hex chars. */
