@@ -3,7 +3,8 @@ import type { CreateRequest, PayoutRequest } from './types.js';
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
 
 /** Serialises one payout, writing its amount text as the JSON number, digit for digit. */
-function serializePayout(p: PayoutRequest): string {
+export function serializePayout(p: PayoutRequest): string {
+  if (p.json !== undefined) return p.json;
   if (!PLAIN_DECIMAL.test(p.amount)) {
     throw new Error(`internal: amount ${JSON.stringify(p.amount)} is not a validated decimal`);
   }

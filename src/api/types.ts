@@ -8,6 +8,8 @@ export interface PayoutRequest {
   currency: string;
   recipient: string;
   description?: string;
+  /** The payout already serialised by serializePayout (from a spool): written as is. */
+  json?: string;
 }
 
 /** The body of a create request. */

@@ -12,6 +12,7 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import { FingerprintSet } from './fingerprints.js';
 import type { MaxTotal } from './options.js';
 import { combinedHash, type HashedSource } from './sources.js';
+import type { PayoutSpool } from './spool.js';
 
 /** What pass 1 learns about a run: every row valid, and the figures the summary shows. */
 export interface RunPlan {
@@ -40,6 +41,8 @@ export interface PlanOptions {
   warn: (message: string) => void;
   /** Keep each payout's identity hash (for sending); a dry run needs only uniqueness. */
   withHashes: boolean;
+  /** Receives every valid payout, serialised, for pass 2 to send from. */
+  spool?: PayoutSpool;
 }
 
 /** Turns a validated row into the wire form of a payout. */
@@ -159,10 +162,10 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
   const fingerprints = new FingerprintSet();
   const suspects = new Set<string>();
   /** Records a reference; false when it was already there (for a dry run: maybe there). */
-  const claim = (ref: string, p?: ValidPayout): boolean => {
+  const claim = (ref: string, hash = ''): boolean => {
     if (!opts.withHashes) return fingerprints.add(ref);
     const before = refs.size;
-    refs.set(ref, p ? hashOf(p) : '');
+    refs.set(ref, hash);
     return refs.size !== before;
   };
   /** Reports a reference seen twice, or notes it as a suspect when only its fingerprint was. */
@@ -181,10 +184,12 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
         if (!claim(ref)) reused(ref, file, location);
       },
       payout(p) {
-        if (!claim(p.reference_id, p)) {
+        const hash = opts.withHashes ? hashOf(p) : '';
+        if (!claim(p.reference_id, hash)) {
           reused(p.reference_id, p.file, p.location);
           if (opts.withHashes) return;
         }
+        opts.spool?.add(toPayoutRequest(p), hash);
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;
         if (first.length < opts.chunkSize) first.push(toPayoutRequest(p));

@@ -8,14 +8,14 @@ import {
   exitCodeForStatuses,
   worstExitCode,
 } from '../../exit-codes.js';
-import { type InputSource, type IntakeOptions, readPayouts } from '../../input/index.js';
+import type { IntakeOptions } from '../../input/index.js';
 import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import type { SendOptions } from './options.js';
-import { hashOf, planRun, type RunPlan, toPayoutRequest } from './plan.js';
+import { planRun, type RunPlan } from './plan.js';
 import {
   closingLine,
   dryRunDoc,
@@ -26,8 +26,9 @@ import {
   summaryText,
 } from './render.js';
 import { writeFailedOut, writeReport } from './report.js';
-import { applyReconciled, priorState } from './resume.js';
+import { applyReconciled, type PriorState, priorState } from './resume.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
+import { PayoutSpool } from './spool.js';
 
 /** What `send` needs from its surroundings; it reads nothing from the process itself. */
 export interface SendDeps {
@@ -83,6 +84,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     currencies,
   };
   const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
+  const spool = opts.dryRun ? undefined : PayoutSpool.create(join(deps.stateDir, 'tmp'), deps.pid);
   try {
     const plan = await planRun(sources, {
       intake,
@@ -93,7 +95,9 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       maxTotals: opts.maxTotals,
       warn: (m) => output.warn(m),
       withHashes: !opts.dryRun,
+      spool,
     });
+    spool?.finish();
     const dest = {
       sandbox: opts.sandbox,
       chunkSize: opts.chunkSize,
@@ -124,11 +128,12 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
         ),
       );
       await confirm(opts, service, output);
-      return await sendPlan(plan, opts, intake, currencies, service, deps);
+      return await sendPlan(plan, spool!, opts, intake, currencies, service, deps);
     } finally {
       await service.close();
     }
   } finally {
+    spool?.remove();
     cleanup();
   }
 }
@@ -153,6 +158,7 @@ async function confirm(
 /** Sends a validated plan under the run lock and the journal, then renders the results. */
 async function sendPlan(
   plan: RunPlan,
+  spool: PayoutSpool,
   opts: SendOptions,
   intake: IntakeOptions,
   currencies: CurrencyTable,
@@ -221,7 +227,7 @@ async function sendPlan(
           `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,
         );
       }
-      await sendRows(plan.sources, intake, plan, prior.settled, engine);
+      await sendFromSpool(spool, prior.settled, engine);
       await engine.finish();
     } finally {
       progress.stop();
@@ -233,46 +239,22 @@ async function sendPlan(
   return finishRun(plan, opts, intake, currencies, service, engine, journal.runId, deps);
 }
 
-/** Pass 2: re-reads the inputs and hands each payout to the engine, or records it as sent earlier. */
-async function sendRows(
-  sources: InputSource[],
-  intake: IntakeOptions,
-  plan: RunPlan,
-  settled: Map<
-    string,
-    import('./resume.js').PriorState['settled'] extends Map<string, infer V> ? V : never
-  >,
+/** Pass 2: reads the validated payouts back from the spool and hands each to the engine, or records it as sent earlier. */
+async function sendFromSpool(
+  spool: PayoutSpool,
+  settled: PriorState['settled'],
   engine: SendEngine,
 ): Promise<void> {
-  for (const source of sources) {
-    if (engine.stopping) break;
-    await readPayouts(source, intake, {
-      payout: (p) => {
-        if (engine.stopping) return undefined;
-        const hash = hashOf(p);
-        if (plan.refs.get(p.reference_id) !== hash) {
-          throw new UsageError(
-            `${p.file} ${p.location}: the file changed while it was being sent; run the same command again to finish the run`,
-          );
-        }
-        const payout = toPayoutRequest(p);
-        const known = settled.get(p.reference_id);
-        if (known) {
-          engine.addSentEarlier(payout, known);
-          return undefined;
-        }
-        engine.enqueue({ payout, hash });
-        return undefined;
-      },
-      ready: () => engine.ready(),
-      problem: (p) => {
-        throw new UsageError(
-          `${p.file}: the file changed while it was being sent (${p.message}); run the same command again to finish the run`,
-        );
-      },
-      warning() {},
-    });
-  }
+  await spool.read(({ payout, hash }) => {
+    if (engine.stopping) return undefined;
+    const known = settled.get(payout.reference_id);
+    if (known) {
+      engine.addSentEarlier(payout, known);
+      return undefined;
+    }
+    engine.enqueue({ payout, hash });
+    return engine.ready();
+  });
 }
 
 /** Renders results, writes reports and decides the exit code. */
