@@ -41,7 +41,7 @@ describe('PayoutSpool', () => {
       });
     }
     const spool = PayoutSpool.create(dir, 1);
-    payouts.forEach((p, i) => spool.add(p, `hash${String(i).padStart(12, '0')}`));
+    for (const [i, p] of payouts.entries()) spool.add(p, `hash${String(i).padStart(12, '0')}`);
     spool.finish();
     const back: Array<{ payout: PayoutRequest; hash: string }> = [];
     await spool.read((p) => {
