@@ -1,17 +1,9 @@
+import type { OutcomeResult } from './journal.js';
 import type { JournalRecord, OutcomeTuple } from './records.js';
 
 /** What a journal says about one reference. */
 export type RefState =
-  | {
-      state: 'confirmed';
-      status: string;
-      transaction_id?: string;
-      charges?: number;
-      amount?: number;
-      currency?: string;
-      message?: string;
-      req: number;
-    }
+  | ({ state: 'confirmed'; req: number } & Omit<OutcomeResult, 'ref'>)
   | { state: 'in-flight'; req: number; hash: string }
   | { state: 'free' };
 

@@ -137,6 +137,15 @@ function parseAmountLoose(text: string, digits: number): bigint | undefined {
   return m[1] === '-' ? -minor : minor;
 }
 
+/**
+ * Writes a number the service sent (amount, charges) with the currency's decimals, exactly:
+ * 12.5 with 2 digits -> "12.50". Falls back to the service's own text when it does not fit.
+ */
+export function formatServiceNumber(value: number, digits: number | undefined): string {
+  const minor = digits === undefined ? undefined : minorFromServiceNumber(value, digits);
+  return minor === undefined || digits === undefined ? String(value) : formatMinor(minor, digits);
+}
+
 /** Running per-currency totals of minor units, in first-seen order. */
 export class CurrencyTotals {
   private readonly totals = new Map<string, { count: number; minor: bigint }>();

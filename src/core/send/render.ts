@@ -1,7 +1,12 @@
 import type { ChalkInstance } from 'chalk';
 import { serializeCreateRequest } from '../../api/body.js';
 import type { CreateRequest } from '../../api/types.js';
-import { CurrencyTotals, formatMinor, minorFromServiceNumber } from '../../money/amount.js';
+import {
+  CurrencyTotals,
+  formatMinor,
+  formatServiceNumber,
+  minorFromServiceNumber,
+} from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { type Output, RawNumber } from '../../output/output.js';
 import { countOutcomes, type PayoutOutcome } from './outcome.js';
@@ -160,11 +165,7 @@ export function* resultItems(outcomes: Iterable<PayoutOutcome>): Generator<strin
 /** Charges in the currency's own decimals (1 USD -> "1.00"), or as the service wrote them. */
 export function formatCharges(o: PayoutOutcome, currencies: CurrencyTable): string {
   if (o.charges === undefined) return '';
-  const digits = currencies.minorUnits(o.currency);
-  const minor = digits === undefined ? undefined : minorFromServiceNumber(o.charges, digits);
-  return minor === undefined || digits === undefined
-    ? String(o.charges)
-    : formatMinor(minor, digits);
+  return formatServiceNumber(o.charges, currencies.minorUnits(o.currency));
 }
 
 /** Colours a status: green success, yellow pending, red anything else. */

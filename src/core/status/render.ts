@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { PayoutRecord } from '../../api/types.js';
-import { formatMinor, minorFromServiceNumber } from '../../money/amount.js';
+import { formatServiceNumber } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
 import type { Output } from '../../output/output.js';
 import type { LookupOutcome } from './lookup.js';
@@ -37,11 +37,7 @@ export function formatAmount(amount: unknown, currency: unknown): string {
   const cur = typeof currency === 'string' ? currency : '';
   if (typeof amount !== 'number')
     return amount === undefined ? '' : `${String(amount)} ${cur}`.trim();
-  const digits = isoMinorUnits(cur.toUpperCase());
-  const minor = digits === undefined ? undefined : minorFromServiceNumber(amount, digits);
-  const text =
-    minor === undefined || digits === undefined ? String(amount) : formatMinor(minor, digits);
-  return `${text} ${cur}`.trim();
+  return `${formatServiceNumber(amount, isoMinorUnits(cur.toUpperCase()))} ${cur}`.trim();
 }
 
 /** Two-digit padding. */
