@@ -221,7 +221,9 @@ async function sendPlan(
         );
         applyReconciled(prior, await engine.reconcile([...prior.inFlight]), journal);
       }
+      // Both were only needed to learn what earlier runs sent; pass 2 sends from the spool.
       journal.releaseStates();
+      plan.refs.clear();
       if (journal.resumed || prior.settled.size) {
         output.info(
           `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,
