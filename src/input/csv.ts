@@ -172,13 +172,12 @@ class CsvRecords {
       return;
     }
     this.rows++;
-    const location = `line ${line}`;
     if (rec.length !== this.width) {
-      this.reportWidth(rec, location);
+      this.reportWidth(rec, line);
       return;
     }
     this.s.checker.check(
-      location,
+      line,
       rec[this.iReference]!,
       rec[this.iAmount]!,
       rec[this.iCurrency]!,
@@ -187,7 +186,7 @@ class CsvRecords {
     );
   };
 
-  private reportWidth(rec: string[], location: string): void {
+  private reportWidth(rec: string[], line: number): void {
     let message =
       `has ${rec.length} field${rec.length === 1 ? '' : 's'} but the header has ${this.width}: ` +
       `check this line for a missing or extra ${delimiterName(this.delimiter)} and for unbalanced quotes`;
@@ -195,7 +194,7 @@ class CsvRecords {
     if (rec.length > this.width && rec.some((f) => f.includes('\n'))) {
       message += `; if its line break is not inside quotes, ${MIXED_LINE_ENDINGS}`;
     }
-    this.s.checker.report(location, undefined, undefined, message);
+    this.s.checker.report(line, undefined, undefined, message);
   }
 
   private readHeader(rec: string[], line: number): void {
