@@ -146,6 +146,12 @@ class CsvRecords {
   tooLong = false;
   /** Whether a quote has been fed to the parser: only quoted fields hold line breaks. */
   quotesSeen = false;
+  /** The parser's running counts (set once it exists): they tell a record with no line break. */
+  info: { readonly lines: number; readonly records: number } | undefined;
+  /** Records handed to onRecord so far. */
+  private handled = 0;
+  /** The parser's line count when the previous record was handled (-1: not known). */
+  private linesBefore = 0;
   sawHeader = false;
   private width = 0;
   private iReference = -1;
@@ -162,9 +168,7 @@ class CsvRecords {
   /** Takes one parsed record (arrow function: it is the parser's 'data' listener). */
   readonly onRecord = (rec: string[]): void => {
     const line = this.line;
-    // Before any quote, a record of the header's width cannot span lines: skip the scan.
-    this.line =
-      this.quotesSeen || rec.length !== this.width ? line + 1 + recordBreaks(rec) : line + 1;
+    this.line = line + 1 + (this.onOneLine(rec) ? 0 : recordBreaks(rec));
     if (this.stop || isBlank(rec)) return;
     if (!this.sawHeader) {
       this.sawHeader = true;
@@ -172,13 +176,12 @@ class CsvRecords {
       return;
     }
     this.rows++;
-    const location = `line ${line}`;
     if (rec.length !== this.width) {
-      this.reportWidth(rec, location);
+      this.reportWidth(rec, line);
       return;
     }
     this.s.checker.check(
-      location,
+      line,
       rec[this.iReference]!,
       rec[this.iAmount]!,
       rec[this.iCurrency]!,
@@ -187,7 +190,27 @@ class CsvRecords {
     );
   };
 
-  private reportWidth(rec: string[], location: string): void {
+  /**
+   * Whether a record surely holds no line break, so its fields need no scan for one. Before
+   * any quote, a record of the header's width cannot span lines. Else csv-parse's line count
+   * tells: it goes up once for each CR or LF it passes (twice for a CRLF inside quotes) and
+   * a record is emitted on reaching its end, before its own line end is counted, so the
+   * count rose by exactly one since the previous record only when this one has no CR or LF.
+   * That holds only while records arrive as they are parsed, which the parser's record count
+   * agreeing with ours confirms; otherwise the fields are scanned, as they always were.
+   */
+  private onOneLine(rec: string[]): boolean {
+    const handled = ++this.handled;
+    const info = this.info;
+    let lines = -1;
+    if (info !== undefined && info.records === handled) lines = info.lines;
+    const before = this.linesBefore;
+    this.linesBefore = lines;
+    if (!this.quotesSeen && rec.length === this.width) return true;
+    return before !== -1 && lines === before + 1;
+  }
+
+  private reportWidth(rec: string[], line: number): void {
     let message =
       `has ${rec.length} field${rec.length === 1 ? '' : 's'} but the header has ${this.width}: ` +
       `check this line for a missing or extra ${delimiterName(this.delimiter)} and for unbalanced quotes`;
@@ -195,7 +218,7 @@ class CsvRecords {
     if (rec.length > this.width && rec.some((f) => f.includes('\n'))) {
       message += `; if its line break is not inside quotes, ${MIXED_LINE_ENDINGS}`;
     }
-    this.s.checker.report(location, undefined, undefined, message);
+    this.s.checker.report(line, undefined, undefined, message);
   }
 
   private readHeader(rec: string[], line: number): void {
@@ -288,6 +311,7 @@ function startParser(s: CsvSettings, delimiter: string): RunningParser {
   });
   // A synchronous listener: records are handled as the parser emits them, with no await.
   parser.on('data', records.onRecord);
+  records.info = parser.info;
   return { parser, records, ended, pendingBytes: 0 };
 }
 

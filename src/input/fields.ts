@@ -1,8 +1,8 @@
 /** The checks every payout row gets, whatever the format it came in. */
 import type { Problem } from '../errors.js';
-import { parseAmount } from '../money/amount.js';
+import { type Amount, readAmount } from '../money/amount.js';
 import type { CurrencyTable } from '../money/currencies.js';
-import type { IntakeSink, PayoutField } from './types.js';
+import type { IntakeSink, PayoutField, ValidPayout } from './types.js';
 
 /** The service's limit on a description, in characters (code points). */
 export const DESCRIPTION_MAX = 255;
@@ -32,6 +32,34 @@ export function codePointLength(s: string): number {
   return n;
 }
 
+/**
+ * Where a row is: a line number (CSV, NDJSON), or a text such as "item 3" (JSON). A number
+ * is formatted only when something is reported, not for each of a million valid rows.
+ */
+export type RowLocation = number | string;
+
+/** The text of a row's location, as problems show it: 12 -> "line 12". */
+export function locationText(where: RowLocation): string {
+  return typeof where === 'number' ? `line ${where}` : where;
+}
+
+/** A valid row, with its location's text made only when asked for. */
+class PayoutRow implements ValidPayout {
+  constructor(
+    readonly file: string,
+    private readonly where: RowLocation,
+    readonly reference_id: string,
+    readonly amount: Amount,
+    readonly currency: string,
+    readonly recipient: string,
+    readonly description: string | undefined,
+  ) {}
+
+  get location(): string {
+    return locationText(this.where);
+  }
+}
+
 /** The start of a long text, for quoting it in a message. */
 function excerpt(s: string, max = 40): string {
   const chars = [...s];
@@ -55,7 +83,7 @@ export class PayoutChecker {
 
   /** Checks one row, reporting every problem of it; true when it became a payout. */
   check(
-    location: string,
+    location: RowLocation,
     referenceRaw: string | null,
     amountRaw: string | null,
     currencyRaw: string | null,
@@ -84,14 +112,14 @@ export class PayoutChecker {
       currency = this.currency(currencyRaw);
     }
 
-    let amount: ReturnType<typeof parseAmount> | undefined;
+    let amount: Amount | undefined;
     if (amountRaw !== null) {
-      amount = parseAmount(amountRaw, currency?.ok ? currency.digits : undefined);
-      if (!amount.ok) {
+      const read = readAmount(amountRaw, currency?.ok ? currency.digits : undefined);
+      if (typeof read === 'string') {
         ok = false;
         const text = amountRaw.trim();
-        this.report(location, 'amount', text === '' ? undefined : text, amount.message);
-      }
+        this.report(location, 'amount', text === '' ? undefined : text, read);
+      } else amount = read;
     }
 
     if (currency !== undefined && !currency.ok) {
@@ -132,31 +160,25 @@ export class PayoutChecker {
       }
     }
 
-    if (!ok || amount === undefined || !amount.ok || currency === undefined || !currency.ok) {
-      if (reference !== '') this.sink.refused?.(reference, this.file, location);
+    if (!ok || amount === undefined || currency === undefined || !currency.ok) {
+      if (reference !== '') this.sink.refused?.(reference, this.file, locationText(location));
       return false;
     }
-    this.sink.payout({
-      file: this.file,
-      location,
-      reference_id: reference,
-      amount: amount.amount,
-      currency: currency.code,
-      recipient,
-      description,
-    });
+    this.sink.payout(
+      new PayoutRow(this.file, location, reference, amount, currency.code, recipient, description),
+    );
     return true;
   }
 
   /** Reports one problem of a row. */
   report(
-    location: string | undefined,
+    location: RowLocation | undefined,
     field: PayoutField | string | undefined,
     value: string | undefined,
     message: string,
   ): void {
     const p: Problem = { file: this.file, message };
-    if (location !== undefined) p.location = location;
+    if (location !== undefined) p.location = locationText(location);
     if (field !== undefined) p.field = field;
     if (value !== undefined) p.value = value;
     this.sink.problem(p);

@@ -55,30 +55,83 @@ function trimFraction(text: string): string {
   return text.replace(/0+$/, '').replace(/\.$/, '');
 }
 
+/** 10^0 .. 10^15, each exact in a double. */
+const POW10 = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+/** Digits of minor units that always fit a double exactly: 10^15 - 1 < 2^53. */
+const EXACT_DIGITS = 15;
+
 /**
- * Reads an amount's text. `digits` is the currency's minor unit, or undefined when the
- * currency is unknown (then only the syntax and sign are checked).
+ * The common case of readAmount, by char code, with no regex, no string building and no
+ * BigInt parse: a plain decimal with no leading zero whose minor units have at most 15
+ * digits. Such a count is below 2^53, so the number arithmetic here is exact (digits are
+ * accumulated as an integer and scaled by an exact power of ten: never a binary fraction).
+ * Undefined for anything else, which the general path then reads or explains.
  */
-export function parseAmount(raw: string, digits: number | undefined): AmountResult {
+function readPlainAmount(text: string, digits: number | undefined): Amount | undefined {
+  const n = text.length;
+  let i = 0;
+  let value = 0;
+  if (n === 0) return undefined;
+  // A leading zero needs canonicalising ("007.5"): left to the general path; "0.5" is not one.
+  if (text.charCodeAt(0) === 48 && n > 1 && text.charCodeAt(1) !== 46) return undefined;
+  for (; i < n; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) break;
+    value = value * 10 + d;
+  }
+  const intLength = i;
+  if (intLength === 0 || intLength > EXACT_DIGITS) return undefined;
+  let significant = 0;
+  if (i < n) {
+    if (text.charCodeAt(i) !== 46) return undefined;
+    const fracStart = ++i;
+    if (i === n) return undefined;
+    // Trailing zeros of the fraction add nothing to the value: find where they start.
+    let end = n;
+    while (end > fracStart && text.charCodeAt(end - 1) === 48) end--;
+    for (; i < n; i++) {
+      const d = text.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) return undefined;
+      if (i < end) value = value * 10 + d;
+    }
+    significant = end - fracStart;
+  }
+  // Zero is refused, and below 1e-6 the general path checks the JSON round trip.
+  if (value === 0 || (intLength === 1 && text.charCodeAt(0) === 48 && significant > 6)) {
+    return undefined;
+  }
+  const scale = digits ?? significant;
+  // More decimals than the currency has is refused with a message by the general path.
+  if (significant > scale || intLength + scale > EXACT_DIGITS) return undefined;
+  // value < 10^15 and the product below 10^15 too: both exact integers in a double.
+  return { text, minor: BigInt(value * POW10[scale - significant]!) };
+}
+
+/**
+ * Reads an amount's text: the amount, or the message saying why it is refused. `digits` is
+ * the currency's minor unit, or undefined when the currency is unknown (then only the syntax
+ * and sign are checked). Runs once per row: it allocates no result wrapper.
+ */
+export function readAmount(raw: string, digits: number | undefined): Amount | string {
   const text = raw.trim();
+  return readPlainAmount(text, digits) ?? readGeneralAmount(text, digits);
+}
+
+/** readAmount for any text: canonicalises, checks the minor unit and the JSON round trip. */
+function readGeneralAmount(text: string, digits: number | undefined): Amount | string {
   const m = PLAIN_DECIMAL.exec(text);
-  if (!m) return { ok: false, message: explainNotPlain(text) };
-  // This runs once per row of files with a million rows: skip work the common case needs not.
+  if (!m) return explainNotPlain(text);
   const rawInt = m[1] ?? '';
   const intPart = rawInt.charCodeAt(0) === 48 ? rawInt.replace(/^0+(?=\d)/, '') : rawInt;
   const fracPart = m[2] ?? '';
   const canonical = fracPart ? `${intPart}.${fracPart}` : intPart;
-  if (intPart === '0' && ALL_ZEROS.test(fracPart)) return { ok: false, message: NOT_POSITIVE };
+  if (intPart === '0' && ALL_ZEROS.test(fracPart)) return NOT_POSITIVE;
   const significantFrac =
     fracPart.charCodeAt(fracPart.length - 1) === 48 ? fracPart.replace(/0+$/, '') : fracPart;
   if (digits !== undefined && significantFrac.length > digits) {
-    return {
-      ok: false,
-      message:
-        digits === 0
-          ? 'this currency has no minor unit: use a whole number'
-          : `this currency allows at most ${digits} decimal${digits === 1 ? '' : 's'}: round the amount to ${digits} decimal${digits === 1 ? '' : 's'}`,
-    };
+    return digits === 0
+      ? 'this currency has no minor unit: use a whole number'
+      : `this currency allows at most ${digits} decimal${digits === 1 ? '' : 's'}: round the amount to ${digits} decimal${digits === 1 ? '' : 's'}`;
   }
   // Up to 15 significant digits always survive a double (DBL_DIG), so the round trip is
   // skipped for them; below 1e-6 it still runs, since String(number) writes an exponent there.
@@ -86,15 +139,20 @@ export function parseAmount(raw: string, digits: number | undefined): AmountResu
     intPart.length + significantFrac.length <= 15 &&
     (intPart !== '0' || significantFrac.length <= 6);
   if (!surelyFits && !fitsJsonNumberExactly(canonical)) {
-    return {
-      ok: false,
-      message:
-        'has more significant digits than a JSON number carries exactly (15 always fit): check the value',
-    };
+    return 'has more significant digits than a JSON number carries exactly (15 always fit): check the value';
   }
   const scale = digits ?? significantFrac.length;
   const minor = BigInt(intPart + significantFrac.padEnd(scale, '0'));
-  return { ok: true, amount: { text: canonical, minor } };
+  return { text: canonical, minor };
+}
+
+/**
+ * Reads an amount's text. `digits` is the currency's minor unit, or undefined when the
+ * currency is unknown (then only the syntax and sign are checked).
+ */
+export function parseAmount(raw: string, digits: number | undefined): AmountResult {
+  const r = readAmount(raw, digits);
+  return typeof r === 'string' ? { ok: false, message: r } : { ok: true, amount: r };
 }
 
 /** Formats minor units as a decimal with exactly `digits` decimals: (123450n, 2) -> "1234.50". */
