@@ -170,6 +170,11 @@ export class RunJournal {
     return this.table.get(ref)?.state;
   }
 
+  /** Every reference this journal names, with its state, in order of first appearance. */
+  *states(): Generator<[string, RefState]> {
+    for (const [ref, t] of this.table.entries()) yield [ref, t.state];
+  }
+
   /** Refs of this journal in flight (sent, outcome not known), for resume. */
   inFlight(): Array<{ ref: string; req: number; hash: string }> {
     const out: Array<{ ref: string; req: number; hash: string }> = [];

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateRequest, CreateResponse, PayoutRecord } from '../../../src/api/types.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from '../../../src/core/send/engine.js';
+import { OutcomeStore } from '../../../src/core/send/outcome-store.js';
 import {
   NetworkError,
   NotFoundError,
@@ -72,10 +73,12 @@ async function run(service: FakeService, refs: string[], chunkSize = 2) {
     },
   });
   const warnings: string[] = [];
+  const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, refs.length, () => undefined);
   const engine = new SendEngine(
     {
       client: service,
       journal,
+      outcomes,
       interrupt: new AbortController().signal,
       warn: (m) => warnings.push(m),
       progress: () => {},
@@ -176,7 +179,7 @@ describe('SendEngine', () => {
     );
     const { engine } = await run(svc, ['A']);
     expect(svc.creates).toHaveLength(1);
-    expect(engine.outcomes.get('A')).toMatchObject({
+    expect([...engine.outcomes.values()].find((o) => o.reference_id === 'A')).toMatchObject({
       status: 'failed',
       message: 'request rejected: batch_reference too long',
     });
