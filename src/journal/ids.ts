@@ -126,14 +126,34 @@ export function payoutHash(p: {
   feed('|');
   feedCanonicalDecimal(p.amount);
   feed('|');
-  feed(p.currency.trim().toUpperCase());
+  feedCurrency(p.currency);
   feed('|');
   feed(p.recipient);
   let h1 = s1;
   let h2 = s2;
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (h2 >>> 0).toString(16).padStart(8, '0') + (h1 >>> 0).toString(16).padStart(8, '0');
+  return hex32(h2) + hex32(h1);
+}
+
+/** Feeds currency.trim().toUpperCase(), without building it when the code is plain A-Z already. */
+function feedCurrency(currency: string): void {
+  for (let i = 0; i < currency.length; i++) {
+    const c = currency.charCodeAt(i);
+    if (c < 65 || c > 90) {
+      feed(currency.trim().toUpperCase());
+      return;
+    }
+  }
+  feed(currency);
+}
+
+/** Two hex digits of every byte value. */
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** A 32-bit value as 8 hex digits (what toString(16).padStart(8, '0') gives, at less cost). */
+function hex32(x: number): string {
+  return HEX[x >>> 24]! + HEX[(x >>> 16) & 255]! + HEX[(x >>> 8) & 255]! + HEX[x & 255]!;
 }
 
 /** Whether a run id is safe as a file name (it never comes from outside, but a path must not escape). */

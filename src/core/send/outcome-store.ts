@@ -303,7 +303,8 @@ export class OutcomeStore {
     let nl = data.indexOf(10, from);
     if (nl >= 0) return data.toString('utf8', from, nl);
     // The line runs on into the next blocks.
-    const parts: Buffer[] = [data.subarray(from)];
+    // Copies: reading the next block may reuse the memory of this one.
+    const parts: Buffer[] = [Buffer.from(data.subarray(from))];
     for (;;) {
       block += 1;
       data = this.block(block);
@@ -314,7 +315,7 @@ export class OutcomeStore {
         parts.push(data.subarray(0, nl));
         return Buffer.concat(parts).toString('utf8');
       }
-      parts.push(data);
+      parts.push(Buffer.from(data));
     }
   }
 
@@ -322,7 +323,15 @@ export class OutcomeStore {
   private block(index: number): Buffer {
     const hit = this.cache.get(index);
     if (hit) return hit;
-    const data = Buffer.allocUnsafe(BLOCK);
+    // The evicted block's memory is reused: a fresh 64 KiB buffer per block read left
+    // megabytes of garbage outside the heap for the collector to notice late.
+    let data: Buffer;
+    if (this.cache.size >= CACHED_BLOCKS) {
+      const oldest = this.cache.keys().next().value as number;
+      const old = this.cache.get(oldest)!;
+      this.cache.delete(oldest);
+      data = Buffer.from(old.buffer, old.byteOffset, BLOCK);
+    } else data = Buffer.allocUnsafeSlow(BLOCK);
     let got = 0;
     for (;;) {
       const n = readSync(this.fd, data, got, BLOCK - got, index * BLOCK + got);
@@ -331,10 +340,6 @@ export class OutcomeStore {
       if (got === BLOCK) break;
     }
     const block = data.subarray(0, got);
-    if (this.cache.size >= CACHED_BLOCKS) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
     this.cache.set(index, block);
     return block;
   }
