@@ -86,6 +86,18 @@ export interface Reconciled {
   fatal?: Error;
 }
 
+/** An intent written while its chunk waited for a request slot. */
+interface EarlyIntent {
+  req: number;
+  /** Settles when the intent is durable (or the journal failed). */
+  done: Promise<void>;
+}
+
+/** The [reference, payout hash] pairs of an intent. */
+function intentItems(items: PendingPayout[]): Array<{ ref: string; hash: string }> {
+  return items.map((i) => ({ ref: i.payout.reference_id, hash: i.hash }));
+}
+
 /**
  * Pairs the results of a create answer with the payouts sent: `results[k]` is the answer for
  * `answered[k]`; `missing` were not mentioned. Warns about results for references not sent.
@@ -245,11 +257,20 @@ export class SendEngine {
 
   /** Waits for a free request slot, then starts the chunk without waiting for it to finish. */
   private async dispatch(chunk: Queued[]): Promise<void> {
+    let early: EarlyIntent | undefined;
+    if (this.active >= this.limit && !this.stopping) {
+      // The chunk must wait for a slot: make its intent durable meanwhile (it joins the group
+      // commit under way), so the request goes out the moment a slot frees.
+      const req = this.nextReq++;
+      const done = this.deps.journal.recordIntent(req, intentItems(chunk));
+      done.catch(() => {});
+      early = { req, done };
+    }
     while (this.active >= this.limit) {
       await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
     }
     this.active += 1;
-    const run = this.runChunk(chunk)
+    const run = this.runChunk(chunk, early)
       .catch((err: unknown) => {
         this.fatal ??= err instanceof Error ? err : new Error(String(err));
       })
@@ -287,19 +308,34 @@ export class SendEngine {
   }
 
   /** Sends one chunk until each payout has an outcome, retrying only what is safe to retry. */
-  private async runChunk(chunk: Queued[]): Promise<void> {
+  private async runChunk(chunk: Queued[], early?: EarlyIntent): Promise<void> {
     const { journal } = this.deps;
     const policy = this.settings.retry;
     const started = this.now();
     let items = chunk;
     let attempt = 0;
+    let intent = early;
     while (items.length) {
-      if (this.stopping) return;
-      const req = this.nextReq++;
-      await journal.recordIntent(
-        req,
-        items.map((i) => ({ ref: i.payout.reference_id, hash: i.hash })),
-      );
+      if (this.stopping) {
+        // An intent written ahead whose request never went out: its payouts are free again.
+        if (intent) {
+          journal.recordNotApplied(
+            intent.req,
+            items.map((i) => i.payout.reference_id),
+            'not sent: the run stopped before this request',
+          );
+        }
+        return;
+      }
+      let req: number;
+      if (intent) {
+        req = intent.req;
+        await intent.done;
+        intent = undefined;
+      } else {
+        req = this.nextReq++;
+        await journal.recordIntent(req, intentItems(items));
+      }
       let response: CreateResponse;
       try {
         response = await this.deps.client.createPayouts(this.body(items));
