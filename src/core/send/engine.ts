@@ -3,6 +3,7 @@ import { backoffDelay, DEFAULT_READ_RETRY, type RetryPolicy, withRetry } from '.
 import type {
   CreateRequest,
   CreateResponse,
+  CreateResult,
   PayoutRecord,
   PayoutRequest,
 } from '../../api/types.js';
@@ -19,6 +20,7 @@ import {
 } from '../../errors.js';
 import type { RunJournal } from '../../journal/index.js';
 import type { PayoutOutcome } from './outcome.js';
+import type { OutcomeStore } from './outcome-store.js';
 
 /** How create requests are retried: never applied ones only, within these bounds. */
 export const DEFAULT_SEND_RETRY: RetryPolicy = {
@@ -35,10 +37,17 @@ export interface PendingPayout {
   hash: string;
 }
 
+/** A queued payout with its row number (input order) in the outcome store. */
+interface Queued extends PendingPayout {
+  row: number;
+}
+
 /** What the engine needs from outside. */
 export interface EngineDeps {
   client: Pick<PayoutClient, 'createPayouts' | 'getPayout'>;
   journal: RunJournal;
+  /** Where each payout's outcome goes, by row number (the order of enqueue/addSentEarlier calls). */
+  outcomes: OutcomeStore;
   /** Aborted on SIGINT/SIGTERM: no new request starts after that. */
   interrupt: AbortSignal;
   warn: (message: string) => void;
@@ -77,14 +86,60 @@ export interface Reconciled {
   fatal?: Error;
 }
 
+/** An intent written while its chunk waited for a request slot. */
+interface EarlyIntent {
+  req: number;
+  /** Settles when the intent is durable (or the journal failed). */
+  done: Promise<void>;
+}
+
+/** The [reference, payout hash] pairs of an intent. */
+function intentItems(items: PendingPayout[]): Array<{ ref: string; hash: string }> {
+  return items.map((i) => ({ ref: i.payout.reference_id, hash: i.hash }));
+}
+
+/**
+ * Pairs the results of a create answer with the payouts sent: `results[k]` is the answer for
+ * `answered[k]`; `missing` were not mentioned. Warns about results for references not sent.
+ */
+export function matchResults<T extends PendingPayout>(
+  res: CreateResponse,
+  items: T[],
+  warn: (message: string) => void,
+): { answered: T[]; results: CreateResult[]; missing: T[] } {
+  const list = res.results;
+  // The usual answer lists the payouts in the order sent: then no lookup table is needed.
+  let inOrder = list.length === items.length;
+  for (let k = 0; inOrder && k < list.length; k++) {
+    if (list[k]!.reference_id !== items[k]!.payout.reference_id) inOrder = false;
+  }
+  if (inOrder) return { answered: items, results: list, missing: [] };
+  const byRef = new Map(list.map((r) => [r.reference_id, r]));
+  const sentRefs = new Set(items.map((i) => i.payout.reference_id));
+  const strays = list.filter((r) => !sentRefs.has(r.reference_id)).map((r) => r.reference_id);
+  if (strays.length)
+    warn(
+      `the service answered with results for references it was not sent: ${strays.slice(0, 5).join(', ')}`,
+    );
+  const answered: T[] = [];
+  const results: CreateResult[] = [];
+  const missing: T[] = [];
+  for (const i of items) {
+    const r = byRef.get(i.payout.reference_id);
+    if (r) {
+      answered.push(i);
+      results.push(r);
+    } else missing.push(i);
+  }
+  return { answered, results, missing };
+}
+
 /**
  * Sends payouts in chunks, a bounded number at a time, with the journal written ahead of
  * every request. A request whose outcome is unknown is never sent again blindly: its
  * payouts are first read back by reference_id.
  */
 export class SendEngine {
-  /** Every payout of the run, in input order, with its outcome so far. */
-  readonly outcomes = new Map<string, PayoutOutcome>();
   /** References whose outcome could not be established. */
   readonly unknown: string[] = [];
   /** The error that stopped the run early, if any. */
@@ -96,7 +151,9 @@ export class SendEngine {
   private active = 0;
   private readonly slotWaiters: Array<() => void> = [];
   private readonly running = new Set<Promise<void>>();
-  private buffer: PendingPayout[] = [];
+  private buffer: Queued[] = [];
+  /** Rows numbered so far: each enqueue or addSentEarlier takes the next. */
+  private rows = 0;
   private waitingChunk: Promise<void> | undefined;
   private nextReq: number;
   private requestsDone = 0;
@@ -117,6 +174,11 @@ export class SendEngine {
     this.now = deps.now ?? Date.now;
   }
 
+  /** Every payout the run reached, in input order, with its outcome. */
+  get outcomes(): OutcomeStore {
+    return this.deps.outcomes;
+  }
+
   /** Whether no new request may start: interrupted, or a fatal error happened. */
   get stopping(): boolean {
     return this.deps.interrupt.aborted || this.fatal !== undefined;
@@ -127,7 +189,7 @@ export class SendEngine {
     p: PayoutRequest,
     known: Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>,
   ): void {
-    this.outcomes.set(p.reference_id, {
+    this.deps.outcomes.set(this.rows++, {
       reference_id: p.reference_id,
       amount: p.amount,
       currency: p.currency,
@@ -138,14 +200,8 @@ export class SendEngine {
 
   /** Queues a payout to send; a full chunk goes out as soon as a request slot is free. */
   enqueue(item: PendingPayout): void {
-    const p = item.payout;
-    this.outcomes.set(p.reference_id, {
-      reference_id: p.reference_id,
-      amount: p.amount,
-      currency: p.currency,
-      status: 'not_sent',
-    });
-    this.buffer.push(item);
+    // Until it has another outcome, a queued payout is "not_sent" (see settleLeftovers).
+    this.buffer.push({ payout: item.payout, hash: item.hash, row: this.rows++ });
     if (this.buffer.length < this.chunkSize) return;
     const chunk = this.buffer;
     this.buffer = [];
@@ -200,16 +256,26 @@ export class SendEngine {
   }
 
   /** Waits for a free request slot, then starts the chunk without waiting for it to finish. */
-  private async dispatch(chunk: PendingPayout[]): Promise<void> {
+  private async dispatch(chunk: Queued[]): Promise<void> {
+    let early: EarlyIntent | undefined;
+    if (this.active >= this.limit && !this.stopping) {
+      // The chunk must wait for a slot: make its intent durable meanwhile (it joins the group
+      // commit under way), so the request goes out the moment a slot frees.
+      const req = this.nextReq++;
+      const done = this.deps.journal.recordIntent(req, intentItems(chunk));
+      done.catch(() => {});
+      early = { req, done };
+    }
     while (this.active >= this.limit) {
       await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
     }
     this.active += 1;
-    const run = this.runChunk(chunk)
+    const run = this.runChunk(chunk, early)
       .catch((err: unknown) => {
         this.fatal ??= err instanceof Error ? err : new Error(String(err));
       })
       .finally(() => {
+        this.settleLeftovers(chunk);
         this.active -= 1;
         this.running.delete(run);
         this.slotWaiters.shift()?.();
@@ -217,8 +283,23 @@ export class SendEngine {
     this.running.add(run);
   }
 
+  /** Records as not sent the payouts of a finished chunk that got no outcome (stopped early). */
+  private settleLeftovers(chunk: Queued[]): void {
+    const store = this.deps.outcomes;
+    for (const i of chunk) {
+      if (store.has(i.row)) continue;
+      const p = i.payout;
+      store.set(i.row, {
+        reference_id: p.reference_id,
+        amount: p.amount,
+        currency: p.currency,
+        status: 'not_sent',
+      });
+    }
+  }
+
   /** The request body of a chunk. */
-  private body(items: PendingPayout[]): CreateRequest {
+  private body(items: Queued[]): CreateRequest {
     const req: CreateRequest = { payouts: items.map((i) => i.payout) };
     if (this.settings.webhookUrl !== undefined) req.webhook_url = this.settings.webhookUrl;
     if (this.settings.batchReference !== undefined)
@@ -227,19 +308,34 @@ export class SendEngine {
   }
 
   /** Sends one chunk until each payout has an outcome, retrying only what is safe to retry. */
-  private async runChunk(chunk: PendingPayout[]): Promise<void> {
+  private async runChunk(chunk: Queued[], early?: EarlyIntent): Promise<void> {
     const { journal } = this.deps;
     const policy = this.settings.retry;
     const started = this.now();
     let items = chunk;
     let attempt = 0;
+    let intent = early;
     while (items.length) {
-      if (this.stopping) return;
-      const req = this.nextReq++;
-      await journal.recordIntent(
-        req,
-        items.map((i) => ({ ref: i.payout.reference_id, hash: i.hash })),
-      );
+      if (this.stopping) {
+        // An intent written ahead whose request never went out: its payouts are free again.
+        if (intent) {
+          journal.recordNotApplied(
+            intent.req,
+            items.map((i) => i.payout.reference_id),
+            'not sent: the run stopped before this request',
+          );
+        }
+        return;
+      }
+      let req: number;
+      if (intent) {
+        req = intent.req;
+        await intent.done;
+        intent = undefined;
+      } else {
+        req = this.nextReq++;
+        await journal.recordIntent(req, intentItems(items));
+      }
       let response: CreateResponse;
       try {
         response = await this.deps.client.createPayouts(this.body(items));
@@ -275,7 +371,7 @@ export class SendEngine {
   }
 
   /** Marks payouts as not sent after retries ran out, and stops the run. */
-  private giveUp(items: PendingPayout[], err: unknown): void {
+  private giveUp(items: Queued[], err: unknown): void {
     const why = err instanceof Error ? err.message : String(err);
     for (const i of items) this.setOutcome(i, { status: 'not_sent', message: `not sent: ${why}` });
     this.fatal ??=
@@ -286,8 +382,8 @@ export class SendEngine {
   private async afterFailure(
     err: unknown,
     req: number,
-    items: PendingPayout[],
-  ): Promise<{ retry: PendingPayout[]; waitMs?: number; split?: PendingPayout[][] }> {
+    items: Queued[],
+  ): Promise<{ retry: Queued[]; waitMs?: number; split?: Queued[][] }> {
     const { journal } = this.deps;
     const refs = items.map((i) => i.payout.reference_id);
     if (err instanceof RateLimitedError) {
@@ -347,11 +443,7 @@ export class SendEngine {
   }
 
   /** Reads back payouts of a request with an unknown outcome; returns those safe to resend. */
-  private async settleByReading(
-    req: number,
-    items: PendingPayout[],
-    why: string,
-  ): Promise<PendingPayout[]> {
+  private async settleByReading(req: number, items: Queued[], why: string): Promise<Queued[]> {
     const { journal } = this.deps;
     const byRef = new Map(items.map((i) => [i.payout.reference_id, i]));
     const r = await this.reconcile([...byRef.keys()]);
@@ -379,42 +471,24 @@ export class SendEngine {
   }
 
   /** Records a create answer; returns payouts the answer did not mention, once read back as not found. */
-  private async afterSuccess(
-    res: CreateResponse,
-    req: number,
-    items: PendingPayout[],
-  ): Promise<PendingPayout[]> {
+  private async afterSuccess(res: CreateResponse, req: number, items: Queued[]): Promise<Queued[]> {
     if (res.batch_reference) this.batchReferences.add(res.batch_reference);
-    const byRef = new Map(res.results.map((r) => [r.reference_id, r]));
-    const sentRefs = new Set(items.map((i) => i.payout.reference_id));
-    const strays = res.results
-      .filter((r) => !sentRefs.has(r.reference_id))
-      .map((r) => r.reference_id);
-    if (strays.length)
-      this.deps.warn(
-        `the service answered with results for references it was not sent: ${strays.slice(0, 5).join(', ')}`,
-      );
-    const answered: PendingPayout[] = [];
-    const missing: PendingPayout[] = [];
-    for (const i of items) (byRef.has(i.payout.reference_id) ? answered : missing).push(i);
+    const { answered, results, missing } = matchResults(res, items, this.deps.warn);
     this.deps.journal.recordOutcome(
       req,
-      answered.map((i) => {
-        const r = byRef.get(i.payout.reference_id)!;
-        return {
-          ref: r.reference_id,
-          status: r.status,
-          transaction_id: r.transaction_id,
-          charges: r.charges,
-          amount: r.amount,
-          currency: r.currency,
-          message: r.message,
-        };
-      }),
+      results.map((r) => ({
+        ref: r.reference_id,
+        status: r.status,
+        transaction_id: r.transaction_id,
+        charges: r.charges,
+        amount: r.amount,
+        currency: r.currency,
+        message: r.message,
+      })),
     );
-    for (const i of answered) {
-      const r = byRef.get(i.payout.reference_id)!;
-      this.setOutcome(i, {
+    for (let k = 0; k < answered.length; k++) {
+      const r = results[k]!;
+      this.setOutcome(answered[k]!, {
         status: r.status,
         transaction_id: r.transaction_id,
         charges: r.charges,
@@ -445,14 +519,13 @@ export class SendEngine {
   }
 
   /** Sets a payout's outcome, keeping its input amount and currency. */
-  private setOutcome(item: PendingPayout, o: Partial<PayoutOutcome> & { status: string }): void {
+  private setOutcome(item: Queued, o: Partial<PayoutOutcome> & { status: string }): void {
     const p = item.payout;
-    const prev = this.outcomes.get(p.reference_id);
-    this.outcomes.set(p.reference_id, {
+    // The store keeps a row's "sent earlier" mark.
+    this.deps.outcomes.set(item.row, {
       reference_id: p.reference_id,
       amount: p.amount,
       currency: p.currency,
-      ...(prev?.sent_earlier ? { sent_earlier: true } : {}),
       ...o,
     });
   }

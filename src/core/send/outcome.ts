@@ -13,14 +13,17 @@ export interface PayoutOutcome {
   sent_earlier?: boolean;
 }
 
-/** Counts outcomes: canceled, not sent and any unknown status count as failed. */
-export function countOutcomes(outcomes: Iterable<PayoutOutcome>): {
+/** How many outcomes of each kind a run has. */
+export interface OutcomeCounts {
   success: number;
   failed: number;
   pending: number;
   sentEarlier: number;
   notSent: number;
-} {
+}
+
+/** Counts outcomes: canceled, not sent and any unknown status count as failed. */
+export function countOutcomes(outcomes: Iterable<PayoutOutcome>): OutcomeCounts {
   const c = { success: 0, failed: 0, pending: 0, sentEarlier: 0, notSent: 0 };
   for (const o of outcomes) {
     if (o.status === 'success') c.success += 1;

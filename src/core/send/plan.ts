@@ -12,6 +12,7 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import { FingerprintSet } from './fingerprints.js';
 import type { MaxTotal } from './options.js';
 import { combinedHash, type HashedSource } from './sources.js';
+import { RefIndex } from './ref-index.js';
 import type { PayoutSpool } from './spool.js';
 
 /** What pass 1 learns about a run: every row valid, and the figures the summary shows. */
@@ -24,8 +25,11 @@ export interface RunPlan {
   webhookUrl?: string;
   /** sha256 of the inputs' bytes: with the service, it names the run's journal. */
   inputHash: string;
-  /** reference_id -> payoutHash, for resume and the cross-run check (empty for a dry run). */
-  refs: Map<string, string>;
+  /**
+   * Fingerprints of the run's references, for resume and the cross-run check (empty for a dry
+   * run). Only "maybe ours": the payouts themselves (and their hashes) are in the spool.
+   */
+  refs: RefIndex;
   /** The first create request, for --dry-run. */
   firstRequest: CreateRequest;
 }
@@ -76,6 +80,44 @@ function duplicate(ref: string, file: string, location: string): Problem {
     value: ref,
     message: 'is used more than once in this run: each payout needs its own reference_id',
   };
+}
+
+/**
+ * For a send whose fingerprints repeat: reads the files again and collects every problem in
+ * the order found, each repeat of a suspect reference confirmed by its text and reported where
+ * it occurs (as a table of every reference would have), and the totals without the repeats.
+ */
+async function recollectProblems(
+  sources: HashedSource[],
+  intake: IntakeOptions,
+  suspects: ReadonlySet<string>,
+): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
+  const problems = new ProblemList();
+  const totals = new CurrencyTotals();
+  const seen = new Set<string>();
+  /** False when the reference is a confirmed repeat (and reports it). */
+  const first = (ref: string, file: string, location: string): boolean => {
+    if (!suspects.has(ref)) return true;
+    if (!seen.has(ref)) {
+      seen.add(ref);
+      return true;
+    }
+    problems.add(duplicate(ref, file, location));
+    return false;
+  };
+  for (const source of sources) {
+    await readPayouts(source, intake, {
+      payout: (p) => {
+        if (first(p.reference_id, p.file, p.location)) totals.add(p.currency, p.amount.minor);
+      },
+      refused: (ref, file, location) => {
+        first(ref, file, location);
+      },
+      problem: (p) => problems.add(p),
+      warning() {},
+    });
+  }
+  return { problems, totals };
 }
 
 /**
@@ -154,26 +196,24 @@ function checkMaxTotals(
  * run, and totals each currency. Throws InputError listing every problem when any exists.
  */
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
-  const problems = new ProblemList();
-  const refs = new Map<string, string>();
+  let problems = new ProblemList();
+  // A send keeps fingerprints it can look up later (resume, the cross-run check).
+  const refs = new RefIndex();
   // One table of every reference seen, refused rows' included, so each row costs one
   // insertion: a duplicate is an insertion that leaves the size unchanged. A dry run keeps
   // only fingerprints; a fingerprint seen twice makes its reference a suspect, confirmed below.
   const fingerprints = new FingerprintSet();
   const suspects = new Set<string>();
   /** Records a reference; false when it was already there (for a dry run: maybe there). */
-  const claim = (ref: string, hash = ''): boolean => {
+  const claim = (ref: string): boolean => {
     if (!opts.withHashes) return fingerprints.add(ref);
-    const before = refs.size;
-    refs.set(ref, hash);
-    return refs.size !== before;
+    return refs.add(ref);
   };
-  /** Reports a reference seen twice, or notes it as a suspect when only its fingerprint was. */
-  const reused = (ref: string, file: string, location: string): void => {
-    if (opts.withHashes) problems.add(duplicate(ref, file, location));
-    else suspects.add(ref);
+  /** Notes a reference as a suspect: only its fingerprint was seen before. */
+  const reused = (ref: string, _file: string, _location: string): void => {
+    suspects.add(ref);
   };
-  const totals = new CurrencyTotals();
+  let totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
   const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
   let payoutCount = 0;
@@ -185,10 +225,7 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
       },
       payout(p) {
         const hash = opts.withHashes ? hashOf(p) : '';
-        if (!claim(p.reference_id, hash)) {
-          reused(p.reference_id, p.file, p.location);
-          if (opts.withHashes) return;
-        }
+        if (!claim(p.reference_id)) reused(p.reference_id, p.file, p.location);
         opts.spool?.add(toPayoutRequest(p), hash);
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;
@@ -199,7 +236,10 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     });
     metas.push(meta);
   }
-  if (suspects.size) {
+  if (suspects.size && opts.withHashes) {
+    // The problems and totals as if every reference had been compared by its text.
+    ({ problems, totals } = await recollectProblems(sources, opts.intake, suspects));
+  } else if (suspects.size) {
     for (const p of await confirmDuplicates(sources, opts.intake, suspects)) problems.add(p);
   }
   for (const p of checkMaxTotals(totals, opts.maxTotals, opts.currencies)) problems.add(p);

@@ -9,7 +9,7 @@ import {
 } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { type Output, RawNumber } from '../../output/output.js';
-import { countOutcomes, type PayoutOutcome } from './outcome.js';
+import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from './outcome.js';
 import type { RunPlan } from './plan.js';
 
 /** Rows beyond which the results table shows only the rows that need attention. */
@@ -93,24 +93,52 @@ export function dryRunDoc(plan: RunPlan, currencies: CurrencyTable): unknown {
   };
 }
 
+/** Converts charges the service sent into minor units (max(digits, 6)), remembering each value. */
+export function chargeMinorOf(
+  currencies: CurrencyTable,
+): (currency: string, charges: number) => bigint | undefined {
+  // A run's charges take few distinct values: converting each once saves a parse per row.
+  const memo = new Map<string, Map<number, bigint | undefined>>();
+  return (currency, charges) => {
+    let byValue = memo.get(currency);
+    if (!byValue) {
+      byValue = new Map();
+      memo.set(currency, byValue);
+    }
+    if (byValue.has(charges)) return byValue.get(charges);
+    const digits = currencies.minorUnits(currency) ?? 2;
+    const minor = minorFromServiceNumber(charges, Math.max(digits, 6));
+    if (byValue.size < 4096) byValue.set(charges, minor);
+    return minor;
+  };
+}
+
+/** Per-currency charge totals (minor units of max(digits, 6)) in each currency's decimals. */
+export function formatChargeTotals(
+  totals: Iterable<{ currency: string; minor: bigint }>,
+  currencies: CurrencyTable,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const t of totals) {
+    const digits = currencies.minorUnits(t.currency) ?? 2;
+    out[t.currency] = trimToDigits(formatMinor(t.minor, Math.max(digits, 6)), digits);
+  }
+  return out;
+}
+
 /** Charges summed per currency from the service's numbers, exactly. */
 export function chargesByCurrency(
   outcomes: Iterable<PayoutOutcome>,
   currencies: CurrencyTable,
 ): Record<string, string> {
   const totals = new CurrencyTotals();
+  const toMinor = chargeMinorOf(currencies);
   for (const o of outcomes) {
     if (o.charges === undefined) continue;
-    const digits = currencies.minorUnits(o.currency) ?? 2;
-    const minor = minorFromServiceNumber(o.charges, Math.max(digits, 6));
+    const minor = toMinor(o.currency, o.charges);
     if (minor !== undefined) totals.add(o.currency, minor);
   }
-  const out: Record<string, string> = {};
-  for (const t of totals.entries()) {
-    const digits = currencies.minorUnits(t.currency) ?? 2;
-    out[t.currency] = trimToDigits(formatMinor(t.minor, Math.max(digits, 6)), digits);
-  }
-  return out;
+  return formatChargeTotals(totals.entries(), currencies);
 }
 
 /** Drops zeros beyond the currency's own decimals: "1.230000" with 2 digits -> "1.23". */
@@ -121,9 +149,27 @@ function trimToDigits(text: string, digits: number): string {
   return f ? `${int}.${f}` : (int ?? text);
 }
 
+/** What the head of the results and the closing line need: the counts and charge totals. */
+export interface ResultsSummary {
+  /** Number of results. */
+  total: number;
+  counts: OutcomeCounts;
+  /** Charges per currency, as chargesByCurrency makes them. */
+  charges: Record<string, string>;
+}
+
+/** The summary of a list of outcomes. */
+export function summarize(outcomes: PayoutOutcome[], currencies: CurrencyTable): ResultsSummary {
+  return {
+    total: outcomes.length,
+    counts: countOutcomes(outcomes),
+    charges: chargesByCurrency(outcomes, currencies),
+  };
+}
+
 /** The fields of a finished run's --json document that come before its results. */
 export function resultsHead(
-  outcomes: PayoutOutcome[],
+  summary: ResultsSummary,
   extra: {
     batchReference?: string;
     runId: string;
@@ -131,16 +177,15 @@ export function resultsHead(
     unknown: string[];
     interrupted: boolean;
   },
-  currencies: CurrencyTable,
 ): Record<string, unknown> {
-  const c = countOutcomes(outcomes);
+  const c = summary.counts;
   return {
     success_count: c.success,
     failed_count: c.failed,
     pending_count: c.pending,
     batch_reference: extra.batchReference ?? null,
     sent_earlier_count: c.sentEarlier,
-    charges: chargesByCurrency(outcomes, currencies),
+    charges: summary.charges,
     run_id: extra.runId,
     ...(extra.sandbox ? { sandbox: true } : {}),
     ...(extra.unknown.length ? { outcome_unknown: extra.unknown } : {}),
@@ -175,17 +220,35 @@ export function colourStatus(status: string, c: ChalkInstance): string {
   return c.red(status);
 }
 
+/** The rows of a run's results, in input order, as the table asks for them. */
+export interface ResultRows {
+  total: number;
+  successCount: number;
+  /** Outcomes that succeeded (true) or need attention (false), in input order. */
+  withSuccess(success: boolean): Iterable<PayoutOutcome>;
+}
+
+/** Result rows over a list of outcomes. */
+export function listRows(outcomes: PayoutOutcome[]): ResultRows {
+  return {
+    total: outcomes.length,
+    successCount: outcomes.filter((o) => o.status === 'success').length,
+    withSuccess: (success) => outcomes.filter((o) => (o.status === 'success') === success),
+  };
+}
+
 /** The results table: rows needing attention first; on a long run only those unless --all. */
 export async function resultsTable(
-  outcomes: PayoutOutcome[],
+  results: ResultRows,
   output: Output,
   all: boolean,
   currencies: CurrencyTable,
 ): Promise<string> {
-  const attention = outcomes.filter((o) => o.status !== 'success');
-  const fine = outcomes.filter((o) => o.status === 'success');
-  const long = outcomes.length > LONG_RUN_ROWS && !all;
-  const rows = long ? attention : [...attention, ...fine];
+  const long = results.total > LONG_RUN_ROWS && !all;
+  // A long run reads back only the rows it shows: the successful ones are only counted.
+  const rows = [...results.withSuccess(false)];
+  if (!long) rows.push(...results.withSuccess(true));
+  const fineCount = results.successCount;
   const c = output.color;
   const body = rows.map((o) => [
     o.reference_id,
@@ -201,20 +264,17 @@ export async function resultsTable(
         body,
       )
     : '';
-  if (long && fine.length) {
-    text += `${text ? '\n' : ''}${fine.length} successful payout${fine.length === 1 ? '' : 's'} not shown (use --all to list every row)`;
+  if (long && fineCount) {
+    text += `${text ? '\n' : ''}${fineCount} successful payout${fineCount === 1 ? '' : 's'} not shown (use --all to list every row)`;
   }
   return text;
 }
 
 /** The closing summary line: counts and charges per currency. */
-export function closingLine(
-  outcomes: PayoutOutcome[],
-  currencies: CurrencyTable,
-  c: ChalkInstance,
-): string {
-  const n = countOutcomes(outcomes);
-  const charges = Object.entries(chargesByCurrency(outcomes, currencies))
+export function closingLine(summary: ResultsSummary, c: ChalkInstance): string {
+  const n = summary.counts;
+  const total = summary.total;
+  const charges = Object.entries(summary.charges)
     .map(([cur, v]) => `${cur} ${v}`)
     .join(', ');
   const parts = [
@@ -222,7 +282,7 @@ export function closingLine(
     (n.failed ? c.red : (s: string) => s)(`${n.failed} failed`),
     (n.pending ? c.yellow : (s: string) => s)(`${n.pending} pending`),
   ];
-  let line = `${outcomes.length} payout${outcomes.length === 1 ? '' : 's'}: ${parts.join(', ')}`;
+  let line = `${total} payout${total === 1 ? '' : 's'}: ${parts.join(', ')}`;
   if (n.sentEarlier) line += ` (${n.sentEarlier} sent earlier, not sent again)`;
   if (charges) line += `; charges ${charges}`;
   return line;

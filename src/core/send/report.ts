@@ -62,14 +62,22 @@ const REPORT_HEADER = [
   'sent_earlier',
 ];
 
-/** Re-reads the inputs (pass 3) and calls `row` for each payout with its outcome. */
+/** The outcome of input row `row` (numbered from 0 over every valid payout) with reference `ref`. */
+export type OutcomeLookup = (row: number, ref: string) => PayoutOutcome | undefined;
+
+/** Re-reads the inputs (pass 3) and calls `each` for each payout with its row number. */
 async function eachRow(
   sources: HashedSource[],
   intake: IntakeOptions,
-  row: (p: ValidPayout) => void,
+  each: (p: ValidPayout, row: number) => void,
 ): Promise<void> {
+  let row = 0;
   for (const source of sources) {
-    await readPayouts(source, intake, { payout: row, problem() {}, warning() {} });
+    await readPayouts(source, intake, {
+      payout: (p) => each(p, row++),
+      problem() {},
+      warning() {},
+    });
   }
 }
 
@@ -78,12 +86,12 @@ export async function writeReport(
   path: string,
   sources: HashedSource[],
   intake: IntakeOptions,
-  outcomes: ReadonlyMap<string, PayoutOutcome>,
+  outcomes: OutcomeLookup,
 ): Promise<void> {
   await writeFileAtomic(path, async (append) => {
     append(`${REPORT_HEADER.join(',')}\n`);
-    await eachRow(sources, intake, (p) => {
-      const o = outcomes.get(p.reference_id);
+    await eachRow(sources, intake, (p, row) => {
+      const o = outcomes(row, p.reference_id);
       const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''));
       const cells = [
         text(p.file),
@@ -109,13 +117,13 @@ export async function writeFailedOut(
   path: string,
   sources: HashedSource[],
   intake: IntakeOptions,
-  outcomes: ReadonlyMap<string, PayoutOutcome>,
+  outcomes: OutcomeLookup,
 ): Promise<number> {
   let count = 0;
   await writeFileAtomic(path, async (append) => {
     append('reference_id,amount,currency,recipient,description\n');
-    await eachRow(sources, intake, (p) => {
-      const status = outcomes.get(p.reference_id)?.status ?? 'not_sent';
+    await eachRow(sources, intake, (p, row) => {
+      const status = outcomes(row, p.reference_id)?.status ?? 'not_sent';
       if (status === 'success' || status === 'pending') return;
       count += 1;
       // Values are written exactly (no formula guard): this file is input for payouts.

@@ -16,11 +16,14 @@ import type { ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import type { SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
+import { OutcomeStore } from './outcome-store.js';
 import {
+  chargeMinorOf,
   closingLine,
   dryRunDoc,
+  formatChargeTotals,
   formatRequestBody,
-  resultItems,
+  type ResultsSummary,
   resultsHead,
   resultsTable,
   summaryText,
@@ -174,6 +177,12 @@ async function sendPlan(
   });
   let engine: SendEngine;
   let journal: RunJournal;
+  const outcomes = OutcomeStore.create(
+    join(deps.stateDir, 'tmp'),
+    deps.pid,
+    plan.payoutCount,
+    chargeMinorOf(currencies),
+  );
   try {
     journal = await RunJournal.open({
       stateDir: deps.stateDir,
@@ -194,6 +203,7 @@ async function sendPlan(
         {
           client: service.client,
           journal,
+          outcomes,
           interrupt: deps.interrupt,
           warn: (m) => output.warn(m),
           progress: (d) =>
@@ -214,6 +224,7 @@ async function sendPlan(
         serviceKey: service.serviceKey,
         journal,
         refs: plan.refs,
+        spool,
       });
       if (prior.inFlight.size) {
         output.info(
@@ -235,10 +246,17 @@ async function sendPlan(
       progress.stop();
       await journal.close();
     }
+  } catch (err) {
+    outcomes.remove();
+    throw err;
   } finally {
     await lock.release();
   }
-  return finishRun(plan, opts, intake, currencies, service, engine, journal.runId, deps);
+  try {
+    return await finishRun(plan, opts, intake, currencies, service, engine, journal.runId, deps);
+  } finally {
+    outcomes.remove();
+  }
 }
 
 /** Pass 2: reads the validated payouts back from the spool and hands each to the engine, or records it as sent earlier. */
@@ -271,26 +289,43 @@ async function finishRun(
   deps: SendDeps,
 ): Promise<number> {
   const { output } = deps;
-  const outcomes = [...engine.outcomes.values()];
+  const outcomes = engine.outcomes;
   const interrupted = deps.interrupt.aborted;
   const batchReference = plan.batchReference ?? [...engine.batchReferences][0];
-  if (opts.reportPath) await writeReport(opts.reportPath, plan.sources, intake, engine.outcomes);
+  const lookup = (row: number, ref: string) => outcomes.forRow(row, ref);
+  if (opts.reportPath) await writeReport(opts.reportPath, plan.sources, intake, lookup);
   let failedOut = 0;
   if (opts.failedOutPath)
-    failedOut = await writeFailedOut(opts.failedOutPath, plan.sources, intake, engine.outcomes);
-  const head = resultsHead(
-    outcomes,
-    { batchReference, runId, sandbox: service.sandbox, unknown: engine.unknown, interrupted },
-    currencies,
-  );
-  if (output.json)
-    await output.printJsonWithList(head, 'results', resultItems(engine.outcomes.values()));
+    failedOut = await writeFailedOut(opts.failedOutPath, plan.sources, intake, lookup);
+  const counts = outcomes.countsOf();
+  const summary: ResultsSummary = {
+    total: outcomes.size,
+    counts,
+    charges: formatChargeTotals(outcomes.chargeEntries(), currencies),
+  };
+  const head = resultsHead(summary, {
+    batchReference,
+    runId,
+    sandbox: service.sandbox,
+    unknown: engine.unknown,
+    interrupted,
+  });
+  if (output.json) await output.printJsonWithList(head, 'results', outcomes.resultLines());
   else {
-    const table = await resultsTable(outcomes, output, opts.all, currencies);
+    const table = await resultsTable(
+      {
+        total: summary.total,
+        successCount: counts.success,
+        withSuccess: (s) => outcomes.withSuccess(s),
+      },
+      output,
+      opts.all,
+      currencies,
+    );
     if (table) output.print(table);
     output.print(
       (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
-        closingLine(outcomes, currencies, output.color),
+        closingLine(summary, output.color),
     );
   }
   if (opts.reportPath) output.info(`Report written to ${opts.reportPath}`);
@@ -298,9 +333,9 @@ async function finishRun(
     output.info(
       `${failedOut} row${failedOut === 1 ? '' : 's'} that did not succeed written to ${opts.failedOutPath}`,
     );
-  const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.map((o) => o.status))];
+  const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.statusKinds())];
   if (interrupted) {
-    const notSent = outcomes.filter((o) => o.status === 'not_sent').length;
+    const notSent = counts.notSent;
     output.warn(
       `interrupted: ${notSent} payout${notSent === 1 ? '' : 's'} not sent. Run the same command again to resume; nothing will be sent twice.`,
     );

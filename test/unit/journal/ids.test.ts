@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { canonicalDecimal, fastHash64 } from '../../../src/journal/ids.js';
 import { payoutHash, runIdFor, serviceId } from '../../../src/journal/index.js';
 
 const base = { reference_id: 'PAY-1', amount: '10.5', currency: 'USD', recipient: 'a@example.com' };
@@ -40,5 +41,33 @@ describe('ids', () => {
     const a = payoutHash({ ...base, reference_id: 'A B', recipient: 'C' });
     const b = payoutHash({ ...base, reference_id: 'A', recipient: 'B C' });
     expect(a).not.toBe(b);
+  });
+
+  it('payoutHash is the hash of the joined fields, so journals of earlier versions still match', () => {
+    const amounts = [
+      '10.5',
+      '010.500',
+      ' 7 ',
+      '10.',
+      '0',
+      '000',
+      '0.000',
+      '.5',
+      '1e5',
+      'abc',
+      '',
+      '1.2.3',
+      '-4',
+    ];
+    const refs = ['PAY-1', '', '日本-1', 'a|b', 'tab\there'];
+    for (const reference_id of refs) {
+      for (const amount of amounts) {
+        for (const currency of ['USD', ' eur ']) {
+          const p = { reference_id, amount, currency, recipient: 'r|é' };
+          const joined = `${reference_id.length}:${reference_id}|${canonicalDecimal(amount)}|${currency.trim().toUpperCase()}|${p.recipient}`;
+          expect(payoutHash(p)).toBe(fastHash64(joined));
+        }
+      }
+    }
   });
 });

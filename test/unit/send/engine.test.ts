@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateRequest, CreateResponse, PayoutRecord } from '../../../src/api/types.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from '../../../src/core/send/engine.js';
+import { OutcomeStore } from '../../../src/core/send/outcome-store.js';
 import {
   NetworkError,
   NotFoundError,
@@ -72,10 +73,12 @@ async function run(service: FakeService, refs: string[], chunkSize = 2) {
     },
   });
   const warnings: string[] = [];
+  const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, refs.length, () => undefined);
   const engine = new SendEngine(
     {
       client: service,
       journal,
+      outcomes,
       interrupt: new AbortController().signal,
       warn: (m) => warnings.push(m),
       progress: () => {},
@@ -176,7 +179,7 @@ describe('SendEngine', () => {
     );
     const { engine } = await run(svc, ['A']);
     expect(svc.creates).toHaveLength(1);
-    expect(engine.outcomes.get('A')).toMatchObject({
+    expect([...engine.outcomes.values()].find((o) => o.reference_id === 'A')).toMatchObject({
       status: 'failed',
       message: 'request rejected: batch_reference too long',
     });
@@ -191,5 +194,91 @@ describe('SendEngine', () => {
     const { statuses } = await run(svc, ['A']);
     expect(svc.creates).toEqual([['A'], ['A']]);
     expect(statuses).toEqual(['A:success']);
+  });
+
+  it('writes the intent of a chunk waiting for a slot ahead, durable before its request, and frees it when the run stops first', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'payouts-engine-'));
+    dirs.push(stateDir);
+    const journal = await RunJournal.open({
+      stateDir,
+      serviceKey: 'fake',
+      runId: 'run1',
+      header: {
+        service: 'fake',
+        client_id: 'c',
+        inputs: ['x.csv'],
+        input_hash: 'h',
+        payout_count: 6,
+      },
+    });
+    const interrupt = new AbortController();
+    const onDisk = () =>
+      readFileSync(journal.path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { t: string; req?: number; p?: string[][]; refs?: string[] });
+    const intentsSeen: string[][] = [];
+    let release!: () => void;
+    const svc = new FakeService(async (req, n, s) => {
+      // Every payout of this request has a durable intent by now.
+      const durable = new Set(
+        onDisk()
+          .filter((r) => r.t === 'intent')
+          .flatMap((r) => r.p!.map(([ref]) => ref!)),
+      );
+      intentsSeen.push(req.payouts.map((p) => p.reference_id).filter((r) => durable.has(r)));
+      if (n === 1) {
+        // The second chunk waits for the only slot: its intent is written meanwhile.
+        await new Promise<void>((r) => {
+          release = r;
+        });
+      }
+      return okAll(req, n, s);
+    });
+    const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, 6, () => undefined);
+    const engine = new SendEngine(
+      {
+        client: svc,
+        journal,
+        outcomes,
+        interrupt: interrupt.signal,
+        warn: () => {},
+        progress: () => {},
+        sleep: async () => {},
+        random: () => 0,
+      },
+      { chunkSize: 2, concurrency: 1, retry: DEFAULT_SEND_RETRY },
+    );
+    const feed = (async () => {
+      for (const ref of ['A', 'B', 'C', 'D', 'E', 'F']) {
+        if (engine.stopping) break;
+        engine.enqueue({
+          payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
+          hash: `h-${ref}`,
+        });
+        await engine.ready();
+      }
+    })();
+    while (!release) await new Promise((r) => setTimeout(r, 5));
+    // Wait until the waiting chunk's intent is on disk, then stop the run.
+    for (let i = 0; i < 200; i++) {
+      if (onDisk().some((r) => r.t === 'intent' && r.p!.some(([ref]) => ref === 'C'))) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    interrupt.abort();
+    release();
+    await feed;
+    await engine.finish();
+    await journal.close();
+    expect(svc.creates).toEqual([['A', 'B']]);
+    expect(intentsSeen).toEqual([['A', 'B']]);
+    const records = onDisk();
+    const early = records.find((r) => r.t === 'intent' && r.p!.some(([ref]) => ref === 'C'))!;
+    expect(early.p!.map(([ref]) => ref)).toEqual(['C', 'D']);
+    expect(records).toContainEqual(
+      expect.objectContaining({ t: 'not_applied', req: early.req, refs: ['C', 'D'] }),
+    );
+    const statuses = [...engine.outcomes.values()].map((o) => `${o.reference_id}:${o.status}`);
+    expect(statuses).toEqual(['A:success', 'B:success', 'C:not_sent', 'D:not_sent']);
   });
 });

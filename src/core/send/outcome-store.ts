@@ -1,0 +1,346 @@
+import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { OutcomeCounts, PayoutOutcome } from './outcome.js';
+import { resultItemJson } from './render.js';
+
+/** Status codes of a row, in the low bits of its code byte (0: the run never reached the row). */
+const SUCCESS = 1;
+const PENDING = 2;
+const NOT_SENT = 3;
+const OTHER = 4;
+const STATUS_BITS = 7;
+const SENT_EARLIER = 8;
+const HAS_CHARGES = 16;
+
+const BLOCK = 1 << 16;
+const CACHED_BLOCKS = 32;
+const WRITE_BUFFER = 1 << 18;
+
+/** Converts a charge the service sent into minor units of its currency (undefined: not exact). */
+export type ChargeMinor = (currency: string, charges: number) => bigint | undefined;
+
+/** The code of a status: success, pending, not_sent, or anything else (counted as failed). */
+function statusCode(status: string): number {
+  if (status === 'success') return SUCCESS;
+  if (status === 'pending') return PENDING;
+  if (status === 'not_sent') return NOT_SENT;
+  return OTHER;
+}
+
+/** The start of a result line up to its amount: the texts before it are JSON strings or null. */
+const BEFORE_AMOUNT =
+  /^\{"reference_id": "(?:[^"\\]|\\.)*", "status": "(?:[^"\\]|\\.)*", "transaction_id": (?:null|"(?:[^"\\]|\\.)*"), "amount": /;
+
+/** Reads a result line (resultItemJson) back into an outcome, its amount as its exact text. */
+export function parseResultLine(line: string): PayoutOutcome {
+  const m = BEFORE_AMOUNT.exec(line);
+  const end = m ? line.indexOf(',', m[0].length) : -1;
+  if (!m || end < 0) throw new Error('internal: a malformed line in the outcome store');
+  // The amount is written as a bare JSON number (its exact digits): quote it before parsing.
+  const quoted = `${line.slice(0, m[0].length)}"${line.slice(m[0].length, end)}"${line.slice(end)}`;
+  const o = JSON.parse(quoted) as {
+    reference_id: string;
+    status: string;
+    transaction_id: string | null;
+    amount: string;
+    currency: string;
+    charges: number | null;
+    message?: string;
+    sent_earlier?: true;
+  };
+  const out: PayoutOutcome = {
+    reference_id: o.reference_id,
+    amount: o.amount,
+    currency: o.currency,
+    status: o.status,
+  };
+  if (o.transaction_id !== null) out.transaction_id = o.transaction_id;
+  if (o.charges !== null) out.charges = o.charges;
+  if (o.message !== undefined) out.message = o.message;
+  if (o.sent_earlier) out.sent_earlier = true;
+  return out;
+}
+
+/**
+ * The outcome of every row of a send, kept out of the JS heap: each outcome is appended to a
+ * private temporary file as its --json result line, and memory holds one code byte and one
+ * file offset per row (9 bytes, against ~300 for an outcome object). Rows are numbered in
+ * input order; the latest outcome of a row wins. Counts and charge totals are kept as the
+ * outcomes arrive, so the results' head needs no pass over the rows.
+ */
+export class OutcomeStore {
+  private readonly fd: number;
+  private codes: Uint8Array;
+  private offsets: Float64Array;
+  /** Rows numbered so far: one past the highest row with an outcome. */
+  private rows = 0;
+  private readonly buf = Buffer.allocUnsafe(WRITE_BUFFER);
+  private used = 0;
+  /** Bytes already written to the file. */
+  private flushed = 0;
+  private readonly cache = new Map<number, Buffer>();
+  private readonly counts = [0, 0, 0, 0, 0];
+  private sentEarlier = 0;
+  private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
+  private closed = false;
+  /** Reference -> row, built only when an input read again no longer matches its rows. */
+  private byRef: Map<string, number> | undefined;
+
+  private constructor(
+    readonly path: string,
+    capacity: number,
+    private readonly chargeMinor: ChargeMinor,
+  ) {
+    this.fd = openSync(path, 'w+', 0o600);
+    this.codes = new Uint8Array(Math.max(16, capacity));
+    this.offsets = new Float64Array(Math.max(16, capacity));
+  }
+
+  /** Creates an empty store in a private folder, sized for `capacity` rows (it grows if need be). */
+  static create(
+    dir: string,
+    pid: number,
+    capacity: number,
+    chargeMinor: ChargeMinor,
+  ): OutcomeStore {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return new OutcomeStore(
+      join(dir, `outcomes-${pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.ndjson`),
+      capacity,
+      chargeMinor,
+    );
+  }
+
+  /** Number of rows the run reached (sent, queued or sent earlier). */
+  get size(): number {
+    let n = 0;
+    for (const c of this.counts) n += c;
+    return n;
+  }
+
+  /** Whether a row has an outcome. */
+  has(row: number): boolean {
+    return row < this.rows && this.codes[row]! !== 0;
+  }
+
+  /** Records a row's outcome; a row sent earlier keeps that mark. */
+  set(row: number, outcome: PayoutOutcome): void {
+    if (this.closed) throw new Error('internal: the outcome store is closed');
+    if (row >= this.codes.length) this.grow(row + 1);
+    const prev = row < this.rows ? this.codes[row]! : 0;
+    let o = outcome;
+    if (prev !== 0) {
+      this.counts[prev & STATUS_BITS] = this.counts[prev & STATUS_BITS]! - 1;
+      if (prev & SENT_EARLIER) this.sentEarlier -= 1;
+      if (prev & HAS_CHARGES) {
+        const old = this.get(row);
+        if (old?.charges !== undefined) this.addCharges(old.currency, old.charges, -1);
+      }
+      if (prev & SENT_EARLIER && !o.sent_earlier) o = { ...o, sent_earlier: true };
+    }
+    let code = statusCode(o.status);
+    this.counts[code] = this.counts[code]! + 1;
+    if (o.sent_earlier) {
+      code |= SENT_EARLIER;
+      this.sentEarlier += 1;
+    }
+    if (o.charges !== undefined && this.addCharges(o.currency, o.charges, 1)) code |= HAS_CHARGES;
+    this.codes[row] = code;
+    this.offsets[row] = this.flushed + this.used;
+    if (row >= this.rows) this.rows = row + 1;
+    this.append(`${resultItemJson(o)}\n`);
+  }
+
+  /** A row's outcome, read back; undefined when the run never reached the row. */
+  get(row: number): PayoutOutcome | undefined {
+    if (!this.has(row)) return undefined;
+    return parseResultLine(this.line(row));
+  }
+
+  /**
+   * The outcome of input row `row`, whose reference is `ref`. Falls back to a search by
+   * reference if the row holds another one (an input read again that no longer matches).
+   */
+  forRow(row: number, ref: string): PayoutOutcome | undefined {
+    if (this.byRef === undefined) {
+      const o = this.get(row);
+      if (o === undefined || o.reference_id === ref) return o;
+      // Rare and slow: the inputs changed since they were sent; look every row up by reference.
+      this.byRef = new Map();
+      for (let r = 0; r < this.rows; r++) {
+        if (this.codes[r]! !== 0) this.byRef.set(parseResultLine(this.line(r)).reference_id, r);
+      }
+    }
+    const found = this.byRef.get(ref);
+    return found === undefined ? undefined : this.get(found);
+  }
+
+  /** Every outcome in input order, read back one at a time. */
+  *values(): Generator<PayoutOutcome> {
+    for (let row = 0; row < this.rows; row++) {
+      if (this.codes[row]! !== 0) yield parseResultLine(this.line(row));
+    }
+  }
+
+  /** The outcomes of rows that succeeded (true) or need attention (false), in input order. */
+  *withSuccess(success: boolean): Generator<PayoutOutcome> {
+    for (let row = 0; row < this.rows; row++) {
+      const code = this.codes[row]!;
+      if (code !== 0 && ((code & STATUS_BITS) === SUCCESS) === success) {
+        yield parseResultLine(this.line(row));
+      }
+    }
+  }
+
+  /** Every result as its --json line, in input order, without parsing it. */
+  *resultLines(): Generator<string> {
+    for (let row = 0; row < this.rows; row++) {
+      if (this.codes[row]! !== 0) yield this.line(row);
+    }
+  }
+
+  /** Counts by status, as countOutcomes would make them. */
+  countsOf(): OutcomeCounts {
+    return {
+      success: this.counts[SUCCESS]!,
+      pending: this.counts[PENDING]!,
+      failed: this.counts[NOT_SENT]! + this.counts[OTHER]!,
+      notSent: this.counts[NOT_SENT]!,
+      sentEarlier: this.sentEarlier,
+    };
+  }
+
+  /** Charge totals per currency in minor units (of max(digits, 6)), for currencies with charges. */
+  chargeEntries(): Array<{ currency: string; minor: bigint }> {
+    return [...this.chargeTotals.entries()]
+      .filter(([, t]) => t.rows > 0)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([currency, t]) => ({ currency, minor: t.minor }));
+  }
+
+  /** One status per kind present (success, pending, failed), for the exit code. */
+  statusKinds(): string[] {
+    const out: string[] = [];
+    if (this.counts[SUCCESS]) out.push('success');
+    if (this.counts[PENDING]) out.push('pending');
+    if (this.counts[NOT_SENT]) out.push('not_sent');
+    if (this.counts[OTHER]) out.push('failed');
+    return out;
+  }
+
+  /** Closes and deletes the file. */
+  remove(): void {
+    if (!this.closed) {
+      this.closed = true;
+      closeSync(this.fd);
+    }
+    rmSync(this.path, { force: true });
+  }
+
+  /** Adds (sign 1) or takes back (-1) a charge; false when it is not an exact amount. */
+  private addCharges(currency: string, charges: number, sign: 1 | -1): boolean {
+    const minor = this.chargeMinor(currency, charges);
+    if (minor === undefined) return false;
+    const t = this.chargeTotals.get(currency);
+    if (t) {
+      t.rows += sign;
+      t.minor += sign === 1 ? minor : -minor;
+    } else this.chargeTotals.set(currency, { rows: 1, minor });
+    return true;
+  }
+
+  /** Makes room for `rows` rows. */
+  private grow(rows: number): void {
+    let n = this.codes.length;
+    while (n < rows) n *= 2;
+    const codes = new Uint8Array(n);
+    codes.set(this.codes);
+    const offsets = new Float64Array(n);
+    offsets.set(this.offsets);
+    this.codes = codes;
+    this.offsets = offsets;
+  }
+
+  /** Appends a line to the write buffer, writing the buffer out when it fills. */
+  private append(text: string): void {
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8.
+    if (this.used + text.length * 3 > WRITE_BUFFER) {
+      this.flush();
+      if (text.length * 3 > WRITE_BUFFER) {
+        const bytes = Buffer.from(text);
+        this.writeOut(bytes, bytes.length);
+        return;
+      }
+    }
+    this.used += this.buf.write(text, this.used);
+  }
+
+  /** Writes the buffer to the file. */
+  private flush(): void {
+    if (this.used === 0) return;
+    this.writeOut(this.buf, this.used);
+    this.used = 0;
+  }
+
+  /** Writes bytes at the end of the file; cached blocks it touches are dropped. */
+  private writeOut(bytes: Buffer, length: number): void {
+    let done = 0;
+    while (done < length)
+      done += writeSync(this.fd, bytes, done, length - done, this.flushed + done);
+    // A cached block at the end may have been read short, before these bytes existed.
+    const first = Math.floor(this.flushed / BLOCK);
+    for (const b of [...this.cache.keys()]) if (b >= first) this.cache.delete(b);
+    this.flushed += length;
+  }
+
+  /** The text of a row's line, without its line break. */
+  private line(row: number): string {
+    const start = this.offsets[row]!;
+    if (start + 1 > this.flushed) this.flush();
+    let block = Math.floor(start / BLOCK);
+    let data = this.block(block);
+    let from = start - block * BLOCK;
+    let nl = data.indexOf(10, from);
+    if (nl >= 0) return data.toString('utf8', from, nl);
+    // The line runs on into the next blocks.
+    // Copies: reading the next block may reuse the memory of this one.
+    const parts: Buffer[] = [Buffer.from(data.subarray(from))];
+    for (;;) {
+      block += 1;
+      data = this.block(block);
+      if (data.length === 0) throw new Error('internal: the outcome store ends in a partial line');
+      from = 0;
+      nl = data.indexOf(10);
+      if (nl >= 0) {
+        parts.push(data.subarray(0, nl));
+        return Buffer.concat(parts).toString('utf8');
+      }
+      parts.push(Buffer.from(data));
+    }
+  }
+
+  /** One block of the file, from the cache or read. */
+  private block(index: number): Buffer {
+    const hit = this.cache.get(index);
+    if (hit) return hit;
+    // The evicted block's memory is reused: a fresh 64 KiB buffer per block read left
+    // megabytes of garbage outside the heap for the collector to notice late.
+    let data: Buffer;
+    if (this.cache.size >= CACHED_BLOCKS) {
+      const oldest = this.cache.keys().next().value as number;
+      const old = this.cache.get(oldest)!;
+      this.cache.delete(oldest);
+      data = Buffer.from(old.buffer, old.byteOffset, BLOCK);
+    } else data = Buffer.allocUnsafeSlow(BLOCK);
+    let got = 0;
+    for (;;) {
+      const n = readSync(this.fd, data, got, BLOCK - got, index * BLOCK + got);
+      if (n === 0) break;
+      got += n;
+      if (got === BLOCK) break;
+    }
+    const block = data.subarray(0, got);
+    this.cache.set(index, block);
+    return block;
+  }
+}

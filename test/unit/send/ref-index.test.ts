@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { RefIndex } from '../../../src/core/send/ref-index.js';
+
+describe('RefIndex', () => {
+  it('adds, finds and forgets references across growth', () => {
+    const index = new RefIndex(4);
+    for (let i = 0; i < 50_000; i++) expect(index.add(`REF-${i}`)).toBe(true);
+    expect(index.size).toBe(50_000);
+    expect(index.add('REF-123')).toBe(false);
+    for (let i = 0; i < 50_000; i += 97) expect(index.has(`REF-${i}`)).toBe(true);
+    let strays = 0;
+    for (let i = 50_000; i < 100_000; i++) if (index.has(`REF-${i}`)) strays++;
+    expect(strays).toBe(0);
+    expect(index.has('')).toBe(false);
+    expect(index.add('')).toBe(true);
+    expect(index.has('')).toBe(true);
+    index.clear();
+    expect(index.has('REF-1')).toBe(false);
+    expect(index.size).toBe(0);
+  });
+});
