@@ -34,6 +34,26 @@ const lazyChildProcess = {
   },
 };
 
+/**
+ * undici's client requires its HTTP/2 module, and with it node:http2 and node:tls, at load
+ * time; it only uses it when TLS negotiates h2, which needs the allowH2 option payouts never
+ * sets. Here it is required on first use instead.
+ */
+const lazyUndiciH2 = {
+  name: 'lazy-undici-h2',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/ }, (args) => {
+      const eager = "const connectH2 = require('./client-h2.js')";
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(eager)) {
+        throw new Error(`${args.path} no longer has the line ${eager} that the build replaces`);
+      }
+      const lazy = "const connectH2 = (...a) => require('./client-h2.js')(...a)";
+      return { contents: text.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
+
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
   entryPoints: { cli: 'src/cli.ts' },
@@ -48,7 +68,7 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   chunkNames: 'chunks/[name]-[hash]',
-  plugins: [lazyChildProcess],
+  plugins: [lazyChildProcess, lazyUndiciH2],
   logLevel: 'warning',
 });
 
