@@ -8,7 +8,9 @@
 // each chunk is turned into CommonJS on its own: `import` becomes require() and
 // `await import()` becomes a require() on first use.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const ESM_DIR = 'dist/.esm';
@@ -95,3 +97,14 @@ await build({
   logLevel: 'warning',
 });
 rmSync(new URL(`../${ESM_DIR}`, import.meta.url), { recursive: true, force: true });
+
+// The V8 code cache of dist/cli.cjs for Node 20 (see scripts/code-cache.mjs). Written by a
+// child process: the run ends with process.exit. Failing to write it only costs start-up time.
+const cache = spawnSync(
+  process.execPath,
+  [fileURLToPath(new URL('code-cache.mjs', import.meta.url))],
+  {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
+if (cache.status !== 0) console.warn('build: no code cache written for dist/cli.cjs');
