@@ -1,12 +1,67 @@
-// Bundles src/cli.ts into dist/ with one lazily loaded chunk per command, so start-up
-// only pays for the modules the invoked command needs.
-import { rmSync } from 'node:fs';
+// Bundles src/cli.ts into CommonJS files under dist/, with one lazily loaded chunk per command
+// and per heavy dependency, so start-up only pays for the modules the invoked command needs.
+//
+// CommonJS because bin/payouts.js is CommonJS (bin/package.json says so): Node then never
+// starts its ESM loader, a sixth of the start-up of `payouts --help`. esbuild splits only ESM
+// output, so the build has two steps: esbuild bundles and splits into ESM chunks (each module
+// exists in exactly one chunk, so `instanceof` on our error classes holds everywhere), then
+// each chunk is turned into CommonJS on its own: `import` becomes require() and
+// `await import()` becomes a require() on first use.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+
+const ESM_DIR = 'dist/.esm';
+
+/**
+ * commander requires node:child_process at load time for stand-alone subcommand executables,
+ * which payouts does not have; it costs every start-up the net, dgram and spawn modules. Here
+ * it is required when commander first spawns instead.
+ */
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const eager = "const childProcess = require('node:child_process');";
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(eager)) {
+        throw new Error(`${args.path} no longer has the line ${eager} that the build replaces`);
+      }
+      const lazy =
+        "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };";
+      return { contents: text.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * undici's client requires its HTTP/2 module, and with it node:http2 and node:tls, at load
+ * time; it only uses it when TLS negotiates h2, which needs the allowH2 option payouts never
+ * sets. Here it is required on first use instead.
+ */
+const lazyUndiciH2 = {
+  name: 'lazy-undici-h2',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client\.js$/ }, (args) => {
+      const eager = "const connectH2 = require('./client-h2.js')";
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(eager)) {
+        throw new Error(`${args.path} no longer has the line ${eager} that the build replaces`);
+      }
+      const lazy = "const connectH2 = (...a) => require('./client-h2.js')(...a)";
+      return { contents: text.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
   entryPoints: { cli: 'src/cli.ts' },
-  outdir: 'dist',
+  outdir: ESM_DIR,
+  // The chunks are named .cjs already, so that their imports of each other name the final files.
+  outExtension: { '.js': '.cjs' },
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -15,9 +70,41 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   chunkNames: 'chunks/[name]-[hash]',
-  banner: {
-    // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
-    js: "import { createRequire as __payoutsCreateRequire } from 'node:module'; const require = __payoutsCreateRequire(import.meta.url);",
-  },
+  plugins: [lazyChildProcess, lazyUndiciH2],
   logLevel: 'warning',
 });
+
+/** Every file of a folder, recursively. */
+const files = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+  );
+
+await build({
+  entryPoints: files(ESM_DIR).filter((f) => f.endsWith('.cjs')),
+  outbase: ESM_DIR,
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  loader: { '.cjs': 'js' },
+  // import() becomes require() on first use, not a trip through the ESM loader.
+  supported: { 'dynamic-import': false },
+  bundle: false,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20.18',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+rmSync(new URL(`../${ESM_DIR}`, import.meta.url), { recursive: true, force: true });
+
+// The V8 code cache of dist/cli.cjs for Node 20 (see scripts/code-cache.mjs). Written by a
+// child process: the run ends with process.exit. Failing to write it only costs start-up time.
+const cache = spawnSync(
+  process.execPath,
+  [fileURLToPath(new URL('code-cache.mjs', import.meta.url))],
+  {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
+if (cache.status !== 0) console.warn('build: no code cache written for dist/cli.cjs');

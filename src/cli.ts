@@ -13,16 +13,32 @@ const onSignal = () => {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
-const code = await main(process.argv.slice(2), {
-  env: process.env,
-  stdin: process.stdin,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  cwd: process.cwd(),
-  pid: process.pid,
-  version,
-  interrupt: interrupt.signal,
-});
-
-// Exit once stdout has drained, so a large --json document is never cut short.
-process.stdout.write('', () => process.exit(code));
+// No top-level await: the bundle is CommonJS (see scripts/build.mjs), which has none. main
+// starts from a promise job, as it did when this file was an ES module (whose body runs as
+// one): when stdout's reader has gone (`payouts --help | head -1`), the EPIPE error is then
+// emitted after the exit below, which keeps the exit code 0 rather than a crash.
+void Promise.resolve()
+  .then(() =>
+    main(process.argv.slice(2), {
+      env: process.env,
+      // Getters: Node creates a standard stream on first access, and creating stdin (a file
+      // stream when it is /dev/null) loads fs/promises and readline; --help needs neither.
+      get stdin() {
+        return process.stdin;
+      },
+      get stdout() {
+        return process.stdout;
+      },
+      get stderr() {
+        return process.stderr;
+      },
+      cwd: process.cwd(),
+      pid: process.pid,
+      version,
+      interrupt: interrupt.signal,
+    }),
+  )
+  .then((code) => {
+    // Exit once stdout has drained, so a large --json document is never cut short.
+    process.stdout.write('', () => process.exit(code));
+  });

@@ -30,7 +30,10 @@ export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Prom
   return new Output({
     stdout: runtime.stdout,
     stderr: runtime.stderr,
-    stdin: runtime.stdin,
+    // A getter, so that stdin is only created when a prompt or --from - reads it.
+    get stdin() {
+      return runtime.stdin;
+    },
     json: globals.json,
     debug: globals.debug,
     noColor: runtime.env.NO_COLOR !== undefined && runtime.env.NO_COLOR !== '',

@@ -64,10 +64,8 @@ Exit codes: 0 all succeeded, 4 any failed or canceled, 5 any still pending, 6 an
     ]);
     const flags = parseStatusFlags(opts);
     const files = opts.from ?? [];
-    const references = await gatherReferences(refs, files, {
-      cwd: ctx.runtime.cwd,
-      stdin: ctx.runtime.stdin,
-    });
+    // The runtime itself: its stdin is a getter, so stdin is only created for --from -.
+    const references = await gatherReferences(refs, files, ctx.runtime);
     const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
     try {
       const report = await checkStatuses(

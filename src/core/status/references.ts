@@ -1,7 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { text as streamText } from 'node:stream/consumers';
 import { parse } from 'csv-parse/sync';
 import { formatProblem, UsageError } from '../../errors.js';
 
@@ -92,7 +90,13 @@ export async function readReferenceFile(
   path: string,
   ctx: ReferenceFileContext,
 ): Promise<string[]> {
-  if (path === '-') return parseReferenceText(await streamText(ctx.stdin), '-');
+  // Imported here: fs/promises (which loads readline) and stream/consumers cost every
+  // `payouts status REF` start-up, and only --from reads a file.
+  if (path === '-') {
+    const { text: streamText } = await import('node:stream/consumers');
+    return parseReferenceText(await streamText(ctx.stdin), '-');
+  }
+  const { readFile } = await import('node:fs/promises');
   let content: string;
   try {
     content = await readFile(resolve(ctx.cwd, path), 'utf8');
