@@ -9,7 +9,6 @@ import {
 import { payoutHash } from '../../journal/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
-import { FingerprintSet } from './fingerprints.js';
 import type { MaxTotal } from './options.js';
 import { combinedHash, type HashedSource } from './sources.js';
 import { RefIndex } from './ref-index.js';
@@ -197,21 +196,14 @@ function checkMaxTotals(
  */
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
   let problems = new ProblemList();
-  // A send keeps fingerprints it can look up later (resume, the cross-run check).
-  const refs = new RefIndex();
   // One table of every reference seen, refused rows' included, so each row costs one
-  // insertion: a duplicate is an insertion that leaves the size unchanged. A dry run keeps
-  // only fingerprints; a fingerprint seen twice makes its reference a suspect, confirmed below.
-  const fingerprints = new FingerprintSet();
+  // insertion. It holds fingerprints: one seen twice makes its reference a suspect, confirmed
+  // by its text below. A send keeps the table for resume and the cross-run check.
+  const refs = new RefIndex();
   const suspects = new Set<string>();
-  /** Records a reference; false when it was already there (for a dry run: maybe there). */
-  const claim = (ref: string): boolean => {
-    if (!opts.withHashes) return fingerprints.add(ref);
-    return refs.add(ref);
-  };
-  /** Notes a reference as a suspect: only its fingerprint was seen before. */
-  const reused = (ref: string, _file: string, _location: string): void => {
-    suspects.add(ref);
+  /** Records a reference, noting it as a suspect when its fingerprint was already there. */
+  const claim = (ref: string): void => {
+    if (!refs.add(ref)) suspects.add(ref);
   };
   let totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
@@ -219,13 +211,13 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
   let payoutCount = 0;
   for (const source of sources) {
     const meta = await readPayouts(source, opts.intake, {
-      refused(ref, file, location) {
+      refused(ref) {
         // A refused row still claims its reference: a later duplicate is reported now.
-        if (!claim(ref)) reused(ref, file, location);
+        claim(ref);
       },
       payout(p) {
         const hash = opts.withHashes ? hashOf(p) : '';
-        if (!claim(p.reference_id)) reused(p.reference_id, p.file, p.location);
+        claim(p.reference_id);
         opts.spool?.add(toPayoutRequest(p), hash);
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;

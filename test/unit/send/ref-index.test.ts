@@ -18,4 +18,10 @@ describe('RefIndex', () => {
     expect(index.has('REF-1')).toBe(false);
     expect(index.size).toBe(0);
   });
+
+  it('distinguishes texts that differ only in order, case or normalisation', () => {
+    const index = new RefIndex();
+    for (const t of ['ab', 'ba', 'AB', 'a b', '', 'é', 'e\u0301']) expect(index.add(t)).toBe(true);
+    expect(index.size).toBe(7);
+  });
 });
