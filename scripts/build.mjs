@@ -9,6 +9,7 @@
 // `await import()` becomes a require() on first use.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import Module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -98,13 +99,16 @@ await build({
 });
 rmSync(new URL(`../${ESM_DIR}`, import.meta.url), { recursive: true, force: true });
 
-// The V8 code cache of dist/cli.cjs for Node 20 (see scripts/code-cache.mjs). Written by a
-// child process: the run ends with process.exit. Failing to write it only costs start-up time.
-const cache = spawnSync(
-  process.execPath,
-  [fileURLToPath(new URL('code-cache.mjs', import.meta.url))],
-  {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  },
-);
-if (cache.status !== 0) console.warn('build: no code cache written for dist/cli.cjs');
+// The V8 code caches of dist/ for Node 20 (see scripts/code-cache.mjs). Written by a child
+// process, as the warm-up runs end with process.exit; their output is shown only on failure.
+// Failing to write them only costs start-up time, so the build goes on.
+// Node 22.1+ keeps its own compile cache (bin/payouts.js enables it) and needs none.
+const cache = Module.enableCompileCache
+  ? { status: 0 }
+  : spawnSync(process.execPath, [fileURLToPath(new URL('code-cache.mjs', import.meta.url))], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+    });
+if (cache.status !== 0) {
+  console.warn(`build: the code caches of dist/ may be incomplete\n${cache.stderr}`);
+}

@@ -31,6 +31,8 @@ export interface RunOptions {
   stdin?: string | Buffer;
   cwd?: string;
   timeoutMs?: number;
+  /** Another copy of bin/payouts.js to run (default: the built one of this checkout). */
+  bin?: string;
 }
 
 /**
@@ -54,7 +56,7 @@ export function tempHome(): { dir: string; env: Record<string, string>; cleanup(
 export function spawnCli(args: string[], opts: RunOptions = {}) {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8' };
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
-  return spawn(process.execPath, [BIN, ...args], {
+  return spawn(process.execPath, [opts.bin ?? BIN, ...args], {
     cwd: opts.cwd,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
