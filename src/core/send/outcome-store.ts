@@ -18,6 +18,8 @@ const FOLLOWS = 32;
 const BLOCK = 1 << 16;
 const CACHED_BLOCKS = 32;
 const WRITE_BUFFER = 1 << 18;
+/** Entries gathered before they are encoded together (a chunk's worth). */
+const PENDING_ROWS = 128;
 /** Bytes of --json list read per chunk of output. */
 const LIST_CHUNK = 1 << 18;
 
@@ -84,6 +86,9 @@ export class OutcomeStore {
   private rows = 0;
   /** The row whose entry was appended last (-1: none). */
   private lastAppended = -1;
+  /** Entries made but not yet encoded, and their rows: offsets are set when they are encoded. */
+  private pendingText: string[] = [];
+  private pendingRows: number[] = [];
   private readonly buf = Buffer.allocUnsafe(WRITE_BUFFER);
   private used = 0;
   /** Bytes already written to the file. */
@@ -159,10 +164,12 @@ export class OutcomeStore {
     // The next row's entry no longer follows this one's, which moves to the end of the file.
     if (prev !== 0 && row + 1 < this.rows) this.codes[row + 1]! &= ~FOLLOWS;
     this.codes[row] = code;
-    this.offsets[row] = this.flushed + this.used;
     this.lastAppended = row;
     if (row >= this.rows) this.rows = row + 1;
-    this.append(rawListItem(resultItemJson(o)));
+    // Encoded a chunk's worth at a time: one encoding call per row showed in profiles.
+    this.pendingText.push(rawListItem(resultItemJson(o)));
+    this.pendingRows.push(row);
+    if (this.pendingRows.length >= PENDING_ROWS) this.encodePending();
   }
 
   /** A row's outcome, read back; undefined when the run never reached the row. */
@@ -219,6 +226,7 @@ export class OutcomeStore {
    * in the file are copied as one range; each chunk is a new buffer.
    */
   *resultListBytes(): Generator<Buffer> {
+    this.encodePending();
     this.flush();
     let out = Buffer.allocUnsafe(LIST_CHUNK);
     let used = 0;
@@ -310,18 +318,38 @@ export class OutcomeStore {
     this.offsets = offsets;
   }
 
-  /** Appends a line to the write buffer, writing the buffer out when it fills. */
-  private append(text: string): void {
+  /** Encodes the pending entries into the write buffer and sets their rows' offsets. */
+  private encodePending(): void {
+    const rows = this.pendingRows;
+    if (rows.length === 0) return;
+    const texts = this.pendingText;
+    this.pendingRows = [];
+    this.pendingText = [];
+    const text = texts.join('');
+    let at = this.flushed + this.used;
+    const bytes = this.append(text);
+    // As many bytes as UTF-16 units: every entry is ASCII, so its length is its byte count.
+    const ascii = bytes === text.length;
+    for (let k = 0; k < rows.length; k++) {
+      this.offsets[rows[k]!] = at;
+      at += ascii ? texts[k]!.length : Buffer.byteLength(texts[k]!);
+    }
+  }
+
+  /** Appends text to the write buffer, writing the buffer out when it fills; returns its bytes. */
+  private append(text: string): number {
     // A UTF-16 code unit takes at most 3 bytes in UTF-8.
     if (this.used + text.length * 3 > WRITE_BUFFER) {
       this.flush();
       if (text.length * 3 > WRITE_BUFFER) {
         const bytes = Buffer.from(text);
         this.writeOut(bytes, bytes.length);
-        return;
+        return bytes.length;
       }
     }
-    this.used += this.buf.write(text, this.used);
+    const n = this.buf.write(text, this.used);
+    this.used += n;
+    return n;
   }
 
   /** Writes the buffer to the file. */
@@ -355,6 +383,7 @@ export class OutcomeStore {
 
   /** The bytes of a row's entry, without its line break (a view of a cached block when it fits). */
   private entryBytes(row: number): Buffer {
+    this.encodePending();
     const start = this.offsets[row]!;
     if (start + 1 > this.flushed) this.flush();
     let block = Math.floor(start / BLOCK);
