@@ -132,15 +132,14 @@ export class Output {
   }
 
   /**
-   * Like printJsonWithList, with the list given as raw bytes: the concatenated chunks are every
-   * item as rawListItem made it, in order. Bytes are written as they come, never decoded or
-   * joined, so a caller holding items in that form copies whole runs of them at once.
-   * A chunk must not be changed after it is handed over.
+   * Like printJsonWithList, with the list given as raw text: the concatenated chunks are every
+   * item as rawListItem made it, in order. A caller holding items in that form hands over
+   * whole runs of them at once, with no string or separator per item.
    */
   async printJsonWithRawList(
     head: Record<string, unknown>,
     key: string,
-    chunks: Iterable<Uint8Array>,
+    chunks: Iterable<string>,
   ): Promise<void> {
     this.claimJson();
     const out = this.opts.stdout;
@@ -149,14 +148,14 @@ export class Output {
       `${opening === '{}' ? '{' : `${opening.slice(0, -2)},`}\n  ${JSON.stringify(key)}: [`,
     );
     // The last item must lose its comma: the latest chunk is held back until the next arrives.
-    let held: Uint8Array | undefined;
+    let held: string | undefined;
     for (const chunk of chunks) {
       if (chunk.length === 0) continue;
       if (held === undefined) {
         out.write('\n');
         held = chunk;
       } else if (chunk.length < RAW_ITEM_END.length) {
-        held = Buffer.concat([held, chunk]);
+        held += chunk;
       } else {
         // A pipe to a slow reader fills up: wait for it rather than buffer the whole run.
         if (!out.write(held)) await once(out, 'drain');
@@ -167,12 +166,10 @@ export class Output {
       out.write(']\n}\n');
       return;
     }
-    const cut = held.length - RAW_ITEM_END.length;
-    if (cut < 0 || Buffer.from(held.subarray(cut)).toString('latin1') !== RAW_ITEM_END) {
+    if (!held.endsWith(RAW_ITEM_END)) {
       throw new Error('internal: a raw JSON list does not end with a complete item');
     }
-    out.write(held.subarray(0, cut));
-    out.write('\n  ]\n}\n');
+    out.write(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
   }
 
   /** Makes sure a --json run writes one document only. */

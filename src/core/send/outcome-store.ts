@@ -20,8 +20,8 @@ const CACHED_BLOCKS = 32;
 const WRITE_BUFFER = 1 << 18;
 /** Entries gathered before they are encoded together (a chunk's worth). */
 const PENDING_ROWS = 128;
-/** Bytes of --json list read per chunk of output. */
-const LIST_CHUNK = 1 << 18;
+/** Bytes of --json list decoded at a time: below V8's large-object size, so each text dies young. */
+const LIST_CHUNK = 1 << 16;
 
 /** Converts a charge the service sent into minor units of its currency (undefined: not exact). */
 export type ChargeMinor = (currency: string, charges: number) => bigint | undefined;
@@ -221,14 +221,15 @@ export class OutcomeStore {
   }
 
   /**
-   * The --json results list as raw bytes for Output.printJsonWithRawList: every result in
-   * input order, each as rawListItem laid it out. Rows whose entries lie one after another
-   * in the file are copied as one range; each chunk is a new buffer.
+   * The --json results list as raw text for Output.printJsonWithRawList: every result in
+   * input order, each as rawListItem laid it out. Rows whose entries lie one after another in
+   * the file are read as one range into one reused buffer and decoded a block at a time:
+   * no per-row string, and no buffer per block left outside the heap for the collector.
    */
-  *resultListBytes(): Generator<Buffer> {
+  *resultListText(): Generator<string> {
     this.encodePending();
     this.flush();
-    let out = Buffer.allocUnsafe(LIST_CHUNK);
+    let buf = Buffer.allocUnsafe(LIST_CHUNK);
     let used = 0;
     let row = 0;
     while (row < this.rows) {
@@ -241,19 +242,27 @@ export class OutcomeStore {
       let from = this.offsets[row]!;
       const to = this.entryEnd(last);
       while (from < to) {
-        if (used === out.length) {
-          yield out;
-          out = Buffer.allocUnsafe(LIST_CHUNK);
-          used = 0;
+        if (used === buf.length) {
+          // Decode whole entries only, so a character's bytes are never split.
+          const end = buf.lastIndexOf(10) + 1;
+          if (end === 0) {
+            const bigger = Buffer.allocUnsafe(buf.length * 2);
+            buf.copy(bigger);
+            buf = bigger;
+          } else {
+            yield buf.toString('utf8', 0, end);
+            buf.copy(buf, 0, end, used);
+            used -= end;
+          }
         }
-        const n = readSync(this.fd, out, used, Math.min(out.length - used, to - from), from);
+        const n = readSync(this.fd, buf, used, Math.min(buf.length - used, to - from), from);
         if (n === 0) throw new Error('internal: the outcome store ends in a partial line');
         used += n;
         from += n;
       }
       row = last + 1;
     }
-    if (used > 0) yield out.subarray(0, used);
+    if (used > 0) yield buf.toString('utf8', 0, used);
   }
 
   /** Counts by status, as countOutcomes would make them. */

@@ -131,9 +131,7 @@ describe('OutcomeStore', () => {
       }
     }
     for (const i of [0, 57, 58, 60, 1502, 2998]) s.set(i, outcome(i, 'failed'));
-    const chunks: Buffer[] = [];
-    for (const chunk of s.resultListBytes()) chunks.push(Buffer.from(chunk));
-    const text = Buffer.concat(chunks).toString('utf8');
+    const text = [...s.resultListText()].join('');
     const lines = [...s.resultLines()];
     expect(text).toBe(lines.map(rawListItem).join(''));
     const expected = Array.from({ length: n }, (_, i) => i)
