@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { serializePayout } from '../../api/body.js';
 import type { PayoutRequest } from '../../api/types.js';
@@ -9,14 +9,6 @@ export interface SpooledPayout {
   hash: string;
 }
 
-/** Bytes written per system call. */
-const BLOCK = 1 << 18;
-/**
- * Bytes read per system call. The text decoded from one read stays below V8's large-object
- * size, so it dies young: 256 KiB strings went to the old generation and grew the peak RSS.
- */
-const READ_BLOCK = 1 << 16;
-
 /**
  * The payouts that pass 1 validated, serialised one per line in input order. Pass 2 builds
  * its requests from here rather than parsing the files again: what is sent is exactly what
@@ -26,14 +18,11 @@ const READ_BLOCK = 1 << 16;
  */
 export class PayoutSpool {
   private readonly fd: number;
-  /** Encoded lines not yet written: one buffer, so a line costs no string of its own. */
-  private readonly buf = Buffer.allocUnsafe(BLOCK);
-  private used = 0;
-  private finished = false;
+  private buffer = '';
   private closed = false;
 
   private constructor(readonly path: string) {
-    this.fd = openSync(path, 'w+', 0o600);
+    this.fd = openSync(path, 'w', 0o600);
   }
 
   /** Creates an empty spool in a private folder. */
@@ -44,86 +33,48 @@ export class PayoutSpool {
 
   /** Appends one validated payout. */
   add(p: PayoutRequest, hash: string): void {
-    if (this.finished) throw new Error('internal: the payout spool is already finished');
-    const line = `${hash}\t${JSON.stringify(p.reference_id)}\t${p.amount}\t${p.currency}\t${serializePayout(p)}\n`;
-    // A UTF-16 code unit takes at most 3 bytes in UTF-8.
-    if (this.used + line.length * 3 > BLOCK) {
-      this.flush();
-      if (line.length * 3 > BLOCK) {
-        writeAll(this.fd, Buffer.from(line));
-        return;
-      }
-    }
-    this.used += this.buf.write(line, this.used);
+    if (this.closed) throw new Error('internal: the payout spool is already finished');
+    this.buffer += `${hash}\t${JSON.stringify(p.reference_id)}\t${p.amount}\t${p.currency}\t${serializePayout(p)}\n`;
+    if (this.buffer.length > 1 << 16) this.flush();
   }
 
-  /** Writes what is buffered; reading may start after this. */
+  /** Writes what is buffered and closes the file; reading may start after this. */
   finish(): void {
-    if (this.finished) return;
+    if (this.closed) return;
     this.flush();
-    this.finished = true;
+    closeSync(this.fd);
+    this.closed = true;
   }
 
-  /** Closes and removes the spool file. */
+  /** Removes the spool file. */
   remove(): void {
-    if (!this.closed) {
-      this.closed = true;
-      closeSync(this.fd);
-    }
+    this.finish();
     rmSync(this.path, { force: true });
   }
 
-  /**
-   * Reads the payouts back in order; `each` may return a promise to slow the reading down.
-   * The reads are synchronous: the file was just written, so they come from the page cache,
-   * and a read through the thread pool cost more in hand-offs than the copy itself.
-   */
+  /** Reads the payouts back in order; `each` may return a promise to slow the reading down. */
   async read(each: (p: SpooledPayout) => Promise<void> | undefined | void): Promise<void> {
-    let buf = Buffer.allocUnsafe(READ_BLOCK);
-    let pos = 0;
-    let have = 0;
-    for (;;) {
-      if (have === buf.length) {
-        // One line longer than the buffer (a long description, escaped): make room for it.
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, have);
-        buf = bigger;
-      }
-      const n = readSync(this.fd, buf, have, buf.length - have, pos);
-      pos += n;
-      have += n;
-      if (n === 0 && have === 0) return;
-      // Decode whole lines only, so a character's bytes are never split between two decodes.
-      const end = buf.lastIndexOf(10, have - 1);
-      if (end < 0) {
-        if (n === 0) {
-          throw new Error(`internal: the payout spool ${this.path} ends in a partial line`);
-        }
-        continue;
-      }
-      const text = buf.toString('utf8', 0, end + 1);
-      buf.copy(buf, 0, end + 1, have);
-      have -= end + 1;
+    let carry = '';
+    for await (const chunk of createReadStream(this.path, {
+      encoding: 'utf8',
+      highWaterMark: 1 << 16,
+    })) {
+      const text = carry + (chunk as string);
       let start = 0;
       for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
         const wait = each(parseLine(text, start, nl));
         if (wait) await wait;
         start = nl + 1;
       }
+      carry = text.slice(start);
     }
+    if (carry) throw new Error(`internal: the payout spool ${this.path} ends in a partial line`);
   }
 
-  /** Writes the buffered lines to the file. */
   private flush(): void {
-    if (this.used > 0) writeAll(this.fd, this.buf.subarray(0, this.used));
-    this.used = 0;
+    if (this.buffer) writeSync(this.fd, this.buffer);
+    this.buffer = '';
   }
-}
-
-/** Writes all of `bytes` at the end of what was written so far. */
-function writeAll(fd: number, bytes: Buffer): void {
-  let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
 /** Splits one spool line (text[start, end)) into its fields. */
