@@ -82,7 +82,10 @@ export function redactSecret(text: string, secret: string): string {
   let form = secret;
   for (let level = 0; level < 4; level++) {
     if (out.includes(form)) out = out.split(form).join('[redacted]');
-    form = JSON.stringify(form).slice(1, -1);
+    const next = JSON.stringify(form).slice(1, -1);
+    // A secret with nothing JSON escapes has one form only: searching it again finds nothing new.
+    if (next === form) break;
+    form = next;
   }
   return out;
 }

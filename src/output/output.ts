@@ -38,6 +38,17 @@ export function stringifyJson(doc: unknown): string {
   return text.replace(/"\\u0000raw:([0-9.]+)"/g, '$1');
 }
 
+/** What follows each item of a raw list (see rawListItem). */
+const RAW_ITEM_END = ',\n';
+
+/** One list item, as JSON text, in the layout printJsonWithList writes: indented, then a comma. */
+export function rawListItem(json: string): string {
+  return `    ${json}${RAW_ITEM_END}`;
+}
+
+/** Bytes before an item's JSON text in a rawListItem line. */
+export const RAW_ITEM_INDENT = 4;
+
 /** A progress indicator that is a no-op when stderr is not a terminal. */
 export interface Progress {
   update(text: string): void;
@@ -118,6 +129,47 @@ export class Output {
       }
     }
     out.write(`${batch}${first ? '' : '\n  '}]\n}\n`);
+  }
+
+  /**
+   * Like printJsonWithList, with the list given as raw text: the concatenated chunks are every
+   * item as rawListItem made it, in order. A caller holding items in that form hands over
+   * whole runs of them at once, with no string or separator per item.
+   */
+  async printJsonWithRawList(
+    head: Record<string, unknown>,
+    key: string,
+    chunks: Iterable<string>,
+  ): Promise<void> {
+    this.claimJson();
+    const out = this.opts.stdout;
+    const opening = stringifyJson(head);
+    out.write(
+      `${opening === '{}' ? '{' : `${opening.slice(0, -2)},`}\n  ${JSON.stringify(key)}: [`,
+    );
+    // The last item must lose its comma: the latest chunk is held back until the next arrives.
+    let held: string | undefined;
+    for (const chunk of chunks) {
+      if (chunk.length === 0) continue;
+      if (held === undefined) {
+        out.write('\n');
+        held = chunk;
+      } else if (chunk.length < RAW_ITEM_END.length) {
+        held += chunk;
+      } else {
+        // A pipe to a slow reader fills up: wait for it rather than buffer the whole run.
+        if (!out.write(held)) await once(out, 'drain');
+        held = chunk;
+      }
+    }
+    if (held === undefined) {
+      out.write(']\n}\n');
+      return;
+    }
+    if (!held.endsWith(RAW_ITEM_END)) {
+      throw new Error('internal: a raw JSON list does not end with a complete item');
+    }
+    out.write(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
   }
 
   /** Makes sure a --json run writes one document only. */

@@ -486,9 +486,16 @@ export class SendEngine {
         message: r.message,
       })),
     );
+    const store = this.deps.outcomes;
     for (let k = 0; k < answered.length; k++) {
       const r = results[k]!;
-      this.setOutcome(answered[k]!, {
+      const item = answered[k]!;
+      const p = item.payout;
+      // Built field by field, in one shape: a spread per row showed in profiles of large runs.
+      store.set(item.row, {
+        reference_id: p.reference_id,
+        amount: p.amount,
+        currency: p.currency,
         status: r.status,
         transaction_id: r.transaction_id,
         charges: r.charges,

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { RAW_ITEM_INDENT, rawListItem } from '../../output/output.js';
 import type { OutcomeCounts, PayoutOutcome } from './outcome.js';
 import { resultItemJson } from './render.js';
 
@@ -11,10 +12,16 @@ const OTHER = 4;
 const STATUS_BITS = 7;
 const SENT_EARLIER = 8;
 const HAS_CHARGES = 16;
+/** The row's entry follows the entry of the row before it directly in the file. */
+const FOLLOWS = 32;
 
 const BLOCK = 1 << 16;
 const CACHED_BLOCKS = 32;
 const WRITE_BUFFER = 1 << 18;
+/** Entries gathered before they are encoded together (a chunk's worth). */
+const PENDING_ROWS = 128;
+/** Bytes of --json list decoded at a time: below V8's large-object size, so each text dies young. */
+const LIST_CHUNK = 1 << 16;
 
 /** Converts a charge the service sent into minor units of its currency (undefined: not exact). */
 export type ChargeMinor = (currency: string, charges: number) => bigint | undefined;
@@ -63,10 +70,13 @@ export function parseResultLine(line: string): PayoutOutcome {
 
 /**
  * The outcome of every row of a send, kept out of the JS heap: each outcome is appended to a
- * private temporary file as its --json result line, and memory holds one code byte and one
- * file offset per row (9 bytes, against ~300 for an outcome object). Rows are numbered in
- * input order; the latest outcome of a row wins. Counts and charge totals are kept as the
- * outcomes arrive, so the results' head needs no pass over the rows.
+ * private temporary file as its --json result item, laid out as the --json list holds it
+ * (rawListItem), and memory holds one code byte and one file offset per row (9 bytes, against
+ * ~300 for an outcome object). Rows are numbered in input order; the latest outcome of a row
+ * wins. Counts and charge totals are kept as the outcomes arrive, so the results' head needs
+ * no pass over the rows. A code bit marks a row whose entry directly follows its
+ * predecessor's, so the --json list is copied from the file in runs (a chunk's rows), not
+ * row by row.
  */
 export class OutcomeStore {
   private readonly fd: number;
@@ -74,6 +84,11 @@ export class OutcomeStore {
   private offsets: Float64Array;
   /** Rows numbered so far: one past the highest row with an outcome. */
   private rows = 0;
+  /** The row whose entry was appended last (-1: none). */
+  private lastAppended = -1;
+  /** Entries made but not yet encoded, and their rows: offsets are set when they are encoded. */
+  private pendingText: string[] = [];
+  private pendingRows: number[] = [];
   private readonly buf = Buffer.allocUnsafe(WRITE_BUFFER);
   private used = 0;
   /** Bytes already written to the file. */
@@ -145,10 +160,16 @@ export class OutcomeStore {
       this.sentEarlier += 1;
     }
     if (o.charges !== undefined && this.addCharges(o.currency, o.charges, 1)) code |= HAS_CHARGES;
+    if (row > 0 && this.lastAppended === row - 1) code |= FOLLOWS;
+    // The next row's entry no longer follows this one's, which moves to the end of the file.
+    if (prev !== 0 && row + 1 < this.rows) this.codes[row + 1]! &= ~FOLLOWS;
     this.codes[row] = code;
-    this.offsets[row] = this.flushed + this.used;
+    this.lastAppended = row;
     if (row >= this.rows) this.rows = row + 1;
-    this.append(`${resultItemJson(o)}\n`);
+    // Encoded a chunk's worth at a time: one encoding call per row showed in profiles.
+    this.pendingText.push(rawListItem(resultItemJson(o)));
+    this.pendingRows.push(row);
+    if (this.pendingRows.length >= PENDING_ROWS) this.encodePending();
   }
 
   /** A row's outcome, read back; undefined when the run never reached the row. */
@@ -197,6 +218,51 @@ export class OutcomeStore {
     for (let row = 0; row < this.rows; row++) {
       if (this.codes[row]! !== 0) yield this.line(row);
     }
+  }
+
+  /**
+   * The --json results list as raw text for Output.printJsonWithRawList: every result in
+   * input order, each as rawListItem laid it out. Rows whose entries lie one after another in
+   * the file are read as one range into one reused buffer and decoded a block at a time:
+   * no per-row string, and no buffer per block left outside the heap for the collector.
+   */
+  *resultListText(): Generator<string> {
+    this.encodePending();
+    this.flush();
+    let buf = Buffer.allocUnsafe(LIST_CHUNK);
+    let used = 0;
+    let row = 0;
+    while (row < this.rows) {
+      if (this.codes[row]! === 0) {
+        row += 1;
+        continue;
+      }
+      let last = row;
+      while (last + 1 < this.rows && this.codes[last + 1]! & FOLLOWS) last += 1;
+      let from = this.offsets[row]!;
+      const to = this.entryEnd(last);
+      while (from < to) {
+        if (used === buf.length) {
+          // Decode whole entries only, so a character's bytes are never split.
+          const end = buf.lastIndexOf(10) + 1;
+          if (end === 0) {
+            const bigger = Buffer.allocUnsafe(buf.length * 2);
+            buf.copy(bigger);
+            buf = bigger;
+          } else {
+            yield buf.toString('utf8', 0, end);
+            buf.copy(buf, 0, end, used);
+            used -= end;
+          }
+        }
+        const n = readSync(this.fd, buf, used, Math.min(buf.length - used, to - from), from);
+        if (n === 0) throw new Error('internal: the outcome store ends in a partial line');
+        used += n;
+        from += n;
+      }
+      row = last + 1;
+    }
+    if (used > 0) yield buf.toString('utf8', 0, used);
   }
 
   /** Counts by status, as countOutcomes would make them. */
@@ -261,18 +327,38 @@ export class OutcomeStore {
     this.offsets = offsets;
   }
 
-  /** Appends a line to the write buffer, writing the buffer out when it fills. */
-  private append(text: string): void {
+  /** Encodes the pending entries into the write buffer and sets their rows' offsets. */
+  private encodePending(): void {
+    const rows = this.pendingRows;
+    if (rows.length === 0) return;
+    const texts = this.pendingText;
+    this.pendingRows = [];
+    this.pendingText = [];
+    const text = texts.join('');
+    let at = this.flushed + this.used;
+    const bytes = this.append(text);
+    // As many bytes as UTF-16 units: every entry is ASCII, so its length is its byte count.
+    const ascii = bytes === text.length;
+    for (let k = 0; k < rows.length; k++) {
+      this.offsets[rows[k]!] = at;
+      at += ascii ? texts[k]!.length : Buffer.byteLength(texts[k]!);
+    }
+  }
+
+  /** Appends text to the write buffer, writing the buffer out when it fills; returns its bytes. */
+  private append(text: string): number {
     // A UTF-16 code unit takes at most 3 bytes in UTF-8.
     if (this.used + text.length * 3 > WRITE_BUFFER) {
       this.flush();
       if (text.length * 3 > WRITE_BUFFER) {
         const bytes = Buffer.from(text);
         this.writeOut(bytes, bytes.length);
-        return;
+        return bytes.length;
       }
     }
-    this.used += this.buf.write(text, this.used);
+    const n = this.buf.write(text, this.used);
+    this.used += n;
+    return n;
   }
 
   /** Writes the buffer to the file. */
@@ -293,15 +379,27 @@ export class OutcomeStore {
     this.flushed += length;
   }
 
-  /** The text of a row's line, without its line break. */
+  /** The --json text of a row's result: its entry without the indent, comma and line break. */
   private line(row: number): string {
+    const entry = this.entryBytes(row);
+    return entry.toString('utf8', RAW_ITEM_INDENT, entry.length - 1);
+  }
+
+  /** Where a row's entry ends in the file: one past its line break. */
+  private entryEnd(row: number): number {
+    return this.offsets[row]! + this.entryBytes(row).length + 1;
+  }
+
+  /** The bytes of a row's entry, without its line break (a view of a cached block when it fits). */
+  private entryBytes(row: number): Buffer {
+    this.encodePending();
     const start = this.offsets[row]!;
     if (start + 1 > this.flushed) this.flush();
     let block = Math.floor(start / BLOCK);
     let data = this.block(block);
     let from = start - block * BLOCK;
     let nl = data.indexOf(10, from);
-    if (nl >= 0) return data.toString('utf8', from, nl);
+    if (nl >= 0) return data.subarray(from, nl);
     // The line runs on into the next blocks.
     // Copies: reading the next block may reuse the memory of this one.
     const parts: Buffer[] = [Buffer.from(data.subarray(from))];
@@ -313,7 +411,7 @@ export class OutcomeStore {
       nl = data.indexOf(10);
       if (nl >= 0) {
         parts.push(data.subarray(0, nl));
-        return Buffer.concat(parts).toString('utf8');
+        return Buffer.concat(parts);
       }
       parts.push(Buffer.from(data));
     }

@@ -310,7 +310,7 @@ async function finishRun(
     unknown: engine.unknown,
     interrupted,
   });
-  if (output.json) await output.printJsonWithList(head, 'results', outcomes.resultLines());
+  if (output.json) await output.printJsonWithRawList(head, 'results', outcomes.resultListText());
   else {
     const table = await resultsTable(
       {

@@ -33,6 +33,7 @@ export class PayoutSpool {
 
   /** Appends one validated payout. */
   add(p: PayoutRequest, hash: string): void {
+    if (this.closed) throw new Error('internal: the payout spool is already finished');
     this.buffer += `${hash}\t${JSON.stringify(p.reference_id)}\t${p.amount}\t${p.currency}\t${serializePayout(p)}\n`;
     if (this.buffer.length > 1 << 16) this.flush();
   }

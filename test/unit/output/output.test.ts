@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { InterruptedError } from '../../../src/errors.js';
-import { Output, RawNumber, stringifyJson } from '../../../src/output/output.js';
+import { Output, RawNumber, rawListItem, stringifyJson } from '../../../src/output/output.js';
 
 /** An Output writing into strings, as if no terminal were attached. */
 function capture(json = true) {
@@ -53,6 +53,31 @@ describe('Output JSON', () => {
     const { output, text } = capture();
     await output.printJsonWithList({ count: 0 }, 'results', []);
     expect(JSON.parse(text().out)).toEqual({ count: 0, results: [] });
+  });
+
+  it('writes a raw list exactly as printJsonWithList writes the same items', async () => {
+    const items = Array.from({ length: 300 }, (_, i) => `{"ref": "R${i}", "note": "✓ ${i}"}`);
+    const expected = capture();
+    await expected.output.printJsonWithList({ count: 300 }, 'results', items);
+    // The text cut at every kind of place: inside an item, between its comma and line break.
+    const text = items.map(rawListItem).join('');
+    const cuts = [0, 1, 7, 100, 101, text.length - 2, text.length - 1, text.length];
+    const chunks = cuts.slice(1).map((end, k) => text.slice(cuts[k], end));
+    const raw = capture();
+    await raw.output.printJsonWithRawList({ count: 300 }, 'results', chunks);
+    expect(raw.text().out).toBe(expected.text().out);
+  });
+
+  it('writes an empty raw list as printJsonWithList does, and refuses a cut-off one', async () => {
+    const expected = capture();
+    await expected.output.printJsonWithList({ count: 0 }, 'results', []);
+    const raw = capture();
+    await raw.output.printJsonWithRawList({ count: 0 }, 'results', ['']);
+    expect(raw.text().out).toBe(expected.text().out);
+    const cut = capture();
+    await expect(cut.output.printJsonWithRawList({}, 'results', ['    {"a": 1}'])).rejects.toThrow(
+      /complete item/,
+    );
   });
 
   it('refuses a second document', () => {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { PayoutOutcome } from '../../../src/core/send/outcome.js';
 import { OutcomeStore, parseResultLine } from '../../../src/core/send/outcome-store.js';
 import { resultItemJson } from '../../../src/core/send/render.js';
+import { rawListItem } from '../../../src/output/output.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -107,6 +108,36 @@ describe('OutcomeStore', () => {
     // An input that no longer matches its rows is looked up by reference.
     expect(s.forRow(5, 'R-9')).toEqual(outcome(9));
     expect(s.forRow(6, 'nope')).toBeUndefined();
+    s.remove();
+  });
+
+  it('gives the --json list in input order, copying runs of rows, whatever order they came in', () => {
+    const s = store(10);
+    const n = 3000;
+    const outcome = (i: number, status = 'success'): PayoutOutcome => ({
+      reference_id: `R-${i} ✓`,
+      amount: `${i}.25`,
+      currency: 'EUR',
+      status,
+      transaction_id: `T-${i}`,
+      ...(i % 700 === 5 ? { message: 'm'.repeat(90_000 + i) } : {}),
+    });
+    // Chunks of 100 out of order; some rows set again later (a read-back), a few never reached.
+    const never = new Set([1500, 1501, 2999]);
+    for (let c = 0; c < n / 100; c += 2) {
+      for (const chunk of [c + 1, c]) {
+        for (let i = chunk * 100; i < chunk * 100 + 100; i++)
+          if (!never.has(i)) s.set(i, outcome(i));
+      }
+    }
+    for (const i of [0, 57, 58, 60, 1502, 2998]) s.set(i, outcome(i, 'failed'));
+    const text = [...s.resultListText()].join('');
+    const lines = [...s.resultLines()];
+    expect(text).toBe(lines.map(rawListItem).join(''));
+    const expected = Array.from({ length: n }, (_, i) => i)
+      .filter((i) => !never.has(i))
+      .map((i) => outcome(i, [0, 57, 58, 60, 1502, 2998].includes(i) ? 'failed' : 'success'));
+    expect(lines.map(parseResultLine)).toEqual(expected);
     s.remove();
   });
 });

@@ -76,4 +76,42 @@ describe('PayoutSpool', () => {
     expect(seen).toEqual(['W-0', 'W-1', 'W-2']);
     spool.remove();
   });
+
+  it('reads back lines longer than its buffer and characters split across reads', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payouts-spool-'));
+    dirs.push(dir);
+    const payouts: PayoutRequest[] = [];
+    for (let i = 0; i < 4000; i++) {
+      payouts.push({
+        reference_id: `U-${i}-${'é'.repeat(i % 7)}`,
+        amount: `${i}.5`,
+        currency: 'EUR',
+        recipient: `r${i}@example.com`,
+        // Three-byte and four-byte characters at every offset, and now and then a line far
+        // longer than one read.
+        description: i % 1000 === 999 ? '✓'.repeat(400_000) : `${'✓'.repeat(i % 5)}😀`,
+      });
+    }
+    const spool = PayoutSpool.create(dir, 3);
+    for (const p of payouts) spool.add(p, 'h'.repeat(16));
+    spool.finish();
+    const back: PayoutRequest[] = [];
+    await spool.read(({ payout }) => {
+      back.push(payout);
+    });
+    expect(back.map((b) => b.reference_id)).toEqual(payouts.map((p) => p.reference_id));
+    expect(serializeCreateRequest({ payouts: back })).toBe(serializeCreateRequest({ payouts }));
+    spool.remove();
+  });
+
+  it('refuses a payout added after it was finished', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payouts-spool-'));
+    dirs.push(dir);
+    const spool = PayoutSpool.create(dir, 4);
+    spool.finish();
+    expect(() =>
+      spool.add({ reference_id: 'L', amount: '1', currency: 'EUR', recipient: 'x' }, 'h'),
+    ).toThrow(/already finished/);
+    spool.remove();
+  });
 });

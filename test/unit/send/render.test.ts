@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { jsonText, resultItemJson } from '../../../src/core/send/render.js';
+
+describe('jsonText', () => {
+  it('writes every string exactly as JSON.stringify does', () => {
+    const samples = [
+      '',
+      'BENCH-00000001',
+      'a b~!#$%&()*+,-./:;<=>?@[]^_`{|}',
+      'quote " inside',
+      'back\\slash',
+      'tab\there',
+      'line\nbreak\r',
+      '\u0000\u001f\u007f',
+      'Größe ✓ 日本',
+      '😀',
+      '\ud800 lone \udfff',
+      '\u2028\u2029',
+    ];
+    for (let c = 0; c < 0x100; c++) samples.push(`x${String.fromCharCode(c)}y`);
+    for (const s of samples) expect(jsonText(s)).toBe(JSON.stringify(s));
+  });
+
+  it('makes result lines that parse back to their fields', () => {
+    const line = resultItemJson({
+      reference_id: 'R "1"\t✓',
+      status: 'success',
+      transaction_id: 'T\\1',
+      amount: '10.50',
+      currency: 'EUR',
+      charges: 0.25,
+      message: 'ok\n',
+    });
+    expect(line).toBe(
+      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "transaction_id": "T\\\\1", "amount": 10.50, "currency": "EUR", "charges": 0.25, "message": "ok\\n"}',
+    );
+    expect(JSON.parse(line)).toMatchObject({ reference_id: 'R "1"\t✓', transaction_id: 'T\\1' });
+  });
+});
