@@ -57,7 +57,8 @@ function okAll(req: CreateRequest, _n: number, svc: FakeService): Promise<Create
   return Promise.resolve({ success_count: results.length, failed_count: 0, results, messages: [] });
 }
 
-async function run(service: FakeService, refs: string[], chunkSize = 2) {
+/** A run journal in a fresh state folder, removed after the tests. */
+async function openJournal(payoutCount: number) {
   const stateDir = mkdtempSync(join(tmpdir(), 'payouts-engine-'));
   dirs.push(stateDir);
   const journal = await RunJournal.open({
@@ -69,9 +70,14 @@ async function run(service: FakeService, refs: string[], chunkSize = 2) {
       client_id: 'c',
       inputs: ['x.csv'],
       input_hash: 'h',
-      payout_count: refs.length,
+      payout_count: payoutCount,
     },
   });
+  return { stateDir, journal };
+}
+
+async function run(service: FakeService, refs: string[], chunkSize = 2) {
+  const { stateDir, journal } = await openJournal(refs.length);
   const warnings: string[] = [];
   const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, refs.length, () => undefined);
   const engine = new SendEngine(
@@ -197,20 +203,7 @@ describe('SendEngine', () => {
   });
 
   it('writes the intent of a chunk waiting for a slot ahead, durable before its request, and frees it when the run stops first', async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), 'payouts-engine-'));
-    dirs.push(stateDir);
-    const journal = await RunJournal.open({
-      stateDir,
-      serviceKey: 'fake',
-      runId: 'run1',
-      header: {
-        service: 'fake',
-        client_id: 'c',
-        inputs: ['x.csv'],
-        input_hash: 'h',
-        payout_count: 6,
-      },
-    });
+    const { stateDir, journal } = await openJournal(6);
     const interrupt = new AbortController();
     const onDisk = () =>
       readFileSync(journal.path, 'utf8')
