@@ -1,119 +1,5 @@
-import { resolve } from 'node:path';
-import type { Readable } from 'node:stream';
-import { parse } from 'csv-parse/sync';
-import { formatProblem, UsageError } from '../../errors.js';
-
-const DELIMITERS = [',', ';', '\t'] as const;
-
-/** Whether a header cell names the reference_id column, ignoring case, spaces and dashes. */
-export function isReferenceHeader(cell: string): boolean {
-  const h = cell
-    .replace(/^\uFEFF/, '')
-    .trim()
-    .toLowerCase()
-    .replace(/[\s-]+/g, '_');
-  return h === 'reference_id' || h === 'referenceid';
-}
-
-/** Parses CSV text, turning csv-parse's errors into a usage error that names the file. */
-function parseCsv(text: string, delimiter: string, name: string, firstLine: number): string[][] {
-  try {
-    return parse(text, {
-      delimiter,
-      bom: true,
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: true,
-    });
-  } catch (err) {
-    const e = err as { message?: string; lines?: number };
-    const location = e.lines !== undefined ? `line ${e.lines + firstLine - 1}` : undefined;
-    throw new UsageError(
-      formatProblem({ file: name, location, message: e.message ?? String(err) }),
-    );
-  }
-}
-
-/** Finds the delimiter and column of reference_id in a header line, if it is one. */
-function findHeader(line: string, name: string): { delimiter: string; column: number } | undefined {
-  for (const delimiter of DELIMITERS) {
-    if (!line.includes(delimiter)) continue;
-    const cells = parseCsv(line, delimiter, name, 1)[0] ?? [];
-    const column = cells.findIndex(isReferenceHeader);
-    if (column >= 0) return { delimiter, column };
-  }
-  // A CSV of a single column has no delimiter at all: its header alone says it is CSV.
-  if (isReferenceHeader(line.replace(/^"|"$/g, ''))) return { delimiter: ',', column: 0 };
-  return undefined;
-}
-
-/**
- * Reads references from a file's text: either a plain list (one per line, blank lines and
- * `#` comments skipped) or a CSV with a reference_id column (delimiter , ; or tab), such as
- * the report of `payouts send`. `name` is how the user named the file, for messages.
- */
-export function parseReferenceText(content: string, name: string): string[] {
-  const text = content.replace(/^\uFEFF/, '');
-  const lines = text.split(/\r?\n/);
-  const first = lines.findIndex((l) => l.trim() !== '' && !l.trim().startsWith('#'));
-  if (first < 0) return [];
-  const headerLine = lines[first] ?? '';
-  const header = findHeader(headerLine, name);
-  if (!header) {
-    if (DELIMITERS.some((d) => headerLine.includes(d))) {
-      throw new UsageError(
-        formatProblem({
-          file: name,
-          location: `line ${first + 1}`,
-          message:
-            'this looks like CSV but has no reference_id column: add a reference_id header, or list one reference per line',
-        }),
-      );
-    }
-    return lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
-  }
-  const rows = parseCsv(lines.slice(first).join('\n'), header.delimiter, name, first + 1);
-  return rows
-    .slice(1)
-    .map((row) => (row[header.column] ?? '').trim())
-    .filter((ref) => ref !== '');
-}
-
-/** Where a references file is read from: the process's working folder and standard input. */
-export interface ReferenceFileContext {
-  cwd: string;
-  stdin: Readable;
-}
-
-/** Reads the references of one --from file; `-` is standard input. */
-export async function readReferenceFile(
-  path: string,
-  ctx: ReferenceFileContext,
-): Promise<string[]> {
-  // Imported here: fs/promises (which loads readline) and stream/consumers cost every
-  // `payouts status REF` start-up, and only --from reads a file.
-  if (path === '-') {
-    const { text: streamText } = await import('node:stream/consumers');
-    return parseReferenceText(await streamText(ctx.stdin), '-');
-  }
-  const { readFile } = await import('node:fs/promises');
-  let content: string;
-  try {
-    content = await readFile(resolve(ctx.cwd, path), 'utf8');
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    const why =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EISDIR'
-          ? 'is a folder, not a file'
-          : code === 'EACCES'
-            ? 'permission denied'
-            : (err as Error).message;
-    throw new UsageError(`--from ${path}: ${why}`);
-  }
-  return parseReferenceText(content, path);
-}
+import { UsageError } from '../../errors.js';
+import type { ReferenceFileContext } from './reference-file.js';
 
 /** Checks a reference can be looked up: "." and ".." cannot be a path segment of a URL. */
 export function checkReference(ref: string): void {
@@ -153,7 +39,10 @@ export async function gatherReferences(
     throw new UsageError('--from - (standard input) can be given only once');
   }
   const fromFiles: string[][] = [];
-  for (const path of files) fromFiles.push(await readReferenceFile(path, ctx));
+  if (files.length > 0) {
+    const { readReferenceFile } = await import('./reference-file.js');
+    for (const path of files) fromFiles.push(await readReferenceFile(path, ctx));
+  }
   const references = combineReferences(positional, ...fromFiles);
   if (references.length === 0) {
     throw new UsageError(

@@ -1,12 +1,11 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import {
-  combineReferences,
-  gatherReferences,
   isReferenceHeader,
   parseReferenceText,
   readReferenceFile,
-} from '../../../src/core/status/references.js';
+} from '../../../src/core/status/reference-file.js';
+import { combineReferences, gatherReferences } from '../../../src/core/status/references.js';
 import { UsageError } from '../../../src/errors.js';
 import { fixture } from '../../helpers/cli.js';
 
