@@ -41,7 +41,7 @@ export function stringifyJson(doc: unknown): string {
 /** What follows each item of a raw list (see rawListItem). */
 const RAW_ITEM_END = ',\n';
 
-/** One list item, as JSON text, in the layout printJsonWithList writes: indented, then a comma. */
+/** One list item, as JSON text, in the layout printJsonWithRawList takes: indented, then a comma. */
 export function rawListItem(json: string): string {
   return `    ${json}${RAW_ITEM_END}`;
 }
@@ -102,39 +102,10 @@ export class Output {
 
   /**
    * Writes one JSON document whose last field is a long list, one item per line, so a run of
-   * a million results never sits in memory as one object or one string. Items come as JSON
-   * text already (the caller formats them: a generic serialiser per item cost a tenth of a
-   * large run).
-   */
-  async printJsonWithList(
-    head: Record<string, unknown>,
-    key: string,
-    items: Iterable<string>,
-  ): Promise<void> {
-    this.claimJson();
-    const out = this.opts.stdout;
-    const opening = stringifyJson(head);
-    out.write(
-      `${opening === '{}' ? '{' : `${opening.slice(0, -2)},`}\n  ${JSON.stringify(key)}: [`,
-    );
-    let batch = '';
-    let first = true;
-    for (const item of items) {
-      batch += `${first ? '' : ','}\n    ${item}`;
-      first = false;
-      if (batch.length > 1 << 16) {
-        // A pipe to a slow reader fills up: wait for it rather than buffer the whole run.
-        if (!out.write(batch)) await once(out, 'drain');
-        batch = '';
-      }
-    }
-    out.write(`${batch}${first ? '' : '\n  '}]\n}\n`);
-  }
-
-  /**
-   * Like printJsonWithList, with the list given as raw text: the concatenated chunks are every
-   * item as rawListItem made it, in order. A caller holding items in that form hands over
-   * whole runs of them at once, with no string or separator per item.
+   * a million results never sits in memory as one object or one string. The list comes as raw
+   * text: the concatenated chunks are every item as rawListItem made it, in order, so a caller
+   * holding items in that form hands over whole runs of them at once, with no string or
+   * separator per item (a generic serialiser per item cost a tenth of a large run).
    */
   async printJsonWithRawList(
     head: Record<string, unknown>,
