@@ -1,4 +1,8 @@
 import { hash64Lanes } from '../../journal/ids.js';
+import { collectGarbage } from './collect.js';
+
+/** Int32 slots of a table big enough that dropping it is worth a full collection (4 MiB). */
+const LARGE_TABLE = 1 << 20;
 
 /**
  * The references of a send as 64-bit fingerprints in one flat typed array (16 to 32 bytes a
@@ -87,5 +91,7 @@ export class RefIndex {
       this.slots[j * 2] = a;
       this.slots[j * 2 + 1] = b;
     }
+    // The old table is garbage now; left to V8, it stays resident until a full collection.
+    if (old.length >= LARGE_TABLE) collectGarbage();
   }
 }

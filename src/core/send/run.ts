@@ -13,10 +13,11 @@ import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
+import { collectGarbage } from './collect.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import type { SendOptions } from './options.js';
-import { planRun, type RunPlan } from './plan.js';
 import { OutcomeStore } from './outcome-store.js';
+import { planRun, type RunPlan } from './plan.js';
 import {
   chargeMinorOf,
   closingLine,
@@ -235,6 +236,7 @@ async function sendPlan(
       // Both were only needed to learn what earlier runs sent; pass 2 sends from the spool.
       journal.releaseStates();
       plan.refs.clear();
+      collectGarbage();
       if (journal.resumed || prior.settled.size) {
         output.info(
           `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,

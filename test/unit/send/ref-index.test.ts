@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { collectGarbage } from '../../../src/core/send/collect.js';
 import { RefIndex } from '../../../src/core/send/ref-index.js';
 
 describe('RefIndex', () => {
@@ -23,5 +24,23 @@ describe('RefIndex', () => {
     const index = new RefIndex();
     for (const t of ['ab', 'ba', 'AB', 'a b', '', 'é', 'e\u0301']) expect(index.add(t)).toBe(true);
     expect(index.size).toBe(7);
+  });
+});
+
+describe('RefIndex memory', () => {
+  it('gives the memory of outgrown and dropped tables back at once', () => {
+    const arrayBuffers = () => process.memoryUsage().arrayBuffers;
+    collectGarbage();
+    const before = arrayBuffers();
+    const index = new RefIndex();
+    // 600k references: the table ends at 2^21 slots (16 MiB) after outgrowing 8, 4, 2... MiB.
+    for (let i = 0; i < 600_000; i++) index.add(`R-${i}`);
+    const grown = arrayBuffers() - before;
+    expect(grown).toBeGreaterThanOrEqual(16 * 2 ** 20);
+    // Without a full collection, the outgrown tables would still be counted here.
+    expect(grown).toBeLessThan(20 * 2 ** 20);
+    index.clear();
+    collectGarbage();
+    expect(arrayBuffers() - before).toBeLessThan(2 * 2 ** 20);
   });
 });
