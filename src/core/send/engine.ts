@@ -31,6 +31,13 @@ export const DEFAULT_SEND_RETRY: RetryPolicy = {
   maxRetryAfterMs: 30_000,
 };
 
+/**
+ * Full chunks that may wait for a request slot at once. Each writes its intent while it
+ * waits; with two, a freed slot seldom waits for an fsync (see ARCHITECTURE.md), and a
+ * process that dies leaves at most two chunks more to read back than were in flight.
+ */
+const CHUNKS_AHEAD = 2;
+
 /** A payout on its way: the wire form and its identity hash for the journal. */
 export interface PendingPayout {
   payout: PayoutRequest;
@@ -154,7 +161,8 @@ export class SendEngine {
   private buffer: Queued[] = [];
   /** Rows numbered so far: each enqueue or addSentEarlier takes the next. */
   private rows = 0;
-  private waitingChunk: Promise<void> | undefined;
+  /** Full chunks waiting for a request slot, oldest first (each settles when it starts). */
+  private readonly waitingChunks: Array<Promise<void>> = [];
   private nextReq: number;
   private requestsDone = 0;
   private payoutsDone = 0;
@@ -206,17 +214,18 @@ export class SendEngine {
     const chunk = this.buffer;
     this.buffer = [];
     const started = this.dispatch(chunk).then(() => {
-      if (this.waitingChunk === started) this.waitingChunk = undefined;
+      const k = this.waitingChunks.indexOf(started);
+      if (k !== -1) this.waitingChunks.splice(k, 1);
     });
-    this.waitingChunk = started;
+    this.waitingChunks.push(started);
   }
 
   /**
-   * Backpressure for the reader: a promise while a full chunk waits for a request slot, so
-   * reading slows to the pace of the service and memory stays flat on large files.
+   * Backpressure for the reader: a promise while CHUNKS_AHEAD full chunks wait for a request
+   * slot, so reading slows to the pace of the service and memory stays flat on large files.
    */
   ready(): Promise<void> | undefined {
-    return this.waitingChunk;
+    return this.waitingChunks.length >= CHUNKS_AHEAD ? this.waitingChunks[0] : undefined;
   }
 
   /** Sends what is buffered and waits for every request to settle. */

@@ -202,7 +202,7 @@ describe('SendEngine', () => {
     expect(statuses).toEqual(['A:success']);
   });
 
-  it('writes the intent of a chunk waiting for a slot ahead, durable before its request, and frees it when the run stops first', async () => {
+  it('writes the intents of the chunks waiting for a slot ahead, durable before their requests, and frees them when the run stops first', async () => {
     const { stateDir, journal } = await openJournal(6);
     const interrupt = new AbortController();
     const onDisk = () =>
@@ -243,7 +243,7 @@ describe('SendEngine', () => {
       { chunkSize: 2, concurrency: 1, retry: DEFAULT_SEND_RETRY },
     );
     const feed = (async () => {
-      for (const ref of ['A', 'B', 'C', 'D', 'E', 'F']) {
+      for (const ref of ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']) {
         if (engine.stopping) break;
         engine.enqueue({
           payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
@@ -253,9 +253,11 @@ describe('SendEngine', () => {
       }
     })();
     while (!release) await new Promise((r) => setTimeout(r, 5));
-    // Wait until the waiting chunk's intent is on disk, then stop the run.
+    // Wait until the intents of both waiting chunks are on disk, then stop the run.
+    const intentOf = (ref: string) =>
+      onDisk().find((r) => r.t === 'intent' && r.p!.some(([p]) => p === ref));
     for (let i = 0; i < 200; i++) {
-      if (onDisk().some((r) => r.t === 'intent' && r.p!.some(([ref]) => ref === 'C'))) break;
+      if (intentOf('C') && intentOf('E')) break;
       await new Promise((r) => setTimeout(r, 5));
     }
     interrupt.abort();
@@ -266,12 +268,26 @@ describe('SendEngine', () => {
     expect(svc.creates).toEqual([['A', 'B']]);
     expect(intentsSeen).toEqual([['A', 'B']]);
     const records = onDisk();
-    const early = records.find((r) => r.t === 'intent' && r.p!.some(([ref]) => ref === 'C'))!;
-    expect(early.p!.map(([ref]) => ref)).toEqual(['C', 'D']);
-    expect(records).toContainEqual(
-      expect.objectContaining({ t: 'not_applied', req: early.req, refs: ['C', 'D'] }),
-    );
+    for (const [first, chunk] of [
+      ['C', ['C', 'D']],
+      ['E', ['E', 'F']],
+    ] as const) {
+      const early = intentOf(first)!;
+      expect(early.p!.map(([ref]) => ref)).toEqual(chunk);
+      expect(records).toContainEqual(
+        expect.objectContaining({ t: 'not_applied', req: early.req, refs: chunk }),
+      );
+    }
+    // Two chunks waiting held the reader back: G and H were never queued.
+    expect(records.some((r) => r.t === 'intent' && r.p!.some(([ref]) => ref === 'G'))).toBe(false);
     const statuses = [...engine.outcomes.values()].map((o) => `${o.reference_id}:${o.status}`);
-    expect(statuses).toEqual(['A:success', 'B:success', 'C:not_sent', 'D:not_sent']);
+    expect(statuses).toEqual([
+      'A:success',
+      'B:success',
+      'C:not_sent',
+      'D:not_sent',
+      'E:not_sent',
+      'F:not_sent',
+    ]);
   });
 });
