@@ -89,14 +89,14 @@ function duplicate(ref: string, file: string, location: string): Problem {
 async function recollectProblems(
   sources: HashedSource[],
   intake: IntakeOptions,
-  suspects: ReadonlySet<string>,
+  suspect: (ref: string) => boolean,
 ): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
   const problems = new ProblemList();
   const totals = new CurrencyTotals();
   const seen = new Set<string>();
   /** False when the reference is a confirmed repeat (and reports it). */
   const first = (ref: string, file: string, location: string): boolean => {
-    if (!suspects.has(ref)) return true;
+    if (!suspect(ref)) return true;
     if (!seen.has(ref)) {
       seen.add(ref);
       return true;
@@ -126,12 +126,12 @@ async function recollectProblems(
 async function confirmDuplicates(
   sources: HashedSource[],
   intake: IntakeOptions,
-  suspects: ReadonlySet<string>,
+  suspect: (ref: string) => boolean,
 ): Promise<Problem[]> {
   const seen = new Set<string>();
   const found: Problem[] = [];
   const visit = (ref: string, file: string, location: string) => {
-    if (!suspects.has(ref)) return;
+    if (!suspect(ref)) return;
     if (seen.has(ref)) found.push(duplicate(ref, file, location));
     else seen.add(ref);
   };
@@ -196,15 +196,11 @@ function checkMaxTotals(
  */
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
   let problems = new ProblemList();
-  // One table of every reference seen, refused rows' included, so each row costs one
-  // insertion. It holds fingerprints: one seen twice makes its reference a suspect, confirmed
-  // by its text below. A send keeps the table for resume and the cross-run check.
+  // The fingerprint of every reference seen, refused rows' included. A fingerprint seen twice
+  // makes its references suspects, confirmed by their text below. A send keeps the index for
+  // resume and the cross-run check.
   const refs = new RefIndex();
-  const suspects = new Set<string>();
-  /** Records a reference, noting it as a suspect when its fingerprint was already there. */
-  const claim = (ref: string): void => {
-    if (!refs.add(ref)) suspects.add(ref);
-  };
+  const claim = (ref: string): void => refs.add(ref);
   let totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
   const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
@@ -228,11 +224,13 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     });
     metas.push(meta);
   }
-  if (suspects.size && opts.withHashes) {
+  refs.seal();
+  const suspect = (ref: string) => refs.isRepeated(ref);
+  if (refs.repeated && opts.withHashes) {
     // The problems and totals as if every reference had been compared by its text.
-    ({ problems, totals } = await recollectProblems(sources, opts.intake, suspects));
-  } else if (suspects.size) {
-    for (const p of await confirmDuplicates(sources, opts.intake, suspects)) problems.add(p);
+    ({ problems, totals } = await recollectProblems(sources, opts.intake, suspect));
+  } else if (refs.repeated) {
+    for (const p of await confirmDuplicates(sources, opts.intake, suspect)) problems.add(p);
   }
   for (const p of checkMaxTotals(totals, opts.maxTotals, opts.currencies)) problems.add(p);
   if (problems.total > 0) throw problems.toError();

@@ -3,27 +3,56 @@ import { collectGarbage } from '../../../src/core/send/collect.js';
 import { RefIndex } from '../../../src/core/send/ref-index.js';
 
 describe('RefIndex', () => {
-  it('adds, finds and forgets references across growth', () => {
-    const index = new RefIndex(4);
-    for (let i = 0; i < 50_000; i++) expect(index.add(`REF-${i}`)).toBe(true);
-    expect(index.size).toBe(50_000);
-    expect(index.add('REF-123')).toBe(false);
-    for (let i = 0; i < 50_000; i += 97) expect(index.has(`REF-${i}`)).toBe(true);
+  it('finds every reference added, and no other, across many blocks', () => {
+    const index = new RefIndex();
+    for (let i = 0; i < 200_000; i++) index.add(`REF-${i}`);
+    expect(index.size).toBe(200_000);
+    expect(() => index.has('REF-1')).toThrow(/not sealed/);
+    index.seal();
+    expect(() => index.add('REF-X')).toThrow(/already sealed/);
+    expect(index.repeated).toBe(0);
+    for (let i = 0; i < 200_000; i += 97) expect(index.has(`REF-${i}`)).toBe(true);
     let strays = 0;
-    for (let i = 50_000; i < 100_000; i++) if (index.has(`REF-${i}`)) strays++;
+    for (let i = 200_000; i < 300_000; i++) if (index.has(`REF-${i}`)) strays++;
     expect(strays).toBe(0);
-    expect(index.has('')).toBe(false);
-    expect(index.add('')).toBe(true);
-    expect(index.has('')).toBe(true);
+    expect(index.isRepeated('REF-5')).toBe(false);
     index.clear();
-    expect(index.has('REF-1')).toBe(false);
     expect(index.size).toBe(0);
+    expect(() => index.has('REF-1')).toThrow(/not sealed/);
+  });
+
+  it('tells which references were added more than once, wherever they sort', () => {
+    for (const count of [10, 5_000, 70_000]) {
+      const index = new RefIndex();
+      for (let i = 0; i < count; i++) index.add(`R-${i}`);
+      // Repeats at the start, middle and end of the input, one of them three times.
+      for (const ref of ['R-0', `R-${count >> 1}`, `R-${count - 1}`, 'R-0']) index.add(ref);
+      index.seal();
+      expect(index.repeated).toBe(3);
+      expect(index.size).toBe(count + 4);
+      for (const ref of ['R-0', `R-${count >> 1}`, `R-${count - 1}`]) {
+        expect(index.isRepeated(ref)).toBe(true);
+      }
+      for (const ref of ['R-1', `R-${count - 2}`, 'absent'])
+        expect(index.isRepeated(ref)).toBe(false);
+    }
   });
 
   it('distinguishes texts that differ only in order, case or normalisation', () => {
     const index = new RefIndex();
-    for (const t of ['ab', 'ba', 'AB', 'a b', '', 'é', 'e\u0301']) expect(index.add(t)).toBe(true);
+    for (const t of ['ab', 'ba', 'AB', 'a b', '', 'é', 'e\u0301']) index.add(t);
+    index.seal();
     expect(index.size).toBe(7);
+    expect(index.repeated).toBe(0);
+    expect(index.has('')).toBe(true);
+    expect(index.has('A B')).toBe(false);
+  });
+
+  it('answers an empty run', () => {
+    const index = new RefIndex();
+    index.seal();
+    expect(index.has('A')).toBe(false);
+    expect(index.repeated).toBe(0);
   });
 });
 
@@ -38,15 +67,17 @@ describe('RefIndex memory', () => {
     return arrayBuffers();
   }
 
-  it('gives the memory of outgrown and dropped tables back at once', async () => {
+  it('gives the memory of its blocks back when sealed, and of the list when cleared', async () => {
     collectGarbage();
-    const before = await arrayBuffersBelow(arrayBuffers() - MiB);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = arrayBuffers();
     const index = new RefIndex();
-    // 600k references: the table ends at 2^21 slots (16 MiB) after outgrowing 8, 4, 2... MiB.
-    for (let i = 0; i < 600_000; i++) index.add(`R-${i}`);
-    expect(arrayBuffers() - before).toBeGreaterThan(15 * MiB);
-    // Without a full collection, the 8 and 4 MiB tables it outgrew would still be held.
-    expect((await arrayBuffersBelow(before + 20 * MiB)) - before).toBeLessThan(20 * MiB);
+    // 1M references: 8 MiB of blocks, then an 8 MiB sorted list.
+    for (let i = 0; i < 1_000_000; i++) index.add(`R-${i}`);
+    expect(arrayBuffers() - before).toBeGreaterThan(7.5 * MiB);
+    index.seal();
+    // Without a full collection, the blocks would still be held beside the list.
+    expect((await arrayBuffersBelow(before + 10 * MiB)) - before).toBeLessThan(10 * MiB);
     index.clear();
     collectGarbage();
     expect((await arrayBuffersBelow(before + 2 * MiB)) - before).toBeLessThan(2 * MiB);
