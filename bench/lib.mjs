@@ -32,12 +32,13 @@ function tailCollector(max = 16_384) {
 /**
  * Runs one child process with stdin ignored and stdout/stderr piped (no TTY), timing it from
  * spawn to exit with process.hrtime.bigint(). With `rssFile`, the command runs under
- * `/usr/bin/time -f %M -o rssFile` and the peak RSS (KiB) of the command is read back.
- * Resolves to { ms, rssKiB, code, signal, stdout: Buffer, stderr: string (tail), timedOut }.
+ * `/usr/bin/time -f '%M %U %S' -o rssFile`, and the peak RSS (KiB) and CPU time (user + system,
+ * ms) of the command are read back.
+ * Resolves to { ms, rssKiB, cpuMs, code, signal, stdout: Buffer, stderr: string (tail), timedOut }.
  */
 export async function runProc(cmd, args, { env, rssFile, timeoutMs = 60_000 } = {}) {
   const file = rssFile ? TIME : cmd;
-  const argv = rssFile ? ['-f', '%M', '-o', rssFile, cmd, ...args] : args;
+  const argv = rssFile ? ['-f', '%M %U %S', '-o', rssFile, cmd, ...args] : args;
   const out = [];
   const err = tailCollector();
   const t0 = process.hrtime.bigint();
@@ -59,11 +60,13 @@ export async function runProc(cmd, args, { env, rssFile, timeoutMs = 60_000 } = 
   running.delete(child);
   if (t1 === 0n) t1 = process.hrtime.bigint();
   let rssKiB;
+  let cpuMs;
   if (rssFile) {
     try {
       const lines = readFileSync(rssFile, 'utf8').trim().split('\n');
-      rssKiB = Number(lines[lines.length - 1]);
-      if (!Number.isFinite(rssKiB)) rssKiB = undefined;
+      const [rss, user, sys] = lines[lines.length - 1].split(' ').map(Number);
+      rssKiB = Number.isFinite(rss) ? rss : undefined;
+      cpuMs = Number.isFinite(user) && Number.isFinite(sys) ? (user + sys) * 1000 : undefined;
     } catch {
       rssKiB = undefined;
     }
@@ -72,6 +75,7 @@ export async function runProc(cmd, args, { env, rssFile, timeoutMs = 60_000 } = 
   return {
     ms: Number(t1 - t0) / 1e6,
     rssKiB,
+    cpuMs,
     code,
     signal,
     stdout: Buffer.concat(out),

@@ -401,10 +401,30 @@ const sends = new Map(); // rows -> { ms: [], rss: [], journal: [] }
 function series(map, key) {
   let s = map.get(key);
   if (!s) {
-    s = { ms: [], rss: [], floorMs: [], floorRss: [], journal: [] };
+    s = { ms: [], rss: [], cpu: [], floorMs: [], floorRss: [], floorCpu: [], journal: [] };
     map.set(key, s);
   }
   return s;
+}
+
+/**
+ * For information beside a wall-time ratio: the CPU time (user + system) of figure and floor,
+ * which the machine's other load moves less, and the spread of the per-run ratios.
+ */
+function cpuAndPairNotes(row, s) {
+  const cpu = s.cpu.filter(Number.isFinite);
+  const floorCpu = s.floorCpu.filter(Number.isFinite);
+  if (cpu.length && floorCpu.length) {
+    row.notes.push(
+      `CPU time (user + system), medians: ${fmtMs(median(cpu))} against the floor's ${fmtMs(median(floorCpu))}, ${fmtRatio(median(cpu) / median(floorCpu))}`,
+    );
+  }
+  const pairs = s.ms.map((ms, i) => ms / s.floorMs[i]).filter(Number.isFinite);
+  if (pairs.length) {
+    row.notes.push(
+      `ratio of each run to the floor run beside it: ${pairs.map((r) => fmtRatio(r)).join(', ')}`,
+    );
+  }
 }
 
 async function rowHelp() {
@@ -515,6 +535,7 @@ async function dryFigure(row, file) {
   const s = series(dry, file.rows);
   s.ms.push(r.ms);
   s.rss.push(r.rssKiB);
+  s.cpu.push(r.cpuMs);
   return r;
 }
 
@@ -528,6 +549,7 @@ async function dryFloor(row, file) {
   const s = series(dry, file.rows);
   s.floorMs.push(r.ms);
   s.floorRss.push(r.rssKiB);
+  s.floorCpu.push(r.cpuMs);
   return r;
 }
 
@@ -552,6 +574,7 @@ async function rowDryRun() {
   row.floorText = fmtMs(median(s.floorMs));
   row.ratio = median(s.ms) / median(s.floorMs);
   row.pass = row.ratio <= 1.3;
+  cpuAndPairNotes(row, s);
   row.samples.push(`figure ms: ${s.ms.map((x) => x.toFixed(0)).join(', ')}`);
   row.samples.push(`floor ms: ${s.floorMs.map((x) => x.toFixed(0)).join(', ')}`);
   row.method = `Wall time of \`node bin/payouts.js send FILE --dry-run --json\` over a generated ${fmtRows(n)}-row CSV (${(file.bytes / MIB).toFixed(1)} MiB) against bench/floors/csv-count.mjs, which pipes the same file through csv-parse (default options: arrays, no column mapping) and counts the records; ${BIG_RUNS} runs each, alternating, medians compared; both run under /usr/bin/time so they pay the same wrapper. Checks: the dry run's payout_count and every currency's count and exact total equal the generator's (BigInt) figures; the floor counts ${n} records plus the header.`;
@@ -617,6 +640,7 @@ async function sendFigure(row, file) {
   const s = series(sends, file.rows);
   s.ms.push(r.ms);
   s.rss.push(r.rssKiB);
+  s.cpu.push(r.cpuMs);
   s.journal.push(r.inspected?.journalBytes ?? 0);
   return r;
 }
@@ -641,6 +665,7 @@ async function sendFloor(row, file) {
   const s = series(sends, file.rows);
   s.floorMs.push(r.ms);
   s.floorRss.push(r.rssKiB);
+  s.floorCpu.push(r.cpuMs);
   return r;
 }
 
@@ -670,6 +695,7 @@ async function rowSend() {
   row.notes.push(
     `peak RSS: CLI ${fmtMiB(median(s.rss))}, floor ${fmtMiB(median(s.floorRss))}; journal ${(median(s.journal) / MIB).toFixed(1)} MiB (${(median(s.journal) / n).toFixed(0)} B/payout)`,
   );
+  cpuAndPairNotes(row, s);
   row.samples.push(`figure ms: ${s.ms.map((x) => x.toFixed(0)).join(', ')}`);
   row.samples.push(`floor ms: ${s.floorMs.map((x) => x.toFixed(0)).join(', ')}`);
   row.method = `Wall time of \`node bin/payouts.js send FILE ${SEND_FLAGS}\` (journal on, fresh state folder each run) of ${fmtRows(n)} generated payouts to bench/service.mjs, a node:http server in its own process that answers every create request at once, against bench/floors/undici-send.mjs, which reads the whole file with csv-parse into prebuilt bodies of ${CHUNK} payouts and only then posts them with undici.request through one shared Agent, ${CONCURRENCY} at a time, reading every answer; ${BIG_RUNS} runs each, alternating, medians compared. Checks after every run (the service's counts are reset before it): the service received exactly ${n} distinct references and no duplicates; the CLI exits 0 with success_count ${n}, failed_count 0 and ${n} results, and wrote a journal; the floor counts ${n} successes.`;
@@ -836,7 +862,7 @@ const doc = [
   '',
   '## Method',
   '',
-  `The CLI is \`node bin/payouts.js\` run from a copy of package.json, bin/ and dist/ taken when the run starts (node_modules linked), so a rebuild in the working tree during the run cannot change or remove the build being measured. Every figure is a child process started from bench/run.mjs with stdin ignored and stdout/stderr piped (no TTY; stderr drained), wall time measured from spawn to exit with \`process.hrtime.bigint()\`. Every run gets a fresh temporary \`XDG_STATE_HOME\` and \`XDG_CONFIG_HOME\` (so journals never make a later run resume), \`PAYOUTS_CLIENT_ID=bench\`, \`PAYOUTS_CLIENT_SECRET=bench-secret\`, \`PAYOUTS_BASE_URL=http://127.0.0.1:<port>\` of bench/service.mjs, and no proxy variables or NODE_OPTIONS. When the machine sets NODE_EXTRA_CA_CERTS (this one does: Node then parses the whole CA bundle before any script runs, in the floor and the figure alike), the start-up rows run once as the machine is and once without it. Figure and floor runs alternate (A B A B ...) and medians are compared. Peak RSS is GNU time's \`%M\` (\`/usr/bin/time -f %M -o FILE node ...\`), the maximum resident set size of the node process in KiB; large figures and their floors all run under it. Input files come from bench/generate.mjs (seeded: reference_id,amount,currency,recipient,description; EUR and USD with 2 decimals, JPY whole, BHD with 3; e-mail, telephone and custom recipients; some quoted descriptions with commas or doubled quotes, some empty), written to a temp folder and deleted afterwards.`,
+  `The CLI is \`node bin/payouts.js\` run from a copy of package.json, bin/ and dist/ taken when the run starts (node_modules linked), so a rebuild in the working tree during the run cannot change or remove the build being measured. Every figure is a child process started from bench/run.mjs with stdin ignored and stdout/stderr piped (no TTY; stderr drained), wall time measured from spawn to exit with \`process.hrtime.bigint()\`. Every run gets a fresh temporary \`XDG_STATE_HOME\` and \`XDG_CONFIG_HOME\` (so journals never make a later run resume), \`PAYOUTS_CLIENT_ID=bench\`, \`PAYOUTS_CLIENT_SECRET=bench-secret\`, \`PAYOUTS_BASE_URL=http://127.0.0.1:<port>\` of bench/service.mjs, and no proxy variables or NODE_OPTIONS. When the machine sets NODE_EXTRA_CA_CERTS (this one does: Node then parses the whole CA bundle before any script runs, in the floor and the figure alike), the start-up rows run once as the machine is and once without it. Figure and floor runs alternate (A B A B ...) and medians are compared. Peak RSS is GNU time's \`%M\` (\`/usr/bin/time -f '%M %U %S' -o FILE node ...\`), the maximum resident set size of the node process in KiB; large figures and their floors all run under it, and the dry-run and send rows also note the CPU time (\`%U\` + \`%S\`) and each run's ratio to the floor run beside it, for information: the targets are on wall time. Input files come from bench/generate.mjs (seeded: reference_id,amount,currency,recipient,description; EUR and USD with 2 decimals, JPY whole, BHD with 3; e-mail, telephone and custom recipients; some quoted descriptions with commas or doubled quotes, some empty), written to a temp folder and deleted afterwards.`,
   '',
   ...rows.flatMap((r) => [`**${r.id}** — ${r.figure}. ${r.method}`, '']),
   '## Samples',
