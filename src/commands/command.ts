@@ -25,8 +25,13 @@ function globalsOf(cmd: Command): GlobalOptions {
 
 /** Builds the Output of a run from the runtime and the global options. */
 export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Promise<Output> {
-  // Loaded on first use so that --help and --version never pay for chalk.
+  // Loaded on first use so that --help and --version never pay for them, and chalk only when
+  // a stream is a terminal that gets colours.
   const { Output } = await import('../output/output.js');
+  const { colorLevel } = await import('../output/colors.js');
+  const noColor = runtime.env.NO_COLOR !== undefined && runtime.env.NO_COLOR !== '';
+  const coloured = colorLevel(runtime.stdout, noColor) || colorLevel(runtime.stderr, noColor);
+  const chalk = coloured ? (await import('chalk')).Chalk : undefined;
   return new Output({
     stdout: runtime.stdout,
     stderr: runtime.stderr,
@@ -36,7 +41,8 @@ export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Prom
     },
     json: globals.json,
     debug: globals.debug,
-    noColor: runtime.env.NO_COLOR !== undefined && runtime.env.NO_COLOR !== '',
+    noColor,
+    chalk,
   });
 }
 

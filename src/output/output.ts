@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
-import { Chalk, type ChalkInstance } from 'chalk';
+import type { ChalkInstance } from 'chalk';
 import { InterruptedError } from '../errors.js';
+import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 
 /** A writable stream that may be a terminal. */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
@@ -19,6 +20,12 @@ export interface OutputOptions {
   debug: boolean;
   /** NO_COLOR or similar asked for no colour. */
   noColor: boolean;
+  /**
+   * chalk, for the streams that get colours (terminals, unless noColor). Without it nothing is
+   * coloured: chalk and its colour detection cost 5 ms of start-up, so callers load it only
+   * when a stream is a terminal.
+   */
+  chalk?: ChalkConstructor;
 }
 
 /** A JSON number kept as its exact decimal text (an amount), written into --json output as is. */
@@ -72,9 +79,12 @@ export class Output {
   constructor(private readonly opts: OutputOptions) {
     this.json = opts.json;
     this.debugEnabled = opts.debug;
-    const level = (s: OutStream) => (!opts.noColor && s.isTTY ? 1 : 0);
-    this.color = new Chalk({ level: level(opts.stdout) });
-    this.errColor = new Chalk({ level: level(opts.stderr) });
+    const colors = (s: OutStream) => {
+      const level = colorLevel(s, opts.noColor);
+      return level && opts.chalk ? new opts.chalk({ level }) : PLAIN;
+    };
+    this.color = colors(opts.stdout);
+    this.errColor = colors(opts.stderr);
   }
 
   /** Whether a person is at the keyboard: stdin and stderr are both terminals. */
