@@ -6,8 +6,9 @@ let fullGc: (() => void) | null | undefined;
 
 /**
  * Runs a full garbage collection. V8 returns the memory of a typed array only when a full
- * collection finds it dead, and a large send makes few of them: the tables the reference
- * index outgrew or dropped (up to 16 bytes a row) stayed resident to the end of the run.
+ * collection finds it dead, and a large send makes few of them: the blocks the reference
+ * index has sorted, and the sorted list once dropped (8 bytes a row each), stayed resident
+ * to the end of the run.
  */
 export function collectGarbage(): void {
   if (fullGc === undefined) {

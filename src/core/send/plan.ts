@@ -25,8 +25,8 @@ export interface RunPlan {
   /** sha256 of the inputs' bytes: with the service, it names the run's journal. */
   inputHash: string;
   /**
-   * Fingerprints of the run's references, for resume and the cross-run check (empty for a dry
-   * run). Only "maybe ours": the payouts themselves (and their hashes) are in the spool.
+   * Fingerprints of the run's references, sealed, for resume and the cross-run check. Only
+   * "maybe ours": the payouts themselves (and their hashes) are in the spool.
    */
   refs: RefIndex;
   /** The first create request, for --dry-run. */
