@@ -213,13 +213,6 @@ export class OutcomeStore {
     }
   }
 
-  /** Every result as its --json line, in input order, without parsing it. */
-  *resultLines(): Generator<string> {
-    for (let row = 0; row < this.rows; row++) {
-      if (this.codes[row]! !== 0) yield this.line(row);
-    }
-  }
-
   /**
    * The --json results list as raw text for Output.printJsonWithRawList: every result in
    * input order, each as rawListItem laid it out. Rows whose entries lie one after another in

@@ -10,8 +10,8 @@ import { payoutHash } from '../../journal/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { MaxTotal } from './options.js';
-import { combinedHash, type HashedSource } from './sources.js';
 import { RefIndex } from './ref-index.js';
+import { combinedHash, type HashedSource } from './sources.js';
 import type { PayoutSpool } from './spool.js';
 
 /** What pass 1 learns about a run: every row valid, and the figures the summary shows. */
