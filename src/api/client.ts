@@ -10,7 +10,7 @@ import {
 } from './envelope.js';
 import type { Secret } from './secret.js';
 import type { CreateRequest, CreateResponse, PayoutRecord } from './types.js';
-import { Agent, type Dispatcher, EnvHttpProxyAgent } from './undici.js';
+import { Agent, type Dispatcher } from './undici.js';
 
 /** Proxy settings, taken from the environment by the caller. */
 export interface ProxySettings {
@@ -90,6 +90,15 @@ export function redactSecret(text: string, secret: string): string {
   return out;
 }
 
+/** undici's connect and answer timeouts for these options. */
+function timeoutsOf(opts: ClientOptions) {
+  return {
+    connect: { timeout: opts.connectTimeoutMs ?? 10_000 },
+    headersTimeout: opts.responseTimeoutMs ?? 30_000,
+    bodyTimeout: opts.responseTimeoutMs ?? 30_000,
+  };
+}
+
 /**
  * The Payout Service client: the only code that speaks HTTP. It sends the credentials on
  * every request, never follows redirects, and turns every answer into a typed result or
@@ -99,18 +108,24 @@ export class PayoutClient {
   private readonly dispatcher: Dispatcher;
   private readonly apiBase: string;
 
-  constructor(private readonly opts: ClientOptions) {
-    this.apiBase = `${opts.baseUrl}/api/v1`;
-    const timeouts = {
-      connect: { timeout: opts.connectTimeoutMs ?? 10_000 },
-      headersTimeout: opts.responseTimeoutMs ?? 30_000,
-      bodyTimeout: opts.responseTimeoutMs ?? 30_000,
-    };
+  /** Opens a client; undici's proxy agent is loaded only when a proxy is configured. */
+  static async open(opts: ClientOptions): Promise<PayoutClient> {
     const p = opts.proxy ?? {};
-    this.dispatcher =
-      p.httpProxy || p.httpsProxy
-        ? new EnvHttpProxyAgent({ ...timeouts, ...p })
-        : new Agent({ ...timeouts, connections: 16 });
+    if (!p.httpProxy && !p.httpsProxy) return new PayoutClient(opts);
+    const { EnvHttpProxyAgent } = await import('./undici-proxy.js');
+    return new PayoutClient(opts, new EnvHttpProxyAgent({ ...timeoutsOf(opts), ...p }));
+  }
+
+  /** A client without a proxy, or with the proxy agent that `open` made. */
+  constructor(
+    private readonly opts: ClientOptions,
+    dispatcher?: Dispatcher,
+  ) {
+    if (dispatcher === undefined && (opts.proxy?.httpProxy || opts.proxy?.httpsProxy)) {
+      throw new Error('internal: a client that goes through a proxy is made by PayoutClient.open');
+    }
+    this.apiBase = `${opts.baseUrl}/api/v1`;
+    this.dispatcher = dispatcher ?? new Agent({ ...timeoutsOf(opts), connections: 16 });
   }
 
   /** The URL a create request goes to. */

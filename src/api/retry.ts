@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { InterruptedError, NetworkError, RateLimitedError, ServiceError } from '../errors.js';
 
 /** How a read-only request is retried: bounded in attempts and in total time. */
@@ -74,9 +73,12 @@ export function backoffDelay(policy: RetryPolicy, retry: number, random: () => n
   return Math.floor(random() * ceiling);
 }
 
-/** Sleeps, rejecting with the abort when the signal fires. */
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return delay(ms, undefined, { signal });
+/**
+ * Sleeps, rejecting with the abort when the signal fires. node:timers/promises is fetched on
+ * the first wait: most runs never retry, and loading it cost every command start-up time.
+ */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return process.getBuiltinModule('node:timers/promises').setTimeout(ms, undefined, { signal });
 }
 
 /**
@@ -90,7 +92,7 @@ export async function withRetry<T>(
   policy: RetryPolicy,
   opts: RetryOptions = {},
 ): Promise<T> {
-  const sleep = opts.sleep ?? defaultSleep;
+  const sleep = opts.sleep ?? abortableSleep;
   const random = opts.random ?? Math.random;
   const now = opts.now ?? Date.now;
   const retryable = policy.retryable ?? isRetryableRead;

@@ -84,7 +84,7 @@ export async function openService(
     };
   }
   const settings = requireComplete(await loadSettings(ctx));
-  const client = new PayoutClient({ ...settings, userAgent, trace, proxy });
+  const client = await PayoutClient.open({ ...settings, userAgent, trace, proxy });
   return {
     client,
     settings,

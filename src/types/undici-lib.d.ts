@@ -3,7 +3,11 @@ declare module 'undici/lib/dispatcher/dispatcher.js' {
   const value: { prototype: object };
   export default value;
 }
-declare module 'undici/lib/api/index.js' {
+declare module 'undici/lib/api/api-request.js' {
+  const value: object;
+  export default value;
+}
+declare module 'undici/lib/api/api-connect.js' {
   const value: object;
   export default value;
 }

@@ -1,4 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises';
+import { abortableSleep } from '../../api/retry.js';
 import { InterruptedError } from '../../errors.js';
 import { type LookupOptions, type LookupOutcome, lookupAll, type PayoutReader } from './lookup.js';
 
@@ -41,11 +41,6 @@ function statusKey(o: LookupOutcome): string {
   return o.kind === 'found' ? `found:${o.record.status}` : o.kind;
 }
 
-/** Sleeps, rejecting when the signal aborts. */
-function defaultPause(ms: number, signal?: AbortSignal): Promise<void> {
-  return delay(ms, undefined, { signal });
-}
-
 /**
  * Polls the references until each one settles (success, failed, canceled, not found) or
  * the timeout passes. The wait between polls grows by `growth` up to maxIntervalMs. A
@@ -57,7 +52,7 @@ export async function watchStatuses(
   opts: WatchOptions,
 ): Promise<WatchResult> {
   const now = opts.now ?? Date.now;
-  const pause = opts.pause ?? defaultPause;
+  const pause = opts.pause ?? abortableSleep;
   const deadline = now() + opts.timeoutMs;
   const ceiling = Math.max(opts.maxIntervalMs, opts.intervalMs);
   const known = new Map<string, LookupOutcome>();
