@@ -8,7 +8,7 @@ const BLOCK_MAX = 1 << 16;
 const DIRECTORY_MIN = 1 << 12;
 /** The directory has one entry per value of the top DIRECTORY_BITS bits. */
 const DIRECTORY_BITS = 16;
-/** Runs this large free enough memory when sealed to be worth a full collection. */
+/** Runs this large free enough memory when sealed or cleared to be worth a full collection. */
 const LARGE_RUN = 1 << 18;
 
 /** Whether this machine stores the low 32-bit word of a 64-bit integer first. */
@@ -100,8 +100,12 @@ export class RefIndex {
     return (i > 0 && this.same(i - 1, i)) || (i + 1 < this.size && this.same(i, i + 1));
   }
 
-  /** Forgets every fingerprint and gives the memory back. */
+  /**
+   * Forgets every fingerprint and gives the memory back: a large run's with a full collection
+   * (a smaller one's is left to V8: the collection took about 8 ms of a 100k-row send).
+   */
   clear(): void {
+    const large = this.size >= LARGE_RUN;
     this.blocks = [];
     this.used = 0;
     this.sorted = undefined;
@@ -109,6 +113,7 @@ export class RefIndex {
     this.directory = undefined;
     this.size = 0;
     this.repeated = 0;
+    if (large) collectGarbage();
   }
 
   /** Whether sorted entries i and j hold the same fingerprint. */

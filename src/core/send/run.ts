@@ -13,7 +13,6 @@ import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
-import { collectGarbage } from './collect.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import type { SendOptions } from './options.js';
 import { OutcomeStore } from './outcome-store.js';
@@ -234,9 +233,9 @@ async function sendPlan(
         applyReconciled(prior, await engine.reconcile([...prior.inFlight]), journal);
       }
       // Both were only needed to learn what earlier runs sent; pass 2 sends from the spool.
+      // (The index's collection, for a large run, takes the states along.)
       journal.releaseStates();
       plan.refs.clear();
-      collectGarbage();
       if (journal.resumed || prior.settled.size) {
         output.info(
           `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,
