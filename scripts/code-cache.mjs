@@ -21,21 +21,30 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist') + sep;
 const cli = join(dist, 'cli.cjs');
 
-// V8 accepts a cache only under the flags it was made with, and commands that connect set
-// --liftoff-only (src/core/service.ts) before loading the HTTP client: each file's cache is
-// made under the flags that were set when the file was first compiled.
+// V8 accepts a cache only under the flags it was made with, and the CLI sets V8 flags as it
+// runs (src/core/v8-flags.ts): each file's cache is made under the flags that were set when
+// the file was first compiled. The flags set so far are tracked here, by name.
+/** Flags at their default value: setting one takes it out of the set flags. */
+const DEFAULT_VALUES = new Set(['--semi-space-growth-factor=2']);
 // Turning --liftoff-only off again needs the flags it implied restored too (V8 11, Node 20).
-let liftoffOnly = false;
+const DEFAULT_FLAGS = `--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering ${[...DEFAULT_VALUES].join(' ')}`;
+/** The flags set now that differ from Node's defaults, by name. */
+const flagsSet = new Map();
 const setFlags = v8.setFlagsFromString;
 v8.setFlagsFromString = (flags) => {
-  if (flags === '--liftoff-only') liftoffOnly = true;
+  for (const token of flags.split(/\s+/).filter(Boolean)) {
+    const name = token.replace(/^--(no-)?/, '').split('=')[0];
+    if (token.startsWith('--no-') || DEFAULT_VALUES.has(token)) flagsSet.delete(name);
+    else flagsSet.set(name, token);
+  }
   setFlags(flags);
 };
-const DEFAULT_FLAGS = '--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering';
-/** Sets --liftoff-only on or off, as a process that did or did not connect has it. */
-function setLiftoffOnly(on) {
-  setFlags(on ? '--liftoff-only' : DEFAULT_FLAGS);
-  liftoffOnly = on;
+/** The flags set now, as one string: a file's cache is made under exactly these. */
+const flagsNow = () => [...flagsSet.values()].sort().join(' ');
+/** Puts V8's flags back to Node's defaults, then sets `flags`, as a process that set them has. */
+function setFlagsTo(flags) {
+  v8.setFlagsFromString(DEFAULT_FLAGS);
+  if (flags) v8.setFlagsFromString(flags);
 }
 
 /** Every dist file compiled so far, by path: one Script each (reused when run again). */
@@ -46,7 +55,7 @@ Module._extensions['.js'] = function loadForCache(mod, file) {
   let script = scripts.get(file)?.script;
   if (!script) {
     script = new Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file });
-    scripts.set(file, { script, liftoffOnly });
+    scripts.set(file, { script, flags: flagsNow() });
   }
   script
     .runInThisContext()
@@ -96,7 +105,7 @@ process.exit = (code) => finished?.(code);
 /** Runs the CLI once with these arguments and resolves with its exit code. */
 function runCli(args) {
   // Each run starts with Node's default flags, as each real process does.
-  setLiftoffOnly(false);
+  setFlagsTo('');
   process.argv = [process.execPath, cli, ...args];
   const done = new Promise((resolve) => {
     finished = resolve;
@@ -115,10 +124,10 @@ for (const args of [
   const code = await runCli(args);
   if (code !== 0) failures.push(`payouts ${args.join(' ')} exited ${code}`);
 }
-for (const flag of [false, true]) {
-  setLiftoffOnly(flag);
+for (const flags of new Set([...scripts.values()].map((made) => made.flags))) {
+  setFlagsTo(flags);
   for (const [file, made] of scripts) {
-    if (made.liftoffOnly === flag) writeFileSync(`${file}.cache`, made.script.createCachedData());
+    if (made.flags === flags) writeFileSync(`${file}.cache`, made.script.createCachedData());
   }
 }
 server.close();

@@ -1,5 +1,11 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { PAYOUT_V8_FLAGS } from '../../v8-flags.js';
+
+/** Sets the V8 flags of a send (see PAYOUT_V8_FLAGS): at its start, before any row is read. */
+export function setSendV8Flags(): void {
+  setFlagsFromString(PAYOUT_V8_FLAGS);
+}
 
 /** V8's gc(), fetched once; null when this runtime would not give it. */
 let fullGc: (() => void) | null | undefined;

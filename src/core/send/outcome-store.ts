@@ -1,6 +1,7 @@
-import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { RAW_ITEM_INDENT, rawListItem } from '../../output/output.js';
+import { FileAppender } from './file-appender.js';
 import type { OutcomeCounts, PayoutOutcome } from './outcome.js';
 import { resultItemJson } from './render.js';
 
@@ -89,10 +90,7 @@ export class OutcomeStore {
   /** Entries made but not yet encoded, and their rows: offsets are set when they are encoded. */
   private pendingText: string[] = [];
   private pendingRows: number[] = [];
-  private readonly buf = Buffer.allocUnsafe(WRITE_BUFFER);
-  private used = 0;
-  /** Bytes already written to the file. */
-  private flushed = 0;
+  private readonly out: FileAppender;
   private readonly cache = new Map<number, Buffer>();
   private readonly counts = [0, 0, 0, 0, 0];
   private sentEarlier = 0;
@@ -107,6 +105,11 @@ export class OutcomeStore {
     private readonly chargeMinor: ChargeMinor,
   ) {
     this.fd = openSync(path, 'w+', 0o600);
+    // A cached block at the end may have been read short, before the written bytes existed.
+    this.out = new FileAppender(this.fd, WRITE_BUFFER, (from) => {
+      const first = Math.floor(from / BLOCK);
+      for (const b of [...this.cache.keys()]) if (b >= first) this.cache.delete(b);
+    });
     this.codes = new Uint8Array(Math.max(16, capacity));
     this.offsets = new Float64Array(Math.max(16, capacity));
   }
@@ -221,7 +224,7 @@ export class OutcomeStore {
    */
   *resultListText(): Generator<string> {
     this.encodePending();
-    this.flush();
+    this.out.flush();
     let buf = Buffer.allocUnsafe(LIST_CHUNK);
     let used = 0;
     let row = 0;
@@ -328,48 +331,14 @@ export class OutcomeStore {
     this.pendingRows = [];
     this.pendingText = [];
     const text = texts.join('');
-    let at = this.flushed + this.used;
-    const bytes = this.append(text);
+    let at = this.out.length;
+    const bytes = this.out.append(text);
     // As many bytes as UTF-16 units: every entry is ASCII, so its length is its byte count.
     const ascii = bytes === text.length;
     for (let k = 0; k < rows.length; k++) {
       this.offsets[rows[k]!] = at;
       at += ascii ? texts[k]!.length : Buffer.byteLength(texts[k]!);
     }
-  }
-
-  /** Appends text to the write buffer, writing the buffer out when it fills; returns its bytes. */
-  private append(text: string): number {
-    // A UTF-16 code unit takes at most 3 bytes in UTF-8.
-    if (this.used + text.length * 3 > WRITE_BUFFER) {
-      this.flush();
-      if (text.length * 3 > WRITE_BUFFER) {
-        const bytes = Buffer.from(text);
-        this.writeOut(bytes, bytes.length);
-        return bytes.length;
-      }
-    }
-    const n = this.buf.write(text, this.used);
-    this.used += n;
-    return n;
-  }
-
-  /** Writes the buffer to the file. */
-  private flush(): void {
-    if (this.used === 0) return;
-    this.writeOut(this.buf, this.used);
-    this.used = 0;
-  }
-
-  /** Writes bytes at the end of the file; cached blocks it touches are dropped. */
-  private writeOut(bytes: Buffer, length: number): void {
-    let done = 0;
-    while (done < length)
-      done += writeSync(this.fd, bytes, done, length - done, this.flushed + done);
-    // A cached block at the end may have been read short, before these bytes existed.
-    const first = Math.floor(this.flushed / BLOCK);
-    for (const b of [...this.cache.keys()]) if (b >= first) this.cache.delete(b);
-    this.flushed += length;
   }
 
   /** The --json text of a row's result: its entry without the indent, comma and line break. */
@@ -387,7 +356,7 @@ export class OutcomeStore {
   private entryBytes(row: number): Buffer {
     this.encodePending();
     const start = this.offsets[row]!;
-    if (start + 1 > this.flushed) this.flush();
+    if (start + 1 > this.out.flushed) this.out.flush();
     let block = Math.floor(start / BLOCK);
     let data = this.block(block);
     let from = start - block * BLOCK;

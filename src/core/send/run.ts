@@ -13,6 +13,7 @@ import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
+import { setSendV8Flags } from './collect.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import type { SendOptions } from './options.js';
 import { OutcomeStore } from './outcome-store.js';
@@ -79,6 +80,7 @@ async function openSources(
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
   const { output } = deps;
+  setSendV8Flags();
   const currencies = new CurrencyTable(opts.allowCurrencies);
   const intake: IntakeOptions = {
     format: opts.format,

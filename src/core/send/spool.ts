@@ -1,7 +1,8 @@
-import { closeSync, createReadStream, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { serializePayout } from '../../api/body.js';
 import type { PayoutRequest } from '../../api/types.js';
+import { FileAppender } from './file-appender.js';
 
 /** A validated payout read back from the spool, ready for a request. */
 export interface SpooledPayout {
@@ -18,11 +19,12 @@ export interface SpooledPayout {
  */
 export class PayoutSpool {
   private readonly fd: number;
-  private buffer = '';
+  private readonly out: FileAppender;
   private closed = false;
 
   private constructor(readonly path: string) {
     this.fd = openSync(path, 'w', 0o600);
+    this.out = new FileAppender(this.fd, 1 << 16);
   }
 
   /** Creates an empty spool in a private folder. */
@@ -34,14 +36,15 @@ export class PayoutSpool {
   /** Appends one validated payout. */
   add(p: PayoutRequest, hash: string): void {
     if (this.closed) throw new Error('internal: the payout spool is already finished');
-    this.buffer += `${hash}\t${JSON.stringify(p.reference_id)}\t${p.amount}\t${p.currency}\t${serializePayout(p)}\n`;
-    if (this.buffer.length > 1 << 16) this.flush();
+    this.out.append(
+      `${hash}\t${JSON.stringify(p.reference_id)}\t${p.amount}\t${p.currency}\t${serializePayout(p)}\n`,
+    );
   }
 
   /** Writes what is buffered and closes the file; reading may start after this. */
   finish(): void {
     if (this.closed) return;
-    this.flush();
+    this.out.flush();
     closeSync(this.fd);
     this.closed = true;
   }
@@ -70,11 +73,6 @@ export class PayoutSpool {
     }
     if (carry) throw new Error(`internal: the payout spool ${this.path} ends in a partial line`);
   }
-
-  private flush(): void {
-    if (this.buffer) writeSync(this.fd, this.buffer);
-    this.buffer = '';
-  }
 }
 
 /** Splits one spool line (text[start, end)) into its fields. */
@@ -86,10 +84,12 @@ function parseLine(text: string, start: number, end: number): SpooledPayout {
   if (t1 < 0 || t2 < 0 || t3 < 0 || t4 < 0 || t4 >= end) {
     throw new Error('internal: a malformed line in the payout spool');
   }
+  // Most references need no escape in JSON: then the text between the quotes is the reference.
+  const quoted = text.slice(t1 + 1, t2);
   return {
     hash: text.slice(start, t1),
     payout: {
-      reference_id: JSON.parse(text.slice(t1 + 1, t2)) as string,
+      reference_id: quoted.includes('\\') ? (JSON.parse(quoted) as string) : quoted.slice(1, -1),
       amount: text.slice(t2 + 1, t3),
       currency: text.slice(t3 + 1, t4),
       recipient: '',

@@ -17,6 +17,9 @@ describe('PayoutSpool', () => {
     dirs.push(dir);
     const payouts: PayoutRequest[] = [
       { reference_id: 'tab\there', amount: '0.10', currency: 'USD', recipient: 'a@example.com' },
+      // JSON escapes these with a backslash; the other references are read back without JSON.parse.
+      { reference_id: 'back\\slash', amount: '1', currency: 'EUR', recipient: 'b' },
+      { reference_id: 'lone \ud800 surrogate', amount: '2', currency: 'EUR', recipient: 'c' },
       {
         reference_id: 'line\nbreak "quoted"',
         amount: '125.500',
@@ -51,6 +54,8 @@ describe('PayoutSpool', () => {
     expect(back.map((b) => b.payout.reference_id)).toEqual(payouts.map((p) => p.reference_id));
     expect(back.map((b) => b.payout.amount)).toEqual(payouts.map((p) => p.amount));
     expect(back[4999]!.hash).toBe('hash000000004999');
+    expect(back[1]!.payout.reference_id).toBe('back\\slash');
+    expect(back[2]!.payout.reference_id).toBe('lone \ud800 surrogate');
     // The request body built from the spool is byte for byte the one built from the rows.
     expect(serializeCreateRequest({ payouts: back.map((b) => b.payout) })).toBe(
       serializeCreateRequest({ payouts }),
