@@ -1,10 +1,10 @@
 import { writeSync } from 'node:fs';
 
 /**
- * Text appended to a file through one reused buffer. Each text is encoded straight into the
- * buffer, which is written out when full: a run's temporary files take hundreds of thousands
- * of short lines, and gathering them into one string per block cost more than the writes
- * (V8 flattens such a string before encoding it).
+ * Text appended to a file through one reused buffer, written out when full, so that a run's
+ * temporary files cost a write call per block, not per line, and no Buffer per block is left
+ * for the collector. Callers hand it sizeable texts (lines joined a block at a time): one call
+ * per short line cost more, in calls into Node, than the join.
  */
 export class FileAppender {
   private readonly buf: Buffer;
