@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import Module from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fixture, runCli, tempHome } from '../helpers/cli.js';
@@ -40,13 +41,15 @@ describe('modules a command does not need are never loaded', () => {
       // It did connect, so the absences below are not those of a run that never did.
       expect(loaded).toContain('net');
       // undici gets small stand-ins for assert and http (scripts/build.mjs); os and
-      // timers/promises are fetched only without HOME and on a retry's wait.
+      // timers/promises are fetched only without HOME and on a retry's wait. Node 22.1+
+      // loads os itself for its compile cache (bin/payouts.js enables it).
+      const nodeLoadsOs = 'enableCompileCache' in Module;
       for (const name of [
         'assert',
         'child_process',
         'http',
         'http2',
-        'os',
+        ...(nodeLoadsOs ? [] : ['os']),
         'timers/promises',
         'tty',
       ]) {
