@@ -80,7 +80,9 @@ async function openSources(
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
   const { output } = deps;
-  setSendV8Flags();
+  // A dry run goes without: its garbage is mostly short rows, and a young generation grown to
+  // 16 MiB raised its peak RSS (1M rows: 81 to 100 MiB) to save about 4 ms of pauses.
+  if (!opts.dryRun) setSendV8Flags();
   const currencies = new CurrencyTable(opts.allowCurrencies);
   const intake: IntakeOptions = {
     format: opts.format,
