@@ -75,6 +75,8 @@ export class Output {
   readonly errColor: ChalkInstance;
   private jsonWritten = false;
   private activeProgress: { stop(): void } | undefined;
+  /** Set once stdout's reader has gone (EPIPE): what is left to print is dropped. */
+  private stdoutGone = false;
 
   constructor(private readonly opts: OutputOptions) {
     this.json = opts.json;
@@ -85,6 +87,16 @@ export class Output {
     };
     this.color = colors(opts.stdout);
     this.errColor = colors(opts.stderr);
+    // `payouts send --json | head` closes the pipe mid-document. The run must still finish
+    // (the journal records every outcome) and exit with its own code, not crash on EPIPE.
+    opts.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      if (this.stdoutGone) return;
+      this.stdoutGone = true;
+      this.warn(
+        'standard output was closed before everything was written (EPIPE): the rest of the output is dropped, and the run goes on to its end',
+      );
+    });
   }
 
   /** Whether a person is at the keyboard: stdin and stderr are both terminals. */
@@ -101,13 +113,13 @@ export class Output {
   print(text = ''): void {
     if (this.json) return;
     this.clearProgress();
-    this.opts.stdout.write(`${text}\n`);
+    this.writeOut(`${text}\n`);
   }
 
   /** Writes the one JSON document of a --json run to stdout. */
   printJson(doc: unknown): void {
     this.claimJson();
-    this.opts.stdout.write(`${stringifyJson(doc)}\n`);
+    this.writeOut(`${stringifyJson(doc)}\n`);
   }
 
   /**
@@ -123,9 +135,8 @@ export class Output {
     chunks: Iterable<string>,
   ): Promise<void> {
     this.claimJson();
-    const out = this.opts.stdout;
     const opening = stringifyJson(head);
-    out.write(
+    this.writeOut(
       `${opening === '{}' ? '{' : `${opening.slice(0, -2)},`}\n  ${JSON.stringify(key)}: [`,
     );
     // The last item must lose its comma: the latest chunk is held back until the next arrives.
@@ -133,24 +144,39 @@ export class Output {
     for (const chunk of chunks) {
       if (chunk.length === 0) continue;
       if (held === undefined) {
-        out.write('\n');
+        this.writeOut('\n');
         held = chunk;
       } else if (chunk.length < RAW_ITEM_END.length) {
         held += chunk;
       } else {
         // A pipe to a slow reader fills up: wait for it rather than buffer the whole run.
-        if (!out.write(held)) await once(out, 'drain');
+        if (!this.writeOut(held)) await this.drained();
         held = chunk;
       }
     }
     if (held === undefined) {
-      out.write(']\n}\n');
+      this.writeOut(']\n}\n');
       return;
     }
     if (!held.endsWith(RAW_ITEM_END)) {
       throw new Error('internal: a raw JSON list does not end with a complete item');
     }
-    out.write(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
+    this.writeOut(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
+  }
+
+  /** Writes to stdout unless its reader has gone; false when the caller should wait for drain. */
+  private writeOut(text: string): boolean {
+    if (this.stdoutGone || this.opts.stdout.destroyed) return true;
+    return this.opts.stdout.write(text);
+  }
+
+  /** Waits until stdout drains or its reader goes (EPIPE, see the constructor). */
+  private async drained(): Promise<void> {
+    try {
+      await once(this.opts.stdout, 'drain');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
+    }
   }
 
   /** Makes sure a --json run writes one document only. */

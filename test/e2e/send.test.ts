@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, parseJsonStdout, runCli, sample, tempHome } from '../helpers/cli.js';
+import { fixture, parseJsonStdout, runCli, sample, spawnCli, tempHome } from '../helpers/cli.js';
 import { doubleSends, testService } from '../helpers/sandbox.js';
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
@@ -342,4 +342,38 @@ describe('payouts send: a large run', () => {
     expect(ledger.size).toBe(100_000);
     expect(doubleSends(ledger)).toEqual([]);
   }, 180_000);
+});
+
+describe('payouts send: a reader that closes stdout early', () => {
+  it('finishes the run and keeps its exit code when `| head` closes the pipe mid-document', async () => {
+    service = await testService();
+    const file = join(service.home.dir, 'closed-early.csv');
+    const rows = ['reference_id,amount,currency,recipient'];
+    // About 400 KB of --json results: far more than a pipe holds, so the writer meets EPIPE.
+    for (let i = 1; i <= 3000; i++) rows.push(`EP-${i},1.25,EUR,user${i}@example.com`);
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const child = spawnCli(['send', file, '--yes', '--json'], { env: service.env });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.stdin.end();
+    let firstBytes = '';
+    child.stdout.once('data', (d: Buffer) => {
+      firstBytes = d.toString('utf8');
+      child.stdout.destroy();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(firstBytes.startsWith('{')).toBe(true);
+    expect(stderr).not.toContain('internal error');
+    expect(stderr).toContain('standard output was closed before everything was written (EPIPE)');
+    expect(code).toBe(0);
+    // The run went on to its end: every payout arrived once, and the journal knows it.
+    const ledger = await service.ledger();
+    expect(ledger.size).toBe(3000);
+    expect(doubleSends(ledger)).toEqual([]);
+    const again = await runCli(['send', file, '--yes', '--json'], { env: service.env });
+    expect(again.code).toBe(0);
+    expect(parseJsonStdout<SendDoc>(again).sent_earlier_count).toBe(3000);
+  }, 60_000);
 });
