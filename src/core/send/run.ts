@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
 import { InterruptedError, UsageError } from '../../errors.js';
@@ -32,7 +33,7 @@ import {
 import { writeFailedOut, writeReport } from './report.js';
 import { applyReconciled, type PriorState, priorState } from './resume.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
-import { PayoutSpool } from './spool.js';
+import { PayoutSpool, spoolMemoryBudget } from './spool.js';
 
 /** What `send` needs from its surroundings; it reads nothing from the process itself. */
 export interface SendDeps {
@@ -55,9 +56,10 @@ async function openSources(
   files: string[],
   deps: SendDeps,
   hashing: boolean,
-): Promise<{ sources: HashedSource[]; cleanup(): void }> {
+): Promise<{ sources: HashedSource[]; bytes: number; cleanup(): void }> {
   const cleanups: Array<() => void> = [];
   const sources: HashedSource[] = [];
+  const paths: string[] = [];
   if (files.filter((f) => f === '-').length > 1)
     throw new UsageError('standard input ("-") can be read only once per run');
   for (const file of files) {
@@ -65,16 +67,32 @@ async function openSources(
       const spool = await spoolStdin(deps.stdin, join(deps.stateDir, 'tmp'), deps.pid);
       cleanups.push(spool.remove);
       sources.push(hashedFileSource(spool.path, '-', hashing));
+      paths.push(spool.path);
     } else {
       sources.push(hashedFileSource(file, file, hashing));
+      paths.push(file);
     }
   }
   return {
     sources,
+    bytes: totalBytes(paths),
     cleanup: () => {
       for (const c of cleanups) c();
     },
   };
+}
+
+/** The combined size of the input files; one that cannot be read counts as none (reading reports it). */
+function totalBytes(paths: string[]): number {
+  let n = 0;
+  for (const path of paths) {
+    try {
+      n += statSync(path).size;
+    } catch {
+      // Pass 1 names the file and the reason.
+    }
+  }
+  return n;
 }
 
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
@@ -90,8 +108,10 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     map: opts.map,
     currencies,
   };
-  const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
-  const spool = opts.dryRun ? undefined : PayoutSpool.create(join(deps.stateDir, 'tmp'), deps.pid);
+  const { sources, bytes, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
+  const spool = opts.dryRun
+    ? undefined
+    : PayoutSpool.create(join(deps.stateDir, 'tmp'), deps.pid, spoolMemoryBudget(bytes));
   try {
     const plan = await planRun(sources, {
       intake,

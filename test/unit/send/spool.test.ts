@@ -1,10 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serializeCreateRequest } from '../../../src/api/body.js';
 import type { PayoutRequest } from '../../../src/api/types.js';
-import { PayoutSpool } from '../../../src/core/send/spool.js';
+import {
+  PayoutSpool,
+  SPOOL_MEMORY_LIMIT,
+  spoolMemoryBudget,
+} from '../../../src/core/send/spool.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -118,5 +122,48 @@ describe('PayoutSpool', () => {
       spool.add({ reference_id: 'L', amount: '1', currency: 'EUR', recipient: 'x' }, 'h'),
     ).toThrow(/already finished/);
     spool.remove();
+  });
+
+  it.each([
+    ['in memory', SPOOL_MEMORY_LIMIT, false],
+    ['in memory until the limit, then in a file', 100_000, true],
+  ])('keeps payouts %s and gives them back in order, exactly', async (_, limit, onDisk) => {
+    const dir = mkdtempSync(join(tmpdir(), 'payouts-spool-'));
+    dirs.push(dir);
+    const payouts: PayoutRequest[] = [];
+    for (let i = 0; i < 5000; i++) {
+      payouts.push({
+        reference_id: i % 100 === 7 ? `M-${i}\t"q"\\` : `M-${i}`,
+        amount: `${i}.75`,
+        currency: i % 2 ? 'EUR' : 'JPY',
+        recipient: `m${i}@example.com`,
+        description: i % 3 ? `Größe ${i} ✓😀` : '',
+      });
+    }
+    const spool = PayoutSpool.create(dir, 5, limit);
+    for (const [i, p] of payouts.entries()) spool.add(p, `h${String(i).padStart(15, '0')}`);
+    spool.finish();
+    expect(spool.onDisk).toBe(onDisk);
+    expect(readdirSync(dir)).toHaveLength(onDisk ? 1 : 0);
+    // Read twice, as a resumed run does (prior-state check, then sending).
+    for (let pass = 0; pass < 2; pass++) {
+      const back: Array<{ payout: PayoutRequest; hash: string }> = [];
+      await spool.read((p) => {
+        back.push(p);
+      });
+      expect(back.map((b) => b.payout.reference_id)).toEqual(payouts.map((p) => p.reference_id));
+      expect(back[4321]!.hash).toBe('h000000000004321');
+      expect(serializeCreateRequest({ payouts: back.map((b) => b.payout) })).toBe(
+        serializeCreateRequest({ payouts }),
+      );
+    }
+    spool.remove();
+    expect(readdirSync(dir)).toHaveLength(0);
+  });
+
+  it('is kept in memory only for small inputs', () => {
+    expect(spoolMemoryBudget(0)).toBe(SPOOL_MEMORY_LIMIT);
+    expect(spoolMemoryBudget(8 << 20)).toBe(SPOOL_MEMORY_LIMIT);
+    expect(spoolMemoryBudget((8 << 20) + 1)).toBe(0);
   });
 });
