@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, runCli, sample, spawnCli, tempHome } from '../helpers/cli.js';
@@ -341,6 +341,36 @@ describe('payouts send: a large run', () => {
     const ledger = await service.ledger();
     expect(ledger.size).toBe(100_000);
     expect(doubleSends(ledger)).toEqual([]);
+  }, 180_000);
+});
+
+describe('payouts send: inputs over 8 MiB', () => {
+  it('sends from the on-disk spool, every payout exactly once and as read', async () => {
+    service = await testService();
+    const file = join(service.home.dir, 'over-8-mib.csv');
+    const rows = ['reference_id,amount,currency,recipient,description'];
+    // 750 bytes of three-byte characters a row: 12,000 rows make about 9 MiB, past the size
+    // up to which the spool stays in memory, so the spool file's reads split characters.
+    for (let i = 1; i <= 12_000; i++) {
+      rows.push(`BIG-${i},${i}.05,EUR,user${i}@example.com,${'✓'.repeat(249)}${i % 10}`);
+    }
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const r = await runCli(['send', file, '--yes', '--json'], {
+      env: service.env,
+      timeoutMs: 120_000,
+    });
+    expect(r.code).toBe(0);
+    expect(parseJsonStdout<SendDoc>(r).success_count).toBe(12_000);
+    const ledger = await service.ledger();
+    expect(ledger.size).toBe(12_000);
+    expect(doubleSends(ledger)).toEqual([]);
+    expect(ledger.get('BIG-11997')).toMatchObject({
+      amount: '11997.05',
+      currency: 'EUR',
+      recipient: 'user11997@example.com',
+    });
+    // The spool and the outcome store are removed after the run.
+    expect(readdirSync(join(service.home.dir, 'state', 'payouts', 'tmp'))).toEqual([]);
   }, 180_000);
 });
 

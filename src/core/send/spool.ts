@@ -67,7 +67,7 @@ export class PayoutSpool {
     return new PayoutSpool(join(dir, `payouts-${pid}-${Date.now()}.spool`), memoryLimit);
   }
 
-  /** Whether the spool went to a file (for tests and the bench). */
+  /** Whether the spool went to a file (for tests). */
   get onDisk(): boolean {
     return this.file !== undefined;
   }
