@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, parseJsonStdout, runCli, tempHome } from '../helpers/cli.js';
+import { fixture, parseJsonStdout, runCli, tempHome, writeCsv } from '../helpers/cli.js';
 import { testService } from '../helpers/sandbox.js';
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
@@ -218,11 +218,12 @@ describe('payouts send: amount, description and currency rules', () => {
 describe('payouts send: long runs, credentials, reachability, runs', () => {
   it('on a long run lists only rows needing attention unless --all', async () => {
     service = await testService();
-    const file = join(service.home.dir, 'sixty.csv');
-    const rows = ['reference_id,amount,currency,recipient'];
-    for (let i = 1; i <= 60; i++)
-      rows.push(`LONG-${i},1.00,EUR,${i === 7 ? 'x+failed@example.com' : `u${i}@example.com`}`);
-    writeFileSync(file, `${rows.join('\n')}\n`);
+    const file = writeCsv(
+      join(service.home.dir, 'sixty.csv'),
+      'reference_id,amount,currency,recipient',
+      60,
+      (i) => `LONG-${i},1.00,EUR,${i === 7 ? 'x+failed@example.com' : `u${i}@example.com`}`,
+    );
     const r = await runCli(['send', file, '--yes'], { env: service.env });
     expect(r.code).toBe(4);
     expect(r.stdout).toContain('LONG-7');

@@ -1,7 +1,15 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, parseJsonStdout, runCli, sample, spawnCli, tempHome } from '../helpers/cli.js';
+import {
+  fixture,
+  parseJsonStdout,
+  runCli,
+  sample,
+  spawnCli,
+  tempHome,
+  writeCsv,
+} from '../helpers/cli.js';
 import { doubleSends, testService } from '../helpers/sandbox.js';
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
@@ -112,10 +120,12 @@ describe('payouts send: validation lists every problem and sends nothing', () =>
   it('lists the first 50 problems, then a count of the rest', async () => {
     service = await testService();
     const home = service.home;
-    const rows = ['reference_id,amount,currency,recipient'];
-    for (let i = 0; i < 60; i++) rows.push(`R${i},-1,USD,x@example.com`);
-    const file = join(home.dir, 'sixty.csv');
-    writeFileSync(file, `${rows.join('\n')}\n`);
+    const file = writeCsv(
+      join(home.dir, 'sixty.csv'),
+      'reference_id,amount,currency,recipient',
+      60,
+      (n) => `R${n - 1},-1,USD,x@example.com`,
+    );
     const r = await runCli(['send', file, '--yes', '--json'], { env: service.env });
     expect(r.code).toBe(2);
     expect(r.stderr.match(/sixty\.csv line \d+: amount/g)).toHaveLength(50);
@@ -314,20 +324,22 @@ describe('payouts send: requests and results', () => {
 describe('payouts send: a large run', () => {
   it('sends a 100,000-row file within an 80 MiB heap, every payout exactly once', async () => {
     service = await testService();
-    const file = join(service.home.dir, 'large.csv');
     const currencies = ['EUR', 'USD', 'JPY', 'BHD'];
-    const rows = ['reference_id,amount,currency,recipient,description'];
-    for (let i = 1; i <= 100_000; i++) {
-      const c = currencies[i % 4]!;
-      const amount =
-        c === 'JPY'
-          ? String(100 + (i % 900))
-          : c === 'BHD'
-            ? `${1 + (i % 1000)}.125`
-            : `${1 + (i % 5000)}.50`;
-      rows.push(`L-${i},${amount},${c},user${i}@example.com,Payout ${i}`);
-    }
-    writeFileSync(file, `${rows.join('\n')}\n`);
+    const file = writeCsv(
+      join(service.home.dir, 'large.csv'),
+      'reference_id,amount,currency,recipient,description',
+      100_000,
+      (i) => {
+        const c = currencies[i % 4]!;
+        const amount =
+          c === 'JPY'
+            ? String(100 + (i % 900))
+            : c === 'BHD'
+              ? `${1 + (i % 1000)}.125`
+              : `${1 + (i % 5000)}.50`;
+        return `L-${i},${amount},${c},user${i}@example.com,Payout ${i}`;
+      },
+    );
     // A heap cap the run would outgrow if it held every row or every result as objects.
     const r = await runCli(['send', file, '--yes', '--json'], {
       env: { ...service.env, NODE_OPTIONS: '--max-old-space-size=80' },
@@ -347,14 +359,14 @@ describe('payouts send: a large run', () => {
 describe('payouts send: inputs over 8 MiB', () => {
   it('sends from the on-disk spool, every payout exactly once and as read', async () => {
     service = await testService();
-    const file = join(service.home.dir, 'over-8-mib.csv');
-    const rows = ['reference_id,amount,currency,recipient,description'];
     // 750 bytes of three-byte characters a row: 12,000 rows make about 9 MiB, past the size
     // up to which the spool stays in memory, so the spool file's reads split characters.
-    for (let i = 1; i <= 12_000; i++) {
-      rows.push(`BIG-${i},${i}.05,EUR,user${i}@example.com,${'✓'.repeat(249)}${i % 10}`);
-    }
-    writeFileSync(file, `${rows.join('\n')}\n`);
+    const file = writeCsv(
+      join(service.home.dir, 'over-8-mib.csv'),
+      'reference_id,amount,currency,recipient,description',
+      12_000,
+      (i) => `BIG-${i},${i}.05,EUR,user${i}@example.com,${'✓'.repeat(249)}${i % 10}`,
+    );
     const r = await runCli(['send', file, '--yes', '--json'], {
       env: service.env,
       timeoutMs: 120_000,
@@ -377,11 +389,13 @@ describe('payouts send: inputs over 8 MiB', () => {
 describe('payouts send: a reader that closes stdout early', () => {
   it('finishes the run and keeps its exit code when `| head` closes the pipe mid-document', async () => {
     service = await testService();
-    const file = join(service.home.dir, 'closed-early.csv');
-    const rows = ['reference_id,amount,currency,recipient'];
     // About 400 KB of --json results: far more than a pipe holds, so the writer meets EPIPE.
-    for (let i = 1; i <= 3000; i++) rows.push(`EP-${i},1.25,EUR,user${i}@example.com`);
-    writeFileSync(file, `${rows.join('\n')}\n`);
+    const file = writeCsv(
+      join(service.home.dir, 'closed-early.csv'),
+      'reference_id,amount,currency,recipient',
+      3000,
+      (i) => `EP-${i},1.25,EUR,user${i}@example.com`,
+    );
     const child = spawnCli(['send', file, '--yes', '--json'], { env: service.env });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => {

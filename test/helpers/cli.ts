@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,19 @@ export function fixture(...parts: string[]): string {
 /** Absolute path of a file under samples/. */
 export function sample(name: string): string {
   return fileURLToPath(new URL(`../../samples/${name}`, import.meta.url));
+}
+
+/** Writes a CSV of `header` and `count` generated rows (`row(1)` to `row(count)`); returns its path. */
+export function writeCsv(
+  path: string,
+  header: string,
+  count: number,
+  row: (n: number) => string,
+): string {
+  const lines = [header];
+  for (let n = 1; n <= count; n++) lines.push(row(n));
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
 }
 
 /** The result of one CLI run. */
