@@ -32,11 +32,13 @@ export const DEFAULT_SEND_RETRY: RetryPolicy = {
 };
 
 /**
- * Full chunks that may wait for a request slot at once. Each writes its intent while it
- * waits; with two, a freed slot seldom waits for an fsync (see ARCHITECTURE.md), and a
- * process that dies leaves at most two chunks more to read back than were in flight.
+ * The reader runs ahead of the requests by whole rounds of chunks: it stops when two rounds
+ * of full chunks wait for a request slot and resumes when one round is left, so it queues a
+ * round at a time and their intents, written while they wait, share one fsync. A round is
+ * the concurrency, at most MAX_ROUND chunks, so a process that dies leaves at most
+ * 2 x MAX_ROUND chunks more to read back than were in flight (see ARCHITECTURE.md).
  */
-const CHUNKS_AHEAD = 2;
+const MAX_ROUND = 4;
 
 /** A payout on its way: the wire form and its identity hash for the journal. */
 export interface PendingPayout {
@@ -163,6 +165,8 @@ export class SendEngine {
   private rows = 0;
   /** Full chunks waiting for a request slot, oldest first (each settles when it starts). */
   private readonly waitingChunks: Array<Promise<void>> = [];
+  /** Chunks queued per refill of the reader (see MAX_ROUND). */
+  private readonly round: number;
   private nextReq: number;
   private requestsDone = 0;
   private payoutsDone = 0;
@@ -176,6 +180,7 @@ export class SendEngine {
   ) {
     this.limit = Math.max(1, settings.concurrency);
     this.chunkSize = Math.max(1, settings.chunkSize);
+    this.round = Math.min(this.limit, MAX_ROUND);
     this.nextReq = deps.journal.lastRequestId + 1;
     this.sleep = deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.random = deps.random ?? Math.random;
@@ -221,11 +226,14 @@ export class SendEngine {
   }
 
   /**
-   * Backpressure for the reader: a promise while CHUNKS_AHEAD full chunks wait for a request
-   * slot, so reading slows to the pace of the service and memory stays flat on large files.
+   * Backpressure for the reader: while two rounds of full chunks wait for a request slot, a
+   * promise that settles when one round is left, so reading keeps to the pace of the service
+   * and memory stays flat on large files.
    */
   ready(): Promise<void> | undefined {
-    return this.waitingChunks.length >= CHUNKS_AHEAD ? this.waitingChunks[0] : undefined;
+    const n = this.waitingChunks.length;
+    // Chunks take slots in the order they were queued, so this one starts with one round left.
+    return n >= 2 * this.round ? this.waitingChunks[n - this.round - 1] : undefined;
   }
 
   /** Sends what is buffered and waits for every request to settle. */

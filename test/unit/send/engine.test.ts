@@ -290,4 +290,89 @@ describe('SendEngine', () => {
       'F:not_sent',
     ]);
   });
+
+  it('runs the reader ahead by rounds: it stops at two rounds of waiting chunks, refills a round at a time with one fsync, and frees them all on a stop', async () => {
+    const refs = Array.from({ length: 40 }, (_, i) => `R${String(i).padStart(2, '0')}`);
+    const { stateDir, journal } = await openJournal(refs.length);
+    const interrupt = new AbortController();
+    const gates: Array<() => void> = [];
+    const svc = new FakeService(async (req, n, s) => {
+      if (!interrupt.signal.aborted) await new Promise<void>((r) => gates.push(r));
+      return okAll(req, n, s);
+    });
+    const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, refs.length, () => undefined);
+    const engine = new SendEngine(
+      {
+        client: svc,
+        journal,
+        outcomes,
+        interrupt: interrupt.signal,
+        warn: () => {},
+        progress: () => {},
+        sleep: async () => {},
+        random: () => 0,
+      },
+      { chunkSize: 1, concurrency: 4, retry: DEFAULT_SEND_RETRY },
+    );
+    let queued = 0;
+    let blocked = false;
+    const feed = (async () => {
+      for (const ref of refs) {
+        if (engine.stopping) break;
+        engine.enqueue({
+          payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
+          hash: `h-${ref}`,
+        });
+        queued += 1;
+        // As the spool's reader does: no await while the engine does not push back.
+        const wait = engine.ready();
+        if (wait) {
+          blocked = true;
+          await wait;
+          blocked = false;
+        }
+      }
+    })();
+    const until = async (what: string, cond: () => boolean) => {
+      for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+      if (!cond()) throw new Error(`timed out waiting for ${what}`);
+      // Let anything that would still move, move.
+      await new Promise((r) => setTimeout(r, 20));
+    };
+    // Four requests in flight, two rounds (eight chunks) waiting, and the reader held back.
+    await until('4 in flight', () => gates.length === 4 && blocked);
+    expect(queued).toBe(12);
+    // Three requests finish: three waiting chunks start, but five still wait.
+    for (let k = 0; k < 3; k++) gates.shift()!();
+    await until('7 requests', () => svc.creates.length === 7);
+    expect(queued).toBe(12);
+    expect(blocked).toBe(true);
+    // The fourth leaves one round waiting: the reader queues a whole round, whose four
+    // intents share one fsync.
+    await journal.flush();
+    const syncsBefore = journal.syncCount;
+    gates.shift()!();
+    await until('the refill', () => queued === 16 && blocked);
+    await journal.flush();
+    expect(journal.syncCount - syncsBefore).toBe(1);
+    // A stop now: the eight waiting chunks, intents written, are freed for the next run.
+    interrupt.abort();
+    while (gates.length) gates.shift()!();
+    await feed;
+    await engine.finish();
+    await journal.close();
+    const records = readFileSync(journal.path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { t: string; p?: string[][]; refs?: string[] });
+    const intended = records.filter((r) => r.t === 'intent').flatMap((r) => r.p!.map(([x]) => x));
+    const freed = records.filter((r) => r.t === 'not_applied').flatMap((r) => r.refs!);
+    const sent = svc.creates.flat();
+    expect(sent).toEqual(refs.slice(0, 8));
+    expect(intended).toEqual(refs.slice(0, 16));
+    expect(freed).toEqual(refs.slice(8, 16));
+    expect([...svc.applied.values()].every((n) => n === 1)).toBe(true);
+    const statuses = [...engine.outcomes.values()].map((o) => o.status);
+    expect(statuses).toEqual([...Array(8).fill('success'), ...Array(8).fill('not_sent')]);
+  });
 });
