@@ -76,32 +76,71 @@ async function openJournal(payoutCount: number) {
   return { stateDir, journal };
 }
 
-async function run(service: FakeService, refs: string[], chunkSize = 2) {
-  const { stateDir, journal } = await openJournal(refs.length);
-  const warnings: string[] = [];
-  const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, refs.length, () => undefined);
-  const engine = new SendEngine(
+/** A journal line as the tests read it back. */
+interface LineRecord {
+  t: string;
+  req?: number;
+  p?: string[][];
+  refs?: string[];
+}
+
+/** Every record of a journal file, in order. */
+function journalRecords(path: string): LineRecord[] {
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as LineRecord);
+}
+
+/** A payout to queue, with a stand-in hash. */
+function pending(ref: string) {
+  return {
+    payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
+    hash: `h-${ref}`,
+  };
+}
+
+/** An engine over a fake service, with no waits and a fresh outcome store for `rows` rows. */
+function newEngine(
+  service: FakeService,
+  opened: { stateDir: string; journal: RunJournal },
+  rows: number,
+  settings: { chunkSize: number; concurrency: number },
+  interrupt: AbortSignal = new AbortController().signal,
+  warn: (message: string) => void = () => {},
+) {
+  return new SendEngine(
     {
       client: service,
-      journal,
-      outcomes,
-      interrupt: new AbortController().signal,
-      warn: (m) => warnings.push(m),
+      journal: opened.journal,
+      outcomes: OutcomeStore.create(join(opened.stateDir, 'tmp'), 1, rows, () => undefined),
+      interrupt,
+      warn,
       progress: () => {},
       sleep: async () => {},
       random: () => 0,
     },
-    { chunkSize, concurrency: 2, retry: DEFAULT_SEND_RETRY },
+    { ...settings, retry: DEFAULT_SEND_RETRY },
+  );
+}
+
+async function run(service: FakeService, refs: string[], chunkSize = 2) {
+  const opened = await openJournal(refs.length);
+  const warnings: string[] = [];
+  const engine = newEngine(
+    service,
+    opened,
+    refs.length,
+    { chunkSize, concurrency: 2 },
+    undefined,
+    (m) => warnings.push(m),
   );
   for (const ref of refs) {
-    engine.enqueue({
-      payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
-      hash: `h-${ref}`,
-    });
+    engine.enqueue(pending(ref));
     await engine.ready();
   }
   await engine.finish();
-  await journal.close();
+  await opened.journal.close();
   return {
     engine,
     warnings,
@@ -203,13 +242,10 @@ describe('SendEngine', () => {
   });
 
   it('writes the intents of the chunks waiting for a slot ahead, durable before their requests, and frees them when the run stops first', async () => {
-    const { stateDir, journal } = await openJournal(6);
+    const opened = await openJournal(6);
+    const { journal } = opened;
     const interrupt = new AbortController();
-    const onDisk = () =>
-      readFileSync(journal.path, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { t: string; req?: number; p?: string[][]; refs?: string[] });
+    const onDisk = () => journalRecords(journal.path);
     const intentsSeen: string[][] = [];
     let release!: () => void;
     const svc = new FakeService(async (req, n, s) => {
@@ -228,27 +264,11 @@ describe('SendEngine', () => {
       }
       return okAll(req, n, s);
     });
-    const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, 6, () => undefined);
-    const engine = new SendEngine(
-      {
-        client: svc,
-        journal,
-        outcomes,
-        interrupt: interrupt.signal,
-        warn: () => {},
-        progress: () => {},
-        sleep: async () => {},
-        random: () => 0,
-      },
-      { chunkSize: 2, concurrency: 1, retry: DEFAULT_SEND_RETRY },
-    );
+    const engine = newEngine(svc, opened, 6, { chunkSize: 2, concurrency: 1 }, interrupt.signal);
     const feed = (async () => {
       for (const ref of ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']) {
         if (engine.stopping) break;
-        engine.enqueue({
-          payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
-          hash: `h-${ref}`,
-        });
+        engine.enqueue(pending(ref));
         await engine.ready();
       }
     })();
@@ -293,36 +313,27 @@ describe('SendEngine', () => {
 
   it('runs the reader ahead by rounds: it stops at two rounds of waiting chunks, refills a round at a time with one fsync, and frees them all on a stop', async () => {
     const refs = Array.from({ length: 40 }, (_, i) => `R${String(i).padStart(2, '0')}`);
-    const { stateDir, journal } = await openJournal(refs.length);
+    const opened = await openJournal(refs.length);
+    const { journal } = opened;
     const interrupt = new AbortController();
     const gates: Array<() => void> = [];
     const svc = new FakeService(async (req, n, s) => {
       if (!interrupt.signal.aborted) await new Promise<void>((r) => gates.push(r));
       return okAll(req, n, s);
     });
-    const outcomes = OutcomeStore.create(join(stateDir, 'tmp'), 1, refs.length, () => undefined);
-    const engine = new SendEngine(
-      {
-        client: svc,
-        journal,
-        outcomes,
-        interrupt: interrupt.signal,
-        warn: () => {},
-        progress: () => {},
-        sleep: async () => {},
-        random: () => 0,
-      },
-      { chunkSize: 1, concurrency: 4, retry: DEFAULT_SEND_RETRY },
+    const engine = newEngine(
+      svc,
+      opened,
+      refs.length,
+      { chunkSize: 1, concurrency: 4 },
+      interrupt.signal,
     );
     let queued = 0;
     let blocked = false;
     const feed = (async () => {
       for (const ref of refs) {
         if (engine.stopping) break;
-        engine.enqueue({
-          payout: { reference_id: ref, amount: '1.00', currency: 'EUR', recipient: 'r' },
-          hash: `h-${ref}`,
-        });
+        engine.enqueue(pending(ref));
         queued += 1;
         // As the spool's reader does: no await while the engine does not push back.
         const wait = engine.ready();
@@ -361,10 +372,7 @@ describe('SendEngine', () => {
     await feed;
     await engine.finish();
     await journal.close();
-    const records = readFileSync(journal.path, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { t: string; p?: string[][]; refs?: string[] });
+    const records = journalRecords(journal.path);
     const intended = records.filter((r) => r.t === 'intent').flatMap((r) => r.p!.map(([x]) => x));
     const freed = records.filter((r) => r.t === 'not_applied').flatMap((r) => r.refs!);
     const sent = svc.creates.flat();
