@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import type { InStream, Output, OutStream } from './output/output.js';
 import type { Env } from './paths.js';
 
@@ -12,6 +13,8 @@ export interface Runtime {
   version: string;
   /** Aborted on the first SIGINT or SIGTERM: start no new work. */
   interrupt: AbortSignal;
+  /** Time for waits between retries and before read-backs; the real clock when absent. */
+  clock?: Clock;
 }
 
 /** Options every command accepts. */

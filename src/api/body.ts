@@ -4,7 +4,6 @@ const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
 
 /** Serialises one payout, writing its amount text as the JSON number, digit for digit. */
 export function serializePayout(p: PayoutRequest): string {
-  if (p.json !== undefined) return p.json;
   if (!PLAIN_DECIMAL.test(p.amount)) {
     throw new Error(`internal: amount ${JSON.stringify(p.amount)} is not a validated decimal`);
   }

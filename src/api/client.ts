@@ -1,15 +1,14 @@
 import { NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
-  type Endpoint,
   parseAnswer,
   type RawResponse,
-  readCreateResponse,
+  readCreateAnswer,
   readPayoutRecord,
   snippet,
 } from './envelope.js';
 import type { Secret } from './secret.js';
-import type { CreateRequest, CreateResponse, PayoutRecord } from './types.js';
+import type { CreateAnswer, CreateRequest, PayoutRecord } from './types.js';
 import { Agent, type Dispatcher } from './undici.js';
 
 /** Proxy settings, taken from the environment by the caller. */
@@ -133,12 +132,13 @@ export class PayoutClient {
     return `${this.apiBase}/payouts`;
   }
 
-  /** Sends one create request. */
-  async createPayouts(body: CreateRequest, signal?: AbortSignal): Promise<CreateResponse> {
-    const endpoint: Endpoint = { kind: 'create' };
+  /**
+   * Sends one create request and returns the answer as read, whatever its status: what it
+   * proves is decided by core/send/verdict.ts. Throws NetworkError when no answer came.
+   */
+  async createPayouts(body: CreateRequest, signal?: AbortSignal): Promise<CreateAnswer> {
     const res = await this.exchange('POST', this.createUrl, serializeCreateRequest(body), signal);
-    const env = parseAnswer(res, endpoint);
-    return readCreateResponse(env, res);
+    return readCreateAnswer(res);
   }
 
   /** Reads one payout by its reference_id. */

@@ -11,7 +11,7 @@ import {
   TooLargeError,
   UnparsableResponseError,
 } from '../errors.js';
-import type { CreateResponse, CreateResult, PayoutRecord } from './types.js';
+import type { CreateAnswer, CreateResponse, CreateResult, PayoutRecord } from './types.js';
 
 /** An HTTP answer as the client received it. */
 export interface RawResponse {
@@ -81,7 +81,9 @@ function errorFor(
   };
   const said = details.serviceMessages?.join('; ') || (env ? '' : snippet(res.body));
   const text = said ? `: ${said}` : '';
-  if (/invalid api credentials/i.test(said) || res.status === 401) {
+  // The spec's credentials text decides only for reads; a create answer is judged by its status.
+  const credentialsText = endpoint.kind === 'status' && /invalid api credentials/i.test(said);
+  if (credentialsText || res.status === 401) {
     return new InvalidCredentialsError(
       `the service rejected the credentials (HTTP ${res.status}${text}): check them with \`payouts config check\``,
       res.status,
@@ -105,10 +107,8 @@ function errorFor(
   if (res.status === 429) {
     return new RateLimitedError(`rate limited by the service (HTTP 429${text})`, details);
   }
-  if (
-    res.status === 413 ||
-    /too (large|many)|maximum number|payload.*large|limit.*payouts/i.test(said)
-  ) {
+  // Only the status splits a request: a message such as "too many" proves nothing about it.
+  if (res.status === 413) {
     return new TooLargeError(
       `the service refused the request as too large (HTTP ${res.status}${text})`,
       details,
@@ -123,9 +123,6 @@ function errorFor(
       details,
       endpoint.kind === 'create',
     );
-  }
-  if (res.status === 404 && endpoint.kind === 'status' && !said) {
-    return new NotFoundError(endpoint.referenceId, details);
   }
   return new RequestRejectedError(
     `the service rejected the request (HTTP ${res.status}${text})`,
@@ -170,44 +167,79 @@ function num(o: Record<string, unknown>, key: string): number | undefined {
   return undefined;
 }
 
-/** Reads the create response's data, throwing when it lacks what the CLI relies on. */
-export function readCreateResponse(env: Envelope, res: RawResponse): CreateResponse {
-  const bad = (why: string) =>
-    new UnparsableResponseError(
-      `the create answer ${why} (HTTP ${res.status}): ${snippet(res.body)}`,
-      { status: res.status },
-      true,
-    );
-  const d = env.data;
-  if (typeof d !== 'object' || d === null || Array.isArray(d)) throw bad('has no data object');
+/** Reads one create result, or undefined when it lacks a reference_id or a status. */
+function readResult(item: unknown): CreateResult | undefined {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return undefined;
+  const r = item as Record<string, unknown>;
+  const reference_id = str(r, 'reference_id');
+  const status = str(r, 'status');
+  if (!reference_id || !status) return undefined;
+  const message = str(r, 'message') ?? str(r, 'reason') ?? str(r, 'error');
+  return {
+    reference_id,
+    status: status.toLowerCase(),
+    transaction_id: str(r, 'transaction_id'),
+    amount: num(r, 'amount'),
+    currency: str(r, 'currency'),
+    charges: num(r, 'charges'),
+    ...(message ? { message } : {}),
+  };
+}
+
+/**
+ * The create data's counts and readable results, or undefined when it has no results list.
+ * A result that cannot be read is left out: its payout then counts as not reported.
+ */
+function readCreateData(env: Envelope | undefined): CreateResponse | undefined {
+  const d = env?.data;
+  if (typeof d !== 'object' || d === null || Array.isArray(d)) return undefined;
   const data = d as Record<string, unknown>;
-  if (!Array.isArray(data.results)) throw bad('has no results list');
+  if (!Array.isArray(data.results)) return undefined;
   const results: CreateResult[] = [];
   for (const item of data.results) {
-    if (typeof item !== 'object' || item === null)
-      throw bad('holds a result that is not an object');
-    const r = item as Record<string, unknown>;
-    const reference_id = str(r, 'reference_id');
-    const status = str(r, 'status');
-    if (!reference_id || !status) throw bad('holds a result without reference_id or status');
-    const message = str(r, 'message') ?? str(r, 'reason') ?? str(r, 'error');
-    results.push({
-      reference_id,
-      status: status.toLowerCase(),
-      transaction_id: str(r, 'transaction_id'),
-      amount: num(r, 'amount'),
-      currency: str(r, 'currency'),
-      charges: num(r, 'charges'),
-      ...(message ? { message } : {}),
-    });
+    const r = readResult(item);
+    if (r) results.push(r);
   }
   return {
     success_count: num(data, 'success_count') ?? 0,
     failed_count: num(data, 'failed_count') ?? 0,
     batch_reference: str(data, 'batch_reference'),
     results,
-    messages: env.messages,
+    messages: env?.messages ?? [],
   };
+}
+
+/**
+ * Reads a create answer without deciding what it proves (src/core/send/verdict.ts does):
+ * its per-payout results under any status and any `success`, and the typed error that
+ * describes it when it is not a plain success.
+ */
+export function readCreateAnswer(res: RawResponse): CreateAnswer {
+  let parsed: unknown;
+  try {
+    parsed = res.body === '' ? undefined : JSON.parse(res.body);
+  } catch {
+    parsed = undefined;
+  }
+  const env = readEnvelope(parsed);
+  const response = readCreateData(env);
+  const answer: CreateAnswer = {
+    status: res.status,
+    ...(response ? { response } : {}),
+    retryAfterMs: parseRetryAfter(header(res, 'retry-after'), res.receivedAt),
+  };
+  const plain = env?.success === true && res.status >= 200 && res.status < 300;
+  if (plain && response) return answer;
+  if (plain || (!env && res.status >= 200 && res.status < 300)) {
+    answer.error = new UnparsableResponseError(
+      `the create answer has no readable results list (HTTP ${res.status}): ${snippet(res.body) || '(empty body)'}`,
+      { status: res.status },
+      true,
+    );
+    return answer;
+  }
+  answer.error = errorFor(res, { kind: 'create' }, env);
+  return answer;
 }
 
 /** Reads the status endpoint's payout record. */

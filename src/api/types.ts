@@ -8,8 +8,6 @@ export interface PayoutRequest {
   currency: string;
   recipient: string;
   description?: string;
-  /** The payout already serialised by serializePayout (from a spool): written as is. */
-  json?: string;
 }
 
 /** The body of a create request. */
@@ -53,4 +51,15 @@ export interface PayoutRecord {
   recipient?: string;
   description?: string;
   [field: string]: unknown;
+}
+
+/** A create answer as read, before anything is decided from it (see core/send/verdict.ts). */
+export interface CreateAnswer {
+  status: number;
+  /** The data when it holds a results list, whatever the status and `success` say. */
+  response?: CreateResponse;
+  /** Describes an answer that is not a plain success with results. */
+  error?: import('../errors.js').ApiError | import('../errors.js').CredentialsError;
+  /** Retry-After, in milliseconds, when the service sent one. */
+  retryAfterMs?: number;
 }

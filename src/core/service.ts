@@ -10,6 +10,7 @@ import type { CommandContext } from '../context.js';
 import { configDir, stateDir } from '../paths.js';
 import { PAYOUT_V8_FLAGS } from '../v8-flags.js';
 import { userAgent } from '../version.js';
+import { type Timing, timingFor } from './timing.js';
 
 /** A service to talk to: a client plus what identifies the service in journals and summaries. */
 export interface ServiceConnection {
@@ -19,6 +20,7 @@ export interface ServiceConnection {
   sandbox: boolean;
   /** Identifies the service for journals and the run lock: base URL and client id, or "sandbox". */
   serviceKey: string;
+  timing: Timing;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,11 @@ export async function openService(
   // undici is the heaviest module of the CLI: only commands that talk to a service load it.
   const { PayoutClient } = await import('../api/client.js');
   const trace = ctx.globals.debug ? (line: string) => ctx.output.debug(line) : undefined;
+  const timing = timingFor(ctx.runtime.env.PAYOUTS_TIMEOUT);
+  const timeouts = {
+    responseTimeoutMs: timing.responseTimeoutMs,
+    connectTimeoutMs: timing.connectTimeoutMs,
+  };
   const proxy = {
     httpProxy: ctx.runtime.env.HTTP_PROXY ?? ctx.runtime.env.http_proxy,
     httpsProxy: ctx.runtime.env.HTTPS_PROXY ?? ctx.runtime.env.https_proxy,
@@ -71,12 +78,13 @@ export async function openService(
       clientSecret: new Secret(SANDBOX_CREDENTIALS.clientSecret),
     };
     // Loopback needs no proxy; a proxy from the environment must not see sandbox traffic.
-    const client = new PayoutClient({ ...settings, userAgent, trace });
+    const client = new PayoutClient({ ...settings, ...timeouts, userAgent, trace });
     return {
       client,
       settings,
       sandbox: true,
       serviceKey: 'sandbox',
+      timing,
       close: async () => {
         await client.close();
         await sandbox.close();
@@ -84,12 +92,13 @@ export async function openService(
     };
   }
   const settings = requireComplete(await loadSettings(ctx));
-  const client = await PayoutClient.open({ ...settings, userAgent, trace, proxy });
+  const client = await PayoutClient.open({ ...settings, ...timeouts, userAgent, trace, proxy });
   return {
     client,
     settings,
     sandbox: false,
     serviceKey: `${settings.baseUrl} ${settings.clientId}`,
+    timing,
     close: () => client.close(),
   };
 }

@@ -4,7 +4,8 @@ import type { JournalRecord, OutcomeTuple } from './records.js';
 /** What a journal says about one reference. */
 export type RefState =
   | ({ state: 'confirmed'; req: number } & Omit<OutcomeResult, 'ref'>)
-  | { state: 'in-flight'; req: number; hash: string }
+  /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
+  | { state: 'in-flight'; req: number; hash: string; at: string }
   | { state: 'free' };
 
 /** What the table keeps per reference. */
@@ -74,20 +75,20 @@ export class RefTable {
         for (const [ref, hash] of rec.p) {
           if (this.skip(ref)) continue;
           this.refs.set(ref, {
-            state: { state: 'in-flight', req: rec.req, hash },
+            state: { state: 'in-flight', req: rec.req, hash, at: rec.at },
             hash,
             sent: true,
           });
         }
         return;
       case 'outcome':
-        for (const tuple of rec.r) this.applyOutcome(rec.req, tuple);
+        for (const tuple of rec.r) this.applyOutcome(rec.req, tuple, rec.at);
         return;
       case 'not_applied':
         for (const ref of rec.refs) this.applyNotApplied(rec.req, ref);
         return;
       case 'unknown':
-        for (const ref of rec.refs) this.applyUnknown(ref);
+        for (const ref of rec.refs) this.applyUnknown(ref, rec.at);
         return;
     }
   }
@@ -98,7 +99,7 @@ export class RefTable {
   }
 
   /** An outcome with a status confirms the reference; one without leaves it as it was. */
-  private applyOutcome(req: number, tuple: OutcomeTuple): void {
+  private applyOutcome(req: number, tuple: OutcomeTuple, at: string): void {
     const ref = tuple[0];
     if (this.skip(ref)) return;
     const prev = this.refs.get(ref);
@@ -107,7 +108,7 @@ export class RefTable {
       this.refs.set(ref, { state: confirmed, hash: prev?.hash, sent: true });
     } else if (!prev) {
       // A result without a status proves the service saw the payout, not what became of it.
-      this.refs.set(ref, { state: { state: 'in-flight', req, hash: '' }, sent: true });
+      this.refs.set(ref, { state: { state: 'in-flight', req, hash: '', at }, sent: true });
     }
   }
 
@@ -129,12 +130,13 @@ export class RefTable {
   }
 
   /** An unknown outcome never frees or confirms anything: the reference is (still) in flight. */
-  private applyUnknown(ref: string): void {
+  private applyUnknown(ref: string, at: string): void {
     if (this.skip(ref)) return;
     const prev = this.refs.get(ref);
     if (prev && prev.state.state !== 'free') return;
+    // The intent's time when known; else this record's, which is later and so errs safe.
     this.refs.set(ref, {
-      state: { state: 'in-flight', req: -1, hash: prev?.hash ?? '' },
+      state: { state: 'in-flight', req: -1, hash: prev?.hash ?? '', at },
       hash: prev?.hash,
       sent: true,
     });

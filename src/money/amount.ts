@@ -196,6 +196,16 @@ function parseAmountLoose(text: string, digits: number): bigint | undefined {
 }
 
 /**
+ * Whether our amount text and a number the service sent are the same decimal value, compared
+ * digit for digit (the service's double is read as its shortest decimal form, as it wrote it).
+ */
+export function sameDecimal(text: string, value: number | string): boolean {
+  if (typeof value === 'number' && !Number.isFinite(value)) return false;
+  const ours = parseAmountLoose(text.trim(), 40);
+  return ours !== undefined && ours === parseAmountLoose(String(value).trim(), 40);
+}
+
+/**
  * Writes a number the service sent (amount, charges) with the currency's decimals, exactly:
  * 12.5 with 2 digits -> "12.50". Falls back to the service's own text when it does not fit.
  */

@@ -153,6 +153,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         stateDir: stateDir(ctx.runtime.env),
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,
+        clock: ctx.runtime.clock,
         commandLine: `payouts send ${files.join(' ')}`,
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {

@@ -1,26 +1,27 @@
 import type { PayoutClient } from '../../api/client.js';
-import { backoffDelay, DEFAULT_READ_RETRY, type RetryPolicy, withRetry } from '../../api/retry.js';
+import { backoffDelay, type RetryPolicy } from '../../api/retry.js';
 import type {
+  CreateAnswer,
   CreateRequest,
   CreateResponse,
   CreateResult,
   PayoutRecord,
   PayoutRequest,
 } from '../../api/types.js';
-import {
-  ApiError,
-  CredentialsError,
-  NetworkError,
-  NotFoundError,
-  OutcomeUnknownError,
-  RateLimitedError,
-  RedirectError,
-  RequestRejectedError,
-  TooLargeError,
-} from '../../errors.js';
+import { type Clock, systemClock } from '../../clock.js';
+import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunJournal } from '../../journal/index.js';
+import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
 import type { OutcomeStore } from './outcome-store.js';
+import { type ReadBackResult, readBack } from './readback.js';
+import {
+  DOCUMENTED_STATUSES,
+  judgeExchange,
+  judgeResults,
+  type ReadBackReason,
+  type RequestVerdict,
+} from './verdict.js';
 
 /** How create requests are retried: never applied ones only, within these bounds. */
 export const DEFAULT_SEND_RETRY: RetryPolicy = {
@@ -31,14 +32,8 @@ export const DEFAULT_SEND_RETRY: RetryPolicy = {
   maxRetryAfterMs: 30_000,
 };
 
-/**
- * The reader runs ahead of the requests by whole rounds of chunks: it stops when two rounds
- * of full chunks wait for a request slot and resumes when one round is left, so it queues a
- * round at a time and their intents, written while they wait, share one fsync. A round is
- * the concurrency, at most MAX_ROUND chunks, so a process that dies leaves at most
- * 2 x MAX_ROUND chunks more to read back than were in flight (see ARCHITECTURE.md).
- */
-const MAX_ROUND = 4;
+/** See Timing.quietMs: the default when the caller gives none. */
+const DEFAULT_QUIET_MS = timingFor(undefined).quietMs;
 
 /** A payout on its way: the wire form and its identity hash for the journal. */
 export interface PendingPayout {
@@ -62,9 +57,10 @@ export interface EngineDeps {
   warn: (message: string) => void;
   /** Called after each request settles, for the progress display. */
   progress: (done: { requests: number; payouts: number }) => void;
-  sleep?: (ms: number) => Promise<void>;
+  /** Shows the seconds left while waiting for the service to finish a request. */
+  countdown?: (secondsLeft: number) => void;
+  clock?: Clock;
   random?: () => number;
-  now?: () => number;
 }
 
 /** The shape of the requests the engine sends. */
@@ -74,6 +70,8 @@ export interface EngineSettings {
   batchReference?: string;
   webhookUrl?: string;
   retry: RetryPolicy;
+  /** See Timing.quietMs. */
+  quietMs?: number;
 }
 
 /** Outcome fields from a payout record read back by GET. */
@@ -84,69 +82,29 @@ export function fromRecord(rec: PayoutRecord): Pick<PayoutOutcome, 'status' | 't
   };
 }
 
-/** Result of reading back payouts whose create request may or may not have been applied. */
-export interface Reconciled {
-  found: Array<{ ref: string; record: PayoutRecord }>;
-  /** Not at the service: safe to send. */
-  notFound: string[];
-  /** Could not be read back: must not be sent again blindly. */
-  unknown: string[];
-  /** A credentials error that stopped the reading. */
-  fatal?: Error;
-}
-
-/** An intent written while its chunk waited for a request slot. */
-interface EarlyIntent {
-  req: number;
-  /** Settles when the intent is durable (or the journal failed). */
-  done: Promise<void>;
-}
-
 /** The [reference, payout hash] pairs of an intent. */
 function intentItems(items: PendingPayout[]): Array<{ ref: string; hash: string }> {
   return items.map((i) => ({ ref: i.payout.reference_id, hash: i.hash }));
 }
 
-/**
- * Pairs the results of a create answer with the payouts sent: `results[k]` is the answer for
- * `answered[k]`; `missing` were not mentioned. Warns about results for references not sent.
- */
-export function matchResults<T extends PendingPayout>(
-  res: CreateResponse,
-  items: T[],
-  warn: (message: string) => void,
-): { answered: T[]; results: CreateResult[]; missing: T[] } {
-  const list = res.results;
-  // The usual answer lists the payouts in the order sent: then no lookup table is needed.
-  let inOrder = list.length === items.length;
-  for (let k = 0; inOrder && k < list.length; k++) {
-    if (list[k]!.reference_id !== items[k]!.payout.reference_id) inOrder = false;
-  }
-  if (inOrder) return { answered: items, results: list, missing: [] };
-  const byRef = new Map(list.map((r) => [r.reference_id, r]));
-  const sentRefs = new Set(items.map((i) => i.payout.reference_id));
-  const strays = list.filter((r) => !sentRefs.has(r.reference_id)).map((r) => r.reference_id);
-  if (strays.length)
-    warn(
-      `the service answered with results for references it was not sent: ${strays.slice(0, 5).join(', ')}`,
-    );
-  const answered: T[] = [];
-  const results: CreateResult[] = [];
-  const missing: T[] = [];
-  for (const i of items) {
-    const r = byRef.get(i.payout.reference_id);
-    if (r) {
-      answered.push(i);
-      results.push(r);
-    } else missing.push(i);
-  }
-  return { answered, results, missing };
+/** What follows a settled attempt: payouts to send again (after a wait), or halves to send. */
+interface Next {
+  retry: Queued[];
+  waitMs?: number;
+  split?: Queued[][];
+  /** Why the payouts to send again were not applied, should the retries run out. */
+  error?: Error;
+}
+
+/** "1 payout" or "N payouts". */
+function payouts(n: number): string {
+  return `${n} payout${n === 1 ? '' : 's'}`;
 }
 
 /**
  * Sends payouts in chunks, a bounded number at a time, with the journal written ahead of
- * every request. A request whose outcome is unknown is never sent again blindly: its
- * payouts are first read back by reference_id.
+ * every request. What an answer proves is decided by verdict.ts; a payout whose outcome it
+ * leaves open is read back by reference before anything else happens to it.
  */
 export class SendEngine {
   /** References whose outcome could not be established. */
@@ -165,14 +123,12 @@ export class SendEngine {
   private rows = 0;
   /** Full chunks waiting for a request slot, oldest first (each settles when it starts). */
   private readonly waitingChunks: Array<Promise<void>> = [];
-  /** Chunks queued per refill of the reader (see MAX_ROUND). */
-  private readonly round: number;
   private nextReq: number;
   private requestsDone = 0;
   private payoutsDone = 0;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly now: () => number;
+  private readonly quietMs: number;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -180,11 +136,10 @@ export class SendEngine {
   ) {
     this.limit = Math.max(1, settings.concurrency);
     this.chunkSize = Math.max(1, settings.chunkSize);
-    this.round = Math.min(this.limit, MAX_ROUND);
     this.nextReq = deps.journal.lastRequestId + 1;
-    this.sleep = deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.clock = deps.clock ?? systemClock;
     this.random = deps.random ?? Math.random;
-    this.now = deps.now ?? Date.now;
+    this.quietMs = settings.quietMs ?? DEFAULT_QUIET_MS;
   }
 
   /** Every payout the run reached, in input order, with its outcome. */
@@ -226,14 +181,13 @@ export class SendEngine {
   }
 
   /**
-   * Backpressure for the reader: while two rounds of full chunks wait for a request slot, a
-   * promise that settles when one round is left, so reading keeps to the pace of the service
-   * and memory stays flat on large files.
+   * Backpressure for the reader: while two full chunks wait for a request slot, a promise
+   * that settles when one is left, so reading keeps to the pace of the service. Waiting
+   * chunks have no intent yet, so a crash leaves only the requests in flight to read back.
    */
   ready(): Promise<void> | undefined {
     const n = this.waitingChunks.length;
-    // Chunks take slots in the order they were queued, so this one starts with one round left.
-    return n >= 2 * this.round ? this.waitingChunks[n - this.round - 1] : undefined;
+    return n >= 2 ? this.waitingChunks[n - 2] : undefined;
   }
 
   /** Sends what is buffered and waits for every request to settle. */
@@ -247,47 +201,24 @@ export class SendEngine {
     await this.deps.journal.flush();
   }
 
-  /** Reads back payouts by reference_id: found, not found (safe to send), or unknown. */
-  async reconcile(refs: string[]): Promise<Reconciled> {
-    const out: Reconciled = { found: [], notFound: [], unknown: [] };
-    const queue = [...refs];
-    const worker = async () => {
-      for (let ref = queue.shift(); ref !== undefined; ref = queue.shift()) {
-        if (out.fatal) {
-          out.unknown.push(ref);
-          continue;
-        }
-        try {
-          out.found.push({ ref, record: await this.getWithRetry(ref) });
-        } catch (err) {
-          if (err instanceof NotFoundError) out.notFound.push(ref);
-          else {
-            out.unknown.push(ref);
-            if (err instanceof CredentialsError) out.fatal = err;
-          }
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(8, refs.length) }, worker));
-    return out;
+  /**
+   * Reads back payouts an earlier attempt may have sent (intent written, no outcome), once
+   * the latest of those requests can no longer be in progress (`sentAt`, ms since the epoch).
+   */
+  readBackEarlier(
+    items: Array<{ payout: PayoutRequest }>,
+    sentAt: number,
+  ): Promise<ReadBackResult> {
+    return readBack(items, sentAt + this.quietMs, this.readBackDeps());
   }
 
   /** Waits for a free request slot, then starts the chunk without waiting for it to finish. */
   private async dispatch(chunk: Queued[]): Promise<void> {
-    let early: EarlyIntent | undefined;
-    if (this.active >= this.limit && !this.stopping) {
-      // The chunk must wait for a slot: make its intent durable meanwhile (it joins the group
-      // commit under way), so the request goes out the moment a slot frees.
-      const req = this.nextReq++;
-      const done = this.deps.journal.recordIntent(req, intentItems(chunk));
-      done.catch(() => {});
-      early = { req, done };
-    }
     while (this.active >= this.limit) {
       await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
     }
     this.active += 1;
-    const run = this.runChunk(chunk, early)
+    const run = this.runChunk(chunk)
       .catch((err: unknown) => {
         this.fatal ??= err instanceof Error ? err : new Error(String(err));
       })
@@ -324,87 +255,81 @@ export class SendEngine {
     return req;
   }
 
-  /** Sends one chunk until each payout has an outcome, retrying only what is safe to retry. */
-  private async runChunk(chunk: Queued[], early?: EarlyIntent): Promise<void> {
-    const { journal } = this.deps;
+  /** Sends one chunk until each payout has an outcome, sending again only what was not applied. */
+  private async runChunk(chunk: Queued[]): Promise<void> {
     const policy = this.settings.retry;
-    const started = this.now();
+    const started = this.clock.now();
     let items = chunk;
-    let attempt = 0;
-    let intent = early;
-    while (items.length) {
-      if (this.stopping) {
-        // An intent written ahead whose request never went out: its payouts are free again.
-        if (intent) {
-          journal.recordNotApplied(
-            intent.req,
-            items.map((i) => i.payout.reference_id),
-            'not sent: the run stopped before this request',
-          );
-        }
+    for (let attempt = 1; items.length && !this.stopping; attempt++) {
+      const req = this.nextReq++;
+      await this.deps.journal.recordIntent(req, intentItems(items));
+      const sentAt = this.clock.now();
+      const next = await this.settle(judgeExchange(await this.exchange(items)), req, items, sentAt);
+      if (next.split) {
+        for (const half of next.split) await this.runChunk(half);
         return;
       }
-      let req: number;
-      if (intent) {
-        req = intent.req;
-        await intent.done;
-        intent = undefined;
-      } else {
-        req = this.nextReq++;
-        await journal.recordIntent(req, intentItems(items));
+      items = next.retry;
+      if (!items.length) break;
+      if (attempt >= policy.maxAttempts || this.clock.now() - started > policy.maxTotalMs) {
+        this.giveUp(items, next.error ?? new Error('the service did not apply these payouts'));
+        return;
       }
-      let response: CreateResponse;
-      try {
-        response = await this.deps.client.createPayouts(this.body(items));
-      } catch (err) {
-        const next = await this.afterFailure(err, req, items);
-        if (next.split) {
-          for (const half of next.split) await this.runChunk(half);
-          return;
-        }
-        items = next.retry;
-        attempt += 1;
-        if (!items.length) break;
-        if (attempt >= policy.maxAttempts || this.now() - started > policy.maxTotalMs) {
-          this.giveUp(items, err);
-          return;
-        }
-        await this.sleep(next.waitMs ?? backoffDelay(policy, attempt, this.random));
-        continue;
-      }
-      items = await this.afterSuccess(response, req, items);
-      if (items.length) {
-        attempt += 1;
-        if (attempt >= policy.maxAttempts) {
-          this.giveUp(items, new Error('the service did not report these payouts'));
-          return;
-        }
-        await this.sleep(backoffDelay(policy, attempt, this.random));
-      }
+      const wait = next.waitMs ?? backoffDelay(policy, attempt, this.random);
+      await this.clock.sleep(wait).catch(() => {});
     }
     this.requestsDone += 1;
     this.payoutsDone += chunk.length;
     this.deps.progress({ requests: this.requestsDone, payouts: this.payoutsDone });
   }
 
-  /** Marks payouts as not sent after retries ran out, and stops the run. */
-  private giveUp(items: Queued[], err: unknown): void {
-    const why = err instanceof Error ? err.message : String(err);
-    for (const i of items) this.setOutcome(i, { status: 'not_sent', message: `not sent: ${why}` });
-    this.fatal ??=
-      err instanceof NetworkError || err instanceof ApiError ? err : new NetworkError(why, false);
+  /** One create request: its answer, or the error that stands for no answer. */
+  private async exchange(items: Queued[]): Promise<{ answer?: CreateAnswer; error?: unknown }> {
+    try {
+      return { answer: await this.deps.client.createPayouts(this.body(items)) };
+    } catch (error) {
+      return { error };
+    }
   }
 
-  /** Decides what follows a failed create request. */
-  private async afterFailure(
-    err: unknown,
+  /** Records what a verdict proves and decides what follows. */
+  private settle(v: RequestVerdict, req: number, items: Queued[], sentAt: number): Promise<Next> {
+    if (v.kind === 'results') return this.afterResults(v.answer, req, items, sentAt);
+    if (v.kind === 'read-back') return this.afterUnknownAnswer(v, req, items, sentAt);
+    return Promise.resolve(this.notApplied(v, req, items));
+  }
+
+  /** An answer that proves nothing: every payout is read back before anything is decided. */
+  private async afterUnknownAnswer(
+    v: Extract<RequestVerdict, { kind: 'read-back' }>,
     req: number,
     items: Queued[],
-  ): Promise<{ retry: Queued[]; waitMs?: number; split?: Queued[][] }> {
-    const { journal } = this.deps;
+    sentAt: number,
+  ): Promise<Next> {
+    const why = v.error.message;
+    // Every later request would be redirected too.
+    if (v.error instanceof RedirectError) this.fatal ??= v.error;
+    this.deps.warn(`${why}: reading ${payouts(items.length)} back before deciding anything`);
+    const wait = this.retryAfter(v.retryAfterMs);
+    if (wait) await this.clock.sleep(wait).catch(() => {});
+    const retry = await this.settleByReading(req, items, { why, sentAt, refused: v.refused });
+    return { retry, error: v.error };
+  }
+
+  /** A request that provably did not apply: free its payouts, then retry, split or stop. */
+  private notApplied(
+    v: Extract<RequestVerdict, { kind: 'not-applied' }>,
+    req: number,
+    items: Queued[],
+  ): Next {
     const refs = items.map((i) => i.payout.reference_id);
-    if (err instanceof RateLimitedError) {
-      journal.recordNotApplied(req, refs, 'rate limited (429)');
+    this.deps.journal.recordNotApplied(req, refs, v.error.message);
+    if (v.reason === 'credentials') {
+      this.fatal ??= v.error;
+      return { retry: [] };
+    }
+    if (v.reason === 'too-large') return this.split(items, v.error);
+    if (v.reason === 'rate-limited') {
       // Stop pushing against the limit: fewer requests at a time for the rest of the run.
       if (this.limit > 1) {
         this.limit = Math.max(1, Math.floor(this.limit / 2));
@@ -412,88 +337,92 @@ export class SendEngine {
           `rate limited by the service: sending ${this.limit} request${this.limit === 1 ? '' : 's'} at a time from now on`,
         );
       }
-      const wait = Math.min(
-        err.retryAfterMs ?? backoffDelay(this.settings.retry, 1, this.random),
-        this.settings.retry.maxRetryAfterMs,
-      );
-      return { retry: items, waitMs: wait };
+      const waitMs =
+        this.retryAfter(v.retryAfterMs) ?? backoffDelay(this.settings.retry, 1, this.random);
+      return { retry: items, waitMs, error: v.error };
     }
-    if (err instanceof TooLargeError) {
-      journal.recordNotApplied(req, refs, 'refused as too large');
-      if (items.length === 1) {
-        this.setOutcome(items[0]!, { status: 'not_sent', message: `not sent: ${err.message}` });
-        return { retry: [] };
-      }
-      const half = Math.ceil(items.length / 2);
-      if (half < this.chunkSize) {
-        this.chunkSize = half;
-        this.deps.warn(
-          `the service refused ${items.length} payouts in one request: sending at most ${half} per request from now on`,
-        );
-      }
-      return { retry: [], split: [items.slice(0, half), items.slice(half)] };
-    }
-    if (err instanceof NetworkError && !err.mayHaveBeenApplied) {
-      journal.recordNotApplied(req, refs, err.message);
-      return { retry: items };
-    }
-    if (err instanceof CredentialsError || err instanceof RedirectError) {
-      journal.recordNotApplied(req, refs, err.message);
-      this.fatal ??= err;
-      return { retry: [] };
-    }
-    if (err instanceof RequestRejectedError) {
-      journal.recordNotApplied(req, refs, err.message);
-      for (const i of items)
-        this.setOutcome(i, {
-          status: 'failed',
-          message: `request rejected: ${err.serviceMessages.join('; ') || err.message}`,
-        });
-      return { retry: [] };
-    }
-    // Timeout, cut connection, 5xx, unreadable answer: it may have been applied.
-    const why = err instanceof Error ? err.message : String(err);
-    this.deps.warn(
-      `${why}: reading ${items.length} payout${items.length === 1 ? '' : 's'} back before deciding to resend`,
-    );
-    return { retry: await this.settleByReading(req, items, why) };
+    return { retry: items, error: v.error };
   }
 
-  /** Reads back payouts of a request with an unknown outcome; returns those safe to resend. */
-  private async settleByReading(req: number, items: Queued[], why: string): Promise<Queued[]> {
-    const { journal } = this.deps;
-    const byRef = new Map(items.map((i) => [i.payout.reference_id, i]));
-    const r = await this.reconcile([...byRef.keys()]);
-    if (r.found.length) {
-      journal.recordOutcome(
-        req,
-        r.found.map(({ ref, record }) => ({ ref, ...fromRecord(record) })),
+  /** Halves a request refused as too large (HTTP 413), lowering the chunk size for the run. */
+  private split(items: Queued[], error: Error): Next {
+    if (items.length === 1) {
+      this.setOutcome(items[0]!, { status: 'not_sent', message: `not sent: ${error.message}` });
+      return { retry: [] };
+    }
+    const half = Math.ceil(items.length / 2);
+    if (half < this.chunkSize) {
+      this.chunkSize = half;
+      this.deps.warn(
+        `the service refused ${items.length} payouts in one request: sending at most ${half} per request from now on`,
       );
-      for (const { ref, record } of r.found) this.setOutcome(byRef.get(ref)!, fromRecord(record));
     }
-    if (r.notFound.length) journal.recordNotApplied(req, r.notFound, 'not found when read back');
-    if (r.unknown.length) {
-      journal.recordUnknown(r.unknown, why);
-      this.unknown.push(...r.unknown);
-      for (const ref of r.unknown)
-        this.setOutcome(byRef.get(ref)!, { status: 'unknown', message: `outcome unknown: ${why}` });
-      this.fatal ??=
-        r.fatal ??
-        new OutcomeUnknownError(
-          `the outcome of ${this.unknown.length} payout${this.unknown.length === 1 ? '' : 's'} is unknown (${why}); run the same command again to check and finish the run`,
-          this.unknown,
-        );
-    }
-    return r.notFound.map((ref) => byRef.get(ref)!);
+    return { retry: [], split: [items.slice(0, half), items.slice(half)] };
   }
 
-  /** Records a create answer; returns payouts the answer did not mention, once read back as not found. */
-  private async afterSuccess(res: CreateResponse, req: number, items: Queued[]): Promise<Queued[]> {
+  /** A Retry-After within the policy's cap, if the service sent one. */
+  private retryAfter(ms: number | undefined): number | undefined {
+    return ms === undefined ? undefined : Math.min(ms, this.settings.retry.maxRetryAfterMs);
+  }
+
+  /** Marks payouts as not sent after retries ran out, and stops the run. */
+  private giveUp(items: Queued[], err: Error): void {
+    for (const i of items)
+      this.setOutcome(i, { status: 'not_sent', message: `not sent: ${err.message}` });
+    this.fatal ??=
+      err instanceof NetworkError || err instanceof ApiError
+        ? err
+        : new NetworkError(err.message, false);
+  }
+
+  /** Records the results the service stated; reads back the payouts they leave open. */
+  private async afterResults(
+    answer: CreateAnswer,
+    req: number,
+    items: Queued[],
+    sentAt: number,
+  ): Promise<Next> {
+    const res = answer.response!;
     if (res.batch_reference) this.batchReferences.add(res.batch_reference);
-    const { answered, results, missing } = matchResults(res, items, this.deps.warn);
+    if (answer.error) {
+      this.deps.warn(
+        `${answer.error.message}; the answer holds per-payout results, which are used`,
+      );
+    } else this.checkCounts(res);
+    const j = judgeResults(res.results, items);
+    if (j.strays.length) {
+      this.deps.warn(
+        `the service answered with results for references it was not sent: ${j.strays.slice(0, 5).join(', ')}`,
+      );
+    }
+    this.recordResults(
+      req,
+      j.stated.map((s) => [s.item, s.result]),
+    );
+    const refine = j.readBack.filter((r) => r.stated);
+    const open = j.readBack.filter((r) => !r.stated);
+    if (refine.length) await this.refine(req, refine);
+    if (!open.length) return { retry: [] };
+    const why = open[0]!.why;
+    this.deps.warn(
+      `${why}${open.length > 1 ? ` (and ${open.length - 1} more)` : ''}: reading ${payouts(open.length)} back before deciding anything`,
+    );
+    // A refusal with results for some: those it does not have would be refused again.
+    const refused = answer.error !== undefined && answer.status < 500;
+    const retry = await this.settleByReading(
+      req,
+      open.map((r) => r.item),
+      { why, sentAt, refused },
+    );
+    return { retry, error: answer.error ?? new Error(why) };
+  }
+
+  /** Records per-payout results in the journal and the outcome store. */
+  private recordResults(req: number, pairs: Array<[Queued, CreateResult]>): void {
+    if (!pairs.length) return;
     this.deps.journal.recordOutcome(
       req,
-      results.map((r) => ({
+      pairs.map(([, r]) => ({
         ref: r.reference_id,
         status: r.status,
         transaction_id: r.transaction_id,
@@ -504,11 +433,8 @@ export class SendEngine {
       })),
     );
     const store = this.deps.outcomes;
-    for (let k = 0; k < answered.length; k++) {
-      const r = results[k]!;
-      const item = answered[k]!;
+    for (const [item, r] of pairs) {
       const p = item.payout;
-      // Built field by field, in one shape: a spread per row showed in profiles of large runs.
       store.set(item.row, {
         reference_id: p.reference_id,
         amount: p.amount,
@@ -519,18 +445,99 @@ export class SendEngine {
         message: r.message,
       });
     }
-    this.checkCounts(res);
-    if (!missing.length) return [];
-    this.deps.warn(
-      `the service's answer did not include ${missing.length} of the payouts sent: reading them back before deciding to resend`,
+  }
+
+  /**
+   * Results with a status the service does not document: the payout exists, so a read-back
+   * may only replace the status with a documented one; otherwise the stated one stays.
+   */
+  private async refine(req: number, reasons: Array<ReadBackReason<Queued>>): Promise<void> {
+    const r = await readBack(
+      reasons.map((x) => x.item),
+      Number.NEGATIVE_INFINITY,
+      this.readBackDeps(),
     );
-    return this.settleByReading(req, missing, 'the service did not report these payouts');
+    const pairs: Array<[Queued, CreateResult]> = reasons.map(({ item, stated }) => {
+      const o = r.outcomes.get(item.payout.reference_id);
+      if (o?.kind === 'found' && DOCUMENTED_STATUSES.has(o.record.status)) {
+        return [item, { ...stated!, ...fromRecord(o.record) }];
+      }
+      return [item, stated!];
+    });
+    this.recordResults(req, pairs);
+  }
+
+  /**
+   * Reads back payouts whose outcome the answer left open. Found: their record is the
+   * outcome. Not found once the request can no longer be in progress: not applied, so they
+   * are returned to be sent again, or reported not sent when the service refused the
+   * request. Anything else leaves them unknown, and the run stops.
+   */
+  private async settleByReading(
+    req: number,
+    items: Queued[],
+    how: { why: string; sentAt: number; refused: boolean },
+  ): Promise<Queued[]> {
+    const r = await readBack(items, how.sentAt + this.quietMs, this.readBackDeps());
+    const found: Array<[Queued, CreateResult]> = [];
+    const notFound: Queued[] = [];
+    const unknown: Array<[Queued, string]> = [];
+    for (const item of items) {
+      const o = r.outcomes.get(item.payout.reference_id);
+      const ref = item.payout.reference_id;
+      if (o?.kind === 'found') found.push([item, { reference_id: ref, ...fromRecord(o.record) }]);
+      else if (o?.kind === 'other-payout')
+        found.push([item, { reference_id: ref, status: 'failed', message: o.why }]);
+      else if (o?.kind === 'not-found') notFound.push(item);
+      else unknown.push([item, o?.why ?? 'it was not read back']);
+    }
+    this.recordResults(req, found);
+    if (notFound.length) {
+      const refs = notFound.map((i) => i.payout.reference_id);
+      this.deps.journal.recordNotApplied(req, refs, 'not found when read back');
+    }
+    if (unknown.length) this.markUnknown(unknown, how.why, r.fatal);
+    if (!how.refused) return notFound;
+    for (const i of notFound)
+      this.setOutcome(i, { status: 'not_sent', message: `not sent: ${how.why}` });
+    return [];
+  }
+
+  /** Payouts whose outcome could not be established: they stay in flight, and the run stops. */
+  private markUnknown(items: Array<[Queued, string]>, why: string, fatal?: Error): void {
+    const refs = items.map(([i]) => i.payout.reference_id);
+    this.deps.journal.recordUnknown(refs, why);
+    this.unknown.push(...refs);
+    this.deps.warn(`could not read back ${payouts(items.length)}: ${items[0]![1]}`);
+    for (const [i, readWhy] of items) {
+      this.setOutcome(i, {
+        status: 'unknown',
+        message: `outcome unknown: ${why}; read back: ${readWhy}`,
+      });
+    }
+    this.fatal ??=
+      fatal ??
+      new OutcomeUnknownError(
+        `the outcome of ${payouts(this.unknown.length)} is unknown (${why}); run the same command again to check and finish the run`,
+        this.unknown,
+      );
+  }
+
+  /** What reading back needs, from the engine's own dependencies. */
+  private readBackDeps() {
+    return {
+      client: this.deps.client,
+      clock: this.clock,
+      interrupt: this.deps.interrupt,
+      notify: this.deps.warn,
+      countdown: this.deps.countdown,
+    };
   }
 
   /** Warns when the service's counts disagree with its own per-result statuses. */
   private checkCounts(res: CreateResponse): void {
     const failed = res.results.filter(
-      (r) => r.status !== 'success' && r.status !== 'pending',
+      (r) => r.status === 'failed' || r.status === 'canceled',
     ).length;
     if (
       res.failed_count !== failed ||
@@ -551,15 +558,6 @@ export class SendEngine {
       amount: p.amount,
       currency: p.currency,
       ...o,
-    });
-  }
-
-  /** GET with the bounded retries of every read (network, 5xx, 429). */
-  private getWithRetry(ref: string): Promise<PayoutRecord> {
-    return withRetry(() => this.deps.client.getPayout(ref), DEFAULT_READ_RETRY, {
-      sleep: this.sleep,
-      random: this.random,
-      now: this.now,
     });
   }
 }

@@ -1,9 +1,10 @@
 import type { Problem } from '../../errors.js';
 import { InputError, OutcomeUnknownError } from '../../errors.js';
 import { type RefState, type RunJournal, scanServiceJournals } from '../../journal/index.js';
-import type { Reconciled } from './engine.js';
+import type { PayoutRequest } from '../../api/types.js';
 import { fromRecord } from './engine.js';
 import type { PayoutOutcome } from './outcome.js';
+import type { ReadBackResult } from './readback.js';
 import type { RefIndex } from './ref-index.js';
 import type { PayoutSpool } from './spool.js';
 
@@ -12,7 +13,14 @@ export interface PriorState {
   /** Sent before (this run or another run to the same service): not to be sent again. */
   settled: Map<string, Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>>;
   /** Possibly sent, outcome never recorded: read back before sending. */
-  inFlight: Set<string>;
+  inFlight: Map<string, InFlight>;
+}
+
+/** A payout an earlier attempt may have sent, and when its request went out at the latest. */
+export interface InFlight {
+  payout: PayoutRequest;
+  /** Milliseconds since the epoch. */
+  sentAt: number;
 }
 
 /** Fields of a confirmed journal state, as an outcome. */
@@ -53,7 +61,7 @@ export async function priorState(opts: {
   spool: PayoutSpool;
 }): Promise<PriorState> {
   const settled: PriorState['settled'] = new Map();
-  const inFlight = new Set<string>();
+  const inFlight = new Map<string, InFlight>();
   const candidates: Candidate[] = [];
   for (const [ref, state] of opts.journal.states()) {
     if (opts.refs.has(ref)) candidates.push({ ref, state });
@@ -71,27 +79,31 @@ export async function priorState(opts: {
   if (candidates.length === 0) return { settled, inFlight };
   // Exact text: the payout hash of each candidate that really is one of this run's payouts.
   const wanted = new Set(candidates.map((c) => c.ref));
-  const ours = new Map<string, string>();
+  const ours = new Map<string, { hash: string; payout: PayoutRequest }>();
   await opts.spool.read(({ payout, hash }) => {
-    if (wanted.has(payout.reference_id)) ours.set(payout.reference_id, hash);
+    if (wanted.has(payout.reference_id)) ours.set(payout.reference_id, { hash, payout });
   });
-  const note = (ref: string, state: RefState) => {
+  const note = (ref: string, state: RefState, payout: PayoutRequest) => {
     if (state.state === 'confirmed') {
       settled.set(ref, confirmedOutcome(state));
       inFlight.delete(ref);
     } else if (state.state === 'in-flight' && !settled.has(ref)) {
-      inFlight.add(ref);
+      const sentAt = Date.parse(state.at);
+      const prev = inFlight.get(ref);
+      // Unreadable times cannot bound the request: read back as late as possible.
+      const at = Number.isNaN(sentAt) ? Number.POSITIVE_INFINITY : sentAt;
+      inFlight.set(ref, { payout, sentAt: Math.max(at, prev?.sentAt ?? at) });
     }
   };
   const conflicts: Problem[] = [];
   for (const c of candidates) {
-    const ourHash = ours.get(c.ref);
-    if (ourHash === undefined) continue;
+    const mine = ours.get(c.ref);
+    if (mine === undefined) continue;
     if (c.runId === undefined) {
-      note(c.ref, c.state);
+      note(c.ref, c.state, mine.payout);
       continue;
     }
-    if (c.hash !== undefined && c.hash !== ourHash) {
+    if (c.hash !== undefined && c.hash !== mine.hash) {
       conflicts.push({
         file: `run ${c.runId}`,
         field: 'reference_id',
@@ -102,33 +114,38 @@ export async function priorState(opts: {
       });
       continue;
     }
-    note(c.ref, c.state);
+    note(c.ref, c.state, mine.payout);
   }
   if (conflicts.length) throw new InputError(conflicts);
   return { settled, inFlight };
 }
 
 /** Applies a read-back of in-flight payouts to the prior state and the journal. */
-export function applyReconciled(prior: PriorState, r: Reconciled, journal: RunJournal): void {
-  if (r.found.length) {
-    journal.recordOutcome(
-      -1,
-      r.found.map(({ ref, record }) => ({ ref, ...fromRecord(record) })),
-    );
+export function applyReadBack(prior: PriorState, r: ReadBackResult, journal: RunJournal): void {
+  const found: Array<{ ref: string; status: string; transaction_id?: string; message?: string }> =
+    [];
+  const notFound: string[] = [];
+  const unknown: string[] = [];
+  for (const [ref, o] of r.outcomes) {
+    if (o.kind === 'found') found.push({ ref, ...fromRecord(o.record) });
+    else if (o.kind === 'other-payout') found.push({ ref, status: 'failed', message: o.why });
+    else if (o.kind === 'not-found') notFound.push(ref);
+    else unknown.push(ref);
   }
-  for (const { ref, record } of r.found) {
-    prior.settled.set(ref, fromRecord(record));
+  if (found.length) journal.recordOutcome(-1, found);
+  for (const { ref, ...outcome } of found) {
+    prior.settled.set(ref, outcome);
     prior.inFlight.delete(ref);
   }
-  if (r.notFound.length) journal.recordNotApplied(-1, r.notFound, 'not found when read back');
-  for (const ref of r.notFound) prior.inFlight.delete(ref);
-  if (r.unknown.length) {
-    journal.recordUnknown(r.unknown, 'could not be read back');
+  if (notFound.length) journal.recordNotApplied(-1, notFound, 'not found when read back');
+  for (const ref of notFound) prior.inFlight.delete(ref);
+  if (unknown.length) {
+    journal.recordUnknown(unknown, 'could not be read back');
     throw (
       r.fatal ??
       new OutcomeUnknownError(
-        `${r.unknown.length} payout${r.unknown.length === 1 ? '' : 's'} of an earlier attempt may have been sent, and could not be read back from the service; nothing new was sent: run the same command again when the service answers`,
-        r.unknown,
+        `${unknown.length} payout${unknown.length === 1 ? '' : 's'} of an earlier attempt may have been sent, and could not be read back from the service; nothing new was sent: run the same command again when the service answers`,
+        unknown,
       )
     );
   }

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
+import type { Clock } from '../../clock.js';
 import { InterruptedError, UsageError } from '../../errors.js';
 import {
   ExitCode,
@@ -31,7 +32,7 @@ import {
   summaryText,
 } from './render.js';
 import { writeFailedOut, writeReport } from './report.js';
-import { applyReconciled, type PriorState, priorState } from './resume.js';
+import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
 import { PayoutSpool, spoolMemoryBudget } from './spool.js';
 
@@ -49,6 +50,8 @@ export interface SendDeps {
   /** Base URL and profile for the summary of a dry run, which needs no credentials. */
   preview: () => Promise<{ baseUrl?: string; profile?: string }>;
   retry?: RetryPolicy;
+  /** Time for retry waits and read-back timing; the real clock unless a test passes one. */
+  clock?: Clock;
 }
 
 /** Builds the sources of a run; standard input is spooled to a file so it can be read twice. */
@@ -212,6 +215,7 @@ async function sendPlan(
       stateDir: deps.stateDir,
       serviceKey: service.serviceKey,
       runId: runIdFor(service.serviceKey, plan.inputHash),
+      ...(deps.clock ? { now: () => new Date(deps.clock!.now()) } : {}),
       header: {
         service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
         client_id: service.settings.clientId,
@@ -234,6 +238,11 @@ async function sendPlan(
             progress.update(
               `Sending: ${d.requests} requests, ${d.payouts}/${plan.payoutCount} payouts done`,
             ),
+          countdown: (s) =>
+            progress.update(
+              `Waiting ${s} s for the service to finish a request before reading back…`,
+            ),
+          clock: deps.clock,
         },
         {
           chunkSize: opts.chunkSize,
@@ -241,6 +250,7 @@ async function sendPlan(
           batchReference: plan.batchReference,
           webhookUrl: plan.webhookUrl,
           retry: deps.retry ?? DEFAULT_SEND_RETRY,
+          quietMs: service.timing.quietMs,
         },
       );
       const prior = await priorState({
@@ -254,7 +264,9 @@ async function sendPlan(
         output.info(
           `Reading back ${prior.inFlight.size} payout${prior.inFlight.size === 1 ? '' : 's'} whose earlier request has no recorded outcome…`,
         );
-        applyReconciled(prior, await engine.reconcile([...prior.inFlight]), journal);
+        const items = [...prior.inFlight.values()];
+        const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
+        applyReadBack(prior, await engine.readBackEarlier(items, sentAt), journal);
       }
       // Both were only needed to learn what earlier runs sent; pass 2 sends from the spool.
       // (The index's collection, for a large run, takes the states along.)

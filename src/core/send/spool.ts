@@ -169,16 +169,15 @@ function parseLine(text: string, start: number, end: number): SpooledPayout {
   if (t1 < 0 || t2 < 0 || t3 < 0 || t4 < 0 || t4 >= end) {
     throw new Error('internal: a malformed line in the payout spool');
   }
-  return {
-    hash: text.slice(start, t1),
-    payout: {
-      // JSON.parse, even where a slice would do: it makes a flat string, and the engine
-      // compares and looks up references, which took longer on slices than this takes.
-      reference_id: JSON.parse(text.slice(t1 + 1, t2)) as string,
-      amount: text.slice(t2 + 1, t3),
-      currency: text.slice(t3 + 1, t4),
-      recipient: '',
-      json: text.slice(t4 + 1, end),
-    },
+  // The serialised payout carries every field; the amount comes from its own column, as
+  // text, so that it never passes through a double.
+  const wire = JSON.parse(text.slice(t4 + 1, end)) as { recipient: string; description?: string };
+  const payout: PayoutRequest = {
+    reference_id: JSON.parse(text.slice(t1 + 1, t2)) as string,
+    amount: text.slice(t2 + 1, t3),
+    currency: text.slice(t3 + 1, t4),
+    recipient: wire.recipient,
   };
+  if (wire.description !== undefined) payout.description = wire.description;
+  return { hash: text.slice(start, t1), payout };
 }

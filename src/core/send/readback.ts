@@ -1,0 +1,138 @@
+import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
+import type { PayoutRecord } from '../../api/types.js';
+import type { Clock } from '../../clock.js';
+import { CredentialsError } from '../../errors.js';
+import { type LookupOutcome, lookupAll, type PayoutReader } from '../status/lookup.js';
+import { matchRecord, type Sent } from './verdict.js';
+
+/** What reading payouts back needs. */
+export interface ReadBackDeps {
+  client: PayoutReader;
+  clock: Clock;
+  /** Aborting it stops a wait for the quiet time: the payouts waited for stay unknown. */
+  interrupt: AbortSignal;
+  /** Says on stderr why the run waits, and how long. */
+  notify: (message: string) => void;
+  /** Shows the time left of a wait (a spinner on a terminal), called about once a second. */
+  countdown?: (secondsLeft: number) => void;
+  retry?: RetryPolicy;
+  concurrency?: number;
+}
+
+/** What a read-back established about one payout. */
+export type ReadBackOutcome =
+  | { kind: 'found'; record: PayoutRecord }
+  /** Another payout stands under our reference: ours was not made. */
+  | { kind: 'other-payout'; record: PayoutRecord; why: string }
+  /** Proof of not applied: the request could no longer be in progress when this was read. */
+  | { kind: 'not-found' }
+  | { kind: 'unknown'; why: string };
+
+/** The outcomes of a read-back, and a credentials error that stopped it, if one did. */
+export interface ReadBackResult {
+  outcomes: Map<string, ReadBackOutcome>;
+  fatal?: Error;
+}
+
+/**
+ * Reads payouts back by reference_id. A "Payout not found" proves nothing while the request
+ * that carried the payout may still be in progress at the service, so those found missing
+ * before `quietAt` (ms since the epoch) are read again once it has passed.
+ */
+export async function readBack<T extends Sent>(
+  items: T[],
+  quietAt: number,
+  deps: ReadBackDeps,
+): Promise<ReadBackResult> {
+  const byRef = new Map(items.map((i) => [i.payout.reference_id, i]));
+  const out: ReadBackResult = { outcomes: new Map() };
+  const missing = await readOnce(items, deps, out);
+  if (!missing.length || out.fatal) return out;
+  const waitMs = quietAt - deps.clock.now();
+  if (waitMs > 0) {
+    const waited = await waitForQuiet(missing.length, waitMs, deps);
+    if (!waited) {
+      for (const ref of missing) out.outcomes.set(ref, { kind: 'unknown', why: STOPPED_WAITING });
+      return out;
+    }
+    await readOnce(
+      missing.map((ref) => byRef.get(ref)!),
+      deps,
+      out,
+    );
+  } else {
+    for (const ref of missing) out.outcomes.set(ref, { kind: 'not-found' });
+  }
+  return out;
+}
+
+const STOPPED_WAITING =
+  'the run was stopped while waiting for the service to finish the request that carried it';
+
+/**
+ * Reads each payout once; records what is established in `out` and returns the references
+ * the service said it does not have (recorded as not-found in `out` too, final only when
+ * no wait is needed).
+ */
+async function readOnce<T extends Sent>(
+  items: T[],
+  deps: ReadBackDeps,
+  out: ReadBackResult,
+): Promise<string[]> {
+  let found: LookupOutcome[];
+  try {
+    found = await lookupAll(
+      deps.client,
+      items.map((i) => i.payout.reference_id),
+      {
+        concurrency: deps.concurrency ?? 8,
+        retry: deps.retry ?? DEFAULT_READ_RETRY,
+        sleep: (ms, signal) => deps.clock.sleep(ms, signal),
+      },
+    );
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    for (const i of items) out.outcomes.set(i.payout.reference_id, { kind: 'unknown', why });
+    if (error instanceof CredentialsError) out.fatal = error;
+    return [];
+  }
+  const missing: string[] = [];
+  found.forEach((o, k) => {
+    const payout = items[k]!.payout;
+    const ref = payout.reference_id;
+    if (o.kind === 'not_found') {
+      missing.push(ref);
+      out.outcomes.set(ref, { kind: 'not-found' });
+    } else if (o.kind === 'error') {
+      out.outcomes.set(ref, { kind: 'unknown', why: o.error.message });
+    } else {
+      const m = matchRecord(payout, o.record);
+      if (m.kind === 'ours') out.outcomes.set(ref, { kind: 'found', record: o.record });
+      else if (m.kind === 'other-payout')
+        out.outcomes.set(ref, { kind: 'other-payout', record: o.record, why: m.why });
+      else out.outcomes.set(ref, { kind: 'unknown', why: m.why });
+    }
+  });
+  return missing;
+}
+
+/** Waits out the quiet time, telling the user; false when the run was stopped meanwhile. */
+async function waitForQuiet(count: number, waitMs: number, deps: ReadBackDeps): Promise<boolean> {
+  const { clock, interrupt } = deps;
+  if (interrupt.aborted) return false;
+  const seconds = Math.ceil(waitMs / 1000);
+  deps.notify(
+    `the service has no record yet of ${count} payout${count === 1 ? '' : 's'} whose request may still be in progress there: waiting ${seconds} s before reading ${count === 1 ? 'it' : 'them'} again (Ctrl-C stops waiting and leaves ${count === 1 ? 'its' : 'their'} outcome unknown)`,
+  );
+  const until = clock.now() + waitMs;
+  try {
+    for (let left = waitMs; left > 0; left = until - clock.now()) {
+      deps.countdown?.(Math.ceil(left / 1000));
+      await clock.sleep(Math.min(left, 1000), interrupt);
+    }
+  } catch (error) {
+    if (interrupt.aborted) return false;
+    throw error;
+  }
+  return !interrupt.aborted;
+}

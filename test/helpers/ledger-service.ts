@@ -1,0 +1,169 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { refOf, sendJson, startServer, type TestServer } from './http-servers.js';
+
+/** A payout as the service holds it. */
+export interface Held {
+  reference_id: string;
+  amount: number;
+  currency: string;
+  recipient: string;
+  status: string;
+  /** How many create requests applied it: more than 1 is a payout made twice. */
+  times: number;
+}
+
+/** A payout as a create request carried it. */
+export interface Posted {
+  reference_id: string;
+  amount: number;
+  currency: string;
+  recipient: string;
+}
+
+/** How the service answers one create request. */
+export interface Reply {
+  /** Which payouts it applies before answering: all (default), none, or these references. */
+  apply?: 'all' | 'none' | string[];
+  /** Applies them only this long after answering (a request still in progress). */
+  applyLaterMs?: number;
+  status?: number;
+  /** The body; by default the success envelope with one result per applied payout. */
+  body?: unknown | ((results: Array<Record<string, unknown>>) => unknown);
+  headers?: Record<string, string>;
+  /** Destroys the connection instead of answering. */
+  cut?: boolean;
+  /** Answers only this long after applying. */
+  delayMs?: number;
+}
+
+/** Decides the reply to the nth create request (from 1). */
+export type CreatePolicy = (n: number, posted: Posted[], svc: LedgerService) => Reply;
+
+/**
+ * A loopback Payout Service with a ledger: it logs what it applied, so a test can assert that
+ * no payout was applied twice whatever the CLI was told. GET answers from the ledger unless
+ * `onGet` answers first.
+ */
+export class LedgerService {
+  readonly held = new Map<string, Held>();
+  creates = 0;
+  gets = 0;
+  /** How many create requests carried each reference. */
+  readonly posts = new Map<string, number>();
+  /** References posted again after a create request had applied them. */
+  readonly postedAfterApplied = new Set<string>();
+  onGet?: (ref: string, res: ServerResponse) => boolean;
+  private server?: TestServer;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(private readonly policy: CreatePolicy = () => ({})) {}
+
+  static async start(policy?: CreatePolicy): Promise<LedgerService> {
+    const svc = new LedgerService(policy);
+    svc.server = await startServer((req, res) => svc.handle(req, res));
+    return svc;
+  }
+
+  get url(): string {
+    return this.server!.url;
+  }
+
+  /** Environment for a run against this service, in a private home. */
+  env(home: Record<string, string>): Record<string, string> {
+    return {
+      ...home,
+      PAYOUTS_BASE_URL: this.url,
+      PAYOUTS_CLIENT_ID: 'client-1',
+      PAYOUTS_CLIENT_SECRET: 'secret-1',
+    };
+  }
+
+  /** References applied more than once, or posted again after a request applied them. */
+  appliedTwice(): string[] {
+    return [...this.held.values()]
+      .filter((h) => h.times > 1 || this.postedAfterApplied.has(h.reference_id))
+      .map((h) => h.reference_id);
+  }
+
+  /** Puts a payout in the ledger as if made before the test (it counts no application). */
+  preload(p: Posted, status = 'success'): void {
+    this.held.set(p.reference_id, { ...p, status, times: 0 });
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    await this.server?.close();
+  }
+
+  /** Applies payouts, counting every application. */
+  apply(posted: Posted[], status = 'success'): void {
+    for (const p of posted) {
+      const prev = this.held.get(p.reference_id);
+      if (prev) prev.times += 1;
+      else this.held.set(p.reference_id, { ...p, status, times: 1 });
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const ref = refOf(req);
+    if (req.method === 'GET' && ref !== undefined) return this.answerGet(ref, res);
+    if (req.method !== 'POST') return sendJson(res, 404, { success: false, message: ['no route'] });
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const posted = (JSON.parse(text) as { payouts: Posted[] }).payouts;
+    this.creates += 1;
+    for (const p of posted) {
+      this.posts.set(p.reference_id, (this.posts.get(p.reference_id) ?? 0) + 1);
+      if ((this.held.get(p.reference_id)?.times ?? 0) > 0) this.postedAfterApplied.add(p.reference_id);
+    }
+    const reply = this.policy(this.creates, posted, this);
+    const chosen =
+      reply.apply === 'none'
+        ? []
+        : Array.isArray(reply.apply)
+          ? posted.filter((p) => (reply.apply as string[]).includes(p.reference_id))
+          : posted;
+    if (reply.applyLaterMs !== undefined) {
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        this.apply(chosen);
+      }, reply.applyLaterMs);
+      this.timers.add(t);
+    } else this.apply(chosen);
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (reply.cut) {
+      req.socket.destroy();
+      return;
+    }
+    const results = chosen.map((p) => ({
+      reference_id: p.reference_id,
+      status: 'success',
+      transaction_id: `T-${p.reference_id}`,
+      amount: p.amount,
+      currency: p.currency,
+      charges: 0.5,
+    }));
+    const body =
+      typeof reply.body === 'function'
+        ? reply.body(results)
+        : (reply.body ?? {
+            success: true,
+            message: ['Payouts processed'],
+            data: { success_count: results.length, failed_count: 0, results },
+          });
+    sendJson(res, reply.status ?? 200, body, reply.headers);
+  }
+
+  private answerGet(ref: string, res: ServerResponse): void {
+    this.gets += 1;
+    if (this.onGet?.(ref, res)) return;
+    const h = this.held.get(ref);
+    if (!h) return sendJson(res, 404, { success: false, message: ['Payout not found'], data: [] });
+    const { times: _times, ...record } = h;
+    sendJson(res, 200, {
+      success: true,
+      message: ['Payout retrieved'],
+      data: { ...record, transaction_id: `T-${ref}`, created_at: '2026-11-24T12:00:00Z' },
+    });
+  }
+}

@@ -1,0 +1,67 @@
+import { PassThrough, Readable } from 'node:stream';
+import type { Clock } from '../../src/clock.js';
+import type { Runtime } from '../../src/context.js';
+import { main } from '../../src/main.js';
+
+/** What one in-process run of the CLI printed and returned. */
+export interface MainResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of one in-process run. */
+export interface MainOptions {
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  clock?: Clock;
+  /** Aborts like a first Ctrl-C. */
+  interrupt?: AbortSignal;
+}
+
+/** A stream that collects what is written to it, as a pipe (not a terminal). */
+function collector(): { stream: PassThrough; text(): string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+/** Runs `payouts ARGV` in this process through main(), as the entry point would. */
+export async function runMain(argv: string[], opts: MainOptions = {}): Promise<MainResult> {
+  const out = collector();
+  const err = collector();
+  const env: Record<string, string> = { LANG: 'C.UTF-8' };
+  for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
+  const runtime: Runtime = {
+    env,
+    stdin: Readable.from([opts.stdin ?? '']),
+    stdout: out.stream,
+    stderr: err.stream,
+    cwd: process.cwd(),
+    pid: process.pid,
+    version: '0.0.0-test',
+    interrupt: opts.interrupt ?? new AbortController().signal,
+    clock: opts.clock,
+  };
+  const code = await main(argv, runtime);
+  await new Promise((r) => setImmediate(r));
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+/**
+ * A clock whose waits take no real time: sleeping moves its time forward. Real timers and
+ * sockets keep their own time, so tests use it for the CLI's own waits only.
+ */
+export class FakeClock implements Clock {
+  constructor(public t = Date.parse('2026-11-24T12:00:00Z')) {}
+  /** Every wait asked for, in milliseconds. */
+  readonly waits: number[] = [];
+  now = (): number => this.t;
+  sleep = async (ms: number, signal?: AbortSignal): Promise<void> => {
+    this.waits.push(ms);
+    await new Promise((r) => setImmediate(r));
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    this.t += Math.max(0, ms);
+  };
+}
