@@ -1,5 +1,7 @@
 /** Typed errors of the CLI. The entry point maps them to exit codes in exit-codes.ts. */
 
+import { displayText } from './output/display.js';
+
 /** One problem found in an input file, located by file, line or item, and field. */
 export interface Problem {
   /** File name as the user gave it, or "-" for standard input. */
@@ -12,15 +14,24 @@ export interface Problem {
   message: string;
 }
 
-/** Formats a problem as `file line N: field "value": message`. */
+/**
+ * Formats a problem as `file line N: field "value": message`, for people: the file, field,
+ * value and message show control characters escaped (the --json problem keeps its values).
+ */
 export function formatProblem(p: Problem): string {
-  let head = p.file;
+  let head = displayText(p.file);
   if (p.location) head += ` ${p.location}`;
   let subject = '';
   if (p.field !== undefined) {
-    subject = p.value !== undefined ? `${p.field} ${JSON.stringify(p.value)}: ` : `${p.field}: `;
+    const field = displayText(p.field);
+    subject = p.value !== undefined ? `${field} ${quoted(p.value)}: ` : `${field}: `;
   }
-  return `${head}: ${subject}${p.message}`;
+  return `${head}: ${subject}${displayText(p.message)}`;
+}
+
+/** A value in double quotes, its quotes and backslashes escaped as JSON escapes them. */
+function quoted(value: string): string {
+  return `"${displayText(value.replace(/["\\]/g, '\\$&'))}"`;
 }
 
 /** Base class of every error the CLI expects and explains. */

@@ -1,3 +1,4 @@
+import { serviceStatusKind, statusKind } from './core/statuses.js';
 import {
   ApiError,
   CredentialsError,
@@ -35,17 +36,28 @@ export function exitCodeForError(error: unknown): ExitCodeValue {
   return ExitCode.internal;
 }
 
-/** Payout statuses as the service reports them. */
-export type PayoutStatus = 'success' | 'pending' | 'failed' | 'canceled';
-
-/** Exit code for a set of payout statuses: any failed or canceled beats pending. */
+/**
+ * Exit code for a set of send outcome statuses: failed, canceled, not sent (and the CLI's own
+ * "outcome unknown", which always comes with exit 7 anyway) give 4 and beat pending; pending
+ * and any status the interface does not document give 5; success alone gives 0.
+ */
 export function exitCodeForStatuses(statuses: Iterable<string>): ExitCodeValue {
   let pending = false;
   for (const s of statuses) {
-    if (s !== 'success' && s !== 'pending') return ExitCode.failed;
-    if (s === 'pending') pending = true;
+    const kind = statusKind(s);
+    if (kind === 'failed' || kind === 'not_sent' || kind === 'outcome_unknown') {
+      return ExitCode.failed;
+    }
+    if (kind !== 'success') pending = true;
   }
   return pending ? ExitCode.pending : ExitCode.ok;
+}
+
+/** Exit code of one status the service reported on a lookup: an undocumented one gives 5. */
+export function exitCodeForServiceStatus(status: string): ExitCodeValue {
+  return serviceStatusKind(status) === 'undocumented'
+    ? ExitCode.pending
+    : exitCodeForStatuses([status]);
 }
 
 /** Picks the most important of several exit codes: 3 > 7 > 6 > 4 > 5 > 0. */

@@ -39,10 +39,10 @@ export function buildProgram(runtime: Runtime, sink: (code: number) => void): Co
     `
 Exit codes:
   0  every payout succeeded        4  a payout failed or was canceled
-  1  internal error                5  a payout is still pending (none failed)
-  2  usage or invalid input        6  payout not found
-  3  credentials missing/rejected  7  service unreachable or outcome unknown
-  130 interrupted
+  1  internal error                5  a payout is still pending, or has a status the
+  2  usage or invalid input           service does not document (none failed)
+  3  credentials missing/rejected  6  payout not found
+  130 interrupted                  7  service unreachable or outcome unknown
 
 Run "payouts <command> --help" for a command's options and examples.`,
   );

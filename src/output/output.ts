@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import { InterruptedError } from '../errors.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
+import { terminalText } from './display.js';
 
 /** A writable stream that may be a terminal. */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
@@ -109,11 +110,14 @@ export class Output {
     return !this.json;
   }
 
-  /** Writes human-readable result text to stdout; ignored under --json. */
+  /**
+   * Writes human-readable result text to stdout; ignored under --json. Control characters
+   * other than our line breaks and colours are escaped (see terminalText), on a pipe too.
+   */
   print(text = ''): void {
     if (this.json) return;
     this.clearProgress();
-    this.writeOut(`${text}\n`);
+    this.writeOut(`${terminalText(text, { colours: this.color.level > 0, lineBreaks: true })}\n`);
   }
 
   /** Writes the one JSON document of a --json run to stdout. */
@@ -239,8 +243,9 @@ export class Output {
   }
 
   /** Asks for a line of text on the terminal; `hidden` keeps it from being echoed. */
-  async ask(question: string, hidden = false): Promise<string> {
+  async ask(text: string, hidden = false): Promise<string> {
     this.clearProgress();
+    const question = terminalText(text, { colours: this.errColor.level > 0, lineBreaks: true });
     const { createInterface } = await import('node:readline');
     const stderr = this.opts.stderr;
     const rl = createInterface({ input: this.opts.stdin, output: stderr, terminal: true });
@@ -274,7 +279,10 @@ export class Output {
     }
   }
 
-  /** Renders a table with cli-table3 (loaded on first use). */
+  /**
+   * Renders a table with cli-table3 (loaded on first use). A cell's control characters are
+   * escaped, line breaks included, so no text from outside can split a row.
+   */
   async table(head: string[], rows: string[][]): Promise<string> {
     const { default: Table } = await import('cli-table3');
     const table = new Table({
@@ -284,7 +292,8 @@ export class Output {
       chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
       wordWrap: true,
     });
-    table.push(...rows);
+    const own = { colours: this.color.level > 0, lineBreaks: false };
+    table.push(...rows.map((row) => row.map((cell) => terminalText(cell, own))));
     return table.toString();
   }
 
@@ -293,8 +302,10 @@ export class Output {
     this.activeProgress = undefined;
   }
 
+  /** Writes a message line to stderr, escaped as print escapes stdout text. */
   private writeErr(message: string): void {
     this.clearProgress();
-    this.opts.stderr.write(`${message}\n`);
+    const own = { colours: this.errColor.level > 0, lineBreaks: true };
+    this.opts.stderr.write(`${terminalText(message, own)}\n`);
   }
 }

@@ -1,6 +1,12 @@
 import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { RAW_ITEM_INDENT, rawListItem } from '../../output/output.js';
+import {
+  NOT_SENT as NOT_SENT_STATUS,
+  OUTCOME_UNKNOWN as OUTCOME_UNKNOWN_STATUS,
+  type StatusKind,
+  statusKind,
+} from '../statuses.js';
 import { FileAppender } from './file-appender.js';
 import type { OutcomeCounts, PayoutOutcome } from './outcome.js';
 import { resultItemJson } from './render.js';
@@ -9,7 +15,12 @@ import { resultItemJson } from './render.js';
 const SUCCESS = 1;
 const PENDING = 2;
 const NOT_SENT = 3;
-const OTHER = 4;
+/** Failed or canceled. */
+const FAILED = 4;
+/** The CLI's own "outcome unknown". */
+const OUTCOME_UNKNOWN = 5;
+/** A status the interface does not document. */
+const UNDOCUMENTED = 6;
 const STATUS_BITS = 7;
 const SENT_EARLIER = 8;
 const HAS_CHARGES = 16;
@@ -27,13 +38,18 @@ const LIST_CHUNK = 1 << 16;
 /** Converts a charge the service sent into minor units of its currency (undefined: not exact). */
 export type ChargeMinor = (currency: string, charges: number) => bigint | undefined;
 
-/** The code of a status: success, pending, not_sent, or anything else (counted as failed). */
-function statusCode(status: string): number {
-  if (status === 'success') return SUCCESS;
-  if (status === 'pending') return PENDING;
-  if (status === 'not_sent') return NOT_SENT;
-  return OTHER;
-}
+/** The code of a status, by its kind. */
+const STATUS_CODES: Record<StatusKind, number> = {
+  success: SUCCESS,
+  pending: PENDING,
+  not_sent: NOT_SENT,
+  failed: FAILED,
+  outcome_unknown: OUTCOME_UNKNOWN,
+  undocumented: UNDOCUMENTED,
+};
+
+/** Stands for every undocumented status in statusKinds: exitCodeForStatuses treats them alike. */
+const UNDOCUMENTED_SAMPLE = 'undocumented';
 
 /** The start of a result line up to its amount: the texts before it are JSON strings or null. */
 const BEFORE_AMOUNT =
@@ -92,7 +108,7 @@ export class OutcomeStore {
   private pendingRows: number[] = [];
   private readonly out: FileAppender;
   private readonly cache = new Map<number, Buffer>();
-  private readonly counts = [0, 0, 0, 0, 0];
+  private readonly counts = [0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
   private closed = false;
@@ -156,7 +172,7 @@ export class OutcomeStore {
       }
       if (prev & SENT_EARLIER && !o.sent_earlier) o = { ...o, sent_earlier: true };
     }
-    let code = statusCode(o.status);
+    let code = STATUS_CODES[statusKind(o.status)];
     this.counts[code] = this.counts[code]! + 1;
     if (o.sent_earlier) {
       code |= SENT_EARLIER;
@@ -263,11 +279,13 @@ export class OutcomeStore {
 
   /** Counts by status, as countOutcomes would make them. */
   countsOf(): OutcomeCounts {
+    const n = this.counts;
     return {
-      success: this.counts[SUCCESS]!,
-      pending: this.counts[PENDING]!,
-      failed: this.counts[NOT_SENT]! + this.counts[OTHER]!,
-      notSent: this.counts[NOT_SENT]!,
+      success: n[SUCCESS]!,
+      pending: n[PENDING]!,
+      failed: n[NOT_SENT]! + n[FAILED]!,
+      unknown: n[OUTCOME_UNKNOWN]! + n[UNDOCUMENTED]!,
+      notSent: n[NOT_SENT]!,
       sentEarlier: this.sentEarlier,
     };
   }
@@ -280,13 +298,15 @@ export class OutcomeStore {
       .map(([currency, t]) => ({ currency, minor: t.minor }));
   }
 
-  /** One status per kind present (success, pending, failed), for the exit code. */
+  /** One status per kind present, for exitCodeForStatuses. */
   statusKinds(): string[] {
     const out: string[] = [];
     if (this.counts[SUCCESS]) out.push('success');
     if (this.counts[PENDING]) out.push('pending');
-    if (this.counts[NOT_SENT]) out.push('not_sent');
-    if (this.counts[OTHER]) out.push('failed');
+    if (this.counts[NOT_SENT]) out.push(NOT_SENT_STATUS);
+    if (this.counts[FAILED]) out.push('failed');
+    if (this.counts[OUTCOME_UNKNOWN]) out.push(OUTCOME_UNKNOWN_STATUS);
+    if (this.counts[UNDOCUMENTED]) out.push(UNDOCUMENTED_SAMPLE);
     return out;
   }
 

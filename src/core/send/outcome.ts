@@ -1,7 +1,12 @@
+import { isKnownUnpaid, statusKind } from '../statuses.js';
+
 /** The outcome of one payout of a run, as reported in tables, --json and --report. */
 export interface PayoutOutcome {
   reference_id: string;
-  /** success, pending, failed, canceled; or "not_sent" when it never reached the service. */
+  /**
+   * success, pending, failed, canceled, or another status the service sent; or the CLI's own
+   * "not_sent" (never reached the service) or "unknown" (outcome unknown).
+   */
   status: string;
   /** The amount as written in the input (exact decimal text). */
   amount: string;
@@ -16,20 +21,25 @@ export interface PayoutOutcome {
 /** How many outcomes of each kind a run has. */
 export interface OutcomeCounts {
   success: number;
+  /** Failed, canceled or not sent: known not to have been paid. */
   failed: number;
   pending: number;
+  /** Outcome unknown, or a status the interface does not document (e.g. "processing"). */
+  unknown: number;
   sentEarlier: number;
   notSent: number;
 }
 
-/** Counts outcomes: canceled, not sent and any unknown status count as failed. */
+/** Counts outcomes: canceled and not sent count as failed; see statusKind for the rest. */
 export function countOutcomes(outcomes: Iterable<PayoutOutcome>): OutcomeCounts {
-  const c = { success: 0, failed: 0, pending: 0, sentEarlier: 0, notSent: 0 };
+  const c = { success: 0, failed: 0, pending: 0, unknown: 0, sentEarlier: 0, notSent: 0 };
   for (const o of outcomes) {
-    if (o.status === 'success') c.success += 1;
-    else if (o.status === 'pending') c.pending += 1;
-    else c.failed += 1;
-    if (o.status === 'not_sent') c.notSent += 1;
+    const kind = statusKind(o.status);
+    if (kind === 'success') c.success += 1;
+    else if (kind === 'pending') c.pending += 1;
+    else if (isKnownUnpaid(kind)) c.failed += 1;
+    else c.unknown += 1;
+    if (kind === 'not_sent') c.notSent += 1;
     if (o.sent_earlier) c.sentEarlier += 1;
   }
   return c;

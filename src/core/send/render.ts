@@ -8,7 +8,9 @@ import {
   minorFromServiceNumber,
 } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
+import { displayText } from '../../output/display.js';
 import { type Output, RawNumber } from '../../output/output.js';
+import { statusKind } from '../statuses.js';
 import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from './outcome.js';
 import type { RunPlan } from './plan.js';
 
@@ -63,10 +65,14 @@ export function summaryText(
   lines.push(
     `${c.bold('Requests:')}  ${plan.requestCount} (up to ${dest.chunkSize} payouts each, ${dest.concurrency} at a time)`,
   );
-  lines.push(`${c.bold('Service:')}   ${dest.baseUrl ?? '(not set)'}`);
-  lines.push(`${c.bold('Profile:')}   ${dest.profile ?? '(not set)'}`);
-  lines.push(`${c.bold('Batch:')}     ${plan.batchReference ?? '(none: the service assigns one)'}`);
-  lines.push(`${c.bold('Webhook:')}   ${plan.webhookUrl ?? '(account default)'}`);
+  // The batch reference and webhook URL may come from an input file: shown escaped.
+  const shown = (v: string | undefined, none: string) => (v === undefined ? none : displayText(v));
+  lines.push(`${c.bold('Service:')}   ${shown(dest.baseUrl, '(not set)')}`);
+  lines.push(`${c.bold('Profile:')}   ${shown(dest.profile, '(not set)')}`);
+  lines.push(
+    `${c.bold('Batch:')}     ${shown(plan.batchReference, '(none: the service assigns one)')}`,
+  );
+  lines.push(`${c.bold('Webhook:')}   ${shown(plan.webhookUrl, '(account default)')}`);
   return lines.join('\n');
 }
 
@@ -183,6 +189,7 @@ export function resultsHead(
     success_count: c.success,
     failed_count: c.failed,
     pending_count: c.pending,
+    unknown_count: c.unknown,
     batch_reference: extra.batchReference ?? null,
     sent_earlier_count: c.sentEarlier,
     charges: summary.charges,
@@ -226,11 +233,16 @@ export function formatCharges(o: PayoutOutcome, currencies: CurrencyTable): stri
   return formatServiceNumber(o.charges, currencies.minorUnits(o.currency));
 }
 
-/** Colours a status: green success, yellow pending, red anything else. */
+/**
+ * A status for a table, escaped, and coloured: green success; yellow pending and statuses the
+ * interface does not document (not known to be final); red anything else.
+ */
 export function colourStatus(status: string, c: ChalkInstance): string {
-  if (status === 'success') return c.green(status);
-  if (status === 'pending') return c.yellow(status);
-  return c.red(status);
+  const kind = statusKind(status);
+  const text = displayText(status);
+  if (kind === 'success') return c.green(text);
+  if (kind === 'pending' || kind === 'undocumented') return c.yellow(text);
+  return c.red(text);
 }
 
 /** The rows of a run's results, in input order, as the table asks for them. */
@@ -263,13 +275,14 @@ export async function resultsTable(
   if (!long) rows.push(...results.withSuccess(true));
   const fineCount = results.successCount;
   const c = output.color;
+  const d = displayText;
   const body = rows.map((o) => [
-    o.reference_id,
+    d(o.reference_id),
     colourStatus(o.status, c) + (o.sent_earlier ? c.dim(' (sent earlier)') : ''),
-    `${o.amount} ${o.currency}`,
+    `${o.amount} ${d(o.currency)}`,
     formatCharges(o, currencies),
-    o.transaction_id ?? '',
-    o.message ?? '',
+    d(o.transaction_id ?? ''),
+    d(o.message ?? ''),
   ]);
   let text = rows.length
     ? await output.table(
@@ -295,6 +308,8 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance): string {
     (n.failed ? c.red : (s: string) => s)(`${n.failed} failed`),
     (n.pending ? c.yellow : (s: string) => s)(`${n.pending} pending`),
   ];
+  // Outcome unknown, or a status the interface does not document: neither failed nor paid.
+  if (n.unknown) parts.push(c.yellow(`${n.unknown} unknown`));
   let line = `${total} payout${total === 1 ? '' : 's'}: ${parts.join(', ')}`;
   if (n.sentEarlier) line += ` (${n.sentEarlier} sent earlier, not sent again)`;
   if (charges) line += `; charges ${charges}`;

@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type IntakeOptions, readPayouts, type ValidPayout } from '../../input/index.js';
+import { isKnownUnpaid, NOT_SENT, statusKind } from '../statuses.js';
 import type { PayoutOutcome } from './outcome.js';
 import { formatCharges } from './render.js';
 import type { HashedSource } from './sources.js';
@@ -101,7 +102,7 @@ export async function writeReport(
         text(p.currency),
         text(p.recipient),
         text(p.description),
-        text(o?.status ?? 'not_sent'),
+        text(o?.status ?? NOT_SENT),
         text(o?.transaction_id),
         o ? formatCharges(o, intake.currencies) : '',
         text(o?.message),
@@ -112,7 +113,12 @@ export async function writeReport(
   });
 }
 
-/** Writes --failed-out: the rows that did not succeed or stay pending, as a valid input CSV. */
+/**
+ * Writes --failed-out: the rows known not to have been paid (failed, canceled, not sent), as a
+ * valid input CSV. Pending rows, rows whose outcome is unknown and rows with a status the
+ * interface does not document are left out: they may still be paid, and resending them under
+ * a new reference could pay twice.
+ */
 export async function writeFailedOut(
   path: string,
   sources: HashedSource[],
@@ -123,8 +129,8 @@ export async function writeFailedOut(
   await writeFileAtomic(path, async (append) => {
     append('reference_id,amount,currency,recipient,description\n');
     await eachRow(sources, intake, (p, row) => {
-      const status = outcomes(row, p.reference_id)?.status ?? 'not_sent';
-      if (status === 'success' || status === 'pending') return;
+      const status = outcomes(row, p.reference_id)?.status ?? NOT_SENT;
+      if (!isKnownUnpaid(statusKind(status))) return;
       count += 1;
       // Values are written exactly (no formula guard): this file is input for payouts.
       const cells = [p.reference_id, p.amount.text, p.currency, p.recipient, p.description ?? ''];

@@ -3,9 +3,10 @@ import {
   ExitCode,
   type ExitCodeValue,
   exitCodeForError,
-  exitCodeForStatuses,
+  exitCodeForServiceStatus,
   worstExitCode,
 } from '../../exit-codes.js';
+import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type LookupOutcome, lookupAll, type PayoutReader } from './lookup.js';
 import { watchStatuses } from './watch.js';
@@ -35,9 +36,9 @@ export interface StatusDeps {
   now?: () => number;
 }
 
-/** The exit code of one outcome. */
+/** The exit code of one outcome; a status the interface does not document gives 5. */
 export function exitCodeForOutcome(o: LookupOutcome): ExitCodeValue {
-  if (o.kind === 'found') return exitCodeForStatuses([o.record.status]);
+  if (o.kind === 'found') return exitCodeForServiceStatus(o.record.status);
   if (o.kind === 'not_found') return ExitCode.notFound;
   return exitCodeForError(o.error);
 }
@@ -51,9 +52,10 @@ export function exitCodeForOutcomes(outcomes: Iterable<LookupOutcome>): ExitCode
 function changeLine(output: Output, o: LookupOutcome, previous: LookupOutcome | undefined): string {
   const c = output.errColor;
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const label = (x: LookupOutcome) => (x.kind === 'found' ? x.record.status : 'not found');
+  const label = (x: LookupOutcome) =>
+    x.kind === 'found' ? displayText(x.record.status) : 'not found';
   const was = previous ? `${label(previous)} -> ` : '';
-  return `${c.dim(now)} ${o.reference_id}: ${was}${c.bold(label(o))}`;
+  return `${c.dim(now)} ${displayText(o.reference_id)}: ${was}${c.bold(label(o))}`;
 }
 
 /**
@@ -80,7 +82,7 @@ export async function checkStatuses(
       n: { attempt: number; maxAttempts: number; delayMs: number; error: unknown },
     ) =>
       output.debug(
-        `retrying ${ref} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${n.error instanceof Error ? n.error.message : String(n.error)})`,
+        `retrying ${displayText(ref)} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${displayText(n.error instanceof Error ? n.error.message : String(n.error))})`,
       ),
     onDone: (done: number, total: number) => progress.update(`checked ${done} of ${total}`),
   };
@@ -98,7 +100,11 @@ export async function checkStatuses(
           if (output.human) output.info(changeLine(output, o, previous));
         },
         onPollError: (o) => {
-          if (output.human) output.warn(`${o.reference_id}: ${o.error.message} (will try again)`);
+          if (output.human) {
+            output.warn(
+              `${displayText(o.reference_id)}: ${displayText(o.error.message)} (will try again)`,
+            );
+          }
         },
       });
       outcomes = result.outcomes;

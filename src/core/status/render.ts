@@ -2,7 +2,9 @@ import type { ChalkInstance } from 'chalk';
 import type { PayoutRecord } from '../../api/types.js';
 import { formatServiceNumber } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
+import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
+import { serviceStatusKind } from '../statuses.js';
 import type { LookupOutcome } from './lookup.js';
 import { isSettled } from './watch.js';
 
@@ -24,19 +26,23 @@ export function statusDocument(outcomes: LookupOutcome[], single: boolean): unkn
   return single && docs.length === 1 ? docs[0] : docs;
 }
 
-/** Colours a status: green success, yellow pending, red failed or canceled. */
+/**
+ * A status as it came, escaped, and coloured: green success, red failed or canceled, yellow
+ * pending and any status the interface does not document (not known to be final).
+ */
 export function colorStatus(status: string, c: ChalkInstance): string {
-  if (status === 'success') return c.green(status);
-  if (status === 'pending') return c.yellow(status);
-  if (status === 'failed' || status === 'canceled') return c.red(status);
-  return status;
+  const kind = serviceStatusKind(status);
+  const text = displayText(status);
+  if (kind === 'success') return c.green(text);
+  if (kind === 'failed') return c.red(text);
+  return c.yellow(text);
 }
 
 /** Formats an amount with its currency's decimals when the currency is known: 12.5 USD -> "12.50 USD". */
 export function formatAmount(amount: unknown, currency: unknown): string {
-  const cur = typeof currency === 'string' ? currency : '';
+  const cur = typeof currency === 'string' ? displayText(currency) : '';
   if (typeof amount !== 'number')
-    return amount === undefined ? '' : `${String(amount)} ${cur}`.trim();
+    return amount === undefined ? '' : `${plain(amount)} ${cur}`.trim();
   return `${formatServiceNumber(amount, isoMinorUnits(cur.toUpperCase()))} ${cur}`.trim();
 }
 
@@ -65,9 +71,9 @@ export function formatLocal(d: Date): string {
 
 /** A timestamp in ISO UTC and in local time; the raw text when it cannot be read. */
 export function formatTimestamp(value: unknown): string {
-  if (typeof value !== 'string') return value === undefined ? '' : String(value);
+  if (typeof value !== 'string') return plain(value);
   const d = parseServiceTime(value);
-  if (!d) return value;
+  if (!d) return displayText(value);
   return `${d.toISOString()} (local ${formatLocal(d)})`;
 }
 
@@ -83,10 +89,10 @@ const DETAIL_FIELDS: Array<[string, string]> = [
   ['updated_at', 'Updated at'],
 ];
 
-/** Text of any other field the service sent. */
+/** Text of any other field the service sent, escaped for a terminal. */
 function plain(value: unknown): string {
   if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : JSON.stringify(value);
+  return displayText(typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 /** The detail view of one payout record: every field, one per line. */
@@ -102,7 +108,7 @@ export function renderDetail(record: PayoutRecord, c: ChalkInstance): string {
   }
   const shown = new Set([...DETAIL_FIELDS.map(([k]) => k), 'currency']);
   for (const [key, value] of Object.entries(record)) {
-    if (!shown.has(key)) rows.push([key, plain(value)]);
+    if (!shown.has(key)) rows.push([displayText(key), plain(value)]);
   }
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${c.bold(label.padEnd(width))}  ${value}`).join('\n');
@@ -120,12 +126,13 @@ export const TABLE_HEAD = [
 
 /** The table row of one outcome. */
 export function tableRow(o: LookupOutcome, c: ChalkInstance): string[] {
-  if (o.kind === 'not_found') return [o.reference_id, c.red('not found'), '', '', '', ''];
-  if (o.kind === 'error') return [o.reference_id, c.red('error'), '', '', '', ''];
+  const ref = displayText(o.reference_id);
+  if (o.kind === 'not_found') return [ref, c.red('not found'), '', '', '', ''];
+  if (o.kind === 'error') return [ref, c.red('error'), '', '', '', ''];
   const r = o.record;
   const updated = typeof r.updated_at === 'string' ? parseServiceTime(r.updated_at) : undefined;
   return [
-    r.reference_id,
+    plain(r.reference_id),
     colorStatus(r.status, c),
     formatAmount(r.amount, r.currency),
     plain(r.recipient),
@@ -134,15 +141,30 @@ export function tableRow(o: LookupOutcome, c: ChalkInstance): string[] {
   ];
 }
 
-/** Counts outcomes by status (and not found / error), for the summary line. */
+/**
+ * Counts outcomes for the summary line: by documented status, not found and error; statuses
+ * the interface does not document are counted together as unknown, with their names.
+ */
 export function summarize(outcomes: LookupOutcome[]): string {
   const counts = new Map<string, number>();
+  const unknown = new Map<string, number>();
   for (const o of outcomes) {
+    if (o.kind === 'found' && serviceStatusKind(o.record.status) === 'undocumented') {
+      unknown.set(o.record.status, (unknown.get(o.record.status) ?? 0) + 1);
+      continue;
+    }
     const key =
       o.kind === 'found' ? o.record.status : o.kind === 'not_found' ? 'not found' : 'error';
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  return [...counts.entries()].map(([k, n]) => `${n} ${k}`).join(', ');
+  const parts = [...counts.entries()].map(([k, n]) => `${n} ${k}`);
+  if (unknown.size) {
+    let n = 0;
+    for (const count of unknown.values()) n += count;
+    const names = [...unknown.keys()].map(displayText).join(', ');
+    parts.push(`${n} unknown status${n === 1 ? '' : 'es'} (${names})`);
+  }
+  return parts.join(', ');
 }
 
 /** Writes the result of `payouts status`: JSON, the detail view, or a table. */
@@ -153,7 +175,7 @@ export async function renderStatus(
 ): Promise<void> {
   const { outcomes } = report;
   if (report.timedOut) {
-    const open = outcomes.filter((o) => !isSettled(o)).map((o) => o.reference_id);
+    const open = outcomes.filter((o) => !isSettled(o)).map((o) => displayText(o.reference_id));
     output.warn(`stopped watching at the timeout; not final yet: ${open.join(', ')}`);
   }
   if (output.json) {
@@ -163,9 +185,10 @@ export async function renderStatus(
   const c = output.color;
   const only = outcomes[0];
   if (single && only && outcomes.length === 1) {
+    const ref = displayText(only.reference_id);
     if (only.kind === 'found') output.print(renderDetail(only.record, c));
-    else if (only.kind === 'not_found') output.print(`${only.reference_id}: ${c.red('not found')}`);
-    else output.print(`${only.reference_id}: ${c.red('error')}: ${only.error.message}`);
+    else if (only.kind === 'not_found') output.print(`${ref}: ${c.red('not found')}`);
+    else output.print(`${ref}: ${c.red('error')}: ${displayText(only.error.message)}`);
     return;
   }
   output.print(
@@ -175,7 +198,9 @@ export async function renderStatus(
     ),
   );
   for (const o of outcomes) {
-    if (o.kind === 'error') output.warn(`${o.reference_id}: ${o.error.message}`);
+    if (o.kind === 'error') {
+      output.warn(`${displayText(o.reference_id)}: ${displayText(o.error.message)}`);
+    }
   }
   output.info(summarize(outcomes));
 }

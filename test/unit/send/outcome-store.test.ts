@@ -76,7 +76,14 @@ describe('OutcomeStore', () => {
       status: 'canceled',
       sent_earlier: true,
     });
-    expect(s.countsOf()).toEqual({ success: 1, pending: 0, failed: 2, notSent: 1, sentEarlier: 1 });
+    expect(s.countsOf()).toEqual({
+      success: 1,
+      pending: 0,
+      failed: 2,
+      unknown: 0,
+      notSent: 1,
+      sentEarlier: 1,
+    });
     expect(s.chargeEntries()).toEqual([{ currency: 'EUR', minor: 50n }]);
     expect(s.statusKinds()).toEqual(['success', 'not_sent', 'failed']);
     expect([...s.withSuccess(false)].map((o) => o.reference_id)).toEqual(['B', 'C']);
