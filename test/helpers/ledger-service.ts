@@ -28,7 +28,7 @@ export interface Reply {
   applyLaterMs?: number;
   status?: number;
   /** The body; by default the success envelope with one result per applied payout. */
-  body?: unknown | ((results: Array<Record<string, unknown>>) => unknown);
+  body?: string | Record<string, unknown> | ((results: Array<Record<string, unknown>>) => unknown);
   headers?: Record<string, string>;
   /** Destroys the connection instead of answering. */
   cut?: boolean;

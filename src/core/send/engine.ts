@@ -11,12 +11,12 @@ import type {
 import { type Clock, systemClock } from '../../clock.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunJournal } from '../../journal/index.js';
+import { isDocumentedStatus } from '../statuses.js';
 import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
 import type { OutcomeStore } from './outcome-store.js';
 import { type ReadBackResult, readBack } from './readback.js';
 import {
-  DOCUMENTED_STATUSES,
   judgeExchange,
   judgeResults,
   type ReadBackReason,
@@ -459,7 +459,7 @@ export class SendEngine {
     );
     const pairs: Array<[Queued, CreateResult]> = reasons.map(({ item, stated }) => {
       const o = r.outcomes.get(item.payout.reference_id);
-      if (o?.kind === 'found' && DOCUMENTED_STATUSES.has(o.record.status)) {
+      if (o?.kind === 'found' && isDocumentedStatus(o.record.status)) {
         return [item, { ...stated!, ...fromRecord(o.record) }];
       }
       return [item, stated!];

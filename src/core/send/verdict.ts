@@ -1,6 +1,7 @@
 import type { CreateAnswer, CreateResult, PayoutRecord, PayoutRequest } from '../../api/types.js';
 import { type ApiError, type CredentialsError, NetworkError } from '../../errors.js';
 import { sameDecimal } from '../../money/amount.js';
+import { isDocumentedStatus } from '../statuses.js';
 
 /**
  * The one rule of "never pay twice" (the README's table mirrors it). A payout is recorded
@@ -13,14 +14,6 @@ import { sameDecimal } from '../../money/amount.js';
  * Per-payout results win under any status and any `success`. Everything else is read back.
  * Message text never decides anything.
  */
-
-/** The statuses the service documents; any other is shown as it came and counted apart. */
-export const DOCUMENTED_STATUSES: ReadonlySet<string> = new Set([
-  'success',
-  'pending',
-  'failed',
-  'canceled',
-]);
 
 /** What one create exchange proves about the request as a whole. */
 export type RequestVerdict =
@@ -130,7 +123,7 @@ export function judgeResults<T extends Sent>(
     const result = list[0]!;
     const problem = resultProblem(item.payout, result);
     if (problem) out.readBack.push({ item, why: problem });
-    else if (!DOCUMENTED_STATUSES.has(result.status)) {
+    else if (!isDocumentedStatus(result.status)) {
       const why = `the service reported status "${result.status}", which it does not document`;
       out.readBack.push({ item, why, stated: result });
     } else out.stated.push({ item, result });

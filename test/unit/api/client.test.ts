@@ -97,8 +97,10 @@ describe('PayoutClient requests', () => {
     const c = client('/merchant');
     const res = await c.createPayouts({ ...payouts, batch_reference: 'B1' });
     await c.close();
-    expect(res.success_count).toBe(1);
-    expect(res.results[0]).toMatchObject({
+    expect(res.status).toBe(200);
+    expect(res.error).toBeUndefined();
+    expect(res.response?.success_count).toBe(1);
+    expect(res.response?.results[0]).toMatchObject({
       reference_id: 'R1',
       status: 'success',
       transaction_id: 'T1',
@@ -236,13 +238,23 @@ describe('PayoutClient answer variations', () => {
     });
   }
 
-  it('a create answer without results is unparsable and may have been applied', async () => {
+  it('a create answer without results is returned with an unparsable-answer error', async () => {
     handler = reply(200, { success: true, message: ['ok'], data: { success_count: 1 } });
     const c = client();
-    const err = await c.createPayouts(payouts).catch((e: unknown) => e);
+    const answer = await c.createPayouts(payouts);
     await c.close();
-    expect(err).toBeInstanceOf(UnparsableResponseError);
-    expect((err as UnparsableResponseError).mayHaveBeenApplied).toBe(true);
+    expect(answer.response).toBeUndefined();
+    expect(answer.error).toBeInstanceOf(UnparsableResponseError);
+  });
+
+  it('a create answer with success false keeps its results and its error', async () => {
+    handler = reply(400, { ...okCreate, success: false, message: ['Daily limit exceeded'] });
+    const c = client();
+    const answer = await c.createPayouts(payouts);
+    await c.close();
+    expect(answer.status).toBe(400);
+    expect(answer.response?.results).toHaveLength(1);
+    expect(answer.error?.message).toMatch(/Daily limit exceeded/);
   });
 
   it('a connection cut after the request was written may have been applied', async () => {

@@ -68,7 +68,7 @@ describe('scanServiceJournals', () => {
         ref: 'B',
         runId: run1.runId,
         hash: 'hb',
-        state: { state: 'in-flight', req: 1, hash: 'hb' },
+        state: { state: 'in-flight', req: 1, hash: 'hb', at: expect.any(String) },
       },
       // Freed, but it was sent: the caller sees it and may ignore it.
       { ref: 'X', runId: run1.runId, hash: 'hx', state: { state: 'free' } },

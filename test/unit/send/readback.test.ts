@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import type { PayoutRecord } from '../../../src/api/types.js';
+import { readBack } from '../../../src/core/send/readback.js';
+import { CredentialsError, NotFoundError } from '../../../src/errors.js';
+import { FakeClock } from '../../helpers/main.js';
+
+const payout = (ref: string, amount = '10.50') => ({
+  payout: { reference_id: ref, amount, currency: 'EUR', recipient: `${ref}@example.com` },
+});
+
+/** A reader whose ledger fills in at `appliesAt` on the clock. */
+function reader(clock: FakeClock, held: Record<string, PayoutRecord>, appliesAt = 0) {
+  const asked: string[] = [];
+  return {
+    asked,
+    getPayout: async (ref: string): Promise<PayoutRecord> => {
+      asked.push(ref);
+      const rec = held[ref];
+      if (!rec || clock.now() < appliesAt) throw new NotFoundError(ref);
+      return rec;
+    },
+  };
+}
+
+const record = (ref: string, amount = 10.5): PayoutRecord => ({
+  reference_id: ref,
+  status: 'success',
+  amount,
+  currency: 'EUR',
+  recipient: `${ref}@example.com`,
+});
+
+describe('readBack', () => {
+  it('does not trust "not found" before the quiet time: it waits, then reads again', async () => {
+    const clock = new FakeClock(1_000_000);
+    const notes: string[] = [];
+    const r = reader(clock, { A: record('A') }, 1_030_000);
+    const out = await readBack([payout('A')], 1_050_000, {
+      client: r,
+      clock,
+      interrupt: new AbortController().signal,
+      notify: (m) => notes.push(m),
+    });
+    expect(out.outcomes.get('A')?.kind).toBe('found');
+    expect(r.asked).toEqual(['A', 'A']);
+    expect(clock.waits.reduce((a, b) => a + b, 0)).toBe(50_000);
+    expect(notes[0]).toMatch(/waiting 50 s before reading it again/);
+  });
+
+  it('takes "not found" as proof once the quiet time has passed, without waiting', async () => {
+    const clock = new FakeClock(2_000_000);
+    const r = reader(clock, {});
+    const out = await readBack([payout('A')], 1_999_999, {
+      client: r,
+      clock,
+      interrupt: new AbortController().signal,
+      notify: () => {},
+    });
+    expect(out.outcomes.get('A')).toEqual({ kind: 'not-found' });
+    expect(clock.waits).toEqual([]);
+  });
+
+  it('leaves the outcome unknown when the user stops the wait', async () => {
+    const clock = new FakeClock(0);
+    const stop = new AbortController();
+    stop.abort();
+    const out = await readBack([payout('A')], 50_000, {
+      client: reader(clock, {}),
+      clock,
+      interrupt: stop.signal,
+      notify: () => {},
+    });
+    expect(out.outcomes.get('A')?.kind).toBe('unknown');
+  });
+
+  it('tells another payout under our reference from ours, and a wrong record from both', async () => {
+    const clock = new FakeClock(0);
+    const held = { A: record('A', 5000), B: { ...record('B'), reference_id: 'Z' } };
+    const out = await readBack([payout('A'), payout('B')], 0, {
+      client: reader(clock, held),
+      clock,
+      interrupt: new AbortController().signal,
+      notify: () => {},
+    });
+    expect(out.outcomes.get('A')).toMatchObject({ kind: 'other-payout' });
+    expect(out.outcomes.get('B')).toMatchObject({ kind: 'unknown' });
+  });
+
+  it('stops at a credentials error: everything unknown, the error kept', async () => {
+    const clock = new FakeClock(0);
+    const out = await readBack([payout('A'), payout('B')], 0, {
+      client: {
+        getPayout: async () => {
+          throw new CredentialsError('Invalid API credentials');
+        },
+      },
+      clock,
+      interrupt: new AbortController().signal,
+      notify: () => {},
+    });
+    expect(out.fatal).toBeInstanceOf(CredentialsError);
+    expect([...out.outcomes.values()].every((o) => o.kind === 'unknown')).toBe(true);
+  });
+});
