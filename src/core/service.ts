@@ -83,7 +83,10 @@ export async function openService(
       },
     };
   }
-  const settings = requireComplete(await loadSettings(ctx));
+  const loaded = await loadSettings(ctx);
+  const fromFile = loaded.clientId?.source === 'file' || loaded.clientSecret?.source === 'file';
+  // The file is open already when a credential came from it; its path names it in errors.
+  const settings = requireComplete(loaded, fromFile ? (await loadStore(ctx)).path : undefined);
   const client = await PayoutClient.open({ ...settings, userAgent, trace, proxy });
   return {
     client,
