@@ -34,14 +34,26 @@ export async function loadSettings(ctx: CommandContext): Promise<Settings> {
   });
 }
 
-let storeModule: typeof import('../config/store.js') | undefined;
+type ConfigStore = import('../config/store.js').ConfigStore;
 
-/** Opens the config store (the conf module is imported on first use). */
-export async function loadStore(
-  ctx: CommandContext,
-): Promise<import('../config/store.js').ConfigStore> {
-  storeModule ??= await import('../config/store.js');
-  return new storeModule.ConfigStore(configDir(ctx.runtime.env));
+/** The store of each command run, so that it is opened, and its warnings given, once. */
+const stores = new WeakMap<CommandContext, Promise<ConfigStore>>();
+
+/**
+ * Opens the config store once per command (the conf module is imported on first use) and
+ * warns when the file or its folder is open to other users.
+ */
+export function loadStore(ctx: CommandContext): Promise<ConfigStore> {
+  let store = stores.get(ctx);
+  if (store === undefined) {
+    store = import('../config/store.js').then(({ ConfigStore }) => {
+      const opened = new ConfigStore(configDir(ctx.runtime.env));
+      for (const warning of opened.warnings) ctx.output.warn(warning);
+      return opened;
+    });
+    stores.set(ctx, store);
+  }
+  return store;
 }
 
 /** Opens a connection to the configured service, or to an in-process sandbox with --sandbox. */
