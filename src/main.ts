@@ -78,6 +78,19 @@ export async function main(argv: string[], runtime: Runtime): Promise<number> {
   }
 }
 
+/** What stopped a run whose event loop emptied before main settled. */
+export const UNFINISHED =
+  'the run stopped with work unfinished: it was waiting for something that can no longer happen (please report this, with the command and its --debug output)';
+
+/**
+ * Reports a run whose event loop emptied while main had not settled (nothing left could
+ * settle it): an internal error on stderr, and as the error document under --json. Returns
+ * the exit code, which is never 0, since whatever the run was doing did not finish.
+ */
+export function reportUnfinished(argv: string[], runtime: Runtime): Promise<number> {
+  return reportError(new Error(UNFINISHED), runtime, fallbackGlobals(argv));
+}
+
 /** Prints an error on stderr (and as the JSON document under --json) and maps it to an exit code. */
 export async function reportError(
   error: unknown,

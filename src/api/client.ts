@@ -7,7 +7,7 @@ import {
   readPayoutRecord,
   snippet,
 } from './envelope.js';
-import type { Secret } from './secret.js';
+import { checkCredential, type Secret } from './secret.js';
 import type { CreateAnswer, CreateRequest, PayoutRecord } from './types.js';
 import { Agent, type Dispatcher } from './undici.js';
 
@@ -28,6 +28,11 @@ export interface ClientOptions {
   connectTimeoutMs?: number;
   /** Time allowed for the answer's headers, and between body chunks. */
   responseTimeoutMs?: number;
+  /**
+   * Time allowed for a whole exchange, from connecting to the answer's last byte (default:
+   * connect plus response timeout plus 5 s): an answer that trickles in never trips the others.
+   */
+  deadlineMs?: number;
   proxy?: ProxySettings;
   /** Receives the --debug trace, with the secret already redacted. */
   trace?: (line: string) => void;
@@ -74,17 +79,59 @@ export function classifyNetworkError(err: unknown, url: string): NetworkError {
   return new NetworkError(explain, !notSent, code);
 }
 
-/** Replaces the secret, as is and JSON-escaped up to three times over, with "[redacted]". */
-export function redactSecret(text: string, secret: string): string {
-  if (secret === '') return text;
-  let out = text;
-  let form = secret;
-  for (let level = 0; level < 4; level++) {
-    if (out.includes(form)) out = out.split(form).join('[redacted]');
+/** The error of an exchange cut by the client's overall deadline. */
+function deadlineError(url: string, deadlineMs: number): NetworkError {
+  // The request may have been written in full before the cut, so the service may have applied it.
+  return new NetworkError(
+    `no complete answer from ${new URL(url).host} within ${deadlineMs / 1000} s; the request may have been applied`,
+    true,
+    'PAYOUTS_DEADLINE',
+  );
+}
+
+/**
+ * The forms an echo can hold the secret in: as is, JSON-escaped up to three times over, and
+ * percent-encoded (a redirect's Location may carry it as a query parameter).
+ */
+function secretForms(secret: string): string[] {
+  if (secret === '') return [];
+  const forms = [secret];
+  for (let level = 1; level < 4; level++) {
+    const form = forms[forms.length - 1] as string;
     const next = JSON.stringify(form).slice(1, -1);
     // A secret with nothing JSON escapes has one form only: searching it again finds nothing new.
     if (next === form) break;
-    form = next;
+    forms.push(next);
+  }
+  const encoded = encodeURIComponent(secret);
+  if (encoded !== secret) forms.push(encoded);
+  return forms;
+}
+
+/** Replaces every form of the secret in `text` with "[redacted]". */
+function redactForms(text: string, forms: readonly string[]): string {
+  let out = text;
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join('[redacted]');
+  return out;
+}
+
+/** Replaces the secret, in every form secretForms lists, with "[redacted]". */
+export function redactSecret(text: string, secret: string): string {
+  return redactForms(text, secretForms(secret));
+}
+
+/** The answer's headers with the secret redacted from every value (a Location may carry it). */
+function redactHeaders(
+  headers: RawResponse['headers'],
+  forms: readonly string[],
+): RawResponse['headers'] {
+  const out: RawResponse['headers'] = {};
+  for (const [name, value] of Object.entries(headers)) {
+    out[name] = Array.isArray(value)
+      ? value.map((v) => redactForms(v, forms))
+      : value === undefined
+        ? undefined
+        : redactForms(value, forms);
   }
   return out;
 }
@@ -98,14 +145,31 @@ function timeoutsOf(opts: ClientOptions) {
   };
 }
 
+/** The overall deadline of one exchange for these options. */
+function deadlineOf(opts: ClientOptions): number {
+  return (
+    opts.deadlineMs ??
+    (opts.connectTimeoutMs ?? 10_000) + (opts.responseTimeoutMs ?? 30_000) + 5_000
+  );
+}
+
+/** Refuses credentials undici cannot send: it would fail every request with them. */
+function checkHeaders(opts: ClientOptions): void {
+  const from = 'the client options';
+  checkCredential({ name: 'Client-Id', value: opts.clientId, from });
+  checkCredential({ name: 'Client-Secret', value: opts.clientSecret.reveal(), from });
+}
+
 /**
  * The Payout Service client: the only code that speaks HTTP. It sends the credentials on
  * every request, never follows redirects, and turns every answer into a typed result or
- * a typed error.
+ * a typed error. No text of an answer (body or header) reaches its caller holding the secret.
  */
 export class PayoutClient {
   private readonly dispatcher: Dispatcher;
   private readonly apiBase: string;
+  private readonly secretForms: readonly string[];
+  private readonly deadlineMs: number;
 
   /** Opens a client; undici's proxy agent is loaded only when a proxy is configured. */
   static async open(opts: ClientOptions): Promise<PayoutClient> {
@@ -123,6 +187,9 @@ export class PayoutClient {
     if (dispatcher === undefined && (opts.proxy?.httpProxy || opts.proxy?.httpsProxy)) {
       throw new Error('internal: a client that goes through a proxy is made by PayoutClient.open');
     }
+    checkHeaders(opts);
+    this.secretForms = secretForms(opts.clientSecret.reveal());
+    this.deadlineMs = deadlineOf(opts);
     this.apiBase = `${opts.baseUrl}/api/v1`;
     this.dispatcher = dispatcher ?? new Agent({ ...timeoutsOf(opts), connections: 16 });
   }
@@ -167,15 +234,9 @@ export class PayoutClient {
       accept: 'application/json',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const trace = this.opts.trace;
+    this.traceRequest(method, url, body);
     const started = Date.now();
-    if (trace) {
-      trace(`> ${method} ${url}`);
-      trace(`> Client-Id: ${this.opts.clientId}`);
-      trace('> Client-Secret: [redacted]');
-      trace(`> User-Agent: ${this.opts.userAgent}`);
-      if (body !== undefined) trace(`> ${snippet(body)} (${Buffer.byteLength(body)} bytes)`);
-    }
+    const deadline = AbortSignal.timeout(this.deadlineMs);
     let res: RawResponse;
     try {
       const target = new URL(url);
@@ -185,20 +246,42 @@ export class PayoutClient {
         method,
         headers,
         body,
-        signal,
+        signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
       // A server or proxy that echoes the request headers must not make us print the secret.
-      const text = redactSecret(await r.body.text(), this.opts.clientSecret.reveal());
-      res = { status: r.statusCode, headers: r.headers, body: text, receivedAt: Date.now() };
+      const text = redactForms(await r.body.text(), this.secretForms);
+      const answerHeaders = redactHeaders(r.headers, this.secretForms);
+      res = { status: r.statusCode, headers: answerHeaders, body: text, receivedAt: Date.now() };
     } catch (err) {
-      const ne = classifyNetworkError(err, url);
-      trace?.(`< ${ne.message}`);
+      const ne =
+        deadline.aborted && !signal?.aborted
+          ? deadlineError(url, this.deadlineMs)
+          : classifyNetworkError(err, url);
+      this.opts.trace?.(`< ${ne.message}`);
       throw ne;
     }
-    if (trace) {
-      trace(`< HTTP ${res.status} (${Date.now() - started} ms)`);
-      trace(`< ${snippet(res.body)}`);
-    }
+    this.traceResponse(res, Date.now() - started);
     return res;
+  }
+
+  /** Traces a request for --debug, the secret replaced. */
+  private traceRequest(method: string, url: string, body: string | undefined): void {
+    const trace = this.opts.trace;
+    if (!trace) return;
+    trace(`> ${method} ${url}`);
+    trace(`> Client-Id: ${this.opts.clientId}`);
+    trace('> Client-Secret: [redacted]');
+    trace(`> User-Agent: ${this.opts.userAgent}`);
+    if (body !== undefined) trace(`> ${snippet(body)} (${Buffer.byteLength(body)} bytes)`);
+  }
+
+  /** Traces an answer for --debug (already redacted). */
+  private traceResponse(res: RawResponse, ms: number): void {
+    const trace = this.opts.trace;
+    if (!trace) return;
+    trace(`< HTTP ${res.status} (${ms} ms)`);
+    const location = res.headers.location;
+    if (location !== undefined) trace(`< Location: ${String(location)}`);
+    trace(`< ${snippet(res.body)}`);
   }
 }

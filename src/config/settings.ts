@@ -1,5 +1,5 @@
 import { normalizeBaseUrl } from '../api/base-url.js';
-import { Secret } from '../api/secret.js';
+import { type CredentialCheck, checkCredential, Secret } from '../api/secret.js';
 import { CredentialsError, UsageError } from '../errors.js';
 import type { Env } from '../paths.js';
 import type { StoredProfile } from './store.js';
@@ -83,16 +83,56 @@ export interface CompleteSettings {
   clientSecret: Secret;
 }
 
-/** Checks that credentials and base URL are set, naming how to set what is missing. */
-export function requireComplete(s: Settings): CompleteSettings {
+/** The `config set-credentials` command line for a profile. */
+function setCredentialsCommand(profile: string): string {
+  return `payouts config set-credentials${profile === 'default' ? '' : ` --profile ${profile}`}`;
+}
+
+/** Where a credential came from and how to correct it there, for checkCredential. */
+function originOf(
+  name: CredentialCheck['name'],
+  s: Sourced<unknown>,
+  where: { profile: string; configFile?: string },
+): Pick<CredentialCheck, 'from' | 'fix'> {
+  if (s.source === 'environment') {
+    const variable = name === 'Client-Id' ? 'PAYOUTS_CLIENT_ID' : 'PAYOUTS_CLIENT_SECRET';
+    return {
+      from: variable,
+      fix: `set ${variable} to the value the service issued, and nothing else`,
+    };
+  }
+  const file = where.configFile === undefined ? '' : ` in ${where.configFile}`;
+  return {
+    from: `profile "${where.profile}"${file}`,
+    fix: `store it again with \`${setCredentialsCommand(where.profile)}\``,
+  };
+}
+
+/**
+ * Checks that credentials and base URL are set, naming how to set what is missing, and that
+ * the credentials can be sent as HTTP headers (CredentialsError naming where they came from).
+ */
+export function requireComplete(s: Settings, configFile?: string): CompleteSettings {
   if (!s.clientId || !s.clientSecret) {
     const missing = [!s.clientId && 'Client-Id', !s.clientSecret && 'Client-Secret']
       .filter(Boolean)
       .join(' and ');
     throw new CredentialsError(
-      `no ${missing} for profile "${s.profile.value}": run \`payouts config set-credentials${s.profile.value === 'default' ? '' : ` --profile ${s.profile.value}`}\`, or set PAYOUTS_CLIENT_ID and PAYOUTS_CLIENT_SECRET`,
+      `no ${missing} for profile "${s.profile.value}": run \`${setCredentialsCommand(s.profile.value)}\`, or set PAYOUTS_CLIENT_ID and PAYOUTS_CLIENT_SECRET`,
     );
   }
+  const where = { profile: s.profile.value, configFile };
+  const { clientId, clientSecret } = s;
+  checkCredential({
+    name: 'Client-Id',
+    value: clientId.value,
+    ...originOf('Client-Id', clientId, where),
+  });
+  checkCredential({
+    name: 'Client-Secret',
+    value: clientSecret.value.reveal(),
+    ...originOf('Client-Secret', clientSecret, where),
+  });
   if (!s.baseUrl) {
     throw new UsageError(
       `no base URL for profile "${s.profile.value}": pass --base-url https://..., set PAYOUTS_BASE_URL, or store one with \`payouts config set-credentials --base-url URL\``,

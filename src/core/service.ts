@@ -36,14 +36,26 @@ export async function loadSettings(ctx: CommandContext): Promise<Settings> {
   });
 }
 
-let storeModule: typeof import('../config/store.js') | undefined;
+type ConfigStore = import('../config/store.js').ConfigStore;
 
-/** Opens the config store (the conf module is imported on first use). */
-export async function loadStore(
-  ctx: CommandContext,
-): Promise<import('../config/store.js').ConfigStore> {
-  storeModule ??= await import('../config/store.js');
-  return new storeModule.ConfigStore(configDir(ctx.runtime.env));
+/** The store of each command run, so that it is opened, and its warnings given, once. */
+const stores = new WeakMap<CommandContext, Promise<ConfigStore>>();
+
+/**
+ * Opens the config store once per command (the conf module is imported on first use) and
+ * warns when the file or its folder is open to other users.
+ */
+export function loadStore(ctx: CommandContext): Promise<ConfigStore> {
+  let store = stores.get(ctx);
+  if (store === undefined) {
+    store = import('../config/store.js').then(({ ConfigStore }) => {
+      const opened = new ConfigStore(configDir(ctx.runtime.env));
+      for (const warning of opened.warnings) ctx.output.warn(warning);
+      return opened;
+    });
+    stores.set(ctx, store);
+  }
+  return store;
 }
 
 /** Opens a connection to the configured service, or to an in-process sandbox with --sandbox. */
@@ -62,6 +74,7 @@ export async function openService(
   const timeouts = {
     responseTimeoutMs: timing.responseTimeoutMs,
     connectTimeoutMs: timing.connectTimeoutMs,
+    deadlineMs: timing.deadlineMs,
   };
   const proxy = {
     httpProxy: ctx.runtime.env.HTTP_PROXY ?? ctx.runtime.env.http_proxy,
@@ -91,7 +104,10 @@ export async function openService(
       },
     };
   }
-  const settings = requireComplete(await loadSettings(ctx));
+  const loaded = await loadSettings(ctx);
+  const fromFile = loaded.clientId?.source === 'file' || loaded.clientSecret?.source === 'file';
+  // The file is open already when a credential came from it; its path names it in errors.
+  const settings = requireComplete(loaded, fromFile ? (await loadStore(ctx)).path : undefined);
   const client = await PayoutClient.open({ ...settings, ...timeouts, userAgent, trace, proxy });
   return {
     client,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SANDBOX_CREDENTIALS } from '../../src/sandbox/index.js';
@@ -84,10 +84,56 @@ describe('config set-credentials', () => {
     expect(stored.profiles).toEqual({});
   });
 
-  it('refuses an empty secret, exit 2', async () => {
+  it('refuses an empty secret, exit 3', async () => {
     const r = await setCredentials([], '\n');
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/Client-Secret from standard input is empty/);
+  });
+
+  it('refuses a secret that cannot be sent in an HTTP header and stores nothing, exit 3', async () => {
+    const r = await setCredentials([], `${SECRET}€`);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(
+      'error: the Client-Secret from standard input holds the character U+20AC, which cannot be sent in an HTTP header: nothing was stored',
+    );
+    expect(r.stdout + r.stderr).not.toContain(SECRET);
+    const path = await configPath();
+    expect(existsSync(path) ? readFileSync(path, 'utf8') : '').not.toContain(SECRET);
+  });
+});
+
+describe('a config file that is broken or open to others', () => {
+  it('names the file and line of a JSON syntax error, without quoting the file, exit 2', async () => {
+    const path = await configPath();
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `{"profiles": {"default": {\n  "clientSecret": ${SECRET}\n}}}\n`, {
+      mode: 0o600,
+    });
+    for (const args of [
+      ['config', 'show'],
+      ['status', 'R1', '--json'],
+    ]) {
+      const r = await runCli(args, { env: home.env });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        `error: the config file ${path} is not valid JSON (line 2, column 19): correct it in an editor, or move it away`,
+      );
+      expect(r.stdout + r.stderr).not.toContain(SECRET);
+    }
+  });
+
+  it('warns on stderr when the config file is readable by others, with the fix', async () => {
+    expect((await setCredentials()).code).toBe(0);
+    const path = await configPath();
+    chmodSync(path, 0o644);
+    const r = await runCli(['config', 'show', '--json'], { env: home.env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).config_file).toBe(path);
+    const warnings = r.stderr.split('\n').filter((l) => l.startsWith('warning:'));
+    // Once, though `config show` reads the file twice.
+    expect(warnings).toEqual([
+      `warning: the config file ${path} holds credentials and is open to other users (mode 0644): run \`chmod 600 ${path}\``,
+    ]);
   });
 });
 

@@ -93,7 +93,10 @@ describe('the Client-Secret never appears in any output', () => {
       res.end('<html>not json</html>');
     });
     servers.redirect = await startServer((_q, res) => {
-      res.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' });
+      // A redirect that carries the secret, percent-encoded, as a query parameter.
+      res.writeHead(302, {
+        location: `http://127.0.0.1:9/elsewhere?client_secret=${encodeURIComponent(SECRET)}`,
+      });
       res.end();
     });
   });
@@ -203,6 +206,30 @@ describe('the Client-Secret never appears in any output', () => {
     expect(transcripts.length).toBeGreaterThan(30);
     // The debug traces ran and show the redaction.
     expect(transcripts.some((t) => t.text.includes('Client-Secret: [redacted]'))).toBe(true);
+  });
+
+  it('refuses a secret that ends with a line break before sending anything, exit 3', async () => {
+    const good = servers.good as TestServer;
+    const before = good.requests.length;
+    const env = {
+      PAYOUTS_CLIENT_ID: CLIENT_ID,
+      PAYOUTS_CLIENT_SECRET: `${SECRET}\n`,
+      PAYOUTS_BASE_URL: good.url,
+    };
+    const runs = [
+      await run(['status', 'found-1', 'found-2', '--debug'], env),
+      await run(['status', 'found-1', '--json'], env),
+      await run(['send', sample('payouts.csv'), '--yes', '--debug'], env),
+      await run(['config', 'check'], env),
+    ];
+    for (const r of runs) {
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain(
+        'the Client-Secret from PAYOUTS_CLIENT_SECRET ends with a line break (did `echo` add one?',
+      );
+      expect(`${r.stdout}\n${r.stderr}`).not.toContain(SECRET_CORE);
+    }
+    expect(good.requests.length).toBe(before);
   });
 
   it('leaves no trace of it in stdout, stderr or the state files', () => {

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { text as streamText } from 'node:stream/consumers';
 import { normalizeBaseUrl } from '../../api/base-url.js';
-import { Secret } from '../../api/secret.js';
+import { checkCredential, Secret } from '../../api/secret.js';
 import type { ConfigStore, StoredProfile } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
 import type { Output } from '../../output/output.js';
@@ -34,24 +34,16 @@ export function trimOneNewline(text: string): string {
   return text.replace(/\r?\n$/, '');
 }
 
-/** Checks a Client-Id: it goes into an HTTP header, so it must be one line of visible text. */
-export function checkClientId(raw: string): string {
+/** Checks a Client-Id, less surrounding spaces, before it is stored: it goes into an HTTP header. */
+export function checkClientId(raw: string, from: string): string {
   const id = raw.trim();
-  if (id === '') throw new UsageError('the Client-Id is empty');
-  if (/[\u0000-\u001f\u007f]/.test(id)) {
-    throw new UsageError('the Client-Id holds a control character or line break');
-  }
+  checkCredential({ name: 'Client-Id', value: id, from, fix: 'nothing was stored' });
   return id;
 }
 
-/** Checks a Client-Secret without ever putting it in a message. */
+/** Checks a Client-Secret before it is stored, without ever putting it in a message. */
 export function checkClientSecret(raw: string, from: string): Secret {
-  if (raw === '') throw new UsageError(`the Client-Secret from ${from} is empty`);
-  if (/[\u0000-\u001f\u007f]/.test(raw)) {
-    throw new UsageError(
-      `the Client-Secret from ${from} holds a line break or control character (only one trailing newline is removed)`,
-    );
-  }
+  checkCredential({ name: 'Client-Secret', value: raw, from, fix: 'nothing was stored' });
   return new Secret(raw);
 }
 
@@ -93,11 +85,14 @@ export async function collectCredentials(
   }
   let clientId: string;
   if (flags.clientId !== undefined) {
-    clientId = checkClientId(flags.clientId);
+    clientId = checkClientId(flags.clientId, '--client-id');
   } else {
     const hint = existing?.clientId ? ` [${existing.clientId}]` : '';
     const answer = (await ask(output, `Client-Id${hint}: `)).trim();
-    clientId = checkClientId(answer === '' && existing?.clientId ? existing.clientId : answer);
+    clientId = checkClientId(
+      answer === '' && existing?.clientId ? existing.clientId : answer,
+      'the prompt',
+    );
   }
   // --client-secret-stdin typed at a terminal would echo the secret: ask without echo instead.
   const stdinIsTerminal = Boolean((io.stdin as { isTTY?: boolean }).isTTY);

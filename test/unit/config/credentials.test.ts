@@ -11,7 +11,7 @@ import {
   saveCredentials,
   trimOneNewline,
 } from '../../../src/core/config/credentials.js';
-import { UsageError } from '../../../src/errors.js';
+import { CredentialsError, UsageError } from '../../../src/errors.js';
 import { memoryOutput } from '../status/output-helper.js';
 
 /** A readable holding `text`. */
@@ -58,16 +58,37 @@ describe('collectCredentials without a terminal', () => {
     expect(stdin.readableLength).toBeGreaterThan(0);
   });
 
-  it('refuses an empty secret or one with a line break, without quoting it', async () => {
+  it('refuses a secret that cannot be a header value, before storing it and without quoting it', async () => {
     const m = memoryOutput();
-    for (const input of ['\n', '', 'ab\ncd\n']) {
+    const cases: Array<[string, RegExp]> = [
+      ['\n', /is empty/],
+      ['', /is empty/],
+      ['qz\ncd\n', /holds a line break/],
+      ['qzcd\n\n', /ends with a line break/],
+      ['qzcd€\n', /holds the character U\+20AC/],
+      [' qzcd', /starts with a space/],
+    ];
+    for (const [input, reason] of cases) {
       const err = await collectCredentials(
         { clientId: 'cid', secretFromStdin: true },
         { output: m.output, stdin: stdinOf(input) },
       ).catch((e: unknown) => e as Error);
-      expect(err).toBeInstanceOf(UsageError);
-      expect((err as Error).message).not.toContain('ab');
+      expect(err).toBeInstanceOf(CredentialsError);
+      expect((err as Error).message).toMatch(/^the Client-Secret from standard input /);
+      expect((err as Error).message).toMatch(reason);
+      expect((err as Error).message).not.toContain('qz');
     }
+  });
+
+  it('refuses a --client-id that cannot be a header value, naming it', async () => {
+    const err = await collectCredentials(
+      { clientId: 'c€d', secretFromStdin: true },
+      { output: memoryOutput().output, stdin: stdinOf(SECRET) },
+    ).catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect((err as Error).message).toMatch(
+      /^the Client-Id "c€d" from --client-id holds the character U\+20AC.*: nothing was stored$/,
+    );
   });
 });
 
@@ -123,10 +144,12 @@ describe('checks', () => {
   });
 
   it('refuses ids and secrets that cannot be a header value', () => {
-    expect(() => checkClientId('  ')).toThrow(UsageError);
-    expect(() => checkClientId('a\tb')).toThrow(UsageError);
-    expect(checkClientId(' id ')).toBe('id');
-    expect(() => checkClientSecret('a\u0000b', 'x')).toThrow(UsageError);
+    expect(() => checkClientId('  ', 'x')).toThrow(CredentialsError);
+    expect(() => checkClientId('a\nb', 'x')).toThrow(CredentialsError);
+    expect(checkClientId(' id ', 'x')).toBe('id');
+    expect(checkClientId('a\tb', 'x')).toBe('a\tb');
+    expect(() => checkClientSecret('a\u0000b', 'x')).toThrow(CredentialsError);
+    expect(checkClientSecret('a b', 'x').reveal()).toBe('a b');
   });
 });
 

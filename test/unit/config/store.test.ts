@@ -1,8 +1,17 @@
-import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigStore } from '../../../src/config/store.js';
+import { UsageError } from '../../../src/errors.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -53,5 +62,71 @@ describe('ConfigStore', () => {
     const store = new ConfigStore(freshDir());
     expect(store.profile('constructor')).toBeUndefined();
     expect(store.removeProfile('toString')).toBe(false);
+  });
+
+  it('writes the file it names', () => {
+    const store = new ConfigStore(freshDir());
+    store.saveProfile('p', { clientId: 'written-id' });
+    expect(readFileSync(store.path, 'utf8')).toContain('written-id');
+  });
+});
+
+/** A config folder holding `text` as its config file, at `mode`. */
+function dirWithFile(text: string, mode = 0o600): { dir: string; file: string } {
+  const dir = freshDir();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, 'config.json');
+  writeFileSync(file, text, { mode });
+  chmodSync(file, mode);
+  return { dir, file };
+}
+
+/** What opening the store and reading a profile threw. */
+function openError(dir: string): Error {
+  try {
+    new ConfigStore(dir).profile('default');
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('no error');
+}
+
+describe('ConfigStore with a config file that is not valid JSON', () => {
+  const SECRET = 'cs_live_Q7rT';
+
+  it.each([
+    // A missing comma: V8 names the position.
+    [
+      '{\n  "profiles": {\n    "default": {\n      "clientSecret": "cs_live_Q7rT"\n      "clientId": "id"\n',
+      5,
+      7,
+    ],
+    // A bare word: V8 names no position and quotes the text instead.
+    ['{\n  "profiles": {\n    "default": { "clientSecret": cs_live_Q7rT }\n  }\n}\n', 3, 34],
+    // Cut short.
+    ['{"profiles": {"default": {"clientSecret": "cs_live_Q7rT"\n}', 2, 2],
+  ])('names the file and the line, and quotes nothing of it (%#)', (text, line, column) => {
+    const { dir, file } = dirWithFile(text);
+    const err = openError(dir);
+    expect(err).toBeInstanceOf(UsageError);
+    expect(err.message).toBe(
+      `the config file ${file} is not valid JSON (line ${line}, column ${column}): correct it in an editor, or move it away and store the credentials again with \`payouts config set-credentials\``,
+    );
+    expect(err.message).not.toContain(SECRET);
+  });
+});
+
+describe('ConfigStore permission warnings', () => {
+  it('warns about a config file other users can read, with the fix', () => {
+    const { dir, file } = dirWithFile('{"profiles":{}}', 0o644);
+    const store = new ConfigStore(dir);
+    expect(store.warnings).toEqual([
+      `the config file ${file} holds credentials and is open to other users (mode 0644): run \`chmod 600 ${file}\``,
+    ]);
+  });
+
+  it('gives no warning for a 0600 file, or when there is no file yet', () => {
+    expect(new ConfigStore(dirWithFile('{"profiles":{}}').dir).warnings).toEqual([]);
+    expect(new ConfigStore(freshDir()).warnings).toEqual([]);
   });
 });
