@@ -107,14 +107,18 @@ export class LedgerService {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const ref = refOf(req);
     if (req.method === 'GET' && ref !== undefined) return this.answerGet(ref, res);
-    if (req.method !== 'POST') return sendJson(res, 404, { success: false, message: ['no route'] });
+    if (req.method !== 'POST') {
+      sendJson(res, 404, { success: false, message: ['no route'] });
+      return;
+    }
     let text = '';
     for await (const chunk of req) text += chunk;
     const posted = (JSON.parse(text) as { payouts: Posted[] }).payouts;
     this.creates += 1;
     for (const p of posted) {
       this.posts.set(p.reference_id, (this.posts.get(p.reference_id) ?? 0) + 1);
-      if ((this.held.get(p.reference_id)?.times ?? 0) > 0) this.postedAfterApplied.add(p.reference_id);
+      if ((this.held.get(p.reference_id)?.times ?? 0) > 0)
+        this.postedAfterApplied.add(p.reference_id);
     }
     const reply = this.policy(this.creates, posted, this);
     const chosen =
@@ -158,7 +162,10 @@ export class LedgerService {
     this.gets += 1;
     if (this.onGet?.(ref, res)) return;
     const h = this.held.get(ref);
-    if (!h) return sendJson(res, 404, { success: false, message: ['Payout not found'], data: [] });
+    if (!h) {
+      sendJson(res, 404, { success: false, message: ['Payout not found'], data: [] });
+      return;
+    }
     const { times: _times, ...record } = h;
     sendJson(res, 200, {
       success: true,

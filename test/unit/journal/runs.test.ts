@@ -107,6 +107,7 @@ describe('readRun', () => {
       state: 'in-flight',
       req: 1,
       hash: 'h',
+      at: expect.any(String),
     });
     expect(run.payouts.find((p) => p.reference_id === 'NA')?.state).toEqual({ state: 'free' });
     expect((await readRun(stateDir, older.runId)).summary.run_id).toBe(older.runId);

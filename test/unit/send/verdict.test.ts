@@ -91,7 +91,11 @@ describe('matchRecord', () => {
       'ours',
     );
     expect(
-      matchRecord(payout, { reference_id: 'A', status: 'success', amount: '10.500' }).kind,
+      matchRecord(payout, {
+        reference_id: 'A',
+        status: 'success',
+        amount: '10.500' as unknown as number,
+      }).kind,
     ).toBe('ours');
     expect(matchRecord(payout, { reference_id: 'A', status: 'success', amount: 5000 }).kind).toBe(
       'other-payout',
