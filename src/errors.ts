@@ -12,13 +12,27 @@ export interface Problem {
   message: string;
 }
 
+// What JSON.stringify leaves as it is but a terminal would act on or not show: DEL, the C1
+// controls, line and paragraph separators, zero-width, bidi and other format characters.
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** A value in double quotes, every control or invisible character in it as a \u escape. */
+export function quoteValue(value: string): string {
+  return JSON.stringify(value).replace(UNSEEN, (ch) => {
+    let out = '';
+    for (let i = 0; i < ch.length; i++)
+      out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return out;
+  });
+}
+
 /** Formats a problem as `file line N: field "value": message`. */
 export function formatProblem(p: Problem): string {
   let head = p.file;
   if (p.location) head += ` ${p.location}`;
   let subject = '';
   if (p.field !== undefined) {
-    subject = p.value !== undefined ? `${p.field} ${JSON.stringify(p.value)}: ` : `${p.field}: `;
+    subject = p.value !== undefined ? `${p.field} ${quoteValue(p.value)}: ` : `${p.field}: `;
   }
   return `${head}: ${subject}${p.message}`;
 }
