@@ -70,15 +70,48 @@ export function hashOf(p: ValidPayout): string {
   });
 }
 
-/** The problem of a reference_id used twice in one run. */
-function duplicate(ref: string, file: string, location: string): Problem {
+/** Where a row is: its file and location text ("line 4", "item 2"). */
+interface RowPlace {
+  readonly file: string;
+  readonly location: string;
+}
+
+/** Both places of a repeated reference: "lines 4 and 9", or each with its file. */
+function bothPlaces(first: RowPlace, again: RowPlace): string {
+  if (first.file !== again.file) {
+    return `${first.file} ${first.location} and ${again.file} ${again.location}`;
+  }
+  const [kind, a] = first.location.split(' ');
+  const [kindAgain, b] = again.location.split(' ');
+  return kind === kindAgain && a !== undefined && b !== undefined
+    ? `${kind}s ${a} and ${b}`
+    : `${first.location} and ${again.location}`;
+}
+
+/** The problem of a reference_id used again in one run, naming where it was first. */
+function duplicate(ref: string, first: RowPlace, again: RowPlace): Problem {
   return {
-    file,
-    location,
+    file: again.file,
+    location: again.location,
     field: 'reference_id',
     value: ref,
-    message: 'is used more than once in this run: each payout needs its own reference_id',
+    message: `is used on ${bothPlaces(first, again)}: each payout needs its own reference_id`,
   };
+}
+
+/** Remembers where each suspect reference was first seen; returns the first place of a repeat. */
+class FirstPlaces {
+  private readonly places = new Map<string, RowPlace>();
+
+  constructor(private readonly suspect: (ref: string) => boolean) {}
+
+  /** Where the reference was first seen, when this row repeats it; else undefined. */
+  repeatOf(ref: string, file: string, location: string): RowPlace | undefined {
+    if (!this.suspect(ref)) return undefined;
+    const first = this.places.get(ref);
+    if (first === undefined) this.places.set(ref, { file, location });
+    return first;
+  }
 }
 
 /**
@@ -93,15 +126,12 @@ async function recollectProblems(
 ): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
   const problems = new ProblemList();
   const totals = new CurrencyTotals();
-  const seen = new Set<string>();
+  const places = new FirstPlaces(suspect);
   /** False when the reference is a confirmed repeat (and reports it). */
   const first = (ref: string, file: string, location: string): boolean => {
-    if (!suspect(ref)) return true;
-    if (!seen.has(ref)) {
-      seen.add(ref);
-      return true;
-    }
-    problems.add(duplicate(ref, file, location));
+    const earlier = places.repeatOf(ref, file, location);
+    if (earlier === undefined) return true;
+    problems.add(duplicate(ref, earlier, { file, location }));
     return false;
   };
   for (const source of sources) {
@@ -128,12 +158,11 @@ async function confirmDuplicates(
   intake: IntakeOptions,
   suspect: (ref: string) => boolean,
 ): Promise<Problem[]> {
-  const seen = new Set<string>();
+  const places = new FirstPlaces(suspect);
   const found: Problem[] = [];
   const visit = (ref: string, file: string, location: string) => {
-    if (!suspect(ref)) return;
-    if (seen.has(ref)) found.push(duplicate(ref, file, location));
-    else seen.add(ref);
+    const earlier = places.repeatOf(ref, file, location);
+    if (earlier !== undefined) found.push(duplicate(ref, earlier, { file, location }));
   };
   for (const source of sources) {
     await readPayouts(source, intake, {
