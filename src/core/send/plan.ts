@@ -10,6 +10,7 @@ import { payoutHash } from '../../journal/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { MaxTotal } from './options.js';
+import { LookalikeReferences, type RowPlace } from './lookalikes.js';
 import { RefIndex } from './ref-index.js';
 import { combinedHash, type HashedSource } from './sources.js';
 import type { PayoutSpool } from './spool.js';
@@ -68,12 +69,6 @@ export function hashOf(p: ValidPayout): string {
     currency: p.currency,
     recipient: p.recipient,
   });
-}
-
-/** Where a row is: its file and location text ("line 4", "item 2"). */
-interface RowPlace {
-  readonly file: string;
-  readonly location: string;
 }
 
 /** Both places of a repeated reference: "lines 4 and 9", or each with its file. */
@@ -175,6 +170,54 @@ async function confirmDuplicates(
   return found;
 }
 
+/** The second look LookalikeReferences asks for: every row's reference, in pass 1's order. */
+async function recheckLookalikes(
+  sources: HashedSource[],
+  intake: IntakeOptions,
+  lookalikes: LookalikeReferences,
+): Promise<void> {
+  for (const source of sources) {
+    await readPayouts(source, intake, {
+      payout: (p) => lookalikes.recheck(p.reference_id, p),
+      refused: (ref, file, location) => lookalikes.recheck(ref, { file, location }),
+      problem() {},
+      warning() {},
+    });
+  }
+}
+
+/** What pass 1 found that its fingerprints alone cannot settle. */
+interface PassOneFindings {
+  refs: RefIndex;
+  lookalikes: LookalikeReferences;
+  problems: ProblemList;
+  totals: CurrencyTotals;
+}
+
+/**
+ * Settles by the references' text what the sealed fingerprints suggest (look-alikes, repeats),
+ * reading the files again only when they suggest something; returns the problems and totals.
+ */
+async function confirmByText(
+  sources: HashedSource[],
+  opts: PlanOptions,
+  found: PassOneFindings,
+): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
+  const { refs, lookalikes, problems } = found;
+  if (lookalikes.suspects((ref) => refs.has(ref))) {
+    await recheckLookalikes(sources, opts.intake, lookalikes);
+  }
+  const suspect = (ref: string) => refs.isRepeated(ref);
+  if (refs.repeated && opts.withHashes) {
+    // The problems and totals as if every reference had been compared by its text.
+    return recollectProblems(sources, opts.intake, suspect);
+  }
+  if (refs.repeated) {
+    for (const p of await confirmDuplicates(sources, opts.intake, suspect)) problems.add(p);
+  }
+  return { problems, totals: found.totals };
+}
+
 /** Picks the batch reference or webhook of the run: the flag, else the files' one value. */
 function pickFileValue(
   flag: string | undefined,
@@ -229,20 +272,24 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
   // makes its references suspects, confirmed by their text below. A send keeps the index for
   // resume and the cross-run check.
   const refs = new RefIndex();
-  const claim = (ref: string): void => refs.add(ref);
+  const lookalikes = new LookalikeReferences(opts.warn);
+  const claim = (ref: string, place: RowPlace): void => {
+    refs.add(ref);
+    lookalikes.see(ref, place);
+  };
   let totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
   const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
   let payoutCount = 0;
   for (const source of sources) {
     const meta = await readPayouts(source, opts.intake, {
-      refused(ref) {
+      refused(ref, file, location) {
         // A refused row still claims its reference: a later duplicate is reported now.
-        claim(ref);
+        claim(ref, { file, location });
       },
       payout(p) {
         const hash = opts.withHashes ? hashOf(p) : '';
-        claim(p.reference_id);
+        claim(p.reference_id, p);
         opts.spool?.add(toPayoutRequest(p), hash);
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;
@@ -254,13 +301,12 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     metas.push(meta);
   }
   refs.seal();
-  const suspect = (ref: string) => refs.isRepeated(ref);
-  if (refs.repeated && opts.withHashes) {
-    // The problems and totals as if every reference had been compared by its text.
-    ({ problems, totals } = await recollectProblems(sources, opts.intake, suspect));
-  } else if (refs.repeated) {
-    for (const p of await confirmDuplicates(sources, opts.intake, suspect)) problems.add(p);
-  }
+  ({ problems, totals } = await confirmByText(sources, opts, {
+    refs,
+    lookalikes,
+    problems,
+    totals,
+  }));
   for (const p of checkMaxTotals(totals, opts.maxTotals, opts.currencies)) problems.add(p);
   if (problems.total > 0) throw problems.toError();
   const batchReference = pickFileValue(

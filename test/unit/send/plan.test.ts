@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { LookalikeReferences } from '../../../src/core/send/lookalikes.js';
 import { planRun } from '../../../src/core/send/plan.js';
 import type { HashedSource } from '../../../src/core/send/sources.js';
 import { formatProblem, InputError } from '../../../src/errors.js';
@@ -33,6 +34,8 @@ async function plan(sources: HashedSource[], withHashes = false) {
   }
 }
 
+const SAME = 'they differ only by invisible characters or Unicode normalisation';
+
 describe('planRun: references used twice', () => {
   for (const withHashes of [false, true]) {
     it(`names both lines of a repeat in one file (${withHashes ? 'send' : 'dry run'})`, async () => {
@@ -61,5 +64,67 @@ describe('planRun: references used twice', () => {
     expect(r.problems?.[0]).toMatch(/^p\.csv line 2: reference_id "\.": means this folder/);
     expect(r.problems?.[1]).toMatch(/^p\.csv line 4: reference_id "a\\tb": holds the control/);
     expect(r.problems?.[2]).toMatch(/^p\.csv line 5: reference_id "\.\.": means the parent/);
+  });
+});
+
+describe('planRun: references that look the same', () => {
+  it('warns when a later reference differs from an ASCII one only by a zero-width space', async () => {
+    const refs = ['DE-1', 'DE-2', 'DE-3', 'DE-4', 'DE-5', 'DE\u200B-3'];
+    const r = await plan([csvFile('payouts.csv', refs)]);
+    expect(r.problems).toBeUndefined();
+    expect(r.payoutCount).toBe(6);
+    expect(r.warnings).toEqual([
+      `payouts.csv line 7: reference_id "DE\\u200b-3" looks the same as line 4's "DE-3" (${SAME}); check that these are two different payouts`,
+    ]);
+  });
+
+  it('warns when the ASCII reference comes after the invisible-character one', async () => {
+    const r = await plan([csvFile('payouts.csv', ['DE\u200B-3', 'DE-4', 'DE-3'])]);
+    expect(r.warnings).toEqual([
+      `payouts.csv line 4: reference_id "DE-3" looks the same as line 2's "DE\\u200b-3" (${SAME}); check that these are two different payouts`,
+    ]);
+  });
+
+  it('warns about NFC and NFD spellings in either order, across files', async () => {
+    const nfc = 'Zahlung-Ä1';
+    const nfd = 'Zahlung-A\u03081';
+    const first = await plan([csvFile('a.csv', [nfc]), csvFile('b.csv', ['x', nfd])]);
+    expect(first.warnings).toEqual([
+      `b.csv line 3: reference_id "${nfd}" looks the same as a.csv line 2's "${nfc}" (${SAME}); check that these are two different payouts`,
+    ]);
+    const second = await plan([csvFile('a.csv', [nfd]), csvFile('b.csv', [nfc])]);
+    expect(second.warnings).toEqual([
+      `b.csv line 2: reference_id "${nfc}" looks the same as a.csv line 2's "${nfd}" (${SAME}); check that these are two different payouts`,
+    ]);
+  });
+
+  it('warns about two different invisible spellings, and about bidi controls and full-width letters', async () => {
+    const r = await plan([csvFile('p.csv', ['DE\u200C-3', '\u202ADE-3\u202C', 'ＤＥ-3'])]);
+    expect(r.warnings).toEqual([
+      `p.csv line 3: reference_id "\\u202aDE-3\\u202c" looks the same as line 2's "DE\\u200c-3" (${SAME}); check that these are two different payouts`,
+      `p.csv line 4: reference_id "ＤＥ-3" looks the same as line 2's "DE\\u200c-3" (${SAME}); check that these are two different payouts`,
+    ]);
+  });
+
+  it('does not warn about different references, or about exact repeats (which are refused)', async () => {
+    const distinct = await plan([csvFile('p.csv', ['Zahlung-Ä1', 'Zahlung-Ö1', 'DE-3', 'DE-33'])]);
+    expect(distinct.warnings).toEqual([]);
+    const repeated = await plan([csvFile('p.csv', ['DE\u200B-3', 'DE\u200B-3'])], true);
+    expect(repeated.warnings).toEqual([]);
+    expect(repeated.problems).toHaveLength(1);
+  });
+});
+
+describe('LookalikeReferences', () => {
+  it('warns nothing when a fingerprint match is not confirmed by any row', () => {
+    const warnings: string[] = [];
+    const l = new LookalikeReferences((m) => warnings.push(m));
+    l.see('DE\u200B-3', { file: 'p.csv', location: 'line 2' });
+    l.see('DE-4', { file: 'p.csv', location: 'line 3' });
+    expect(l.suspects(() => true)).toBe(true);
+    l.recheck('DE\u200B-3', { file: 'p.csv', location: 'line 2' });
+    l.recheck('DE-4', { file: 'p.csv', location: 'line 3' });
+    expect(warnings).toEqual([]);
+    expect(l.suspects(() => false)).toBe(false);
   });
 });
