@@ -1,9 +1,25 @@
-import { describe, expect, it } from 'vitest';
-import { parseReferenceText } from '../../../src/core/status/reference-file.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeReport } from '../../../src/core/send/report.js';
+import type { HashedSource } from '../../../src/core/send/sources.js';
+import {
+  parseReferenceText,
+  readReferenceFile,
+  unguardCell,
+} from '../../../src/core/status/reference-file.js';
 import { combineReferences } from '../../../src/core/status/references.js';
 import { UsageError } from '../../../src/errors.js';
 import { referenceProblem } from '../../../src/input/reference.js';
+import { CurrencyTable } from '../../../src/money/currencies.js';
 import { intake, memorySource } from '../input/helpers.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 /** What `payouts status REF` says about a reference: undefined when it would look it up. */
 function statusRefusal(ref: string): string | undefined {
@@ -72,5 +88,37 @@ describe('payouts status and send refuse the same references', () => {
     expect(() => parseReferenceText('status;reference_id\nok;"x\u0085"\n', 'r.csv')).toThrow(
       /^r\.csv line 2: reference_id "x\\u0085": holds the control character U\+0085/,
     );
+  });
+});
+
+describe('reading a report back', () => {
+  it('drops the formula guard only before a character the writer guards', () => {
+    expect(unguardCell("'=SUM(A1)")).toBe('=SUM(A1)');
+    expect(unguardCell("'+49")).toBe('+49');
+    expect(unguardCell("'-5")).toBe('-5');
+    expect(unguardCell("'@home")).toBe('@home');
+    expect(unguardCell("'quoted")).toBe("'quoted");
+    expect(unguardCell("''")).toBe("''");
+    expect(unguardCell('plain')).toBe('plain');
+  });
+
+  it('looks up the references a report written by payouts send holds', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payouts-report-'));
+    dirs.push(dir);
+    const refs = ['=SUM(A1)', '+49-1', '-5', '@home', "'quoted", 'plain', 'comma,and "quote"'];
+    const csv = `reference_id,amount,currency,recipient\n${refs
+      .map((r) => `"${r.replace(/"/g, '""')}",1.00,EUR,a@example.com`)
+      .join('\n')}\n`;
+    const source: HashedSource = {
+      name: 'payouts.csv',
+      open: () => Readable.from([Buffer.from(csv)]),
+      digest: () => '',
+    };
+    const path = join(dir, 'report.csv');
+    await writeReport(path, [source], { currencies: new CurrencyTable() }, () => undefined);
+    // The writer did guard them, so the test is of the round trip, not of plain cells.
+    expect(readFileSync(path, 'utf8')).toContain(",'=SUM(A1),");
+    const ctx = { cwd: dir, stdin: new PassThrough() };
+    await expect(readReferenceFile('report.csv', ctx)).resolves.toEqual(refs);
   });
 });
