@@ -24,13 +24,16 @@ export function formatProblem(p: Problem): string {
   let subject = '';
   if (p.field !== undefined) {
     const field = displayText(p.field);
-    subject = p.value !== undefined ? `${field} ${quoted(p.value)}: ` : `${field}: `;
+    subject = p.value !== undefined ? `${field} ${quoteValue(p.value)}: ` : `${field}: `;
   }
   return `${head}: ${subject}${displayText(p.message)}`;
 }
 
-/** A value in double quotes, its quotes and backslashes escaped as JSON escapes them. */
-function quoted(value: string): string {
+/**
+ * A value in double quotes, its quotes and backslashes escaped as JSON escapes them and every
+ * character a terminal would act on or not show escaped (see displayText).
+ */
+export function quoteValue(value: string): string {
   return `"${displayText(value.replace(/["\\]/g, '\\$&'))}"`;
 }
 

@@ -2,6 +2,7 @@
 import type { Problem } from '../errors.js';
 import { type Amount, readAmount } from '../money/amount.js';
 import type { CurrencyTable } from '../money/currencies.js';
+import { referenceProblem } from './reference.js';
 import type { IntakeSink, PayoutField, ValidPayout } from './types.js';
 
 /** The service's limit on a description, in characters (code points). */
@@ -96,15 +97,7 @@ export class PayoutChecker {
     let reference = '';
     if (referenceRaw !== null) {
       reference = referenceRaw.trim();
-      if (reference === '') {
-        ok = false;
-        this.report(
-          location,
-          'reference_id',
-          undefined,
-          'is missing: give each payout its own reference, such as payout-0001',
-        );
-      }
+      ok = this.checkReference(location, reference) && ok;
     }
 
     let currency: CurrencyOutcome | undefined;
@@ -182,6 +175,23 @@ export class PayoutChecker {
     if (field !== undefined) p.field = field;
     if (value !== undefined) p.value = value;
     this.sink.problem(p);
+  }
+
+  /** Reports a reference that is missing or could not be looked up again; true when usable. */
+  private checkReference(location: RowLocation, reference: string): boolean {
+    if (reference === '') {
+      this.report(
+        location,
+        'reference_id',
+        undefined,
+        'is missing: give each payout its own reference, such as payout-0001',
+      );
+      return false;
+    }
+    const refused = referenceProblem(reference);
+    if (refused === undefined) return true;
+    this.report(location, 'reference_id', reference, `${refused.reason}: ${refused.fix}`);
+    return false;
   }
 
   private currency(raw: string): CurrencyOutcome {

@@ -1,23 +1,31 @@
 /**
- * Characters a terminal may act on instead of showing: C0 controls (ESC, BEL, line breaks,
- * tab, NUL, ...), DEL, C1 controls, and the bidi embeddings, overrides and isolates that can
- * make text read in another order than it is written.
+ * Characters a terminal may act on instead of showing, or that do not show: C0 controls (ESC,
+ * BEL, line breaks, tab, NUL, ...), DEL, C1 controls, the bidi marks, embeddings, overrides
+ * and isolates that can make text read in another order than it is written, and the
+ * invisible ones (soft hyphen, zero-width, line and paragraph separators, BOM) that make two
+ * different references look the same; tag characters; and half surrogate pairs.
  */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL =
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const CONTROLS = new RegExp(CONTROL.source, 'g');
 /** A colour sequence (SGR, as chalk and cli-table3 write them) or a control character. */
 const COLOUR_OR_CONTROL = new RegExp(`\\u001b\\[[0-9;]*m|${CONTROL.source}`, 'g');
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
-/** One control character as visible text: "\n", "\x1b", "\u202e". */
+/** One control character (or a tag character's surrogate pair) as visible text: "\n", "\x1b". */
 function escapeControl(ch: string): string {
   const named = NAMED[ch];
   if (named) return named;
-  const code = ch.charCodeAt(0);
-  return code < 0x100
-    ? `\\x${code.toString(16).padStart(2, '0')}`
-    : `\\u${code.toString(16).padStart(4, '0')}`;
+  let out = '';
+  for (let i = 0; i < ch.length; i++) {
+    const code = ch.charCodeAt(i);
+    out +=
+      code < 0x100
+        ? `\\x${code.toString(16).padStart(2, '0')}`
+        : `\\u${code.toString(16).padStart(4, '0')}`;
+  }
+  return out;
 }
 
 /**

@@ -300,7 +300,9 @@ describe('payouts send --dry-run: the same checks as a real send', () => {
         env: home.env,
       });
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/problems\.csv line 9: reference_id "P-1": is used more than once/);
+      expect(r.stderr).toMatch(
+        /problems\.csv line 9: reference_id "P-1": is used on lines 2 and 9: /,
+      );
       const both = await runCli(
         ['send', fixture('send', 'excel-bom-crlf.csv'), fixture('send', 'second.csv'), '--dry-run'],
         {
@@ -309,7 +311,7 @@ describe('payouts send --dry-run: the same checks as a real send', () => {
       );
       expect(both.code).toBe(2);
       expect(both.stderr).toMatch(
-        /second\.csv line 3: reference_id "XL-001": is used more than once/,
+        /second\.csv line 3: reference_id "XL-001": is used on \S*excel-bom-crlf\.csv line 2 and \S*second\.csv line 3: /,
       );
     } finally {
       home.cleanup();

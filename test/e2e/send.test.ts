@@ -99,7 +99,7 @@ describe('payouts send: validation lists every problem and sends nothing', () =>
     expect(err).toMatch(/problems\.csv line 6: recipient/);
     expect(err).toMatch(/problems\.csv line 7: reference_id/);
     expect(err).toMatch(/problems\.csv line 8: amount "-3": must be greater than 0/);
-    expect(err).toMatch(/problems\.csv line 9: reference_id "P-1": is used more than once/);
+    expect(err).toMatch(/problems\.csv line 9: reference_id "P-1": is used on lines 2 and 9: /);
     expect(err).toMatch(/problems\.csv line 10: .*fields/);
     expect(service.sandbox.requestCounts()).toEqual({ create: 0, status: 0 });
   });
@@ -113,7 +113,9 @@ describe('payouts send: validation lists every problem and sends nothing', () =>
       },
     );
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/second\.csv line 3: reference_id "XL-001": is used more than once/);
+    expect(r.stderr).toMatch(
+      /second\.csv line 3: reference_id "XL-001": is used on \S*excel-bom-crlf\.csv line 2 and \S*second\.csv line 3: /,
+    );
     expect(service.sandbox.requestCounts().create).toBe(0);
   });
 

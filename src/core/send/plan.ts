@@ -10,6 +10,7 @@ import { payoutHash } from '../../journal/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { MaxTotal } from './options.js';
+import { LookalikeReferences, type RowPlace } from './lookalikes.js';
 import { RefIndex } from './ref-index.js';
 import { combinedHash, type HashedSource } from './sources.js';
 import type { PayoutSpool } from './spool.js';
@@ -70,15 +71,42 @@ export function hashOf(p: ValidPayout): string {
   });
 }
 
-/** The problem of a reference_id used twice in one run. */
-function duplicate(ref: string, file: string, location: string): Problem {
+/** Both places of a repeated reference: "lines 4 and 9", or each with its file. */
+function bothPlaces(first: RowPlace, again: RowPlace): string {
+  if (first.file !== again.file) {
+    return `${first.file} ${first.location} and ${again.file} ${again.location}`;
+  }
+  const [kind, a] = first.location.split(' ');
+  const [kindAgain, b] = again.location.split(' ');
+  return kind === kindAgain && a !== undefined && b !== undefined
+    ? `${kind}s ${a} and ${b}`
+    : `${first.location} and ${again.location}`;
+}
+
+/** The problem of a reference_id used again in one run, naming where it was first. */
+function duplicate(ref: string, first: RowPlace, again: RowPlace): Problem {
   return {
-    file,
-    location,
+    file: again.file,
+    location: again.location,
     field: 'reference_id',
     value: ref,
-    message: 'is used more than once in this run: each payout needs its own reference_id',
+    message: `is used on ${bothPlaces(first, again)}: each payout needs its own reference_id`,
   };
+}
+
+/** Remembers where each suspect reference was first seen; returns the first place of a repeat. */
+class FirstPlaces {
+  private readonly places = new Map<string, RowPlace>();
+
+  constructor(private readonly suspect: (ref: string) => boolean) {}
+
+  /** Where the reference was first seen, when this row repeats it; else undefined. */
+  repeatOf(ref: string, file: string, location: string): RowPlace | undefined {
+    if (!this.suspect(ref)) return undefined;
+    const first = this.places.get(ref);
+    if (first === undefined) this.places.set(ref, { file, location });
+    return first;
+  }
 }
 
 /**
@@ -93,15 +121,12 @@ async function recollectProblems(
 ): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
   const problems = new ProblemList();
   const totals = new CurrencyTotals();
-  const seen = new Set<string>();
+  const places = new FirstPlaces(suspect);
   /** False when the reference is a confirmed repeat (and reports it). */
   const first = (ref: string, file: string, location: string): boolean => {
-    if (!suspect(ref)) return true;
-    if (!seen.has(ref)) {
-      seen.add(ref);
-      return true;
-    }
-    problems.add(duplicate(ref, file, location));
+    const earlier = places.repeatOf(ref, file, location);
+    if (earlier === undefined) return true;
+    problems.add(duplicate(ref, earlier, { file, location }));
     return false;
   };
   for (const source of sources) {
@@ -128,12 +153,11 @@ async function confirmDuplicates(
   intake: IntakeOptions,
   suspect: (ref: string) => boolean,
 ): Promise<Problem[]> {
-  const seen = new Set<string>();
+  const places = new FirstPlaces(suspect);
   const found: Problem[] = [];
   const visit = (ref: string, file: string, location: string) => {
-    if (!suspect(ref)) return;
-    if (seen.has(ref)) found.push(duplicate(ref, file, location));
-    else seen.add(ref);
+    const earlier = places.repeatOf(ref, file, location);
+    if (earlier !== undefined) found.push(duplicate(ref, earlier, { file, location }));
   };
   for (const source of sources) {
     await readPayouts(source, intake, {
@@ -144,6 +168,54 @@ async function confirmDuplicates(
     });
   }
   return found;
+}
+
+/** The second look LookalikeReferences asks for: every row's reference, in pass 1's order. */
+async function recheckLookalikes(
+  sources: HashedSource[],
+  intake: IntakeOptions,
+  lookalikes: LookalikeReferences,
+): Promise<void> {
+  for (const source of sources) {
+    await readPayouts(source, intake, {
+      payout: (p) => lookalikes.recheck(p.reference_id, p),
+      refused: (ref, file, location) => lookalikes.recheck(ref, { file, location }),
+      problem() {},
+      warning() {},
+    });
+  }
+}
+
+/** What pass 1 found that its fingerprints alone cannot settle. */
+interface PassOneFindings {
+  refs: RefIndex;
+  lookalikes: LookalikeReferences;
+  problems: ProblemList;
+  totals: CurrencyTotals;
+}
+
+/**
+ * Settles by the references' text what the sealed fingerprints suggest (look-alikes, repeats),
+ * reading the files again only when they suggest something; returns the problems and totals.
+ */
+async function confirmByText(
+  sources: HashedSource[],
+  opts: PlanOptions,
+  found: PassOneFindings,
+): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
+  const { refs, lookalikes, problems } = found;
+  if (lookalikes.suspects((ref) => refs.has(ref))) {
+    await recheckLookalikes(sources, opts.intake, lookalikes);
+  }
+  const suspect = (ref: string) => refs.isRepeated(ref);
+  if (refs.repeated && opts.withHashes) {
+    // The problems and totals as if every reference had been compared by its text.
+    return recollectProblems(sources, opts.intake, suspect);
+  }
+  if (refs.repeated) {
+    for (const p of await confirmDuplicates(sources, opts.intake, suspect)) problems.add(p);
+  }
+  return { problems, totals: found.totals };
 }
 
 /** Picks the batch reference or webhook of the run: the flag, else the files' one value. */
@@ -200,20 +272,24 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
   // makes its references suspects, confirmed by their text below. A send keeps the index for
   // resume and the cross-run check.
   const refs = new RefIndex();
-  const claim = (ref: string): void => refs.add(ref);
+  const lookalikes = new LookalikeReferences(opts.warn);
+  const claim = (ref: string, place: RowPlace): void => {
+    refs.add(ref);
+    lookalikes.see(ref, place);
+  };
   let totals = new CurrencyTotals();
   const first: PayoutRequest[] = [];
   const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
   let payoutCount = 0;
   for (const source of sources) {
     const meta = await readPayouts(source, opts.intake, {
-      refused(ref) {
+      refused(ref, file, location) {
         // A refused row still claims its reference: a later duplicate is reported now.
-        claim(ref);
+        claim(ref, { file, location });
       },
       payout(p) {
         const hash = opts.withHashes ? hashOf(p) : '';
-        claim(p.reference_id);
+        claim(p.reference_id, p);
         opts.spool?.add(toPayoutRequest(p), hash);
         totals.add(p.currency, p.amount.minor);
         payoutCount += 1;
@@ -225,13 +301,12 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     metas.push(meta);
   }
   refs.seal();
-  const suspect = (ref: string) => refs.isRepeated(ref);
-  if (refs.repeated && opts.withHashes) {
-    // The problems and totals as if every reference had been compared by its text.
-    ({ problems, totals } = await recollectProblems(sources, opts.intake, suspect));
-  } else if (refs.repeated) {
-    for (const p of await confirmDuplicates(sources, opts.intake, suspect)) problems.add(p);
-  }
+  ({ problems, totals } = await confirmByText(sources, opts, {
+    refs,
+    lookalikes,
+    problems,
+    totals,
+  }));
   for (const p of checkMaxTotals(totals, opts.maxTotals, opts.currencies)) problems.add(p);
   if (problems.total > 0) throw problems.toError();
   const batchReference = pickFileValue(

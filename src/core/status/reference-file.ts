@@ -2,11 +2,14 @@ import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { formatProblem, UsageError } from '../../errors.js';
+import { checkReference } from './references.js';
 
 // The --from side of `payouts status`, in a module of its own: csv-parse is loaded only by a
 // run that reads a file, not by every `payouts status REF`.
 
 const DELIMITERS = [',', ';', '\t'] as const;
+/** A cell the report writer guarded against spreadsheet formulas. */
+const FORMULA_GUARDED = /^'[=+\-@\t\r]/;
 
 /** Whether a header cell names the reference_id column, ignoring case, spaces and dashes. */
 export function isReferenceHeader(cell: string): boolean {
@@ -18,16 +21,29 @@ export function isReferenceHeader(cell: string): boolean {
   return h === 'reference_id' || h === 'referenceid';
 }
 
+/** A record of a CSV file and the line it starts on. */
+interface CsvRecord {
+  cells: string[];
+  line: number;
+}
+
 /** Parses CSV text, turning csv-parse's errors into a usage error that names the file. */
-function parseCsv(text: string, delimiter: string, name: string, firstLine: number): string[][] {
+function parseCsv(text: string, delimiter: string, name: string, firstLine: number): CsvRecord[] {
   try {
-    return parse(text, {
+    // With info, each record comes with the line it ends on (the typings do not say so).
+    const records = parse(text, {
       delimiter,
       bom: true,
       relax_column_count: true,
       relax_quotes: true,
       skip_empty_lines: true,
-    });
+      info: true,
+    }) as unknown as Array<{ record: string[]; info: { lines: number } }>;
+    return records.map(({ record, info }) => ({
+      cells: record,
+      // csv-parse counts every CR and LF it passes, those inside quoted cells included.
+      line: info.lines + firstLine - 1 - lineBreaks(record),
+    }));
   } catch (err) {
     const e = err as { message?: string; lines?: number };
     const location = e.lines !== undefined ? `line ${e.lines + firstLine - 1}` : undefined;
@@ -37,11 +53,27 @@ function parseCsv(text: string, delimiter: string, name: string, firstLine: numb
   }
 }
 
+/** How many CR and LF characters a record's cells hold. */
+function lineBreaks(cells: string[]): number {
+  let n = 0;
+  for (const cell of cells) n += cell.match(/[\r\n]/g)?.length ?? 0;
+  return n;
+}
+
+/**
+ * Undoes the report's formula guard: `payouts send --report` writes a `'` before a cell that
+ * starts with = + - @, tab or carriage return (neutraliseFormula in send/report.ts), so such a
+ * cell read back without it is the real reference.
+ */
+export function unguardCell(cell: string): string {
+  return FORMULA_GUARDED.test(cell) ? cell.slice(1) : cell;
+}
+
 /** Finds the delimiter and column of reference_id in a header line, if it is one. */
 function findHeader(line: string, name: string): { delimiter: string; column: number } | undefined {
   for (const delimiter of DELIMITERS) {
     if (!line.includes(delimiter)) continue;
-    const cells = parseCsv(line, delimiter, name, 1)[0] ?? [];
+    const cells = parseCsv(line, delimiter, name, 1)[0]?.cells ?? [];
     const column = cells.findIndex(isReferenceHeader);
     if (column >= 0) return { delimiter, column };
   }
@@ -73,13 +105,29 @@ export function parseReferenceText(content: string, name: string): string[] {
         }),
       );
     }
-    return lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    return listReferences(lines, name);
   }
+  const refs: string[] = [];
   const rows = parseCsv(lines.slice(first).join('\n'), header.delimiter, name, first + 1);
-  return rows
-    .slice(1)
-    .map((row) => (row[header.column] ?? '').trim())
-    .filter((ref) => ref !== '');
+  for (const row of rows.slice(1)) {
+    const ref = unguardCell((row.cells[header.column] ?? '').trim());
+    if (ref === '') continue;
+    checkReference(ref, { file: name, line: row.line });
+    refs.push(ref);
+  }
+  return refs;
+}
+
+/** The references of a plain list: one a line, blank lines and `#` comments skipped. */
+function listReferences(lines: string[], name: string): string[] {
+  const refs: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const ref = lines[i]!.trim();
+    if (ref === '' || ref.startsWith('#')) continue;
+    checkReference(ref, { file: name, line: i + 1 });
+    refs.push(ref);
+  }
+  return refs;
 }
 
 /** Where a references file is read from: the process's working folder and standard input. */

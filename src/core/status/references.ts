@@ -1,16 +1,32 @@
-import { UsageError } from '../../errors.js';
+import { formatProblem, quoteValue, UsageError } from '../../errors.js';
+import { referenceProblem } from '../../input/reference.js';
 import type { ReferenceFileContext } from './reference-file.js';
 
-/** Checks a reference can be looked up: "." and ".." cannot be a path segment of a URL. */
-export function checkReference(ref: string): void {
-  if (ref === '.' || ref === '..') {
-    throw new UsageError(`reference_id ${JSON.stringify(ref)} cannot be looked up over HTTP`);
+/** Where a reference was read from, when it came from a --from file. */
+export interface ReferenceOrigin {
+  file: string;
+  line: number;
+}
+
+/**
+ * Refuses a reference that cannot be looked up, for the same reasons `payouts send` refuses
+ * it (referenceProblem), naming the file and line it came from when it came from one.
+ */
+export function checkReference(ref: string, origin?: ReferenceOrigin): void {
+  const problem = referenceProblem(ref);
+  if (problem === undefined) return;
+  if (origin === undefined) {
+    throw new UsageError(`reference_id ${quoteValue(ref)}: ${problem.reason}`);
   }
-  if (/[\u0000-\u001f\u007f]/.test(ref)) {
-    throw new UsageError(
-      `reference_id ${JSON.stringify(ref)} holds a control character: check the input`,
-    );
-  }
+  throw new UsageError(
+    formatProblem({
+      file: origin.file,
+      location: `line ${origin.line}`,
+      field: 'reference_id',
+      value: ref,
+      message: problem.reason,
+    }),
+  );
 }
 
 /** Combines references from arguments and files: trimmed, checked, de-duplicated, in order. */
