@@ -1,3 +1,4 @@
+import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
 import { NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
@@ -10,7 +11,6 @@ import {
 } from './envelope.js';
 import type { Secret } from './secret.js';
 import type { CreateRequest, CreateResponse, PayoutRecord } from './types.js';
-import { Agent, type Dispatcher } from './undici.js';
 
 /** Proxy settings, taken from the environment by the caller. */
 export interface ProxySettings {
@@ -108,11 +108,10 @@ export class PayoutClient {
   private readonly dispatcher: Dispatcher;
   private readonly apiBase: string;
 
-  /** Opens a client; undici's proxy agent is loaded only when a proxy is configured. */
+  /** Opens a client, through undici's proxy agent when a proxy is configured. */
   static async open(opts: ClientOptions): Promise<PayoutClient> {
     const p = opts.proxy ?? {};
     if (!p.httpProxy && !p.httpsProxy) return new PayoutClient(opts);
-    const { EnvHttpProxyAgent } = await import('./undici-proxy.js');
     return new PayoutClient(opts, new EnvHttpProxyAgent({ ...timeoutsOf(opts), ...p }));
   }
 
