@@ -49,10 +49,9 @@ process.on('beforeExit', () => {
   void reportUnfinished(argv, runtime).then(exitAfterStdout);
 });
 
-// No top-level await: the bundle is CommonJS (see scripts/build.mjs), which has none. main
-// starts from a promise job, as it did when this file was an ES module (whose body runs as
-// one): when stdout's reader has gone (`payouts --help | head -1`), the EPIPE error is then
-// emitted after the exit below, which keeps the exit code 0 rather than a crash.
+// main starts from a promise job, not from this module's body: when stdout's reader has gone
+// (`payouts --help | head -1`), the EPIPE error is then emitted after the exit below, which
+// keeps the exit code 0 rather than a crash.
 void Promise.resolve()
   .then(() => main(argv, runtime))
   .then((code) => {

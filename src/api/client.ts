@@ -1,3 +1,4 @@
+import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
 import { NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
@@ -9,7 +10,6 @@ import {
 } from './envelope.js';
 import { checkCredential, type Secret } from './secret.js';
 import type { CreateAnswer, CreateRequest, PayoutRecord } from './types.js';
-import { Agent, type Dispatcher } from './undici.js';
 
 /** Proxy settings, taken from the environment by the caller. */
 export interface ProxySettings {
@@ -171,11 +171,10 @@ export class PayoutClient {
   private readonly secretForms: readonly string[];
   private readonly deadlineMs: number;
 
-  /** Opens a client; undici's proxy agent is loaded only when a proxy is configured. */
+  /** Opens a client, through undici's proxy agent when a proxy is configured. */
   static async open(opts: ClientOptions): Promise<PayoutClient> {
     const p = opts.proxy ?? {};
     if (!p.httpProxy && !p.httpsProxy) return new PayoutClient(opts);
-    const { EnvHttpProxyAgent } = await import('./undici-proxy.js');
     return new PayoutClient(opts, new EnvHttpProxyAgent({ ...timeoutsOf(opts), ...p }));
   }
 

@@ -8,7 +8,6 @@ import {
 } from '../config/settings.js';
 import type { CommandContext } from '../context.js';
 import { configDir, stateDir } from '../paths.js';
-import { PAYOUT_V8_FLAGS } from '../v8-flags.js';
 import { userAgent } from '../version.js';
 import { type Timing, timingFor } from './timing.js';
 
@@ -63,10 +62,6 @@ export async function openService(
   ctx: CommandContext,
   opts: { sandbox: boolean },
 ): Promise<ServiceConnection> {
-  // Before undici loads, so that commands which never talk to a service don't pay for
-  // node:v8 (a send has set them already, before reading its rows).
-  const { setFlagsFromString } = await import('node:v8');
-  setFlagsFromString(PAYOUT_V8_FLAGS);
   // undici is the heaviest module of the CLI: only commands that talk to a service load it.
   const { PayoutClient } = await import('../api/client.js');
   const trace = ctx.globals.debug ? (line: string) => ctx.output.debug(line) : undefined;

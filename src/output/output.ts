@@ -246,17 +246,10 @@ export class Output {
   async ask(text: string, hidden = false): Promise<string> {
     this.clearProgress();
     const question = terminalText(text, { colours: this.errColor.level > 0, lineBreaks: true });
+    if (hidden) return this.askHidden(question);
     const { createInterface } = await import('node:readline');
     const stderr = this.opts.stderr;
     const rl = createInterface({ input: this.opts.stdin, output: stderr, terminal: true });
-    if (hidden) {
-      // readline echoes through _writeToOutput; replacing it keeps the secret off the screen.
-      const internal = rl as unknown as { _writeToOutput: (s: string) => void };
-      internal._writeToOutput = (s: string) => {
-        if (s.startsWith(question)) stderr.write(question);
-        else if (s.includes('\n') || s.includes('\r')) stderr.write('\n');
-      };
-    }
     try {
       return await new Promise<string>((resolve, reject) => {
         // Ctrl-C at a prompt (readline sees it as a key in raw mode) or the end of input
@@ -276,6 +269,44 @@ export class Output {
       });
     } finally {
       rl.close();
+    }
+  }
+
+  /**
+   * Asks without echoing what is typed, through @inquirer/password. As at the other prompts,
+   * Ctrl-C or the end of input (Ctrl-D) before an answer is a refusal.
+   */
+  private async askHidden(question: string): Promise<string> {
+    const [{ default: password }, { Writable }] = await Promise.all([
+      import('@inquirer/password'),
+      import('node:stream'),
+    ]);
+    const { stdin, stderr } = this.opts;
+    // The prompt ends the stream it writes to when done; stderr must stay open for what follows.
+    const screen = Object.assign(
+      new Writable({ write: (chunk, _encoding, done) => stderr.write(chunk, done) }),
+      { isTTY: stderr.isTTY, columns: stderr.columns },
+    );
+    // Its readline pauses stdin when it closes (Ctrl-D, end of input), which the prompt ignores.
+    const closed = new AbortController();
+    const onPause = () => closed.abort();
+    const answer = password(
+      {
+        // Shown like the other prompts: the question alone, without glyph, colour or hint.
+        message: '',
+        theme: { prefix: question.trimEnd(), style: { help: () => '' } },
+      },
+      { input: stdin, output: screen, signal: closed.signal },
+    );
+    stdin.once('pause', onPause);
+    try {
+      return await answer;
+    } catch (err) {
+      const refused = err instanceof Error && /^(Exit|Abort)PromptError$/.test(err.name);
+      if (refused) throw new InterruptedError('interrupted at the prompt: nothing was done');
+      throw err;
+    } finally {
+      stdin.off('pause', onPause);
     }
   }
 

@@ -1,5 +1,4 @@
 import { hash64Lanes } from '../../journal/ids.js';
-import { collectGarbage } from './collect.js';
 
 /** Fingerprints in the first block; each next block doubles, up to BLOCK_MAX. */
 const BLOCK_MIN = 1 << 12;
@@ -8,8 +7,6 @@ const BLOCK_MAX = 1 << 16;
 const DIRECTORY_MIN = 1 << 12;
 /** The directory has one entry per value of the top DIRECTORY_BITS bits. */
 const DIRECTORY_BITS = 16;
-/** Runs this large free enough memory when sealed or cleared to be worth a full collection. */
-const LARGE_RUN = 1 << 18;
 
 /** Whether this machine stores the low 32-bit word of a 64-bit integer first. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -84,8 +81,6 @@ export class RefIndex {
     }
     this.repeated = repeated;
     if (n >= DIRECTORY_MIN) this.directory = this.buildDirectory();
-    // The blocks are garbage now; left to V8, they stay resident until a full collection.
-    if (n >= LARGE_RUN) collectGarbage();
   }
 
   /** Whether a reference's fingerprint is held: the reference may be one of ours. */
@@ -100,12 +95,8 @@ export class RefIndex {
     return (i > 0 && this.same(i - 1, i)) || (i + 1 < this.size && this.same(i, i + 1));
   }
 
-  /**
-   * Forgets every fingerprint and gives the memory back: a large run's with a full collection
-   * (a smaller one's is left to V8: the collection took about 8 ms of a 100k-row send).
-   */
+  /** Forgets every fingerprint, so that its memory can be given back. */
   clear(): void {
-    const large = this.size >= LARGE_RUN;
     this.blocks = [];
     this.used = 0;
     this.sorted = undefined;
@@ -113,7 +104,6 @@ export class RefIndex {
     this.directory = undefined;
     this.size = 0;
     this.repeated = 0;
-    if (large) collectGarbage();
   }
 
   /** Whether sorted entries i and j hold the same fingerprint. */

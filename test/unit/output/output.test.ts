@@ -120,3 +120,44 @@ describe('Output prompts', () => {
     await expect(prompted(null).confirm('Send?')).rejects.toBeInstanceOf(InterruptedError);
   });
 });
+
+describe('Output hidden prompt', () => {
+  /** An Output whose stdin is fed `input` once asked, with what it wrote to stderr. */
+  function hidden(input: string | null) {
+    const stdin = new PassThrough();
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const output = new Output({
+      stdout: new PassThrough(),
+      stderr,
+      stdin,
+      json: false,
+      debug: false,
+      noColor: true,
+    });
+    setTimeout(() => (input === null ? stdin.end() : stdin.write(input)), 10);
+    return { output, stderr: () => err };
+  }
+
+  it('returns the answer without echoing it, and leaves stderr open for what follows', async () => {
+    const h = hidden('s3cret-answer\r');
+    expect(await h.output.ask('Secret: ', true)).toBe('s3cret-answer');
+    h.output.warn('after the prompt');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(h.stderr()).toContain('Secret:');
+    expect(h.stderr()).not.toContain('s3cret');
+    expect(h.stderr()).toContain('warning: after the prompt');
+  });
+
+  it('treats Ctrl-C or the end of input as an interruption', async () => {
+    await expect(hidden('ab\u0003').output.ask('Secret: ', true)).rejects.toBeInstanceOf(
+      InterruptedError,
+    );
+    await expect(hidden(null).output.ask('Secret: ', true)).rejects.toBeInstanceOf(
+      InterruptedError,
+    );
+  });
+});
