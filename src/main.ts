@@ -9,6 +9,7 @@ import { registerTemplate } from './commands/template/template.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import { formatProblem, InputError, OutcomeUnknownError, PayoutsError } from './errors.js';
 import { ExitCode, exitCodeForError } from './exit-codes.js';
+import { displayText } from './output/display.js';
 
 const MAX_PROBLEMS_SHOWN = 50;
 
@@ -107,7 +108,7 @@ export async function reportError(
     if (rest > 0) lines.push(`… and ${rest} more problem${rest === 1 ? '' : 's'}`);
   }
   if (error instanceof OutcomeUnknownError) {
-    lines.push(...error.references.map((r) => `  outcome unknown: ${r}`));
+    lines.push(...error.references.map((r) => `  outcome unknown: ${displayText(r)}`));
   }
   for (const line of lines) output.info(line);
   output.error(

@@ -11,6 +11,7 @@ import {
   TooLargeError,
   UnparsableResponseError,
 } from '../errors.js';
+import { displayText } from '../output/display.js';
 import type { CreateAnswer, CreateResponse, CreateResult, PayoutRecord } from './types.js';
 
 /** An HTTP answer as the client received it. */
@@ -80,7 +81,8 @@ function errorFor(
     retryAfterMs: parseRetryAfter(header(res, 'retry-after'), res.receivedAt),
   };
   const said = details.serviceMessages?.join('; ') || (env ? '' : snippet(res.body));
-  const text = said ? `: ${said}` : '';
+  // The service's words go into messages for people: shown escaped, kept exact in serviceMessages.
+  const text = said ? `: ${displayText(said)}` : '';
   // The spec's credentials text decides only for reads; a create answer is judged by its status.
   const credentialsText = endpoint.kind === 'status' && /invalid api credentials/i.test(said);
   if (credentialsText || res.status === 401) {

@@ -43,8 +43,9 @@ A reference that does not exist appears as {"reference_id": ..., "error": "Payou
 With --watch, status changes are printed on stderr as they happen; --json prints only the
 final document.
 
-Exit codes: 0 all succeeded, 4 any failed or canceled, 5 any still pending, 6 any not found,
-3 credentials missing or rejected, 7 service unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
+Exit codes: 0 all succeeded, 4 any failed or canceled, 5 any still pending or with a status
+the service does not document, 6 any not found, 3 credentials missing or rejected, 7 service
+unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
 `,
     );
   defineAction<[string[]], StatusOptions>(cmd, runtime, sink, async (ctx, opts, refs) => {

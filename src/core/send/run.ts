@@ -13,6 +13,7 @@ import {
 import type { IntakeOptions } from '../../input/index.js';
 import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
+import { displayText } from '../../output/display.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
@@ -376,7 +377,8 @@ async function finishRun(
   }
   if (engine.fatal) {
     output.error(engine.fatal.message);
-    if (engine.unknown.length) output.info(`Outcome unknown: ${engine.unknown.join(', ')}`);
+    if (engine.unknown.length)
+      output.info(`Outcome unknown: ${engine.unknown.map(displayText).join(', ')}`);
     codes.push(exitCodeForError(engine.fatal));
   }
   return worstExitCode(codes);
