@@ -24,6 +24,8 @@ export interface Posted {
 export interface Reply {
   /** Which payouts it applies before answering: all (default), none, or these references. */
   apply?: 'all' | 'none' | string[];
+  /** The status the ledger holds them under (default success). */
+  heldAs?: string;
   /** Applies them only this long after answering (a request still in progress). */
   applyLaterMs?: number;
   status?: number;
@@ -130,10 +132,10 @@ export class LedgerService {
     if (reply.applyLaterMs !== undefined) {
       const t = setTimeout(() => {
         this.timers.delete(t);
-        this.apply(chosen);
+        this.apply(chosen, reply.heldAs);
       }, reply.applyLaterMs);
       this.timers.add(t);
-    } else this.apply(chosen);
+    } else this.apply(chosen, reply.heldAs);
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
     if (reply.cut) {
       req.socket.destroy();

@@ -107,6 +107,11 @@ async function twoRuns(
   return { first, second, svc, refs, failedOut };
 }
 
+/** A success envelope whose results list is `edit` of the results of what was applied. */
+function resultsBody(edit: (results: Array<Record<string, unknown>>) => unknown[]): Reply['body'] {
+  return (results) => ({ success: true, message: [], data: { results: edit(results) } });
+}
+
 /** The first request answers `reply`; later ones apply everything and succeed. */
 function firstAnswers(reply: Reply): CreatePolicy {
   return (n) => (n === 1 ? reply : {});
@@ -305,15 +310,7 @@ describe('4. a read-back must match', () => {
   it('create results whose amounts differ from what was sent are read back', async () => {
     const r = await twoRuns(
       firstAnswers({
-        body: (results) => ({
-          success: true,
-          message: [],
-          data: {
-            success_count: results.length,
-            failed_count: 0,
-            results: results.map((x) => ({ ...x, amount: 999 })),
-          },
-        }),
+        body: resultsBody((results) => results.map((x) => ({ ...x, amount: 999 }))),
       }),
     );
     expect(r.first.stderr).toMatch(/says amount 999, not the 10.50 sent/);
@@ -324,15 +321,7 @@ describe('4. a read-back must match', () => {
   it('duplicate results with different statuses are read back', async () => {
     const r = await twoRuns(
       firstAnswers({
-        body: (results) => ({
-          success: true,
-          message: [],
-          data: {
-            success_count: results.length,
-            failed_count: 1,
-            results: [...results, { ...results[0], status: 'failed' }],
-          },
-        }),
+        body: resultsBody((results) => [...results, { ...results[0], status: 'failed' }]),
       }),
     );
     expect(r.first.stderr).toMatch(/reported this payout twice, as success and failed/);
@@ -345,15 +334,34 @@ describe('6. undocumented statuses', () => {
   it('"processing" is read back once; a documented status from the GET wins', async () => {
     const r = await twoRuns(
       firstAnswers({
-        body: (results) => ({
-          success: true,
-          message: [],
-          data: { results: results.map((x) => ({ ...x, status: 'processing' })) },
-        }),
+        body: resultsBody((results) => results.map((x) => ({ ...x, status: 'processing' }))),
       }),
     );
     expect(statuses(r.first)['AUD-1']).toBe('success');
     expect(r.first.code).toBe(0);
+  });
+});
+
+describe('6b. an undocumented status the read-back confirms', () => {
+  it('is kept as it came, counted unknown, exit 5, never in --failed-out', async () => {
+    const r = await twoRuns(
+      firstAnswers({
+        heldAs: 'processing',
+        body: resultsBody((results) => results.map((x) => ({ ...x, status: 'processing' }))),
+      }),
+    );
+    const doc = JSON.parse(r.first.stdout) as Doc & { unknown_count: number; failed_count: number };
+    expect(Object.values(statuses(r.first))).toEqual([
+      'processing',
+      'processing',
+      'processing',
+      'processing',
+    ]);
+    expect(doc.unknown_count).toBe(4);
+    expect(doc.failed_count).toBe(0);
+    expect(r.first.code).toBe(5);
+    expect(r.failedOut[0]).toEqual([]);
+    expect(r.svc.creates).toBe(1);
   });
 });
 
