@@ -259,6 +259,33 @@ describe('3. the read-back waits until the request can no longer be in progress'
   });
 });
 
+describe('3b. stopping the wait', () => {
+  it('Ctrl-C while waiting for the quiet time leaves the payouts unknown (exit 7); the next run settles them once', async () => {
+    svc = await LedgerService.start((n) => (n === 1 ? { apply: 'none', cut: true } : {}));
+    const home = tempHome();
+    homes.push(home);
+    const file = join(home.dir, 'run.csv');
+    writeFileSync(file, 'reference_id,amount,currency,recipient\nW-1,10.50,EUR,w@example.com\n');
+    const stop = new AbortController();
+    const clock = new FakeClock();
+    const sleep = clock.sleep;
+    // The user presses Ctrl-C as the long wait begins.
+    clock.sleep = (ms, signal) => {
+      if (ms >= 1000) stop.abort();
+      return sleep(ms, signal);
+    };
+    const args = ['send', file, '--yes', '--json'];
+    const first = await runMain(args, { env: svc.env(home.env), clock, interrupt: stop.signal });
+    expect(first.code).toBe(7);
+    expect(statuses(first)).toEqual({ 'W-1': 'unknown' });
+    clock.sleep = sleep;
+    const second = await runMain(args, { env: svc.env(home.env), clock });
+    expect(second.code).toBe(0);
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(svc.held.get('W-1')?.times).toBe(1);
+  });
+});
+
 describe('4. a read-back must match', () => {
   it('a GET answering another reference: proves nothing, never success', async () => {
     const r = await twoRuns(firstAnswers({ apply: 'none', cut: true }), {

@@ -102,7 +102,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       collect,
     )
     .option('--report <file>', 'write a CSV of every row with its outcome')
-    .option('--failed-out <file>', 'write the rows that did not succeed as a new input file')
+    .option(
+      '--failed-out <file>',
+      'write the rows known not to be paid (failed, canceled, not sent) as a new input file',
+    )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .addHelpText(

@@ -365,10 +365,11 @@ async function finishRun(
   if (opts.reportPath) output.info(`Report written to ${opts.reportPath}`);
   if (opts.failedOutPath)
     output.info(
-      `${failedOut} row${failedOut === 1 ? '' : 's'} that did not succeed written to ${opts.failedOutPath}`,
+      `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`,
     );
   const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.statusKinds())];
-  if (interrupted) {
+  // Payouts of unknown outcome must be checked first: exit 7 then outranks the interruption.
+  if (interrupted && !engine.unknown.length) {
     const notSent = counts.notSent;
     output.warn(
       `interrupted: ${notSent} payout${notSent === 1 ? '' : 's'} not sent. Run the same command again to resume; nothing will be sent twice.`,
