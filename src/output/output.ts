@@ -4,6 +4,7 @@ import type { ChalkInstance } from 'chalk';
 import { InterruptedError } from '../errors.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
+import { fitTable } from './fit.js';
 
 /** A writable stream that may be a terminal. */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
@@ -314,17 +315,26 @@ export class Output {
    * Renders a table with cli-table3 (loaded on first use). A cell's control characters are
    * escaped, line breaks included, so no text from outside can split a row.
    */
-  async table(head: string[], rows: string[][]): Promise<string> {
+  async table(
+    head: string[],
+    rows: string[][],
+    fit?: { shrink: readonly string[] },
+  ): Promise<string> {
     const { default: Table } = await import('cli-table3');
+    const own = { colours: this.color.level > 0, lineBreaks: false };
+    let cells = rows.map((row) => row.map((cell) => terminalText(cell, own)));
+    const width = this.opts.stdout.isTTY ? this.opts.stdout.columns : undefined;
+    // On a terminal the table fits its width; pipes get every value whole.
+    if (fit && width)
+      ({ head, rows: cells } = fitTable(head, cells, { width, shrink: fit.shrink }));
     const table = new Table({
       head: head.map((h) => this.color.bold(h)),
       style: { head: [], border: [] },
       // No rule between rows: a run of hundreds of rows stays readable.
       chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-      wordWrap: true,
+      wordWrap: !(fit && width),
     });
-    const own = { colours: this.color.level > 0, lineBreaks: false };
-    table.push(...rows.map((row) => row.map((cell) => terminalText(cell, own))));
+    table.push(...cells);
     return table.toString();
   }
 

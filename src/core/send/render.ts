@@ -288,6 +288,7 @@ export async function resultsTable(
     ? await output.table(
         ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'],
         body,
+        all ? undefined : { shrink: ['transaction_id', 'message'] },
       )
     : '';
   if (long && fineCount) {

@@ -195,6 +195,7 @@ export async function renderStatus(
     await output.table(
       TABLE_HEAD,
       outcomes.map((o) => tableRow(o, c)),
+      { shrink: ['Recipient', 'Transaction ID'] },
     ),
   );
   for (const o of outcomes) {
