@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { parseHttpUrl } from '../api/base-url.js';
 import type { PayoutRecord } from './ledger.js';
 
 /** The body of one webhook call. */
@@ -105,11 +106,9 @@ export class WebhookSender {
   /** POSTs one event; resolves 'ok' on a 2xx answer, else a description of the failure. */
   private post(url: string, event: WebhookEvent): Promise<string> {
     return new Promise((resolve) => {
-      let target: URL;
-      try {
-        target = new URL(url);
-      } catch {
-        resolve('not a URL');
+      const target = parseHttpUrl(url);
+      if (typeof target === 'string') {
+        resolve('not an http(s) URL');
         return;
       }
       const secure = target.protocol === 'https:';
