@@ -37,6 +37,21 @@ export function quoteValue(value: string): string {
   return `"${displayText(value.replace(/["\\]/g, '\\$&'))}"`;
 }
 
+/**
+ * The code of a Node system or undici error ('ENOENT', 'ECONNREFUSED', …), looking through
+ * `cause` up to 4 levels, since fetch-style errors wrap the one that carries it.
+ */
+export function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e && typeof e === 'object'; i++) {
+    const code = (e as { code?: unknown }).code;
+    // undici's generic 'UND_ERR' says nothing the wrapped error does not say better.
+    if (typeof code === 'string' && code !== 'UND_ERR') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Base class of every error the CLI expects and explains. */
 export class PayoutsError extends Error {
   override name = 'PayoutsError';

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
-import { NetworkError } from '../errors.js';
+import { errorCode, NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
   parseAnswer,
@@ -55,17 +55,6 @@ const NOT_SENT_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
 ]);
-
-/** The error code of an undici or system error, looking through `cause`. */
-function errorCode(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e && typeof e === 'object'; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && code !== 'UND_ERR') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
 
 /** Describes a failed exchange, saying whether a create request may have been applied. */
 export function classifyNetworkError(err: unknown, url: string): NetworkError {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
-import { InterruptedError } from '../errors.js';
+import { errorCode, InterruptedError } from '../errors.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
 
@@ -91,7 +91,7 @@ export class Output {
     // `payouts send --json | head` closes the pipe mid-document. The run must still finish
     // (the journal records every outcome) and exit with its own code, not crash on EPIPE.
     opts.stdout.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
+      if (errorCode(err) !== 'EPIPE') throw err;
       if (this.stdoutGone) return;
       this.stdoutGone = true;
       this.warn(
@@ -179,7 +179,7 @@ export class Output {
     try {
       await once(this.opts.stdout, 'drain');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
+      if (errorCode(err) !== 'EPIPE') throw err;
     }
   }
 

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { httpUrl } from '../api/base-url.js';
-import { UsageError } from '../errors.js';
+import { errorCode, UsageError } from '../errors.js';
 import { errorAnswer, type Reply } from './answer.js';
 import type { SandboxContext } from './context.js';
 import { FaultCounter, type FaultRule } from './faults.js';
@@ -136,9 +136,9 @@ async function serve(
 /** Listens on host:port, a port in use being a usage error. */
 function listen(server: Server, host: string, port: number | undefined): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException) => {
+    const onError = (error: Error) => {
       reject(
-        error.code === 'EADDRINUSE'
+        errorCode(error) === 'EADDRINUSE'
           ? new UsageError(
               `cannot listen on ${host}:${port}: the port is in use; choose another port, or 0 for a free one`,
             )

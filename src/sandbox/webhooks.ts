@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { parseHttpUrl } from '../api/base-url.js';
+import { errorCode } from '../errors.js';
 import type { PayoutRecord } from './ledger.js';
 
 /** The body of one webhook call. */
@@ -135,7 +136,7 @@ export class WebhookSender {
         res.on('error', (e) => done(e.message));
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (e) => done((e as NodeJS.ErrnoException).code ?? e.message));
+      req.on('error', (e) => done(errorCode(e) ?? e.message));
       req.end(body);
     });
   }
