@@ -57,6 +57,11 @@ export class PayoutsError extends Error {
   override name = 'PayoutsError';
 }
 
+/** A bug: the code broke one of its own rules. Exit 1, shown as "internal error: …". */
+export class InternalError extends PayoutsError {
+  override name = 'InternalError';
+}
+
 /** Wrong usage or invalid input: nothing was sent. */
 export class UsageError extends PayoutsError {
   override name = 'UsageError';

@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
-import { errorCode, NetworkError } from '../errors.js';
+import { errorCode, InternalError, NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
   parseAnswer,
@@ -173,7 +173,7 @@ export class PayoutClient {
     dispatcher?: Dispatcher,
   ) {
     if (dispatcher === undefined && (opts.proxy?.httpProxy || opts.proxy?.httpsProxy)) {
-      throw new Error('internal: a client that goes through a proxy is made by PayoutClient.open');
+      throw new InternalError('a client that goes through a proxy is made by PayoutClient.open');
     }
     checkHeaders(opts);
     this.secretForms = secretForms(opts.clientSecret.reveal());

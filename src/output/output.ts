@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
-import { errorCode, InterruptedError } from '../errors.js';
+import { errorCode, InternalError, InterruptedError } from '../errors.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
 
@@ -163,7 +163,7 @@ export class Output {
       return;
     }
     if (!held.endsWith(RAW_ITEM_END)) {
-      throw new Error('internal: a raw JSON list does not end with a complete item');
+      throw new InternalError('a raw JSON list does not end with a complete item');
     }
     this.writeOut(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
   }
@@ -186,7 +186,7 @@ export class Output {
   /** Makes sure a --json run writes one document only. */
   private claimJson(): void {
     if (this.jsonWritten) {
-      throw new Error('internal: a second JSON document was about to be written');
+      throw new InternalError('a second JSON document was about to be written');
     }
     this.jsonWritten = true;
   }

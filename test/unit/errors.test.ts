@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { errorCode } from '../../src/errors.js';
+import { errorCode, InternalError, PayoutsError, UsageError } from '../../src/errors.js';
+import { ExitCode, exitCodeForError } from '../../src/exit-codes.js';
+import { reportError } from '../../src/main.js';
+import { memoryRuntime } from '../helpers/main.js';
 
 /** An error carrying `code`, as Node and undici build them. */
 function coded(code: unknown, cause?: unknown): Error {
@@ -26,5 +29,29 @@ describe('errorCode', () => {
     expect(errorCode(coded(42))).toBeUndefined();
     expect(errorCode('ENOENT')).toBeUndefined();
     expect(errorCode(null)).toBeUndefined();
+  });
+});
+
+describe('InternalError', () => {
+  it('exits 1 and is shown as an internal error, like an unexpected Error', async () => {
+    expect(exitCodeForError(new InternalError('x'))).toBe(ExitCode.internal);
+    for (const error of [new InternalError('broken rule'), new Error('broken rule')]) {
+      const { runtime, stderr } = memoryRuntime();
+      const code = await reportError(error, runtime, { json: false, debug: false });
+      expect(code).toBe(1);
+      expect(stderr()).toContain('internal error: broken rule');
+    }
+  });
+
+  it('keeps expected errors free of the prefix, and names its type under --json', async () => {
+    const usage = memoryRuntime();
+    await reportError(new UsageError('bad flag'), usage.runtime, { json: false, debug: false });
+    expect(usage.stderr()).not.toContain('internal error');
+    const json = memoryRuntime();
+    await reportError(new InternalError('broken rule'), json.runtime, { json: true, debug: false });
+    expect(JSON.parse(json.stdout())).toEqual({
+      error: { type: 'InternalError', message: 'broken rule', exit_code: 1 },
+    });
+    expect(new InternalError('x')).toBeInstanceOf(PayoutsError);
   });
 });

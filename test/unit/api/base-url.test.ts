@@ -1,9 +1,7 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { isHttpUrl, normalizeBaseUrl, parseHttpUrl } from '../../../src/api/base-url.js';
-import type { Runtime } from '../../../src/context.js';
 import { UsageError } from '../../../src/errors.js';
-import { main } from '../../../src/main.js';
+import { runMain } from '../../helpers/main.js';
 
 describe('parseHttpUrl', () => {
   it('parses absolute http and https URLs and says why anything else is refused', () => {
@@ -39,22 +37,7 @@ describe('normalizeBaseUrl', () => {
 
 describe('payouts send --webhook-url', () => {
   it('refuses a URL that is not http(s) before reading any file, with exit code 2', async () => {
-    let stderr = '';
-    const err = new PassThrough().setEncoding('utf8');
-    err.on('data', (d: string) => {
-      stderr += d;
-    });
-    const runtime: Runtime = {
-      env: {},
-      stdin: new PassThrough(),
-      stdout: new PassThrough(),
-      stderr: err,
-      cwd: '/nonexistent',
-      pid: 1,
-      version: '0.0.0-test',
-      interrupt: new AbortController().signal,
-    };
-    const code = await main(['send', 'missing.csv', '--webhook-url', 'mailto:x@y'], runtime);
+    const { code, stderr } = await runMain(['send', 'missing.csv', '--webhook-url', 'mailto:x@y']);
     expect(code).toBe(2);
     expect(stderr).toContain(
       '--webhook-url "mailto:x@y": use an absolute URL such as https://hooks.example.com/payouts',
