@@ -1,4 +1,4 @@
-/** The timers of one sandbox: webhook settlements and latency, all cancelled when it closes. */
+/** Timers that all stop at once on close(), so none outlives a closed sandbox or sender. */
 export class Timers {
   private readonly pending = new Set<NodeJS.Timeout>();
   private stopped = false;
