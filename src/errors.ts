@@ -52,6 +52,11 @@ export function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/** The message of an error, or the text of anything else that was thrown. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Base class of every error the CLI expects and explains. */
 export class PayoutsError extends Error {
   override name = 'PayoutsError';

@@ -8,6 +8,7 @@ import { registerStatus } from './commands/status/status.js';
 import { registerTemplate } from './commands/template/template.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import {
+  errorMessage,
   formatProblem,
   InputError,
   InternalError,
@@ -106,7 +107,7 @@ export async function reportError(
 ): Promise<number> {
   const output = await makeOutput(runtime, globals);
   const exitCode = exitCodeForError(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const lines: string[] = [];
   if (error instanceof InputError) {
     for (const p of error.problems.slice(0, MAX_PROBLEMS_SHOWN)) lines.push(formatProblem(p));

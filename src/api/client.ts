@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
-import { errorCode, InternalError, NetworkError } from '../errors.js';
+import { errorCode, errorMessage, InternalError, NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
   parseAnswer,
@@ -60,7 +60,7 @@ const NOT_SENT_CODES = new Set([
 export function classifyNetworkError(err: unknown, url: string): NetworkError {
   const code = errorCode(err);
   const notSent = code !== undefined && NOT_SENT_CODES.has(code);
-  const what = err instanceof Error ? err.message : String(err);
+  const what = errorMessage(err);
   const host = new URL(url).host;
   const explain = notSent
     ? `could not reach ${host} (${code ?? what}); nothing was sent`

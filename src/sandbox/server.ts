@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { httpUrl } from '../api/base-url.js';
-import { errorCode, UsageError } from '../errors.js';
+import { errorCode, errorMessage, UsageError } from '../errors.js';
 import { errorAnswer, type Reply } from './answer.js';
 import type { SandboxContext } from './context.js';
 import { FaultCounter, type FaultRule } from './faults.js';
@@ -113,7 +113,7 @@ async function serve(
   try {
     reply = await route(ctx, req);
   } catch (error) {
-    ctx.log(`internal error: ${error instanceof Error ? error.message : String(error)}`);
+    ctx.log(`internal error: ${errorMessage(error)}`);
     reply = errorAnswer(500, 'Internal server error');
   }
   await ctx.timers.pause(ctx.latencyMs);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { errorCode, InternalError, PayoutsError, UsageError } from '../../src/errors.js';
+import {
+  errorCode,
+  errorMessage,
+  InternalError,
+  PayoutsError,
+  UsageError,
+} from '../../src/errors.js';
 import { ExitCode, exitCodeForError } from '../../src/exit-codes.js';
 import { reportError } from '../../src/main.js';
 import { memoryRuntime } from '../helpers/main.js';
@@ -53,5 +59,13 @@ describe('InternalError', () => {
       error: { type: 'InternalError', message: 'broken rule', exit_code: 1 },
     });
     expect(new InternalError('x')).toBeInstanceOf(PayoutsError);
+  });
+});
+
+describe('errorMessage', () => {
+  it('gives the message of an Error and the text of anything else thrown', () => {
+    expect(errorMessage(new RangeError('out of range'))).toBe('out of range');
+    expect(errorMessage('plain text')).toBe('plain text');
+    expect(errorMessage(undefined)).toBe('undefined');
   });
 });
