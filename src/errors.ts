@@ -37,9 +37,34 @@ export function quoteValue(value: string): string {
   return `"${displayText(value.replace(/["\\]/g, '\\$&'))}"`;
 }
 
+/**
+ * The code of a Node system or undici error ('ENOENT', 'ECONNREFUSED', …), looking through
+ * `cause` up to 4 levels, since fetch-style errors wrap the one that carries it.
+ */
+export function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e && typeof e === 'object'; i++) {
+    const code = (e as { code?: unknown }).code;
+    // undici's generic 'UND_ERR' says nothing the wrapped error does not say better.
+    if (typeof code === 'string' && code !== 'UND_ERR') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The message of an error, or the text of anything else that was thrown. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Base class of every error the CLI expects and explains. */
 export class PayoutsError extends Error {
   override name = 'PayoutsError';
+}
+
+/** A bug: the code broke one of its own rules. Exit 1, shown as "internal error: …". */
+export class InternalError extends PayoutsError {
+  override name = 'InternalError';
 }
 
 /** Wrong usage or invalid input: nothing was sent. */

@@ -2,6 +2,7 @@ import { serviceStatusKind, statusKind } from './core/statuses.js';
 import {
   ApiError,
   CredentialsError,
+  InternalError,
   InterruptedError,
   NetworkError,
   NotFoundError,
@@ -26,6 +27,7 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** Maps an error to the exit code that describes it. */
 export function exitCodeForError(error: unknown): ExitCodeValue {
+  if (error instanceof InternalError) return ExitCode.internal;
   if (error instanceof InterruptedError) return ExitCode.interrupted;
   if (error instanceof UsageError) return ExitCode.usage;
   if (error instanceof CredentialsError) return ExitCode.credentials;

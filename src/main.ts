@@ -7,7 +7,14 @@ import { registerSend } from './commands/send/send.js';
 import { registerStatus } from './commands/status/status.js';
 import { registerTemplate } from './commands/template/template.js';
 import type { GlobalOptions, Runtime } from './context.js';
-import { formatProblem, InputError, OutcomeUnknownError, PayoutsError } from './errors.js';
+import {
+  errorMessage,
+  formatProblem,
+  InputError,
+  InternalError,
+  OutcomeUnknownError,
+  PayoutsError,
+} from './errors.js';
 import { ExitCode, exitCodeForError } from './exit-codes.js';
 import { displayText } from './output/display.js';
 
@@ -89,7 +96,7 @@ export const UNFINISHED =
  * the exit code, which is never 0, since whatever the run was doing did not finish.
  */
 export function reportUnfinished(argv: string[], runtime: Runtime): Promise<number> {
-  return reportError(new Error(UNFINISHED), runtime, fallbackGlobals(argv));
+  return reportError(new InternalError(UNFINISHED), runtime, fallbackGlobals(argv));
 }
 
 /** Prints an error on stderr (and as the JSON document under --json) and maps it to an exit code. */
@@ -100,7 +107,7 @@ export async function reportError(
 ): Promise<number> {
   const output = await makeOutput(runtime, globals);
   const exitCode = exitCodeForError(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const lines: string[] = [];
   if (error instanceof InputError) {
     for (const p of error.problems.slice(0, MAX_PROBLEMS_SHOWN)) lines.push(formatProblem(p));
@@ -112,7 +119,8 @@ export async function reportError(
   }
   for (const line of lines) output.info(line);
   output.error(
-    exitCode === ExitCode.internal && !(error instanceof PayoutsError)
+    error instanceof InternalError ||
+      (exitCode === ExitCode.internal && !(error instanceof PayoutsError))
       ? `internal error: ${message}`
       : message,
   );

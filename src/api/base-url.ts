@@ -8,23 +8,48 @@ export function isLoopbackHost(hostname: string): boolean {
   );
 }
 
+/** Why a text is not an absolute http:// or https:// URL. */
+export type NotHttpUrl = 'not-a-url' | 'not-http';
+
+/** Parses an absolute http:// or https:// URL, or says why the text is not one. */
+export function parseHttpUrl(text: string): URL | NotHttpUrl {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'not-a-url';
+  }
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url : 'not-http';
+}
+
+/** Whether a text is an absolute http:// or https:// URL. */
+export function isHttpUrl(text: string): boolean {
+  return typeof parseHttpUrl(text) !== 'string';
+}
+
+/**
+ * The http(s) URL a text names; otherwise throws the error `refuse` builds, so each option
+ * keeps its own message.
+ */
+export function httpUrl(text: string, refuse: (why: NotHttpUrl) => Error): URL {
+  const url = parseHttpUrl(text);
+  if (typeof url === 'string') throw refuse(url);
+  return url;
+}
+
 /**
  * Checks a base URL and returns it without a trailing slash. A path prefix is kept
  * (https://pay.example.com/merchant). Plain HTTP is refused unless the host is loopback,
  * so credentials never cross a network unencrypted.
  */
 export function normalizeBaseUrl(raw: string, source = '--base-url'): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new UsageError(
-      `${source} ${JSON.stringify(raw)} is not a URL: use one such as https://pay.example.com`,
-    );
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`${source} ${JSON.stringify(raw)}: use an https:// URL`);
-  }
+  const url = httpUrl(raw.trim(), (why) =>
+    why === 'not-a-url'
+      ? new UsageError(
+          `${source} ${JSON.stringify(raw)} is not a URL: use one such as https://pay.example.com`,
+        )
+      : new UsageError(`${source} ${JSON.stringify(raw)}: use an https:// URL`),
+  );
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw new UsageError(
       `${source} ${JSON.stringify(raw)}: plain http would send the credentials unencrypted; use https:// (plain http is allowed only for localhost and 127.0.0.1)`,

@@ -1,3 +1,4 @@
+import { InternalError } from '../errors.js';
 import type { CreateRequest, PayoutRequest } from './types.js';
 
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
@@ -5,7 +6,7 @@ const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
 /** Serialises one payout, writing its amount text as the JSON number, digit for digit. */
 export function serializePayout(p: PayoutRequest): string {
   if (!PLAIN_DECIMAL.test(p.amount)) {
-    throw new Error(`internal: amount ${JSON.stringify(p.amount)} is not a validated decimal`);
+    throw new InternalError(`amount ${JSON.stringify(p.amount)} is not a validated decimal`);
   }
   let out = `{"amount":${p.amount},"currency":${JSON.stringify(p.currency)},"recipient":${JSON.stringify(p.recipient)},"reference_id":${JSON.stringify(p.reference_id)}`;
   if (p.description !== undefined && p.description !== '') {

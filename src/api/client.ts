@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
-import { NetworkError } from '../errors.js';
+import { errorCode, errorMessage, InternalError, NetworkError } from '../errors.js';
 import { serializeCreateRequest } from './body.js';
 import {
   parseAnswer,
@@ -56,22 +56,11 @@ const NOT_SENT_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
 ]);
 
-/** The error code of an undici or system error, looking through `cause`. */
-function errorCode(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let i = 0; i < 4 && e && typeof e === 'object'; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && code !== 'UND_ERR') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
 /** Describes a failed exchange, saying whether a create request may have been applied. */
 export function classifyNetworkError(err: unknown, url: string): NetworkError {
   const code = errorCode(err);
   const notSent = code !== undefined && NOT_SENT_CODES.has(code);
-  const what = err instanceof Error ? err.message : String(err);
+  const what = errorMessage(err);
   const host = new URL(url).host;
   const explain = notSent
     ? `could not reach ${host} (${code ?? what}); nothing was sent`
@@ -184,7 +173,7 @@ export class PayoutClient {
     dispatcher?: Dispatcher,
   ) {
     if (dispatcher === undefined && (opts.proxy?.httpProxy || opts.proxy?.httpsProxy)) {
-      throw new Error('internal: a client that goes through a proxy is made by PayoutClient.open');
+      throw new InternalError('a client that goes through a proxy is made by PayoutClient.open');
     }
     checkHeaders(opts);
     this.secretForms = secretForms(opts.clientSecret.reveal());

@@ -1,6 +1,7 @@
 /** Streaming reader of CSV payout files: one pass, one record at a time, flat memory. */
 import { once } from 'node:events';
 import { type CsvError, type Parser, parse } from 'csv-parse';
+import { errorCode } from '../errors.js';
 import { readChunks } from './chunks.js';
 import type { PayoutChecker } from './fields.js';
 import { delimiterName, normalizeHeader } from './options.js';
@@ -121,7 +122,7 @@ function listHeaders(rec: string[]): string {
 /** Explains a csv-parse error; the parse cannot go on after one. */
 function csvErrorMessage(err: CsvError | Error): string {
   const stopped = '; the rest of the file was not read';
-  switch ((err as CsvError).code) {
+  switch (errorCode(err)) {
     case 'INVALID_OPENING_QUOTE':
       return `a field has a quote inside it but does not start with one: put the whole field in quotes and double the inner quote, such as "12"" screen"${stopped}`;
     case 'CSV_INVALID_CLOSING_QUOTE':

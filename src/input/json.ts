@@ -1,5 +1,6 @@
 /** Readers of JSON (an array, or a create request) and NDJSON (one payout per line) files. */
 import { constants } from 'node:buffer';
+import { isHttpUrl } from '../api/base-url.js';
 import { readChunks } from './chunks.js';
 import type { PayoutChecker } from './fields.js';
 import {
@@ -218,14 +219,7 @@ function readJsonText(
 function checkWebhook(meta: FileMeta, checker: PayoutChecker): void {
   const url = meta.webhook_url;
   if (url === undefined) return;
-  let ok = false;
-  try {
-    const u = new URL(url);
-    ok = u.protocol === 'https:' || u.protocol === 'http:';
-  } catch {
-    ok = false;
-  }
-  if (!ok) {
+  if (!isHttpUrl(url)) {
     checker.report(
       undefined,
       'webhook_url',

@@ -1,5 +1,6 @@
 /** Input sources: files on disk, and how a failure to read one is explained. */
 import { createReadStream } from 'node:fs';
+import { errorCode, errorMessage } from '../errors.js';
 import type { InputSource } from './types.js';
 
 /** A file on disk as an input source; `displayName` is how messages name it. */
@@ -20,8 +21,8 @@ const READ_ERRORS: Readonly<Record<string, string>> = {
 
 /** Explains why a source could not be opened or read. */
 export function readErrorMessage(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && READ_ERRORS[code] !== undefined) return READ_ERRORS[code];
-  const detail = err instanceof Error ? err.message : String(err);
+  const code = errorCode(err);
+  if (code !== undefined && READ_ERRORS[code] !== undefined) return READ_ERRORS[code];
+  const detail = errorMessage(err);
   return `cannot be read (${detail}): check the file`;
 }

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
-import { InterruptedError } from '../errors.js';
+import { errorCode, InternalError, InterruptedError } from '../errors.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
 import { fitTable } from './fit.js';
@@ -92,7 +92,7 @@ export class Output {
     // `payouts send --json | head` closes the pipe mid-document. The run must still finish
     // (the journal records every outcome) and exit with its own code, not crash on EPIPE.
     opts.stdout.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
+      if (errorCode(err) !== 'EPIPE') throw err;
       if (this.stdoutGone) return;
       this.stdoutGone = true;
       this.warn(
@@ -164,7 +164,7 @@ export class Output {
       return;
     }
     if (!held.endsWith(RAW_ITEM_END)) {
-      throw new Error('internal: a raw JSON list does not end with a complete item');
+      throw new InternalError('a raw JSON list does not end with a complete item');
     }
     this.writeOut(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
   }
@@ -180,14 +180,14 @@ export class Output {
     try {
       await once(this.opts.stdout, 'drain');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EPIPE') throw err;
+      if (errorCode(err) !== 'EPIPE') throw err;
     }
   }
 
   /** Makes sure a --json run writes one document only. */
   private claimJson(): void {
     if (this.jsonWritten) {
-      throw new Error('internal: a second JSON document was about to be written');
+      throw new InternalError('a second JSON document was about to be written');
     }
     this.jsonWritten = true;
   }

@@ -5,9 +5,5 @@
  */
 export { type FaultKind, type FaultRule, parseFaultRule } from './faults.js';
 export { type LedgerSummary, ledgerPath, readSandboxLedger, sandboxDir } from './ledger.js';
-export {
-  SANDBOX_CREDENTIALS,
-  type SandboxHandle,
-  type SandboxOptions,
-  startSandbox,
-} from './server.js';
+export { SANDBOX_CREDENTIALS } from './router.js';
+export { type SandboxHandle, type SandboxOptions, startSandbox } from './server.js';

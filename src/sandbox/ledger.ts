@@ -6,6 +6,7 @@
  */
 import { appendFile, type FileHandle, mkdir, open, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorCode } from '../errors.js';
 import { formatMinor } from '../money/amount.js';
 import { isoMinorUnits } from '../money/currencies.js';
 import { acquireLock, type LockOptions } from './lock.js';
@@ -148,11 +149,6 @@ export function payoutRecord(p: StoredPayout, nowMs: number): PayoutRecord {
   };
 }
 
-/** The error code of a failed fs call. */
-function codeOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
-}
-
 /** The ledger of one sandbox instance: the shared file and this instance's index of it. */
 export class Ledger {
   readonly dir: string;
@@ -255,7 +251,7 @@ export class Ledger {
     try {
       fh = await open(this.file, 'r');
     } catch (error) {
-      if (codeOf(error) !== 'ENOENT') throw error;
+      if (errorCode(error) !== 'ENOENT') throw error;
       if (this.offset > 0) this.reset();
       this.inode = undefined;
       return true;

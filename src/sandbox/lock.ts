@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { errorCode } from '../errors.js';
 
 /** Options of lock acquisition. */
 export interface LockOptions {
@@ -28,13 +29,8 @@ export function processAlive(pid: number): boolean {
     return true;
   } catch (error) {
     // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return errorCode(error) === 'EPERM';
   }
-}
-
-/** The error code of a failed fs call. */
-function codeOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
 /**
@@ -50,7 +46,7 @@ export async function staleLock(path: string, staleMs: number): Promise<number |
     if (Number.isSafeInteger(pid) && pid > 0 && !processAlive(pid)) return st.ino;
     return undefined;
   } catch (error) {
-    if (codeOf(error) === 'ENOENT') return undefined;
+    if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
   }
 }
@@ -65,7 +61,7 @@ async function breakLock(path: string, judgedIno: number): Promise<void> {
     await rename(path, aside);
     await unlink(aside);
   } catch (error) {
-    if (codeOf(error) !== 'ENOENT') throw error;
+    if (errorCode(error) !== 'ENOENT') throw error;
   }
 }
 
@@ -84,7 +80,7 @@ export async function acquireLock(path: string, opts: LockOptions = {}): Promise
       }
       return () => releaseLock(path, token);
     } catch (error) {
-      if (codeOf(error) !== 'EEXIST') throw error;
+      if (errorCode(error) !== 'EEXIST') throw error;
     }
     const ino = await staleLock(path, staleMs);
     if (ino !== undefined) {
@@ -106,6 +102,6 @@ async function releaseLock(path: string, token: string): Promise<void> {
   try {
     if ((await readFile(path, 'utf8')) === token) await unlink(path);
   } catch (error) {
-    if (codeOf(error) !== 'ENOENT') throw error;
+    if (errorCode(error) !== 'ENOENT') throw error;
   }
 }

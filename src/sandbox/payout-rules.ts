@@ -124,12 +124,32 @@ export function referenceOf(item: unknown): string | undefined {
   return filled(ref) ? ref : undefined;
 }
 
+/** An ISO 4217 currency of a payout, with its minor-unit digits. */
+interface Currency {
+  code: string;
+  digits: number;
+}
+
+/** Checks the currency code, pushing a reason when it is missing or not ISO 4217. */
+function checkCurrency(value: unknown, reasons: string[]): Currency | undefined {
+  if (typeof value !== 'string' || value.trim() === '') {
+    reasons.push('currency is required: an ISO 4217 code such as USD');
+    return undefined;
+  }
+  const code = value.toUpperCase();
+  const digits = isoMinorUnits(code);
+  if (digits === undefined) {
+    reasons.push(`currency ${JSON.stringify(value)} is not an ISO 4217 code`);
+    return undefined;
+  }
+  return { code, digits };
+}
+
 /** Checks the amount against the currency's minor unit, pushing reasons when it fails. */
 function checkAmount(
   value: unknown,
   text: string | undefined,
-  currency: string | undefined,
-  digits: number | undefined,
+  currency: Currency | undefined,
   reasons: string[],
 ): bigint | undefined {
   if (typeof value !== 'number') {
@@ -144,7 +164,8 @@ function checkAmount(
     reasons.push('amount must be greater than 0');
     return undefined;
   }
-  if (digits === undefined || currency === undefined) return undefined;
+  if (currency === undefined) return undefined;
+  const { code, digits } = currency;
   // The request's own digits when known: String(value) would hide decimals a double drops.
   const source = text ?? String(value);
   const places = decimalPlaces(source);
@@ -155,8 +176,8 @@ function checkAmount(
   if (places > digits) {
     reasons.push(
       digits === 0
-        ? `amount must be a whole number: ${currency} has no minor unit`
-        : `amount has ${places} decimals but ${currency} allows at most ${digits}`,
+        ? `amount must be a whole number: ${code} has no minor unit`
+        : `amount has ${places} decimals but ${code} allows at most ${digits}`,
     );
     return undefined;
   }
@@ -175,20 +196,8 @@ export function checkPayout(item: unknown, amountText: string | undefined): Chec
   const reasons: string[] = [];
   if (!filled(p.reference_id)) reasons.push('reference_id is required: a non-empty string');
 
-  let currency: string | undefined;
-  let digits: number | undefined;
-  if (typeof p.currency !== 'string' || p.currency.trim() === '') {
-    reasons.push('currency is required: an ISO 4217 code such as USD');
-  } else {
-    const code = p.currency.toUpperCase();
-    digits = isoMinorUnits(code);
-    if (digits === undefined) {
-      reasons.push(`currency ${JSON.stringify(p.currency)} is not an ISO 4217 code`);
-    } else {
-      currency = code;
-    }
-  }
-  const minor = checkAmount(p.amount, amountText, currency, digits, reasons);
+  const currency = checkCurrency(p.currency, reasons);
+  const minor = checkAmount(p.amount, amountText, currency, reasons);
 
   if (!filled(p.recipient)) reasons.push('recipient is required: a non-empty string');
 
@@ -215,8 +224,8 @@ export function checkPayout(item: unknown, amountText: string | undefined): Chec
       reference_id: p.reference_id as string,
       amount: p.amount as number,
       minor,
-      digits: digits as number,
-      currency,
+      digits: currency.digits,
+      currency: currency.code,
       recipient: p.recipient as string,
       description,
     },

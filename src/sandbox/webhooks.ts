@@ -5,7 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { parseHttpUrl } from '../api/base-url.js';
+import { errorCode } from '../errors.js';
 import type { PayoutRecord } from './ledger.js';
+import { Timers } from './timers.js';
 
 /** The body of one webhook call. */
 export interface WebhookEvent {
@@ -36,11 +39,10 @@ export function newEventId(): string {
 
 /** Delivers webhook events in the background; close() stops everything at once. */
 export class WebhookSender {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Timers();
   private readonly requests = new Set<http.ClientRequest>();
   private readonly waiting: Array<() => void> = [];
   private active = 0;
-  private closed = false;
   // Own agents without keep-alive: no idle socket outlives a delivery or holds the process.
   private readonly httpAgent = new http.Agent({ keepAlive: false });
   private readonly httpsAgent = new https.Agent({ keepAlive: false });
@@ -58,9 +60,7 @@ export class WebhookSender {
 
   /** Stops retries and queued deliveries and aborts those in flight. */
   close(): void {
-    this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.timers.close();
     this.waiting.length = 0;
     for (const r of this.requests) r.destroy();
     this.requests.clear();
@@ -70,7 +70,7 @@ export class WebhookSender {
 
   /** Runs attempt number `n` (0 is the first) when a delivery slot is free. */
   private attempt(url: string, event: Omit<WebhookEvent, 'sent_at'>, n: number): void {
-    if (this.closed) return;
+    if (this.timers.closed) return;
     const run = async () => {
       this.active += 1;
       const outcome = await this.post(url, {
@@ -79,7 +79,7 @@ export class WebhookSender {
       });
       this.active -= 1;
       this.waiting.shift()?.();
-      if (this.closed) return;
+      if (this.timers.closed) return;
       const what = `webhook ${event.event} ${event.data.reference_id} to ${url}`;
       if (outcome === 'ok') {
         this.opts.log(`${what}: delivered`);
@@ -91,12 +91,7 @@ export class WebhookSender {
         return;
       }
       this.opts.log(`${what}: ${outcome}; retrying in ${delay} ms`);
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        this.attempt(url, event, n + 1);
-      }, delay);
-      timer.unref();
-      this.timers.add(timer);
+      this.timers.later(delay, () => this.attempt(url, event, n + 1));
     };
     if (this.active < (this.opts.concurrency ?? 8)) void run();
     else this.waiting.push(() => void run());
@@ -105,11 +100,9 @@ export class WebhookSender {
   /** POSTs one event; resolves 'ok' on a 2xx answer, else a description of the failure. */
   private post(url: string, event: WebhookEvent): Promise<string> {
     return new Promise((resolve) => {
-      let target: URL;
-      try {
-        target = new URL(url);
-      } catch {
-        resolve('not a URL');
+      const target = parseHttpUrl(url);
+      if (typeof target === 'string') {
+        resolve('not an http(s) URL');
         return;
       }
       const secure = target.protocol === 'https:';
@@ -136,7 +129,7 @@ export class WebhookSender {
         res.on('error', (e) => done(e.message));
       });
       req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (e) => done((e as NodeJS.ErrnoException).code ?? e.message));
+      req.on('error', (e) => done(errorCode(e) ?? e.message));
       req.end(body);
     });
   }

@@ -65,3 +65,20 @@ export class FakeClock implements Clock {
     this.t += Math.max(0, ms);
   };
 }
+
+/** A runtime over in-memory streams, for calling reportError and friends directly. */
+export function memoryRuntime(): { runtime: Runtime; stdout(): string; stderr(): string } {
+  const out = collector();
+  const err = collector();
+  const runtime: Runtime = {
+    env: {},
+    stdin: new PassThrough(),
+    stdout: out.stream,
+    stderr: err.stream,
+    cwd: '/',
+    pid: 1,
+    version: '0.0.0-test',
+    interrupt: new AbortController().signal,
+  };
+  return { runtime, stdout: out.text, stderr: err.text };
+}

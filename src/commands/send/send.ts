@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
 import type { InputFormat } from '../../input/index.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
@@ -49,13 +50,14 @@ export function parseMaxTotal(text: string): { currency: string; amountText: str
 
 /** Checks --webhook-url is an absolute http(s) URL. */
 function webhookUrl(value: string): string {
-  try {
-    const u = new URL(value);
-    if (u.protocol === 'https:' || u.protocol === 'http:') return value;
-  } catch {}
-  throw new InvalidArgumentError(
-    `--webhook-url ${JSON.stringify(value)}: use an absolute URL such as https://hooks.example.com/payouts`,
+  httpUrl(
+    value,
+    () =>
+      new InvalidArgumentError(
+        `--webhook-url ${JSON.stringify(value)}: use an absolute URL such as https://hooks.example.com/payouts`,
+      ),
   );
+  return value;
 }
 
 /** Registers `payouts send`. */

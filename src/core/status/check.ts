@@ -1,4 +1,5 @@
 import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
+import { errorMessage } from '../../errors.js';
 import {
   ExitCode,
   type ExitCodeValue,
@@ -82,7 +83,7 @@ export async function checkStatuses(
       n: { attempt: number; maxAttempts: number; delayMs: number; error: unknown },
     ) =>
       output.debug(
-        `retrying ${displayText(ref)} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${displayText(n.error instanceof Error ? n.error.message : String(n.error))})`,
+        `retrying ${displayText(ref)} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${displayText(errorMessage(n.error))})`,
       ),
     onDone: (done: number, total: number) => progress.update(`checked ${done} of ${total}`),
   };

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
-import { formatProblem, UsageError } from '../../errors.js';
+import { errorCode, errorMessage, formatProblem, UsageError } from '../../errors.js';
 import { checkReference } from './references.js';
 
 // The --from side of `payouts status`, in a module of its own: csv-parse is loaded only by a
@@ -152,7 +152,7 @@ export async function readReferenceFile(
   try {
     content = await readFile(resolve(ctx.cwd, path), 'utf8');
   } catch (err) {
-    const code = (err as { code?: string }).code;
+    const code = errorCode(err);
     const why =
       code === 'ENOENT'
         ? 'no such file'
@@ -160,7 +160,7 @@ export async function readReferenceFile(
           ? 'is a folder, not a file'
           : code === 'EACCES'
             ? 'permission denied'
-            : (err as Error).message;
+            : errorMessage(err);
     throw new UsageError(`--from ${path}: ${why}`);
   }
   return parseReferenceText(content, path);

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { InterruptedError } from '../../../src/errors.js';
+import { InternalError, InterruptedError } from '../../../src/errors.js';
 import { Output, RawNumber, rawListItem, stringifyJson } from '../../../src/output/output.js';
 
 /** An Output writing into strings, as if no terminal were attached. */
@@ -80,6 +80,7 @@ describe('Output JSON', () => {
     const { output } = capture();
     output.printJson({ a: 1 });
     expect(() => output.printJson({ b: 2 })).toThrow(/second JSON document/);
+    expect(() => output.printJson({ c: 3 })).toThrow(InternalError);
   });
 
   it('writes no colour codes when the streams are not terminals', () => {

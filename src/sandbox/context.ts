@@ -1,0 +1,21 @@
+/** What the request handlers of one sandbox share: its state, its settings and its clock. */
+import type { FaultCounter } from './faults.js';
+import type { Ledger } from './ledger.js';
+import type { Timers } from './timers.js';
+import type { WebhookSender } from './webhooks.js';
+
+/** The shared context of one running sandbox, built once by startSandbox. */
+export interface SandboxContext {
+  ledger: Ledger;
+  faults: FaultCounter;
+  webhooks: WebhookSender;
+  timers: Timers;
+  now: () => number;
+  log: (line: string) => void;
+  /** Normalised: '' or '/merchant'. */
+  prefix: string;
+  pendingDelayMs: number;
+  latencyMs: number;
+  maxPayoutsPerRequest?: number;
+  defaultWebhookUrl?: string;
+}
