@@ -1,7 +1,7 @@
 import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import type { PayoutRecord } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
-import { CredentialsError } from '../../errors.js';
+import { CredentialsError, errorMessage } from '../../errors.js';
 import { type LookupOutcome, lookupAll, type PayoutReader } from '../status/lookup.js';
 import { matchRecord, type Sent } from './verdict.js';
 
@@ -91,7 +91,7 @@ async function readOnce<T extends Sent>(
       },
     );
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = errorMessage(error);
     for (const i of items) out.outcomes.set(i.payout.reference_id, { kind: 'unknown', why });
     if (error instanceof CredentialsError) out.fatal = error;
     return [];
