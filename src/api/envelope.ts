@@ -69,6 +69,38 @@ export function readEnvelope(parsed: unknown): Envelope | undefined {
   return { success: o.success, messages: messagesOf(o.message), data: o.data };
 }
 
+/** The typed error that an answer's HTTP status alone names (3xx, 403, 429, 413, 5xx). */
+function errorForStatus(
+  res: RawResponse,
+  text: string,
+  details: ApiErrorDetails,
+): ApiError | ForbiddenError | undefined {
+  const s = res.status;
+  if (s >= 300 && s < 400) {
+    const location = displayText(header(res, 'location') ?? '(no Location header)');
+    return new RedirectError(
+      `the service answered with a redirect (HTTP ${s}) to ${location}; redirects are not followed so that credentials never reach another host: set the base URL to the final address`,
+      details,
+    );
+  }
+  if (s === 403) {
+    return new ForbiddenError(
+      `the service refused this request (HTTP 403${text}): check that this machine's IP address is allowed in the API key settings`,
+    );
+  }
+  if (s === 429)
+    return new RateLimitedError(`rate limited by the service (HTTP 429${text})`, details);
+  // Only the status splits a request: a message such as "too many" proves nothing about it.
+  if (s === 413) {
+    return new TooLargeError(
+      `the service refused the request as too large (HTTP 413${text})`,
+      details,
+    );
+  }
+  if (s >= 500) return new ServiceError(`the service failed (HTTP ${s}${text})`, details, true);
+  return undefined;
+}
+
 /** Builds the typed error for an answer that is not a success. */
 function errorFor(
   res: RawResponse,
@@ -94,31 +126,8 @@ function errorFor(
   if (/payout not found/i.test(said) && endpoint.kind === 'status') {
     return new NotFoundError(endpoint.referenceId, details);
   }
-  if (res.status >= 300 && res.status < 400) {
-    const location = header(res, 'location') ?? '(no Location header)';
-    return new RedirectError(
-      `the service answered with a redirect (HTTP ${res.status}) to ${location}; redirects are not followed so that credentials never reach another host: set the base URL to the final address`,
-      details,
-    );
-  }
-  if (res.status === 403) {
-    return new ForbiddenError(
-      `the service refused this request (HTTP 403${text}): check that this machine's IP address is allowed in the API key settings`,
-    );
-  }
-  if (res.status === 429) {
-    return new RateLimitedError(`rate limited by the service (HTTP 429${text})`, details);
-  }
-  // Only the status splits a request: a message such as "too many" proves nothing about it.
-  if (res.status === 413) {
-    return new TooLargeError(
-      `the service refused the request as too large (HTTP ${res.status}${text})`,
-      details,
-    );
-  }
-  if (res.status >= 500) {
-    return new ServiceError(`the service failed (HTTP ${res.status}${text})`, details, true);
-  }
+  const byStatus = errorForStatus(res, text, details);
+  if (byStatus) return byStatus;
   if (!env) {
     return new UnparsableResponseError(
       `unexpected answer from the service (HTTP ${res.status}): ${snippet(res.body) || '(empty body)'}`,
