@@ -1,0 +1,261 @@
+import type { Clock } from '../clock.js';
+
+/**
+ * How many requests go to the service at once, and how fast: the pace the service allows.
+ *
+ * Concurrency follows AIMD, as TCP's congestion window: it starts at `initial`, grows by one
+ * per answer until the first sign of overload (slow start), then by one per window of answers,
+ * and shrinks multiplicatively on a 429 or when answers take clearly longer than the fastest
+ * seen (a latency signal, as Netflix's Vegas and Gradient limits use). A 429 also pauses every
+ * new request until its Retry-After, and then paces starts at the rate measured when it came,
+ * raised a little each second (as the AWS SDKs' adaptive mode sets its token bucket's rate),
+ * so a rate-limited service is met at its rate instead of being hit again and again.
+ */
+
+/** What the pace is set up with. */
+export interface PaceOptions {
+  /** Requests in flight at the start. */
+  initial: number;
+  /** Requests in flight at most: --concurrency N, or --max-concurrency. */
+  max: number;
+  clock: Clock;
+  /** Told about each change of the limit, with its reason (for --debug). */
+  onChange?: (limit: number, why: string) => void;
+}
+
+/** How an answer went, for the pace. */
+export type Answered =
+  | { kind: 'ok' }
+  /** 429: the service asked us to slow down. */
+  | { kind: 'throttled'; retryAfterMs?: number }
+  /** No answer, or a failure that says nothing about load. */
+  | { kind: 'failed' };
+
+/** One request's place in the pace, from acquire to release. */
+export interface Permit {
+  startedAt: number;
+}
+
+/** A latency this many times the fastest seen, over a window of answers, means a queue builds. */
+const LATENCY_RISE = 2;
+/** Multiplicative decrease: a 429 or a latency rise keeps this share of the limit. */
+const BACKOFF = 0.8;
+/** The longest pause a Retry-After may impose. */
+const MAX_PAUSE_MS = 30_000;
+/** The paced rate starts this far below the rate measured at a 429... */
+const RATE_MARGIN = 0.97;
+/** ...and grows by this share each second without a 429... */
+const RATE_GROWTH = 0.01;
+/** ...after climbing back at this share a second when it started lower. */
+const RECOVERY = 0.2;
+/** A rate measured over less than half a window starts this much lower. */
+const SHORT_WINDOW_MARGIN = 0.75;
+/** The window over which the rate of answers is measured. */
+const RATE_WINDOW_MS = 2_000;
+
+/** The pace of one run's requests (or one lookup's). */
+export class Pace {
+  private limitValue: number;
+  private active = 0;
+  private readonly waiters: Array<() => void> = [];
+  private slowStart = true;
+  private minLatency = Number.POSITIVE_INFINITY;
+  private windowLatencies: number[] = [];
+  /** Answers since the last decrease: at most one decrease per window. */
+  private sinceDecrease = Number.POSITIVE_INFINITY;
+  private pauseUntil = 0;
+  /** The paced rate after a 429 (undefined: not paced): where it starts, its ceiling, since when. */
+  private rate: { start: number; ceiling: number; since: number } | undefined;
+  /** When the first request started. */
+  private startedAt = Number.POSITIVE_INFINITY;
+  private nextStart = 0;
+  /** Times of recent answers, for the rate measured at a 429. */
+  private readonly answeredAt: number[] = [];
+  /** The end of the pause before the current one: answers before it do not tell the rate. */
+  private pausedUntilBefore = 0;
+  /** The limit the last decrease set: a 429 within it says the rate, not the count, binds. */
+  private afterDecrease: number | undefined;
+  /** Whether a start waited for the paced rate since the last 429: then the rate binds. */
+  private waitedForRate = false;
+  private peak: number;
+  private throttles = 0;
+  private readonly clock: Clock;
+
+  constructor(private readonly opts: PaceOptions) {
+    this.limitValue = Math.max(1, Math.min(opts.initial, opts.max));
+    this.peak = this.limit;
+    this.clock = opts.clock;
+  }
+
+  /** Requests allowed in flight now. */
+  get limit(): number {
+    return Math.max(1, Math.floor(this.limitValue));
+  }
+
+  /** Requests in flight now. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** The highest limit reached, and the number of 429s, for the run's record. */
+  get record(): { peakConcurrency: number; throttled: number } {
+    return { peakConcurrency: this.peak, throttled: this.throttles };
+  }
+
+  /** Waits for a place (within the limit, after any pause, at the paced rate) and takes it. */
+  async acquire(): Promise<Permit> {
+    while (this.active >= this.limit) {
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+    this.active += 1;
+    return { startedAt: await this.turn() };
+  }
+
+  /**
+   * For another attempt of a request whose last one provably did not apply: it queues again
+   * behind the limit (which may have shrunk), any pause and the paced rate.
+   */
+  async again(permit: Permit): Promise<void> {
+    this.release();
+    permit.startedAt = (await this.acquire()).startedAt;
+  }
+
+  /** Records how a request's answer went, and adjusts the pace. */
+  answered(permit: Permit, how: Answered): void {
+    const now = this.clock.now();
+    this.sinceDecrease += 1;
+    if (how.kind === 'throttled') this.throttled(now, how.retryAfterMs);
+    if (how.kind !== 'ok') return;
+    this.answeredAt.push(now);
+    while (this.answeredAt.length && this.answeredAt[0]! < now - RATE_WINDOW_MS) {
+      this.answeredAt.shift();
+    }
+    this.latency(now - permit.startedAt);
+  }
+
+  /** Gives the place back. */
+  release(): void {
+    this.active -= 1;
+    this.wake();
+  }
+
+  /** Waits for the end of a pause and for the paced interval; returns the start time. */
+  private async turn(): Promise<number> {
+    for (;;) {
+      const now = this.clock.now();
+      const at = Math.max(this.pauseUntil, this.nextStart);
+      if (now >= at) {
+        this.nextStart = now + this.interval(now);
+        this.startedAt = Math.min(this.startedAt, now);
+        return now;
+      }
+      if (this.nextStart > this.pauseUntil) this.waitedForRate = true;
+      await this.clock.sleep(at - now);
+    }
+  }
+
+  /**
+   * Milliseconds between request starts at the paced rate (0 when not paced). The rate climbs
+   * back fast (RECOVERY a second) to just under the rate measured at the last 429, then probes
+   * beyond it slowly (RATE_GROWTH a second), as CUBIC does around its last maximum.
+   */
+  private interval(now: number): number {
+    if (!this.rate) return 0;
+    const { start, ceiling, since } = this.rate;
+    const t = Math.max(0, now - since) / 1000;
+    const climb = start < ceiling ? Math.log(ceiling / start) / Math.log(1 + RECOVERY) : 0;
+    const perSecond =
+      t < climb
+        ? start * (1 + RECOVERY) ** t
+        : Math.max(start, ceiling) * (1 + RATE_GROWTH) ** (t - climb);
+    return 1000 / perSecond;
+  }
+
+  /**
+   * A 429: pause until its Retry-After, shrink the limit, and pace starts when the rate is
+   * what binds: a 429 that came with no more requests in flight than the last decrease
+   * allowed (fewer in flight did not help, so the service counts requests a second), or one
+   * that came while starts were already waiting for the paced rate.
+   */
+  private throttled(now: number, retryAfterMs: number | undefined): void {
+    this.throttles += 1;
+    this.pausedUntilBefore = this.pauseUntil;
+    if (retryAfterMs !== undefined) {
+      this.pauseUntil = Math.max(this.pauseUntil, now + Math.min(retryAfterMs, MAX_PAUSE_MS));
+    }
+    const safe = this.afterDecrease;
+    const rateBinds = this.rate ? this.waitedForRate : safe !== undefined && this.active <= safe;
+    this.waitedForRate = false;
+    const measured = rateBinds ? this.measuredRate(now) : undefined;
+    if (measured !== undefined) {
+      const ceiling = measured.perSecond * RATE_MARGIN;
+      // A short window may hold a burst the service allowed: start lower, climb back fast.
+      const start = measured.full ? ceiling : ceiling * SHORT_WINDOW_MARGIN;
+      this.rate = { start, ceiling, since: Math.max(now, this.pauseUntil) };
+      this.opts.onChange?.(this.limit, `pacing at ${start.toFixed(1)} requests a second`);
+    }
+    this.decrease(
+      `the service answered 429${retryAfterMs ? ` (Retry-After ${retryAfterMs} ms)` : ''}`,
+    );
+  }
+
+  /** Answers a second over the last window since any pause ended, if long enough to tell. */
+  private measuredRate(now: number): { perSecond: number; full: boolean } | undefined {
+    const from = Math.max(now - RATE_WINDOW_MS, this.pausedUntilBefore, this.startedAt);
+    const times = this.answeredAt.filter((t) => t >= from);
+    if (times.length < 2) return undefined;
+    const span = Math.max(now - from, RATE_WINDOW_MS / 8);
+    return { perSecond: (times.length * 1000) / span, full: span >= RATE_WINDOW_MS / 2 };
+  }
+
+  /** A latency sample: grow while answers stay fast, shrink when a queue builds. */
+  private latency(ms: number): void {
+    this.minLatency = Math.min(this.minLatency, Math.max(ms, 1));
+    this.windowLatencies.push(ms);
+    if (this.windowLatencies.length >= this.limit) {
+      const average = this.windowLatencies.reduce((a, b) => a + b, 0) / this.windowLatencies.length;
+      this.windowLatencies = [];
+      if (average > LATENCY_RISE * this.minLatency + 5) {
+        this.decrease(
+          `answers slowed to ${Math.round(average)} ms (fastest ${Math.round(this.minLatency)} ms)`,
+        );
+        return;
+      }
+    }
+    this.grow();
+  }
+
+  /** Additive increase: one per answer in slow start, one per window after. */
+  private grow(): void {
+    if (this.limitValue >= this.opts.max) return;
+    const before = this.limit;
+    this.limitValue = Math.min(
+      this.opts.max,
+      this.limitValue + (this.slowStart ? 1 : 1 / this.limitValue),
+    );
+    if (this.limit !== before) {
+      this.peak = Math.max(this.peak, this.limit);
+      this.opts.onChange?.(this.limit, 'answers came back without 429s or slowing');
+      this.wake();
+    }
+  }
+
+  /** Multiplicative decrease, at most once per window of answers. */
+  private decrease(why: string): void {
+    // Leaving slow start, the limit overshot by up to a window: halve it, as TCP does.
+    const factor = this.slowStart ? 0.5 : BACKOFF;
+    this.slowStart = false;
+    if (this.sinceDecrease < this.limit) return;
+    this.sinceDecrease = 0;
+    this.windowLatencies = [];
+    const before = this.limit;
+    this.limitValue = Math.max(1, this.limitValue * factor);
+    this.afterDecrease = this.limit;
+    if (this.limit !== before) this.opts.onChange?.(this.limit, why);
+  }
+
+  /** Lets waiting acquirers in while there is room. */
+  private wake(): void {
+    while (this.waiters.length && this.active < this.limit) this.waiters.shift()!();
+  }
+}

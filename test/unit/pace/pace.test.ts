@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { type Answered, Pace } from '../../../src/core/pace.js';
+import { SimClock } from '../../helpers/sim-clock.js';
+
+/** A simulated service: answers after `latencyMs`, or 429 when its limit is exceeded. */
+interface Model {
+  latencyMs: number;
+  /** Requests in flight beyond which it answers 429. */
+  cap?: number;
+  /** A token bucket: requests a second and burst; 429 without Retry-After, as API gateways answer. */
+  bucket?: { rate: number; burst: number };
+}
+
+/** Sends `n` requests through a pace against a model: wall time over the ideal, and the share of 429s after the first second. */
+async function simulate(model: Model, n: number, pace: { initial: number; max: number }) {
+  const clock = new SimClock();
+  const changes: string[] = [];
+  const p = new Pace({ ...pace, clock, onChange: (l, why) => changes.push(`${l}: ${why}`) });
+  let inFlight = 0;
+  let tokens = model.bucket?.burst ?? 0;
+  let refilledAt = 0;
+  let requests = 0;
+  let throttled = 0;
+  /** Requests and 429s after the first second: the steady state. */
+  let steadyRequests = 0;
+  let steadyThrottled = 0;
+  const call = async (): Promise<Answered> => {
+    requests += 1;
+    if (clock.t >= 1000) steadyRequests += 1;
+    const throttle = (): Answered => {
+      throttled += 1;
+      if (clock.t >= 1000) steadyThrottled += 1;
+      return { kind: 'throttled' };
+    };
+    if (model.bucket) {
+      tokens = Math.min(
+        model.bucket.burst,
+        tokens + ((clock.t - refilledAt) * model.bucket.rate) / 1000,
+      );
+      refilledAt = clock.t;
+      if (tokens < 1) {
+        await clock.sleep(5);
+        return throttle();
+      }
+      tokens -= 1;
+    }
+    if (model.cap !== undefined && inFlight >= model.cap) {
+      await clock.sleep(5);
+      return throttle();
+    }
+    inFlight += 1;
+    await clock.sleep(model.latencyMs);
+    inFlight -= 1;
+    return { kind: 'ok' };
+  };
+  const one = async () => {
+    const permit = await p.acquire();
+    try {
+      for (;;) {
+        const how = await call();
+        p.answered(permit, how);
+        if (how.kind === 'ok') return;
+        // As the engine does: a short backoff before sending a throttled request again.
+        await clock.sleep(100);
+        await p.again(permit);
+      }
+    } finally {
+      p.release();
+    }
+  };
+  const all = Promise.all(Array.from({ length: n }, one));
+  await clock.run(all);
+  const ideal = model.bucket
+    ? (n / model.bucket.rate) * 1000
+    : (n * model.latencyMs) / Math.min(model.cap ?? pace.max, pace.max);
+  const share = steadyThrottled / Math.max(1, steadyRequests);
+  changes.push(
+    `ratio ${(clock.t / ideal).toFixed(3)}, 429s ${((throttled / requests) * 100).toFixed(1)}% (steady ${(share * 100).toFixed(1)}%)`,
+  );
+  if (process.env.PACE_DEBUG) console.log(changes.at(-1));
+  return { ratio: clock.t / ideal, share, record: p.record, changes };
+}
+
+describe('Pace against simulated services (200 requests)', () => {
+  for (const flags of [
+    { name: 'default', initial: 4, max: 16 },
+    { name: '--concurrency 16', initial: 16, max: 16 },
+  ]) {
+    it(`${flags.name}: a token bucket of 20/s (burst 5), 100 ms: within 1.15x, at most 10% 429s in steady state`, async () => {
+      const r = await simulate({ latencyMs: 100, bucket: { rate: 20, burst: 5 } }, 200, flags);
+      expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
+      expect(r.share, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
+    });
+
+    it(`${flags.name}: at most 16 in flight, 250 ms: within 1.15x, at most 10% 429s in steady state`, async () => {
+      const r = await simulate({ latencyMs: 250, cap: 16 }, 200, flags);
+      expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
+      expect(r.share).toBeLessThanOrEqual(0.1);
+    });
+
+    it(`${flags.name}: at most 10 in flight, 250 ms: within 1.15x, at most 10% 429s in steady state`, async () => {
+      const r = await simulate({ latencyMs: 250, cap: 10 }, 200, flags);
+      expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
+      expect(r.share, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
+    });
+
+    it(`${flags.name}: no limit, 300 ms: reaches 16 in flight, within 1.15x`, async () => {
+      const r = await simulate({ latencyMs: 300 }, 200, flags);
+      expect(r.ratio).toBeLessThanOrEqual(1.15);
+      expect(r.record.peakConcurrency).toBe(16);
+    });
+  }
+});
