@@ -120,6 +120,11 @@ export class Pace {
     permit.startedAt = (await this.acquire()).startedAt;
   }
 
+  /** Marks the moment a request goes out under a permit: its latency counts from here. */
+  sending(permit: Permit): void {
+    permit.startedAt = this.clock.now();
+  }
+
   /** Records how a request's answer went, and adjusts the pace. */
   answered(permit: Permit, how: Answered): void {
     const now = this.clock.now();

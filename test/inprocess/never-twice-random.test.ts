@@ -222,6 +222,7 @@ async function send(
       allowCurrencies: [],
       chunkSize: run.chunkSize,
       concurrency: 2,
+      maxConcurrency: 2,
       yes: true,
       dryRun: false,
       maxTotals: [],

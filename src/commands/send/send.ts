@@ -15,7 +15,8 @@ interface SendFlags {
   batchReference?: string;
   webhookUrl?: string;
   chunkSize: number;
-  concurrency: number;
+  concurrency?: number;
+  maxConcurrency: number;
   yes?: boolean;
   dryRun?: boolean;
   maxTotal?: string[];
@@ -95,7 +96,17 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       webhookUrl,
     )
     .option('--chunk-size <n>', 'payouts per request', intOption('--chunk-size', 1, 10_000), 100)
-    .option('--concurrency <n>', 'requests in flight at once', intOption('--concurrency', 1, 64), 4)
+    .option(
+      '--concurrency <n>',
+      'requests in flight at once, as a fixed ceiling (default: adapt to the service)',
+      intOption('--concurrency', 1, 64),
+    )
+    .option(
+      '--max-concurrency <n>',
+      'the most requests in flight an adaptive send may reach',
+      intOption('--max-concurrency', 1, 64),
+      16,
+    )
     .option('-y, --yes', 'send without asking for confirmation (required without a terminal)')
     .option('--dry-run', 'validate and print the summary and first request; send nothing')
     .option(
@@ -144,6 +155,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         webhookUrl: flags.webhookUrl,
         chunkSize: flags.chunkSize,
         concurrency: flags.concurrency,
+        maxConcurrency: flags.maxConcurrency,
         yes: Boolean(flags.yes),
         dryRun: Boolean(flags.dryRun),
         maxTotals: (flags.maxTotal ?? []).map(parseMaxTotal),

@@ -11,6 +11,7 @@ import type {
 import { type Clock, systemClock } from '../../clock.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunJournal } from '../../journal/index.js';
+import { type Answered, Pace, type Permit } from '../pace.js';
 import { isDocumentedStatus } from '../statuses.js';
 import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
@@ -59,6 +60,8 @@ export interface EngineDeps {
   progress: (done: { requests: number; payouts: number }) => void;
   /** Shows the seconds left while waiting for the service to finish a request. */
   countdown?: (secondsLeft: number) => void;
+  /** Told about each change of the pace, with its reason (--debug). */
+  paceChanged?: (limit: number, why: string) => void;
   clock?: Clock;
   random?: () => number;
 }
@@ -66,7 +69,8 @@ export interface EngineDeps {
 /** The shape of the requests the engine sends. */
 export interface EngineSettings {
   chunkSize: number;
-  concurrency: number;
+  /** Requests in flight at the start, and at most (see core/pace.ts). */
+  concurrency: { initial: number; max: number };
   batchReference?: string;
   webhookUrl?: string;
   retry: RetryPolicy;
@@ -96,6 +100,14 @@ interface Next {
   error?: Error;
 }
 
+/** What an exchange tells the pace: a 429, an answer (its latency counts), or neither. */
+function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
+  const status = exchange.answer?.status;
+  if (status === undefined || status >= 500) return { kind: 'failed' };
+  if (status === 429) return { kind: 'throttled', retryAfterMs: exchange.answer?.retryAfterMs };
+  return { kind: 'ok' };
+}
+
 /** "1 payout" or "N payouts". */
 function payouts(n: number): string {
   return `${n} payout${n === 1 ? '' : 's'}`;
@@ -113,10 +125,10 @@ export class SendEngine {
   fatal?: Error;
   /** Batch references the service reported. */
   readonly batchReferences = new Set<string>();
-  private limit: number;
+  /** The pace of create requests; read-backs have their own. */
+  readonly pace: Pace;
+  private readonly readPace: Pace;
   private chunkSize: number;
-  private active = 0;
-  private readonly slotWaiters: Array<() => void> = [];
   private readonly running = new Set<Promise<void>>();
   private buffer: Queued[] = [];
   /** Rows numbered so far: each enqueue or addSentEarlier takes the next. */
@@ -134,10 +146,12 @@ export class SendEngine {
     private readonly deps: EngineDeps,
     private readonly settings: EngineSettings,
   ) {
-    this.limit = Math.max(1, settings.concurrency);
     this.chunkSize = Math.max(1, settings.chunkSize);
     this.nextReq = deps.journal.lastRequestId + 1;
     this.clock = deps.clock ?? systemClock;
+    const onChange = deps.paceChanged;
+    this.pace = new Pace({ ...settings.concurrency, clock: this.clock, onChange });
+    this.readPace = new Pace({ initial: 4, max: 16, clock: this.clock });
     this.random = deps.random ?? Math.random;
     this.quietMs = settings.quietMs ?? DEFAULT_QUIET_MS;
   }
@@ -197,7 +211,10 @@ export class SendEngine {
       this.buffer = [];
       await this.dispatch(chunk);
     }
-    while (this.running.size) await Promise.all([...this.running]);
+    // Chunks still waiting for their place start, then every chunk settles.
+    while (this.waitingChunks.length || this.running.size) {
+      await Promise.all([...this.waitingChunks, ...this.running]);
+    }
     await this.deps.journal.flush();
   }
 
@@ -212,21 +229,21 @@ export class SendEngine {
     return readBack(items, sentAt + this.quietMs, this.readBackDeps());
   }
 
-  /** Waits for a free request slot, then starts the chunk without waiting for it to finish. */
+  /**
+   * Waits for a place in the pace, then starts the chunk without waiting for it to finish.
+   * The chunk keeps its place until it is settled, read-backs included, so no more than the
+   * limit's worth of chunks can be in doubt at once.
+   */
   private async dispatch(chunk: Queued[]): Promise<void> {
-    while (this.active >= this.limit) {
-      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
-    }
-    this.active += 1;
-    const run = this.runChunk(chunk)
+    const permit = await this.pace.acquire();
+    const run = this.runChunk(chunk, permit)
       .catch((err: unknown) => {
         this.fatal ??= err instanceof Error ? err : new Error(String(err));
       })
       .finally(() => {
         this.settleLeftovers(chunk);
-        this.active -= 1;
+        this.pace.release();
         this.running.delete(run);
-        this.slotWaiters.shift()?.();
       });
     this.running.add(run);
   }
@@ -256,17 +273,21 @@ export class SendEngine {
   }
 
   /** Sends one chunk until each payout has an outcome, sending again only what was not applied. */
-  private async runChunk(chunk: Queued[]): Promise<void> {
+  private async runChunk(chunk: Queued[], permit: Permit): Promise<void> {
     const policy = this.settings.retry;
     const started = this.clock.now();
     let items = chunk;
     for (let attempt = 1; items.length && !this.stopping; attempt++) {
+      if (attempt > 1) await this.pace.again(permit);
       const req = this.nextReq++;
       await this.deps.journal.recordIntent(req, intentItems(items));
       const sentAt = this.clock.now();
-      const next = await this.settle(judgeExchange(await this.exchange(items)), req, items, sentAt);
+      this.pace.sending(permit);
+      const exchange = await this.exchange(items);
+      this.pace.answered(permit, paceSignal(exchange));
+      const next = await this.settle(judgeExchange(exchange), req, items, sentAt);
       if (next.split) {
-        for (const half of next.split) await this.runChunk(half);
+        for (const half of next.split) await this.runChunk(half, permit);
         return;
       }
       items = next.retry;
@@ -330,15 +351,8 @@ export class SendEngine {
     }
     if (v.reason === 'too-large') return this.split(items, v.error);
     if (v.reason === 'rate-limited') {
-      // Stop pushing against the limit: fewer requests at a time for the rest of the run.
-      if (this.limit > 1) {
-        this.limit = Math.max(1, Math.floor(this.limit / 2));
-        this.deps.warn(
-          `rate limited by the service: sending ${this.limit} request${this.limit === 1 ? '' : 's'} at a time from now on`,
-        );
-      }
-      const waitMs =
-        this.retryAfter(v.retryAfterMs) ?? backoffDelay(this.settings.retry, 1, this.random);
+      // The pace holds every new request for a Retry-After; without one, a short backoff.
+      const waitMs = v.retryAfterMs !== undefined ? 0 : undefined;
       return { retry: items, waitMs, error: v.error };
     }
     return { retry: items, error: v.error };
@@ -531,6 +545,7 @@ export class SendEngine {
       interrupt: this.deps.interrupt,
       notify: this.deps.warn,
       countdown: this.deps.countdown,
+      pace: this.readPace,
     };
   }
 

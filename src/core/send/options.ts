@@ -17,7 +17,10 @@ export interface SendOptions {
   batchReference?: string;
   webhookUrl?: string;
   chunkSize: number;
-  concurrency: number;
+  /** --concurrency N: a fixed ceiling, climbed back to after backing off. */
+  concurrency?: number;
+  /** --max-concurrency: the most an adaptive run may reach. */
+  maxConcurrency: number;
   yes: boolean;
   dryRun: boolean;
   maxTotals: MaxTotal[];
@@ -25,4 +28,13 @@ export interface SendOptions {
   failedOutPath?: string;
   all: boolean;
   sandbox: boolean;
+}
+
+/** Requests in flight a send starts with, and the most it may reach (see core/pace.ts). */
+export function concurrencyOf(opts: Pick<SendOptions, 'concurrency' | 'maxConcurrency'>): {
+  initial: number;
+  max: number;
+} {
+  if (opts.concurrency !== undefined) return { initial: opts.concurrency, max: opts.concurrency };
+  return { initial: Math.min(4, opts.maxConcurrency), max: opts.maxConcurrency };
 }

@@ -1,6 +1,7 @@
 import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import type { PayoutRecord } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
+import type { Pace } from '../pace.js';
 import { CredentialsError, errorMessage } from '../../errors.js';
 import { type LookupOutcome, lookupAll, type PayoutReader } from '../status/lookup.js';
 import { matchRecord, type Sent } from './verdict.js';
@@ -16,7 +17,8 @@ export interface ReadBackDeps {
   /** Shows the time left of a wait (a spinner on a terminal), called about once a second. */
   countdown?: (secondsLeft: number) => void;
   retry?: RetryPolicy;
-  concurrency?: number;
+  /** Paces the lookups; without one, at most 8 run at once. */
+  pace?: Pace;
 }
 
 /** What a read-back established about one payout. */
@@ -85,7 +87,8 @@ async function readOnce<T extends Sent>(
       deps.client,
       items.map((i) => i.payout.reference_id),
       {
-        concurrency: deps.concurrency ?? 8,
+        concurrency: deps.pace ? 16 : 8,
+        pace: deps.pace,
         retry: deps.retry ?? DEFAULT_READ_RETRY,
         sleep: (ms, signal) => deps.clock.sleep(ms, signal),
       },

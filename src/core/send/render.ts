@@ -23,7 +23,7 @@ export interface Destination {
   profile?: string;
   sandbox: boolean;
   chunkSize: number;
-  concurrency: number;
+  concurrency: { initial: number; max: number };
 }
 
 /** The per-currency totals as {CUR: {count, total}} with exact decimal totals. */
@@ -39,6 +39,13 @@ export function totalsDoc(
     };
   }
   return doc;
+}
+
+/** How many requests go at once: "4 at a time", or "4 at first, up to 16 as the service allows". */
+function pace(c: { initial: number; max: number }): string {
+  return c.initial === c.max
+    ? `${c.max} at a time`
+    : `${c.initial} at a time at first, up to ${c.max} as the service allows`;
 }
 
 /** The summary shown before sending and by --dry-run. */
@@ -63,7 +70,7 @@ export function summaryText(
     firstTotal = false;
   }
   lines.push(
-    `${c.bold('Requests:')}  ${plan.requestCount} (up to ${dest.chunkSize} payouts each, ${dest.concurrency} at a time)`,
+    `${c.bold('Requests:')}  ${plan.requestCount} (up to ${dest.chunkSize} payouts each, ${pace(dest.concurrency)})`,
   );
   // The batch reference and webhook URL may come from an input file: shown escaped.
   const shown = (v: string | undefined, none: string) => (v === undefined ? none : displayText(v));
@@ -182,6 +189,8 @@ export function resultsHead(
     sandbox: boolean;
     unknown: string[];
     interrupted: boolean;
+    /** The pace the run reached: most requests in flight, and 429s answered. */
+    pace: { peakConcurrency: number; throttled: number };
   },
 ): Record<string, unknown> {
   const c = summary.counts;
@@ -194,6 +203,8 @@ export function resultsHead(
     sent_earlier_count: c.sentEarlier,
     charges: summary.charges,
     run_id: extra.runId,
+    peak_concurrency: extra.pace.peakConcurrency,
+    rate_limited_count: extra.pace.throttled,
     ...(extra.sandbox ? { sandbox: true } : {}),
     ...(extra.unknown.length ? { outcome_unknown: extra.unknown } : {}),
     ...(extra.interrupted ? { interrupted: true } : {}),

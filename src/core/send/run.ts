@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
-import type { Clock } from '../../clock.js';
+import { type Clock, systemClock } from '../../clock.js';
 import { InterruptedError, UsageError } from '../../errors.js';
 import {
   ExitCode,
@@ -17,7 +17,7 @@ import { displayText } from '../../output/display.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
-import type { SendOptions } from './options.js';
+import { concurrencyOf, type SendOptions } from './options.js';
 import { OutcomeStore } from './outcome-store.js';
 import { planRun, type RunPlan } from './plan.js';
 import {
@@ -128,7 +128,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     const dest = {
       sandbox: opts.sandbox,
       chunkSize: opts.chunkSize,
-      concurrency: opts.concurrency,
+      concurrency: concurrencyOf(opts),
     };
     if (opts.dryRun) {
       const where = opts.sandbox
@@ -223,6 +223,9 @@ async function sendPlan(
       },
     });
     const progress = await output.progress('Sending payouts…');
+    const clock = deps.clock ?? systemClock;
+    const began = clock.now();
+    const rate = (n: number) => Math.round((n * 1000) / Math.max(1, clock.now() - began));
     try {
       engine = new SendEngine(
         {
@@ -233,8 +236,9 @@ async function sendPlan(
           warn: (m) => output.warn(m),
           progress: (d) =>
             progress.update(
-              `Sending: ${d.requests} requests, ${d.payouts}/${plan.payoutCount} payouts done`,
+              `Sending: ${d.payouts}/${plan.payoutCount} payouts done, ${engine.pace.inFlight} requests in flight, ${rate(d.payouts)} payouts/s`,
             ),
+          paceChanged: (limit, why) => output.debug(`pace: ${limit} requests at a time (${why})`),
           countdown: (s) =>
             progress.update(
               `Waiting ${s} s for the service to finish a request before reading back…`,
@@ -243,7 +247,7 @@ async function sendPlan(
         },
         {
           chunkSize: opts.chunkSize,
-          concurrency: opts.concurrency,
+          concurrency: concurrencyOf(opts),
           batchReference: plan.batchReference,
           webhookUrl: plan.webhookUrl,
           retry: deps.retry ?? DEFAULT_SEND_RETRY,
@@ -343,6 +347,7 @@ async function finishRun(
     sandbox: service.sandbox,
     unknown: engine.unknown,
     interrupted,
+    pace: engine.pace.record,
   });
   if (output.json) await output.printJsonWithRawList(head, 'results', outcomes.resultListText());
   else {

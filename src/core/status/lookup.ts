@@ -1,6 +1,12 @@
 import { type RetryNotice, type RetryPolicy, withRetry } from '../../api/retry.js';
 import type { PayoutRecord } from '../../api/types.js';
-import { CredentialsError, InterruptedError, NotFoundError } from '../../errors.js';
+import {
+  CredentialsError,
+  InterruptedError,
+  NotFoundError,
+  RateLimitedError,
+} from '../../errors.js';
+import type { Answered, Pace, Permit } from '../pace.js';
 
 /** What status lookups need of the client: reading one payout (PayoutClient fits). */
 export interface PayoutReader {
@@ -15,7 +21,10 @@ export type LookupOutcome =
 
 /** How lookups run: bounded concurrency, bounded retries, stopped by the signal. */
 export interface LookupOptions {
+  /** Lookups in flight at most; with `pace`, the most the pace may reach. */
   concurrency: number;
+  /** Adapts the lookups in flight to the service, as sends do (see core/pace.ts). */
+  pace?: Pace;
   retry: RetryPolicy;
   signal?: AbortSignal;
   /** Injected into withRetry, for tests. */
@@ -53,6 +62,31 @@ export async function lookupOne(
   }
 }
 
+/** A reader that tells the pace how each of its answers went. */
+function pacedReader(reader: PayoutReader, pace: Pace, permit: Permit): PayoutReader {
+  return {
+    async getPayout(ref, signal) {
+      pace.sending(permit);
+      try {
+        const record = await reader.getPayout(ref, signal);
+        pace.answered(permit, { kind: 'ok' });
+        return record;
+      } catch (error) {
+        pace.answered(permit, answeredOf(error));
+        throw error;
+      }
+    },
+  };
+}
+
+/** How a failed lookup went, for the pace: "not found" is an answer like any other. */
+function answeredOf(error: unknown): Answered {
+  if (error instanceof RateLimitedError)
+    return { kind: 'throttled', retryAfterMs: error.retryAfterMs };
+  if (error instanceof NotFoundError) return { kind: 'ok' };
+  return { kind: 'failed' };
+}
+
 /**
  * Looks up references with at most `concurrency` requests in flight, returning outcomes
  * in the order of `refs`. The first credentials error stops every lookup and is thrown;
@@ -74,13 +108,17 @@ export async function lookupAll(
   const worker = async () => {
     while (fatal === undefined && !inner.signal.aborted && next < refs.length) {
       const i = next++;
+      const permit = await opts.pace?.acquire();
       try {
-        results[i] = await lookupOne(reader, refs[i] as string, { ...opts, signal: inner.signal });
+        const paced = opts.pace && permit ? pacedReader(reader, opts.pace, permit) : reader;
+        results[i] = await lookupOne(paced, refs[i] as string, { ...opts, signal: inner.signal });
         done += 1;
         opts.onDone?.(done, refs.length);
       } catch (error) {
         fatal ??= error;
         inner.abort();
+      } finally {
+        if (permit) opts.pace?.release();
       }
     }
   };

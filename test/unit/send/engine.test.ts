@@ -127,7 +127,11 @@ function newEngine(
       clock: new FakeClock(),
       random: () => 0,
     },
-    { ...settings, retry: DEFAULT_SEND_RETRY },
+    {
+      ...settings,
+      concurrency: { initial: settings.concurrency, max: settings.concurrency },
+      retry: DEFAULT_SEND_RETRY,
+    },
   );
 }
 

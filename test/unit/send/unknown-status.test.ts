@@ -120,6 +120,7 @@ describe('undocumented statuses in a send', () => {
     const line = closingLine(summary, new Chalk({ level: 0 }));
     expect(line).toBe('7 payouts: 1 succeeded, 3 failed, 1 pending, 2 unknown');
     const head = resultsHead(summary, {
+      pace: { peakConcurrency: 4, throttled: 0 },
       runId: 'r',
       sandbox: false,
       unknown: [],
@@ -168,7 +169,7 @@ describe('send output shows text from outside escaped', () => {
     } as unknown as RunPlan;
     const text = summaryText(
       plan,
-      { sandbox: false, chunkSize: 100, concurrency: 4 },
+      { sandbox: false, chunkSize: 100, concurrency: { initial: 4, max: 4 } },
       currencies,
       new Chalk({ level: 0 }),
     );
