@@ -21,7 +21,10 @@ export function registerStatus(program: Command, runtime: Runtime, sink: ExitSin
       collect,
     )
     .option('--sandbox', 'ask the built-in sandbox instead of the configured service')
-    .option('--concurrency <n>', 'lookups in flight at once (1-32, default 8)')
+    .option(
+      '--concurrency <n>',
+      'lookups in flight at once, as a fixed ceiling (1-32; default: 4 growing to 16 as the service allows)',
+    )
     .option('--watch', 'poll until every payout is success, failed or canceled')
     .option(
       '--interval <seconds>',

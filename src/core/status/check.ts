@@ -1,4 +1,5 @@
-import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
+import { abortableSleep, DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
+import { Pace } from '../pace.js';
 import { errorMessage } from '../../errors.js';
 import {
   ExitCode,
@@ -15,7 +16,8 @@ import { watchStatuses } from './watch.js';
 /** What `payouts status` was asked to do. */
 export interface StatusRequest {
   references: string[];
-  concurrency: number;
+  /** A fixed ceiling of lookups in flight; undefined adapts to the service. */
+  concurrency?: number;
   /** Present with --watch. */
   watch?: { intervalMs: number; maxIntervalMs: number; timeoutMs: number };
 }
@@ -72,8 +74,18 @@ export async function checkStatuses(
   const { output } = deps;
   const retry = deps.retry ?? DEFAULT_READ_RETRY;
   const progress = await output.progress(`checking ${req.references.length} payout(s)`);
+  const limits = req.concurrency
+    ? { initial: req.concurrency, max: req.concurrency }
+    : { initial: 4, max: 16 };
+  const clock = { now: deps.now ?? Date.now, sleep: deps.sleep ?? abortableSleep };
+  const pace = new Pace({
+    ...limits,
+    clock,
+    onChange: (limit, why) => output.debug(`pace: ${limit} lookups at a time (${why})`),
+  });
   const common = {
-    concurrency: req.concurrency,
+    concurrency: limits.max,
+    pace,
     retry,
     signal: deps.signal,
     sleep: deps.sleep,

@@ -15,9 +15,9 @@ export interface StatusFlags {
   timeout?: string;
 }
 
-/** Checks a --concurrency value (default 8). */
-export function parseConcurrency(raw: string | undefined): number {
-  if (raw === undefined) return 8;
+/** Checks a --concurrency value (default: adapt to the service, see core/pace.ts). */
+export function parseConcurrency(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > MAX_CONCURRENCY) {
     throw new UsageError(

@@ -104,9 +104,9 @@ describe('checkStatuses', () => {
 
 describe('parseStatusFlags', () => {
   it('applies the defaults', () => {
-    expect(parseStatusFlags({})).toEqual({ concurrency: 8 });
+    expect(parseStatusFlags({})).toEqual({ concurrency: undefined });
     expect(parseStatusFlags({ watch: true })).toEqual({
-      concurrency: 8,
+      concurrency: undefined,
       watch: { intervalMs: 2_000, maxIntervalMs: 30_000, timeoutMs: 600_000 },
     });
   });
