@@ -24,6 +24,18 @@ export function byteOrderMark(b: Uint8Array): InputEncoding | undefined {
   return undefined;
 }
 
+/**
+ * The text of a whole small file: UTF-16 when a byte-order mark says so, else UTF-8 (any
+ * UTF-8 mark dropped). Throws TypeError on broken UTF-16.
+ */
+export function decodeWhole(bytes: Buffer): string {
+  const mark = byteOrderMark(bytes);
+  if (mark === 'utf-16le' || mark === 'utf-16be') {
+    return new TextDecoder(mark, { fatal: true }).decode(bytes);
+  }
+  return bytes.toString('utf8', mark === 'utf-8' ? 3 : 0);
+}
+
 /** Whether an encoding is UTF-16, whose spreadsheet exports ("Unicode text") use tabs. */
 export function isUtf16(e: InputEncoding): boolean {
   return e === 'utf-16le' || e === 'utf-16be';

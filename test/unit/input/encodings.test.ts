@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { readReferenceFile } from '../../../src/core/status/reference-file.js';
 import { decodeWindows1252, InputDecoder } from '../../../src/input/encoding.js';
 import { detectDelimiter } from '../../../src/input/index.js';
 import { type Intake, intake, intakeCsv, memorySource } from './helpers.js';
@@ -223,5 +228,31 @@ describe('decimal commas in CSV', () => {
     const r = await intakeCsv(tie, { decimalComma: true, map: { recipient: 'recipient,name' } });
     expect(r.lines).toEqual([]);
     expect(r.payouts.map((p) => p.amount.text)).toEqual(['1.5']);
+  });
+});
+
+describe('status --from reads UTF-16 "Unicode text" too', () => {
+  it('reads a tab-separated UTF-16LE report and a UTF-16BE list, from a file or stdin', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'refs-'));
+    try {
+      writeFileSync(
+        join(dir, 'report.txt'),
+        utf16('file\treference_id\r\nrun.csv\tDE-1\r\nrun.csv\tDE-ä2\r\n'),
+      );
+      const stdin = new PassThrough();
+      stdin.end(utf16('DE-1\nDE-3\n', 'be'));
+      const ctx = { cwd: dir, stdin };
+      await expect(readReferenceFile('report.txt', ctx)).resolves.toEqual(['DE-1', 'DE-ä2']);
+      await expect(readReferenceFile('-', ctx)).resolves.toEqual(['DE-1', 'DE-3']);
+      writeFileSync(
+        join(dir, 'broken.txt'),
+        Buffer.concat([utf16('DE-1\n'), Buffer.from([0x00, 0xd8])]),
+      );
+      await expect(readReferenceFile('broken.txt', ctx)).rejects.toThrow(
+        '--from broken.txt: the file starts with a UTF-16 byte-order mark but holds a broken character',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
