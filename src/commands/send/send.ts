@@ -79,12 +79,12 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .addOption(
       new Option(
         '--encoding <name>',
-        'text encoding of files without a byte-order mark (default: utf-8; a UTF-16 mark is read as such); iso-8859-1 reads as windows-1252, as in browsers',
+        'encoding of files without a byte-order mark (default: utf-8; UTF-16 is known by its mark, and tab preferred); iso-8859-1 is read as windows-1252, as in browsers',
       ).choices(['utf-8', 'windows-1252', 'iso-8859-1', 'utf-16le', 'utf-16be']),
     )
     .option(
       '--decimal-comma',
-      'CSV amounts are written 1.234,56 ("." only between thousands); ";" is then the default delimiter',
+      'CSV amounts are written 1.234,56 ("." only between thousands); ";" is then preferred when the header line does not tell the delimiter',
     )
     .option(
       '--map <field=Header,...>',
