@@ -74,6 +74,8 @@ function countLineFeeds(s: string, to = s.length): number {
   return n;
 }
 
+const NON_ASCII = /[^\u0000-\u007f]/;
+
 /** A character no payout file holds: a decoder's replacement for bad bytes, or NUL. */
 const REFUSED_CHARACTER = /[\uFFFD\u0000]/;
 
@@ -92,6 +94,10 @@ export class InputDecoder {
   private head: Buffer | undefined = Buffer.alloc(0);
   private guard: Utf8Guard | undefined;
   private utf16: TextDecoder | undefined;
+  /** Windows-1252 only: checks whether the bytes are UTF-8 after all (see `end`). */
+  private shadow: Utf8Guard | undefined;
+  /** Line of the first non-ASCII character, once one is seen. */
+  private firstNonAscii: number | undefined;
   private lineFeeds = 0;
   /** The encoding in effect, known once the first bytes are read. */
   encoding: InputEncoding;
@@ -138,6 +144,7 @@ export class InputDecoder {
     if (this.encoding === 'utf-8') this.guard = new Utf8Guard();
     // The UTF-16 decoders drop the byte-order mark themselves.
     else if (isUtf16(this.encoding)) this.utf16 = new TextDecoder(this.encoding);
+    else this.shadow = new Utf8Guard();
   }
 
   private convert(chunk: Buffer, final: boolean): Buffer | undefined {
@@ -164,8 +171,29 @@ export class InputDecoder {
       };
       return undefined;
     }
+    if (this.shadow !== undefined && !this.stillUtf8(chunk, text, final)) return undefined;
     this.lineFeeds += countLineFeeds(text);
     return Buffer.from(text, 'utf8');
+  }
+
+  /**
+   * Refuses, at its end, a file read with --encoding windows-1252 whose non-ASCII bytes are
+   * all valid UTF-8: it is UTF-8, and reading it as Windows-1252 would send "Ã¼" for "ü".
+   */
+  private stillUtf8(chunk: Buffer, text: string, final: boolean): boolean {
+    const shadow = this.shadow!;
+    if (this.firstNonAscii === undefined) {
+      const at = text.search(NON_ASCII);
+      if (at !== -1) this.firstNonAscii = this.lineFeeds + countLineFeeds(text, at) + 1;
+    }
+    const utf8 = shadow.push(chunk) && (!final || shadow.end());
+    if (!utf8) this.shadow = undefined;
+    if (!final || !utf8 || this.firstNonAscii === undefined) return true;
+    this.failure = {
+      line: this.firstNonAscii,
+      message: `is UTF-8 text, not ${this.encoding === 'iso-8859-1' ? 'ISO-8859-1' : 'Windows-1252'}: its letters would be read wrongly (ü as Ã¼): leave out --encoding`,
+    };
+    return false;
   }
 
   private refusal(nul: boolean): string {
@@ -176,6 +204,7 @@ export class InputDecoder {
         : 'if it is UTF-16 text without a byte-order mark, pass --encoding utf-16le; else check that this is the payout file';
       return `holds a NUL character, which text files do not (read as ${name}): ${hint}`;
     }
-    return `is not valid ${name} text: it holds a broken character (or U+FFFD, the mark of a character lost in an earlier conversion): ${saveAgain(this.csv)}, or pass the --encoding it was saved in`;
+    // Only a UTF-16 decoder puts U+FFFD in: every byte is a character in Windows-1252.
+    return `is not valid ${name} text: it holds a broken character (or U+FFFD, the mark of a character lost in an earlier conversion): ${saveAgain(this.csv)}`;
   }
 }

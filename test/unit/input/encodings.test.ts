@@ -105,6 +105,19 @@ describe('legacy encodings', () => {
     expect(u.payouts).toHaveLength(3);
   });
 
+  it('refuses UTF-8 text read with --encoding windows-1252, which would garble its letters', async () => {
+    for (const size of [1, 4, 1 << 16]) {
+      const r = await intakeCsv(text(ROWS, ',', '\n'), { encoding: 'windows-1252' }, size);
+      expect(r.lines, `size ${size}`).toEqual([
+        'test.csv line 2: is UTF-8 text, not Windows-1252: its letters would be read wrongly (ü as Ã¼): leave out --encoding',
+      ]);
+    }
+    const ascii = await intakeCsv(text([['A', '1', 'EUR', 'a@x', '']], ',', '\n'), {
+      encoding: 'iso-8859-1',
+    });
+    expect(ascii.lines).toEqual([]);
+  });
+
   it('refuses a broken UTF-16 character at its line, whatever the chunk size', async () => {
     const head = Buffer.from(`${HEADER.join('\t')}\nA\t1\tEUR\tx\n`, 'utf16le');
     const lone = Buffer.from([0x00, 0xd8]); // a high surrogate followed by no low one
@@ -117,7 +130,7 @@ describe('legacy encodings', () => {
     for (const size of [1, 3, 1 << 16]) {
       const r = await intakeCsv(bytes, {}, size);
       expect(r.lines, `size ${size}`).toEqual([
-        'test.csv line 3: is not valid UTF-16LE text: it holds a broken character (or U+FFFD, the mark of a character lost in an earlier conversion): save it again as "CSV UTF-8", or pass the --encoding it was saved in',
+        'test.csv line 3: is not valid UTF-16LE text: it holds a broken character (or U+FFFD, the mark of a character lost in an earlier conversion): save it again as "CSV UTF-8"',
       ]);
     }
     const odd = await intakeCsv(
