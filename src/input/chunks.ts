@@ -1,8 +1,8 @@
-/** Reading a source's bytes, checked as UTF-8 on the way, with failures turned into problems. */
+/** Reading a source's bytes, decoded to UTF-8 on the way, with failures turned into problems. */
 
+import { type InputEncoding, InputDecoder } from './encoding.js';
 import { readErrorMessage } from './source.js';
 import type { InputSource } from './types.js';
-import { Utf8Guard, utf8FailureMessage } from './utf8.js';
 
 /** How reading a source ended. */
 export type ChunksOutcome = 'done' | 'stopped' | 'failed';
@@ -10,26 +10,46 @@ export type ChunksOutcome = 'done' | 'stopped' | 'failed';
 /** Reports a file-level problem: where (or undefined) and what is wrong. */
 export type FileProblem = (location: string | undefined, message: string) => void;
 
+/** How to read a source's bytes, and where its problems go. */
+export interface ChunkReading {
+  /** Whether the file is CSV: messages then name Excel's "CSV UTF-8". */
+  csv: boolean;
+  /** From --encoding; a byte-order mark wins over it. Else UTF-8. */
+  encoding: InputEncoding | undefined;
+  fail: FileProblem;
+  /** Optional backpressure, asked between chunks (see IntakeSink.ready). */
+  ready?: () => Promise<void> | undefined;
+}
+
 /**
- * Hands the source's bytes, chunk by chunk, to `onChunk`, which answers whether to go on.
- * Bytes reach it only once known to be UTF-8. A source that cannot be read, or is not
- * UTF-8, is reported through `fail` and gives 'failed'.
+ * Receives the next UTF-8 bytes and the encoding the file is read in (known from the first
+ * bytes on); answers whether to go on.
+ */
+export type ChunkHandler = (chunk: Buffer, encoding: InputEncoding) => boolean | Promise<boolean>;
+
+/**
+ * Hands the source's bytes, as UTF-8, chunk by chunk, to `onChunk`. Bytes reach it only once
+ * known to be valid text. A source that cannot be read, or is not valid text in its encoding,
+ * is reported through `fail` and gives 'failed'.
  */
 export async function readChunks(
   source: InputSource,
-  csv: boolean,
-  fail: FileProblem,
-  onChunk: (chunk: Buffer) => boolean | Promise<boolean>,
-  ready?: () => Promise<void> | undefined,
+  reading: ChunkReading,
+  onChunk: ChunkHandler,
 ): Promise<ChunksOutcome> {
-  const guard = new Utf8Guard();
+  const decoder = new InputDecoder(reading.encoding, reading.csv);
   let iterator: AsyncIterator<string | Buffer>;
   try {
     iterator = source.open()[Symbol.asyncIterator]();
   } catch (err) {
-    fail(undefined, readErrorMessage(err));
+    reading.fail(undefined, readErrorMessage(err));
     return 'failed';
   }
+  const refused = (): 'failed' => {
+    const f = decoder.failure!;
+    reading.fail(`line ${f.line}`, f.message);
+    return 'failed';
+  };
   let finished = false;
   try {
     for (;;) {
@@ -38,28 +58,31 @@ export async function readChunks(
         next = await iterator.next();
       } catch (err) {
         finished = true;
-        fail(undefined, readErrorMessage(err));
+        reading.fail(undefined, readErrorMessage(err));
         return 'failed';
       }
       if (next.done) {
         finished = true;
         break;
       }
-      const chunk = typeof next.value === 'string' ? Buffer.from(next.value, 'utf8') : next.value;
-      if (!guard.push(chunk)) break;
-      const go = onChunk(chunk);
+      const raw = typeof next.value === 'string' ? Buffer.from(next.value, 'utf8') : next.value;
+      const chunk = decoder.push(raw);
+      if (chunk === undefined) return refused();
+      if (chunk.length === 0) continue;
+      const go = onChunk(chunk, decoder.encoding);
       if (!(typeof go === 'boolean' ? go : await go)) return 'stopped';
-      const wait = ready?.();
+      const wait = reading.ready?.();
       if (wait) await wait;
     }
   } finally {
     // Stopping early must still close the file.
     if (!finished) await iterator.return?.();
   }
-  if (!guard.end()) {
-    const f = guard.failure!;
-    fail(`line ${f.line}`, utf8FailureMessage(f, csv));
-    return 'failed';
+  const last = decoder.end();
+  if (last === undefined) return refused();
+  if (last.length > 0) {
+    const go = onChunk(last, decoder.encoding);
+    if (!(typeof go === 'boolean' ? go : await go)) return 'stopped';
   }
   return 'done';
 }

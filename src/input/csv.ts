@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { type CsvError, type Parser, parse } from 'csv-parse';
 import { errorCode } from '../errors.js';
 import { readChunks } from './chunks.js';
+import { type InputEncoding, isUtf16 } from './encoding.js';
 import type { PayoutChecker } from './fields.js';
 import { delimiterName, normalizeHeader } from './options.js';
 import {
@@ -19,6 +20,10 @@ export interface CsvSettings {
   file: string;
   /** Explicit delimiter, else detected from the header line. */
   delimiter?: string;
+  /** From --encoding (a byte-order mark wins over it). */
+  encoding: InputEncoding | undefined;
+  /** --decimal-comma: ";" is then the delimiter when the header line does not tell. */
+  decimalComma: boolean;
   /** Normalized column name -> field. */
   names: Map<string, PayoutField>;
   map: Partial<Record<PayoutField, string>>;
@@ -42,10 +47,14 @@ const MIXED_LINE_ENDINGS =
 
 /**
  * The delimiter of a CSV text: the one of , ; and tab that occurs most outside quotes on
- * the header line (ties go to comma, then semicolon). Undefined while the header line is
- * not complete, unless `final`.
+ * the header line (ties go to `preferred`, else comma, then semicolon). Undefined while the
+ * header line is not complete, unless `final`.
  */
-export function detectDelimiter(bytes: Uint8Array, final: boolean): string | undefined {
+export function detectDelimiter(
+  bytes: Uint8Array,
+  final: boolean,
+  preferred = ',',
+): string | undefined {
   let comma = 0;
   let semicolon = 0;
   let tab = 0;
@@ -59,16 +68,18 @@ export function detectDelimiter(bytes: Uint8Array, final: boolean): string | und
       content = true;
     } else if (quoted) {
     } else if (c === LF || c === CR) {
-      if (content) return pickDelimiter(comma, semicolon, tab);
+      if (content) return pickDelimiter(comma, semicolon, tab, preferred);
     } else if (c === COMMA) comma++;
     else if (c === SEMICOLON) semicolon++;
     else if (c === TAB) tab++;
     else if (c !== 0x20) content = true;
   }
-  return final ? pickDelimiter(comma, semicolon, tab) : undefined;
+  return final ? pickDelimiter(comma, semicolon, tab, preferred) : undefined;
 }
 
-function pickDelimiter(comma: number, semicolon: number, tab: number): string {
+function pickDelimiter(comma: number, semicolon: number, tab: number, preferred: string): string {
+  const most = Math.max(comma, semicolon, tab);
+  if ((preferred === '\t' ? tab : preferred === ';' ? semicolon : comma) === most) return preferred;
   if (tab > comma && tab > semicolon) return '\t';
   if (semicolon > comma) return ';';
   return ',';
@@ -345,9 +356,12 @@ export async function readCsv(source: InputSource, s: CsvSettings): Promise<File
   const fail = (location: string | undefined, message: string): void =>
     s.checker.report(location, undefined, undefined, message);
 
+  // UTF-16 text is Excel's "Unicode text", which is tab-separated; decimal commas go with ";".
+  let preferred = s.decimalComma ? ';' : ',';
   const start = (final: boolean): RunningParser | undefined => {
     const head = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
-    const delimiter = s.delimiter ?? detectDelimiter(head, final || pendingBytes >= DETECT_LIMIT);
+    const delimiter =
+      s.delimiter ?? detectDelimiter(head, final || pendingBytes >= DETECT_LIMIT, preferred);
     if (delimiter === undefined) return undefined;
     const p = startParser(s, delimiter);
     pending.length = 0;
@@ -358,16 +372,15 @@ export async function readCsv(source: InputSource, s: CsvSettings): Promise<File
 
   const outcome = await readChunks(
     source,
-    true,
-    fail,
-    (chunk) => {
+    { csv: true, encoding: s.encoding, fail, ready: s.sink.ready?.bind(s.sink) },
+    (chunk, encoding) => {
       if (running !== undefined) return feed(running, chunk);
+      if (isUtf16(encoding)) preferred = '\t';
       pending.push(chunk);
       pendingBytes += chunk.length;
       running = start(false);
       return running === undefined || (!running.records.stop && !running.parser.destroyed);
     },
-    s.sink.ready?.bind(s.sink),
   );
 
   if (outcome === 'done' && running === undefined) running = start(true);

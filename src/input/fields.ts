@@ -2,6 +2,7 @@
 import type { Problem } from '../errors.js';
 import { type Amount, readAmount } from '../money/amount.js';
 import type { CurrencyTable } from '../money/currencies.js';
+import { decimalCommaHint, decimalCommaToPoint } from '../money/decimal-comma.js';
 import { referenceProblem } from './reference.js';
 import type { IntakeSink, PayoutField, ValidPayout } from './types.js';
 
@@ -67,6 +68,16 @@ function excerpt(s: string, max = 40): string {
   return chars.length <= max ? s : `${chars.slice(0, max).join('')}…`;
 }
 
+/** How a file writes its amounts. */
+export interface AmountSyntax {
+  /** --decimal-comma: `1.234,56`. */
+  decimalComma: boolean;
+  /** Whether a refused amount that looks like `1.234,56` may name --decimal-comma (CSV only). */
+  hint: boolean;
+}
+
+const POINT: AmountSyntax = { decimalComma: false, hint: false };
+
 /**
  * Validates rows of one file and hands the valid ones and the problems to the sink. Values
  * arrive as text; `null` means the value's own reader already reported it as unusable.
@@ -80,6 +91,7 @@ export class PayoutChecker {
     private readonly file: string,
     private readonly currencies: CurrencyTable,
     private readonly sink: IntakeSink,
+    private readonly amounts: AmountSyntax = POINT,
   ) {}
 
   /** Checks one row, reporting every problem of it; true when it became a payout. */
@@ -107,7 +119,7 @@ export class PayoutChecker {
 
     let amount: Amount | undefined;
     if (amountRaw !== null) {
-      const read = readAmount(amountRaw, currency?.ok ? currency.digits : undefined);
+      const read = this.amount(amountRaw, currency?.ok ? currency.digits : undefined);
       if (typeof read === 'string') {
         ok = false;
         const text = amountRaw.trim();
@@ -175,6 +187,17 @@ export class PayoutChecker {
     if (field !== undefined) p.field = field;
     if (value !== undefined) p.value = value;
     this.sink.problem(p);
+  }
+
+  /** Reads an amount's text: the amount, or why it is refused. */
+  private amount(raw: string, digits: number | undefined): Amount | string {
+    if (this.amounts.decimalComma) {
+      const point = decimalCommaToPoint(raw);
+      return point.ok ? readAmount(point.text, digits) : point.message;
+    }
+    const read = readAmount(raw, digits);
+    if (typeof read === 'string' && this.amounts.hint) return decimalCommaHint(raw) ?? read;
+    return read;
   }
 
   /** Reports a reference that is missing or could not be looked up again; true when usable. */

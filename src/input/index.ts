@@ -2,6 +2,7 @@
  * Input intake: reads payout rows from CSV, JSON and NDJSON sources as a stream, checks
  * every row, and hands valid payouts and problems to a sink. Nothing here sends anything.
  */
+import { UsageError } from '../errors.js';
 import { readCsv } from './csv.js';
 import { PayoutChecker } from './fields.js';
 import { readJson, readNdjson } from './json.js';
@@ -9,6 +10,7 @@ import { columnNames, detectFormat, parseDelimiterOption } from './options.js';
 import type { FileMeta, InputSource, IntakeOptions, IntakeSink } from './types.js';
 
 export { detectDelimiter } from './csv.js';
+export { type InputEncoding, INPUT_ENCODINGS } from './encoding.js';
 export { codePointLength, DESCRIPTION_MAX } from './fields.js';
 export { detectFormat, parseDelimiterOption, parseMapOption } from './options.js';
 export { ProblemList } from './problems.js';
@@ -38,7 +40,16 @@ export async function readPayouts(
   const format = detectFormat(source.name, opts.format);
   const names = columnNames(opts.map);
   const delimiter = opts.delimiter === undefined ? undefined : parseDelimiterOption(opts.delimiter);
-  const checker = new PayoutChecker(source.name, opts.currencies, sink);
+  const decimalComma = opts.decimalComma === true;
+  if (decimalComma && format !== 'csv') {
+    throw new UsageError(
+      `${source.name}: --decimal-comma applies to CSV files only: in ${format === 'json' ? 'JSON' : 'NDJSON'}, write amounts as numbers or texts with a ".", such as 1234.56`,
+    );
+  }
+  const checker = new PayoutChecker(source.name, opts.currencies, sink, {
+    decimalComma,
+    hint: format === 'csv',
+  });
   switch (format) {
     case 'csv':
       return readCsv(source, {
@@ -46,12 +57,14 @@ export async function readPayouts(
         delimiter,
         names,
         map: opts.map ?? {},
+        encoding: opts.encoding,
+        decimalComma,
         checker,
         sink,
       });
     case 'json':
-      return readJson(source, checker, sink);
+      return readJson(source, checker, sink, opts.encoding);
     case 'ndjson':
-      return readNdjson(source, checker, sink);
+      return readNdjson(source, checker, sink, opts.encoding);
   }
 }

@@ -2,6 +2,7 @@
 import { constants } from 'node:buffer';
 import { isHttpUrl } from '../api/base-url.js';
 import { readChunks } from './chunks.js';
+import type { InputEncoding } from './encoding.js';
 import type { PayoutChecker } from './fields.js';
 import {
   JsonNumber,
@@ -229,18 +230,19 @@ function checkWebhook(meta: FileMeta, checker: PayoutChecker): void {
   }
 }
 
-/** Reads a JSON source whole (after a UTF-8 check) and checks each payout in it. */
+/** Reads a JSON source whole (decoded to UTF-8 first) and checks each payout in it. */
 export async function readJson(
   source: InputSource,
   checker: PayoutChecker,
   sink: IntakeSink,
+  encoding: InputEncoding | undefined,
 ): Promise<FileMeta> {
   const meta: FileMeta = { rows: 0 };
   const chunks: Buffer[] = [];
   let bytes = 0;
   const fail = (location: string | undefined, message: string): void =>
     checker.report(location, undefined, undefined, message);
-  const outcome = await readChunks(source, false, fail, (chunk) => {
+  const outcome = await readChunks(source, { csv: false, encoding, fail }, (chunk) => {
     bytes += chunk.length;
     chunks.push(chunk);
     return bytes <= constants.MAX_STRING_LENGTH;
@@ -272,6 +274,7 @@ export async function readNdjson(
   source: InputSource,
   checker: PayoutChecker,
   sink: IntakeSink,
+  encoding: InputEncoding | undefined,
 ): Promise<FileMeta> {
   const meta: FileMeta = { rows: 0 };
   const unknown = new UnknownKeys();
@@ -305,8 +308,7 @@ export async function readNdjson(
     checker.report(location, undefined, undefined, message);
   const outcome = await readChunks(
     source,
-    false,
-    fail,
+    { csv: false, encoding, fail, ready: sink.ready?.bind(sink) },
     (chunk) => {
       let start = 0;
       for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
@@ -328,7 +330,6 @@ export async function readNdjson(
       if (start < chunk.length) carry.push(Buffer.from(chunk.subarray(start)));
       return true;
     },
-    sink.ready?.bind(sink),
   );
   if (outcome !== 'done') return meta;
   if (carry.length > 0) {

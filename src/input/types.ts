@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Problem } from '../errors.js';
 import type { Amount } from '../money/amount.js';
 import type { CurrencyTable } from '../money/currencies.js';
+import type { InputEncoding } from './encoding.js';
 
 /** The formats a payout file can have. */
 export type InputFormat = 'csv' | 'json' | 'ndjson';
@@ -43,6 +44,10 @@ export interface IntakeOptions {
   delimiter?: string;
   /** Header names (CSV) standing for payout fields, from --map. */
   map?: Partial<Record<PayoutField, string>>;
+  /** From --encoding; a byte-order mark wins over it. Else UTF-8. */
+  encoding?: InputEncoding;
+  /** --decimal-comma: CSV amounts are written 1.234,56. */
+  decimalComma?: boolean;
   /** ISO 4217 plus the codes allowed with --allow-currency. */
   currencies: CurrencyTable;
 }

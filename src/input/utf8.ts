@@ -1,6 +1,6 @@
 /**
  * Streaming UTF-8 check run on the bytes before any parser sees them, so that an ANSI
- * (Windows-1252) export is refused instead of being read as garbled text.
+ * (Windows-1252) export read without --encoding is refused instead of read as garbled text.
  */
 import { isUtf8 } from 'node:buffer';
 
@@ -10,7 +10,9 @@ export interface Utf8Failure {
   line: number;
   /** The first bad byte, or undefined when the text stops in the middle of a character. */
   byte: number | undefined;
-  kind: 'invalid' | 'utf16' | 'nul' | 'truncated';
+  /** 0-based offset of that byte in the file (of the unfinished character's first byte). */
+  offset: number;
+  kind: 'invalid' | 'nul' | 'truncated';
 }
 
 /** Length of the sequence a lead byte starts (1 for ASCII and for bytes that start none). */
@@ -63,6 +65,8 @@ function countLineFeeds(b: Buffer, from: number, to: number): number {
 export class Utf8Guard {
   private carry: Buffer | undefined;
   private lineFeeds = 0;
+  /** Bytes pushed before the current chunk. */
+  private offset = 0;
   private first = true;
   /** Set once the bytes are known not to be UTF-8 text. */
   failure: Utf8Failure | undefined;
@@ -74,6 +78,12 @@ export class Utf8Guard {
       this.first = false;
       if (this.refusedAtStart(chunk)) return false;
     }
+    const ok = this.check(chunk);
+    this.offset += chunk.length;
+    return ok;
+  }
+
+  private check(chunk: Buffer): boolean {
     let start = 0;
     if (this.carry !== undefined) {
       const carry = this.carry;
@@ -84,13 +94,13 @@ export class Utf8Guard {
       }
       const joined = Buffer.concat([carry, chunk.subarray(0, need)]);
       this.carry = undefined;
-      if (!isUtf8(joined)) return this.fail(joined[0], 0);
+      if (!isUtf8(joined)) return this.fail(joined[0], -carry.length, 0);
       start = need;
     }
     const end = completeEnd(chunk, start);
     if (!isUtf8(chunk.subarray(start, end))) {
       const bad = firstInvalidByte(chunk, start, end);
-      return this.fail(chunk[bad], countLineFeeds(chunk, 0, bad));
+      return this.fail(chunk[bad], bad, countLineFeeds(chunk, 0, bad));
     }
     if (end < chunk.length) this.carry = Buffer.from(chunk.subarray(end));
     this.lineFeeds += countLineFeeds(chunk, start, end);
@@ -101,30 +111,26 @@ export class Utf8Guard {
   end(): boolean {
     if (this.failure) return false;
     if (this.carry !== undefined) {
-      this.failure = { line: this.lineFeeds + 1, byte: undefined, kind: 'truncated' };
+      const offset = this.offset - this.carry.length;
+      this.failure = { line: this.lineFeeds + 1, byte: undefined, offset, kind: 'truncated' };
       return false;
     }
     return true;
   }
 
-  /** UTF-16 and binary files are refused with their own explanation. */
+  /** UTF-16 without a byte-order mark, and binary files, are refused with their own explanation. */
   private refusedAtStart(chunk: Buffer): boolean {
-    const b0 = chunk[0];
-    const b1 = chunk[1];
-    if ((b0 === 0xff && b1 === 0xfe) || (b0 === 0xfe && b1 === 0xff)) {
-      this.failure = { line: 1, byte: b0, kind: 'utf16' };
-      return true;
-    }
     const nul = chunk.indexOf(0);
-    if (nul !== -1) {
-      this.failure = { line: countLineFeeds(chunk, 0, nul) + 1, byte: 0, kind: 'nul' };
-      return true;
-    }
-    return false;
+    if (nul === -1) return false;
+    const line = countLineFeeds(chunk, 0, nul) + 1;
+    this.failure = { line, byte: 0, offset: nul, kind: 'nul' };
+    return true;
   }
 
-  private fail(byte: number | undefined, lineFeedsInChunk: number): false {
-    this.failure = { line: this.lineFeeds + lineFeedsInChunk + 1, byte, kind: 'invalid' };
+  /** Records a bad byte at `at` in the current chunk (negative: in the carried bytes). */
+  private fail(byte: number | undefined, at: number, lineFeedsInChunk: number): false {
+    const line = this.lineFeeds + lineFeedsInChunk + 1;
+    this.failure = { line, byte, offset: this.offset + at, kind: 'invalid' };
     return false;
   }
 }
@@ -140,21 +146,24 @@ function completeEnd(chunk: Buffer, start: number): number {
   return len;
 }
 
-/** Explains a failure to the user, with the fix that fits the format. */
+/** The byte at an offset, as messages show it: "byte 0xE4 at offset 57". */
+function byteAt(f: Utf8Failure): string {
+  const hex = (f.byte ?? 0).toString(16).toUpperCase().padStart(2, '0');
+  return `byte 0x${hex} at offset ${f.offset}`;
+}
+
+/** Explains a failure to the user, with the fixes that fit the format. */
 export function utf8FailureMessage(f: Utf8Failure, csv: boolean): string {
-  const fix = csv
-    ? 'save it again as "CSV UTF-8" (in Excel: File > Save As > CSV UTF-8), or convert it to UTF-8'
-    : 'save it again with UTF-8 encoding, or convert it to UTF-8';
+  const save = csv ? 'or save it as "CSV UTF-8"' : 'or save it with UTF-8 encoding';
+  const legacy = csv
+    ? 'if the file was saved as Windows-1252 or ISO-8859-1 (Excel "CSV" on Windows), pass --encoding windows-1252'
+    : 'if the file was written in Windows-1252 or ISO-8859-1, pass --encoding windows-1252';
   switch (f.kind) {
-    case 'utf16':
-      return `the file is UTF-16 text, not valid UTF-8: ${fix}`;
     case 'nul':
-      return `the file is not valid UTF-8 text (it holds NUL bytes, as UTF-16 and binary files do): ${fix}`;
+      return `not valid UTF-8 text (${byteAt(f)}: UTF-16 text without a byte-order mark, and binary files, hold NUL bytes): if it is UTF-16 text, pass --encoding utf-16le; ${save}`;
     case 'truncated':
-      return `the file is not valid UTF-8: it ends in the middle of a character: ${fix}`;
-    default: {
-      const hex = (f.byte ?? 0).toString(16).toUpperCase().padStart(2, '0');
-      return `the file is not valid UTF-8 (byte 0x${hex} here is not UTF-8; an ANSI or Windows-1252 export looks like this): ${fix}`;
-    }
+      return `not valid UTF-8: it ends in the middle of a character (at offset ${f.offset}): ${legacy}; ${save}`;
+    default:
+      return `not valid UTF-8 (${byteAt(f)}): ${legacy}; ${save}`;
   }
 }

@@ -54,6 +54,8 @@ export class LedgerService {
   readonly posts = new Map<string, number>();
   /** References posted again after a create request had applied them. */
   readonly postedAfterApplied = new Set<string>();
+  /** The body of every create request, in the order received, as UTF-8 text. */
+  readonly bodies: string[] = [];
   onGet?: (ref: string, res: ServerResponse) => boolean;
   private server?: TestServer;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -115,6 +117,7 @@ export class LedgerService {
     }
     let text = '';
     for await (const chunk of req) text += chunk;
+    this.bodies.push(text);
     const posted = (JSON.parse(text) as { payouts: Posted[] }).payouts;
     this.creates += 1;
     for (const p of posted) {

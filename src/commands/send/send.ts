@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
-import type { InputFormat } from '../../input/index.js';
+import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
 import { intOption } from '../options.js';
@@ -10,6 +10,8 @@ import { intOption } from '../options.js';
 interface SendFlags {
   format?: InputFormat;
   delimiter?: string;
+  encoding?: InputEncoding;
+  decimalComma?: boolean;
   map?: string;
   allowCurrency?: string[];
   batchReference?: string;
@@ -77,6 +79,16 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       ]),
     )
     .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected)')
+    .addOption(
+      new Option(
+        '--encoding <name>',
+        'encoding of files without a byte-order mark (default: utf-8; UTF-16 is known by its mark, and tab preferred); iso-8859-1 is read as windows-1252, as in browsers',
+      ).choices(['utf-8', 'windows-1252', 'iso-8859-1', 'utf-16le', 'utf-16be']),
+    )
+    .option(
+      '--decimal-comma',
+      'CSV amounts are written 1.234,56 ("." only between thousands); ";" is then preferred when the header line does not tell the delimiter',
+    )
     .option(
       '--map <field=Header,...>',
       'header names for fields, e.g. amount=Betrag,reference_id=Ref',
@@ -126,6 +138,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       examples(
         'payouts send samples/payouts.csv --sandbox',
         'payouts send run.csv --dry-run',
+        'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
         'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
         'payouts send run.csv --yes --json > result.json        # unattended, for CI',
         'cat run.ndjson | payouts send - --format ndjson --yes',
@@ -150,6 +163,8 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         delimiter:
           flags.delimiter === undefined ? undefined : parseDelimiterOption(flags.delimiter),
         map: flags.map === undefined ? undefined : parseMapOption(flags.map),
+        encoding: flags.encoding,
+        decimalComma: Boolean(flags.decimalComma),
         allowCurrencies: (flags.allowCurrency ?? []).map(parseAllowCurrency),
         batchReference: flags.batchReference,
         webhookUrl: flags.webhookUrl,

@@ -1,4 +1,4 @@
-import type { InputFormat, PayoutField } from '../../input/index.js';
+import type { InputEncoding, InputFormat, PayoutField } from '../../input/index.js';
 
 /** A per-currency ceiling from --max-total CUR=AMOUNT. */
 export interface MaxTotal {
@@ -12,6 +12,10 @@ export interface SendOptions {
   format?: InputFormat;
   delimiter?: string;
   map?: Partial<Record<PayoutField, string>>;
+  /** --encoding: of files without a byte-order mark (else UTF-8). */
+  encoding?: InputEncoding;
+  /** --decimal-comma: CSV amounts written 1.234,56. */
+  decimalComma?: boolean;
   /** Extra currency codes with their number of decimals. */
   allowCurrencies: Array<[string, number]>;
   batchReference?: string;

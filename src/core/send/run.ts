@@ -106,6 +106,8 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     format: opts.format,
     delimiter: opts.delimiter,
     map: opts.map,
+    encoding: opts.encoding,
+    decimalComma: opts.decimalComma,
     currencies,
   };
   const { sources, bytes, cleanup } = await openSources(opts.files, deps, !opts.dryRun);

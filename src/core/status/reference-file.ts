@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { errorCode, errorMessage, formatProblem, UsageError } from '../../errors.js';
+import { decodeWhole } from '../../input/encoding.js';
 import { checkReference } from './references.js';
 
 // The --from side of `payouts status`, in a module of its own: csv-parse is loaded only by a
@@ -144,13 +145,13 @@ export async function readReferenceFile(
   // Imported here: fs/promises (which loads readline) and stream/consumers cost every
   // `payouts status REF` start-up, and only --from reads a file.
   if (path === '-') {
-    const { text: streamText } = await import('node:stream/consumers');
-    return parseReferenceText(await streamText(ctx.stdin), '-');
+    const { buffer } = await import('node:stream/consumers');
+    return parseReferenceText(decodeReferences(await buffer(ctx.stdin), path), '-');
   }
   const { readFile } = await import('node:fs/promises');
-  let content: string;
+  let content: Buffer;
   try {
-    content = await readFile(resolve(ctx.cwd, path), 'utf8');
+    content = await readFile(resolve(ctx.cwd, path));
   } catch (err) {
     const code = errorCode(err);
     const why =
@@ -163,5 +164,16 @@ export async function readReferenceFile(
             : errorMessage(err);
     throw new UsageError(`--from ${path}: ${why}`);
   }
-  return parseReferenceText(content, path);
+  return parseReferenceText(decodeReferences(content, path), path);
+}
+
+/** The text of a references file: UTF-16 with a byte-order mark (Excel "Unicode text"), else UTF-8. */
+function decodeReferences(bytes: Buffer, path: string): string {
+  try {
+    return decodeWhole(bytes);
+  } catch {
+    throw new UsageError(
+      `--from ${path}: the file starts with a UTF-16 byte-order mark but holds a broken character: save it again as "CSV UTF-8" or "Unicode text"`,
+    );
+  }
 }

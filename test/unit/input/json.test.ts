@@ -151,7 +151,7 @@ describe('JSON files', () => {
     expect(r.problems).toHaveLength(1);
     expect(r.problems[0]!.location).toBe('line 2');
     expect(r.problems[0]!.message).toMatch(
-      /^the file is not valid UTF-8 \(byte 0xE9.*save it again with UTF-8 encoding/,
+      /^not valid UTF-8 \(byte 0xE9 at offset 68\): if the file was written in Windows-1252 or ISO-8859-1, pass --encoding windows-1252; or save it with UTF-8 encoding$/,
     );
   });
 

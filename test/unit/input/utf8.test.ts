@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstInvalidByte, Utf8Guard } from '../../../src/input/utf8.js';
+import { firstInvalidByte, Utf8Guard, utf8FailureMessage } from '../../../src/input/utf8.js';
 
 /** Runs bytes through a guard in chunks of `size`; the failure, or undefined. */
 function guard(bytes: Buffer, size: number) {
@@ -24,7 +24,12 @@ describe('Utf8Guard', () => {
       Buffer.from('\nline4'),
     ]);
     for (let size = 1; size <= bad.length; size++) {
-      expect(guard(bad, size), `size ${size}`).toEqual({ line: 3, byte: 0xe9, kind: 'invalid' });
+      expect(guard(bad, size), `size ${size}`).toEqual({
+        line: 3,
+        byte: 0xe9,
+        offset: 15,
+        kind: 'invalid',
+      });
     }
   });
 
@@ -34,17 +39,33 @@ describe('Utf8Guard', () => {
     expect(guard(Buffer.from([0x61, 0x0a, 0xe6, 0x97]), 1)).toEqual({
       line: 2,
       byte: undefined,
+      offset: 2,
       kind: 'truncated',
     });
   });
 
-  it('refuses UTF-16 and NUL bytes at the start', () => {
-    expect(guard(Buffer.from([0xff, 0xfe, 0x61, 0x00]), 64)?.kind).toBe('utf16');
+  it('refuses NUL bytes at the start (UTF-16 without a byte-order mark)', () => {
     expect(guard(Buffer.from('a\n\u0000b', 'latin1'), 64)).toEqual({
       line: 2,
       byte: 0,
+      offset: 2,
       kind: 'nul',
     });
+  });
+});
+
+describe('utf8FailureMessage', () => {
+  it('names --encoding for a legacy byte, with the byte and its offset', () => {
+    const f = { line: 3, byte: 0xe4, offset: 57, kind: 'invalid' } as const;
+    expect(utf8FailureMessage(f, true)).toBe(
+      'not valid UTF-8 (byte 0xE4 at offset 57): if the file was saved as Windows-1252 or ISO-8859-1 (Excel "CSV" on Windows), pass --encoding windows-1252; or save it as "CSV UTF-8"',
+    );
+    expect(utf8FailureMessage({ ...f, kind: 'nul', byte: 0 }, true)).toMatch(
+      /^not valid UTF-8 text \(byte 0x00 at offset 57: .*\): if it is UTF-16 text, pass --encoding utf-16le; or save it as "CSV UTF-8"$/,
+    );
+    expect(utf8FailureMessage({ ...f, kind: 'truncated', byte: undefined }, false)).toBe(
+      'not valid UTF-8: it ends in the middle of a character (at offset 57): if the file was written in Windows-1252 or ISO-8859-1, pass --encoding windows-1252; or save it with UTF-8 encoding',
+    );
   });
 });
 
