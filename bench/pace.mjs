@@ -1,0 +1,193 @@
+// Throughput rows: `payouts send` against loopback services with real limits (issue 19).
+//
+//   node bench/pace.mjs [--payouts 20000] [--out FILE]
+//
+// Each row sends the same file (chunks of 100) to a service with a limit, with default flags
+// and with --concurrency 16, and reports the time from the service's first request to its
+// last answer over the ideal that the limit allows:
+//   token bucket of R requests/s:   requests / R
+//   at most C requests in flight:   requests x latency / C
+//   no limit:                       requests x latency / 16 (the CLI's cap)
+// with the share of requests answered 429, and a check that every payout was applied exactly
+// once. Target: at most 1.15x the ideal, at most 10% 429s. Exits 1 when a check fails.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../bin/payouts.js', import.meta.url));
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const PAYOUTS = Number(opt('--payouts', '20000'));
+const CHUNK = 100;
+const REQUESTS = Math.ceil(PAYOUTS / CHUNK);
+
+/** A loopback service with one limit; it counts what it applies and what it refuses. */
+function limitedService(limit) {
+  const applied = new Map();
+  const stats = { requests: 0, throttled: 0, first: 0, last: 0 };
+  let inFlight = 0;
+  let tokens = limit.burst ?? 0;
+  let refilled = Date.now();
+  const refuse = (res) => {
+    stats.throttled++;
+    res.writeHead(429, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ success: false, message: ['Too Many Requests'], data: [] }));
+  };
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const now = Date.now();
+      stats.requests++;
+      stats.first ||= now;
+      if (req.method !== 'POST') {
+        res.writeHead(404).end();
+        return;
+      }
+      if (limit.rate) {
+        tokens = Math.min(limit.burst, tokens + ((now - refilled) * limit.rate) / 1000);
+        refilled = now;
+        if (tokens < 1) return refuse(res);
+        tokens -= 1;
+      }
+      if (limit.cap !== undefined && inFlight >= limit.cap) return refuse(res);
+      inFlight++;
+      const payouts = JSON.parse(Buffer.concat(chunks).toString('utf8')).payouts;
+      setTimeout(() => {
+        inFlight--;
+        const results = payouts.map((p) => {
+          applied.set(p.reference_id, (applied.get(p.reference_id) ?? 0) + 1);
+          return { reference_id: p.reference_id, status: 'success', transaction_id: `T${p.reference_id}` };
+        });
+        const body = JSON.stringify({
+          success: true,
+          message: ['ok'],
+          data: { success_count: results.length, failed_count: 0, results },
+        });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+        stats.last = Date.now();
+      }, limit.latencyMs);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ url: `http://127.0.0.1:${server.address().port}`, applied, stats, server }),
+    ),
+  );
+}
+
+/** Runs `payouts send` to completion; resolves with its exit code and output. */
+function send(file, url, flags, home) {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'send', file, '--yes', '--json', '--chunk-size', String(CHUNK), ...flags],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          XDG_STATE_HOME: join(home, 'state'),
+          XDG_CONFIG_HOME: join(home, 'config'),
+          PAYOUTS_BASE_URL: url,
+          PAYOUTS_CLIENT_ID: 'bench',
+          PAYOUTS_CLIENT_SECRET: 'bench-secret',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+const LIMITS = [
+  { name: 'token bucket 20/s (burst 5), 100 ms', rate: 20, burst: 5, latencyMs: 100 },
+  { name: 'at most 16 in flight, 250 ms', cap: 16, latencyMs: 250 },
+  { name: 'at most 10 in flight, 250 ms', cap: 10, latencyMs: 250 },
+  { name: 'no limit, 300 ms', latencyMs: 300 },
+];
+const FLAGS = [
+  { name: 'default', flags: [] },
+  { name: '--concurrency 16', flags: ['--concurrency', '16'] },
+];
+
+const dir = mkdtempSync(join(tmpdir(), 'payouts-pace-bench-'));
+const file = join(dir, 'payouts.csv');
+const lines = ['reference_id,amount,currency,recipient'];
+for (let i = 1; i <= PAYOUTS; i++) lines.push(`B-${i},1.00,EUR,b${i}@example.com`);
+writeFileSync(file, `${lines.join('\n')}\n`);
+
+const table = [];
+let failed = false;
+try {
+  for (const limit of LIMITS) {
+    for (const f of FLAGS) {
+      const svc = await limitedService(limit);
+      const home = mkdtempSync(join(dir, 'home-'));
+      const started = Date.now();
+      const r = await send(file, svc.url, f.flags, home);
+      const wall = Date.now() - started;
+      svc.server.close();
+      svc.server.closeAllConnections?.();
+      const span = svc.stats.last - svc.stats.first;
+      const capacity = limit.rate ? undefined : Math.min(limit.cap ?? 16, 16);
+      const ideal = limit.rate ? (REQUESTS / limit.rate) * 1000 : (REQUESTS * limit.latencyMs) / capacity;
+      const twice = [...svc.applied.values()].filter((n) => n > 1).length;
+      const problems = [];
+      if (r.code !== 0) problems.push(`exit ${r.code}: ${r.err.slice(-300)}`);
+      if (svc.applied.size !== PAYOUTS) problems.push(`${svc.applied.size} of ${PAYOUTS} applied`);
+      if (twice) problems.push(`${twice} applied twice`);
+      const ratio = span / ideal;
+      const share = svc.stats.throttled / svc.stats.requests;
+      let doc = {};
+      try {
+        const head = r.out.slice(0, r.out.indexOf('"results"'));
+        doc = JSON.parse(`${head.replace(/,\s*$/, '')}}`);
+      } catch {}
+      if (ratio > 1.15) problems.push(`${ratio.toFixed(2)}x the ideal (target 1.15x)`);
+      if (share > 0.1) problems.push(`${(share * 100).toFixed(1)}% 429s (target 10%)`);
+      failed ||= problems.length > 0;
+      table.push({
+        service: limit.name,
+        flags: f.name,
+        ratio: ratio.toFixed(2),
+        '429 share': `${(share * 100).toFixed(1)}%`,
+        'peak in flight': doc.peak_concurrency ?? '?',
+        'wall (s)': (wall / 1000).toFixed(1),
+        check: problems.length ? problems.join('; ') : 'ok: each payout applied once',
+      });
+      process.stderr.write(`${limit.name}, ${f.name}: ${ratio.toFixed(2)}x, ${(share * 100).toFixed(1)}% 429s\n`);
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const head = Object.keys(table[0] ?? {});
+const md = [
+  `| ${head.join(' | ')} |`,
+  `|${head.map(() => '---').join('|')}|`,
+  ...table.map((row) => `| ${head.map((h) => row[h]).join(' | ')} |`),
+].join('\n');
+process.stdout.write(
+  `${PAYOUTS} payouts, ${REQUESTS} requests of ${CHUNK}; ratio: the service's first request to its last answer over the ideal the limit allows\n\n${md}\n`,
+);
+const out = opt('--out');
+if (out) writeFileSync(out, `${md}\n`);
+process.exitCode = failed ? 1 : 0;
