@@ -24,52 +24,59 @@ function candidates(words: readonly string[]): string {
   return fishQuote(words.map((w) => w.replace(/[^\w@%+=:,./-]/g, '\\$&')).join(' '));
 }
 
-/** The helper functions: where the cursor is in the command tree. */
-function helpers(f: string, nodes: CommandNode[]): string {
-  const subcommands = nodes
+const INDENT = '                ';
+
+/** `<f>_subcommand CMD WORD`: prints the number of the subcommand named WORD. */
+function subcommandFunction(f: string, nodes: CommandNode[]): string {
+  const branches = nodes
     .filter((n) => n.children.length > 0)
     .map((n) => {
       const pairs = n.children.flatMap((c) =>
         [c.spec.name, ...c.spec.aliases].map((name): [string, number] => [name, c.id]),
       );
-      return `        case ${n.id}
-${wrapWords(
-  '            set names',
-  pairs.map(([name]) => fishWord(name)),
-  '                ',
-)}
-${wrapWords(
-  '            set ids',
-  pairs.map(([, id]) => String(id)),
-  '                ',
-)}`;
+      const names = wrapWords(
+        '            set names',
+        pairs.map(([name]) => fishWord(name)),
+        INDENT,
+      );
+      const ids = wrapWords(
+        '            set ids',
+        pairs.map(([, id]) => String(id)),
+        INDENT,
+      );
+      return `        case ${n.id}\n${names}\n${ids}`;
     });
-  const values = nodes.flatMap((n) => {
-    const names = n.options.filter((o) => o.value).flatMap((o) => o.names);
-    if (names.length === 0) return [];
-    return [
-      `        case ${n.id}\n${wrapWords('            contains -- "$word"', names.map(fishWord), '                ')}`,
-    ];
-  });
   return `# Prints the number of the subcommand named $word of command $cmd; fails if there is none.
 function ${f}_subcommand --argument-names cmd word
     set -l names
     set -l ids
     switch $cmd
-${subcommands.join('\n')}
+${branches.join('\n')}
     end
     contains -- "$word" $names; or return 1
     echo $ids[(contains -i -- "$word" $names)]
-end
+end`;
+}
 
-# Whether option $word of command $cmd takes the next word as its value.
+/** `<f>_takes_value CMD OPTION`: whether the option takes the next word as its value. */
+function takesValueFunction(f: string, nodes: CommandNode[]): string {
+  const branches = nodes.flatMap((n) => {
+    const names = n.options.filter((o) => o.value).flatMap((o) => o.names);
+    if (names.length === 0) return [];
+    const test = wrapWords('            contains -- "$word"', names.map(fishWord), INDENT);
+    return [`        case ${n.id}\n${test}`];
+  });
+  return `# Whether option $word of command $cmd takes the next word as its value.
 function ${f}_takes_value --argument-names cmd word
     switch $cmd
-${[...values, "        case '*'\n            return 1"].join('\n')}
+${[...branches, "        case '*'\n            return 1"].join('\n')}
     end
-end
+end`;
+}
 
-# Prints how many operands come before the cursor, then the number of the command they belong to.
+/** `<f>_state` and `<f>_at`: where the cursor is in the command tree, for `complete -n`. */
+function positionFunctions(f: string): string {
+  return `# Prints how many operands come before the cursor, then the number of the command they belong to.
 function ${f}_state
     set -l cmd 0
     set -l npos 0
@@ -155,7 +162,9 @@ export function fishScript(root: CommandSpec): string {
   const c = fishWord(root.name);
   return `${[
     header('fish', root.name, nodes),
-    helpers(f, nodes),
+    subcommandFunction(f, nodes),
+    takesValueFunction(f, nodes),
+    positionFunctions(f),
     `# File names only where a value or an argument is a file.\ncomplete -c ${c} -f`,
     ...nodes.map((n) => commandLines(c, f, n).join('\n')),
   ].join('\n\n')}\n`;
