@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,9 +8,23 @@ export function hasProgram(name: string): boolean {
   return spawnSync(name, ['-c', 'exit 0']).status === 0;
 }
 
+const made: string[] = [];
+
+/** A new temporary folder, removed by removeTempDirs. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'payouts-completion-'));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes the folders tempDir made. */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
 /** Writes a script into a new temporary folder and returns its path. */
 export function writeScript(text: string, name: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'payouts-completion-')), name);
+  const path = join(tempDir(), name);
   writeFileSync(path, text);
   return path;
 }

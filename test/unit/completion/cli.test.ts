@@ -1,13 +1,14 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../../src/context.js';
 import { completionScript } from '../../../src/core/completion/script.js';
 import { buildProgram } from '../../../src/main.js';
 import { runMain } from '../../helpers/main.js';
-import { bashComplete, writeScript } from './bash-run.js';
+import { bashComplete, removeTempDirs, tempDir, writeScript } from './bash-run.js';
+
+afterAll(removeTempDirs);
 
 describe('payouts completion', () => {
   let script = '';
@@ -17,7 +18,7 @@ describe('payouts completion', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     script = writeScript(r.stdout, 'payouts.bash');
-    cwd = mkdtempSync(join(tmpdir(), 'payouts-completion-files-'));
+    cwd = tempDir();
     for (const name of ['run.csv', 'refs.txt', 'may report.csv'])
       writeFileSync(join(cwd, name), '');
     mkdirSync(join(cwd, 'runs'));

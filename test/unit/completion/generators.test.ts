@@ -1,13 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bashScript } from '../../../src/core/completion/bash.js';
 import { fishScript } from '../../../src/core/completion/fish.js';
 import { zshScript } from '../../../src/core/completion/zsh.js';
-import { bashComplete, hasProgram, writeScript } from './bash-run.js';
+import { bashComplete, hasProgram, removeTempDirs, tempDir, writeScript } from './bash-run.js';
 import { allNames, FAKE_TREE } from './fake-tree.js';
+
+afterAll(removeTempDirs);
 
 const { commands, options } = allNames(FAKE_TREE);
 
@@ -95,7 +96,7 @@ describe('the bash script of a small tree, run in bash', () => {
   let cwd = '';
   beforeAll(() => {
     script = writeScript(bashScript(FAKE_TREE), 'tool.bash');
-    cwd = mkdtempSync(join(tmpdir(), 'payouts-completion-files-'));
+    cwd = tempDir();
     writeFileSync(join(cwd, 'a run.csv'), '');
     writeFileSync(join(cwd, 'b.json'), '');
     mkdirSync(join(cwd, 'dir'));
