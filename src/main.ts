@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { makeOutput } from './commands/command.js';
+import { registerCompletion } from './commands/completion/completion.js';
 import { registerConfig } from './commands/config/register.js';
 import { registerRuns } from './commands/runs/register.js';
 import { registerSandbox } from './commands/sandbox/sandbox.js';
@@ -42,6 +43,7 @@ export function buildProgram(runtime: Runtime, sink: (code: number) => void): Co
   registerSandbox(program, runtime, sink);
   registerTemplate(program, runtime, sink);
   registerRuns(program, runtime, sink);
+  registerCompletion(program, runtime, sink);
   program.addHelpText(
     'after',
     `
