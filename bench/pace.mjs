@@ -64,7 +64,11 @@ function limitedService(limit) {
         inFlight--;
         const results = payouts.map((p) => {
           applied.set(p.reference_id, (applied.get(p.reference_id) ?? 0) + 1);
-          return { reference_id: p.reference_id, status: 'success', transaction_id: `T${p.reference_id}` };
+          return {
+            reference_id: p.reference_id,
+            status: 'success',
+            transaction_id: `T${p.reference_id}`,
+          };
         });
         const body = JSON.stringify({
           success: true,
@@ -147,7 +151,9 @@ try {
       svc.server.closeAllConnections?.();
       const span = svc.stats.last - svc.stats.first;
       const capacity = limit.rate ? undefined : Math.min(limit.cap ?? 16, 16);
-      const ideal = limit.rate ? (REQUESTS / limit.rate) * 1000 : (REQUESTS * limit.latencyMs) / capacity;
+      const ideal = limit.rate
+        ? (REQUESTS / limit.rate) * 1000
+        : (REQUESTS * limit.latencyMs) / capacity;
       const twice = [...svc.applied.values()].filter((n) => n > 1).length;
       const problems = [];
       if (r.code !== 0) problems.push(`exit ${r.code}: ${r.err.slice(-300)}`);
@@ -172,7 +178,9 @@ try {
         'wall (s)': (wall / 1000).toFixed(1),
         check: problems.length ? problems.join('; ') : 'ok: each payout applied once',
       });
-      process.stderr.write(`${limit.name}, ${f.name}: ${ratio.toFixed(2)}x, ${(share * 100).toFixed(1)}% 429s\n`);
+      process.stderr.write(
+        `${limit.name}, ${f.name}: ${ratio.toFixed(2)}x, ${(share * 100).toFixed(1)}% 429s\n`,
+      );
     }
   }
 } finally {

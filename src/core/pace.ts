@@ -36,6 +36,11 @@ export interface Permit {
   startedAt: number;
 }
 
+/**
+ * Slow start grows the limit by this much per answer: it triples each round trip, so a send
+ * reaches 16 in flight in two round trips from 4 (TCP's doubling took three).
+ */
+const SLOW_START_STEP = 2;
 /** A latency this many times the fastest seen, over a window of answers, means a queue builds. */
 const LATENCY_RISE = 2;
 /** Multiplicative decrease: a 429 or a latency rise keeps this share of the limit. */
@@ -230,13 +235,13 @@ export class Pace {
     this.grow();
   }
 
-  /** Additive increase: one per answer in slow start, one per window after. */
+  /** Additive increase: SLOW_START_STEP per answer in slow start, one per window after. */
   private grow(): void {
     if (this.limitValue >= this.opts.max) return;
     const before = this.limit;
     this.limitValue = Math.min(
       this.opts.max,
-      this.limitValue + (this.slowStart ? 1 : 1 / this.limitValue),
+      this.limitValue + (this.slowStart ? SLOW_START_STEP : 1 / this.limitValue),
     );
     if (this.limit !== before) {
       this.peak = Math.max(this.peak, this.limit);
