@@ -51,14 +51,14 @@ export class Fixture {
     answerAfter: number | Promise<unknown> = 0,
   ): Promise<{
     url: string;
-    calls: Array<{ body: unknown; at: number }>;
+    calls: Array<{ body: unknown }>;
     next(): Promise<unknown>;
     /** How many deliveries have ended, answered or dropped by the sender. */
     ended(): number;
     /** Resolves once `n` deliveries have ended. */
     endedCount(n: number): Promise<void>;
   }> {
-    const calls: Array<{ body: unknown; at: number }> = [];
+    const calls: Array<{ body: unknown }> = [];
     const waiters: Array<() => void> = [];
     let ended = 0;
     const server = createServer((req: IncomingMessage, res) => {
@@ -72,7 +72,7 @@ export class Fixture {
         for (const w of waiters.splice(0)) w();
       });
       req.on('end', () => {
-        calls.push({ body: JSON.parse(text), at: Date.now() });
+        calls.push({ body: JSON.parse(text) });
         for (const w of waiters.splice(0)) w();
         const code = status(calls.length);
         const answer = () => {
