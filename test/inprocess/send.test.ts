@@ -41,6 +41,7 @@ interface SendDoc {
     sent_earlier?: boolean;
   }>;
 }
+
 describe('payouts send: spreadsheet exports', () => {
   it('sends a BOM + CRLF export with quoted delimiters, quotes, line breaks, non-ASCII and 0/2/3-decimal currencies exactly', async () => {
     service = await testService();
