@@ -109,12 +109,7 @@ describe('RunJournal: create and load', () => {
       message: 'recipient unknown',
       req: 1,
     });
-    expect(again.stateOf('C')).toEqual({
-      state: 'in-flight',
-      req: 2,
-      hash: 'hc',
-      at: expect.any(String),
-    });
+    expect(again.stateOf('C')).toEqual({ state: 'in-flight', req: 2, hash: 'hc', at: expect.any(String) });
     expect(again.stateOf('D')).toBeUndefined();
     expect(again.inFlight()).toEqual([{ ref: 'C', req: 2, hash: 'hc' }]);
     // A reused request id would make not_applied records ambiguous.
@@ -231,12 +226,7 @@ describe('RunJournal: create and load', () => {
       req: 1,
     });
     // No status: the service saw it, but its fate is not known.
-    expect(again.stateOf('B')).toEqual({
-      state: 'in-flight',
-      req: 1,
-      hash: '',
-      at: expect.any(String),
-    });
+    expect(again.stateOf('B')).toEqual({ state: 'in-flight', req: 1, hash: '', at: expect.any(String) });
     expect(again.stateOf('C')).toBeUndefined();
     // The rejected intent did not use up its request id.
     await again.recordIntent(2, [{ ref: 'C', hash: 'hc' }]);
@@ -276,12 +266,7 @@ describe('RunJournal: state derivation', () => {
         req: 1,
       });
       expect(journal.stateOf('B')).toEqual({ state: 'free' });
-      expect(journal.stateOf('C')).toEqual({
-        state: 'in-flight',
-        req: 1,
-        hash: 'hc',
-        at: expect.any(String),
-      });
+      expect(journal.stateOf('C')).toEqual({ state: 'in-flight', req: 1, hash: 'hc', at: expect.any(String) });
       expect(journal.inFlight().map((x) => x.ref)).toEqual(['C']);
     }
   });
@@ -292,12 +277,7 @@ describe('RunJournal: state derivation', () => {
     await j.recordIntent(1, [{ ref: 'A', hash: 'ha' }]);
     j.recordNotApplied(1, ['A'], '429');
     await j.recordIntent(2, [{ ref: 'A', hash: 'ha' }]);
-    expect(j.stateOf('A')).toEqual({
-      state: 'in-flight',
-      req: 2,
-      hash: 'ha',
-      at: expect.any(String),
-    });
+    expect(j.stateOf('A')).toEqual({ state: 'in-flight', req: 2, hash: 'ha', at: expect.any(String) });
     j.recordOutcome(2, [{ ref: 'A', status: 'failed' }]);
     const again = await reopen(j);
     expect(again.stateOf('A')).toEqual({ state: 'confirmed', status: 'failed', req: 2 });
@@ -310,18 +290,8 @@ describe('RunJournal: state derivation', () => {
     await j.recordIntent(1, [{ ref: 'A', hash: 'ha' }]);
     await j.recordIntent(2, [{ ref: 'A', hash: 'ha' }]);
     j.recordNotApplied(1, ['A'], 'late news about request 1');
-    expect(j.stateOf('A')).toEqual({
-      state: 'in-flight',
-      req: 2,
-      hash: 'ha',
-      at: expect.any(String),
-    });
-    expect((await reopen(j)).stateOf('A')).toEqual({
-      state: 'in-flight',
-      req: 2,
-      hash: 'ha',
-      at: expect.any(String),
-    });
+    expect(j.stateOf('A')).toEqual({ state: 'in-flight', req: 2, hash: 'ha', at: expect.any(String) });
+    expect((await reopen(j)).stateOf('A')).toEqual({ state: 'in-flight', req: 2, hash: 'ha', at: expect.any(String) });
   });
 
   it('frees an in-flight ref with a read-back not_applied (req -1)', async () => {
@@ -353,18 +323,8 @@ describe('RunJournal: state derivation', () => {
     const j = await openRun(stateDir);
     j.recordNotApplied(-1, ['B'], 'not found');
     j.recordUnknown(['A', 'B'], 'could not be read back');
-    expect(j.stateOf('A')).toEqual({
-      state: 'in-flight',
-      req: -1,
-      hash: '',
-      at: expect.any(String),
-    });
-    expect(j.stateOf('B')).toEqual({
-      state: 'in-flight',
-      req: -1,
-      hash: '',
-      at: expect.any(String),
-    });
+    expect(j.stateOf('A')).toEqual({ state: 'in-flight', req: -1, hash: '', at: expect.any(String) });
+    expect(j.stateOf('B')).toEqual({ state: 'in-flight', req: -1, hash: '', at: expect.any(String) });
     await j.close();
   });
 });
@@ -387,12 +347,7 @@ describe('RunJournal: crash damage', () => {
     await again.recordIntent(2, [{ ref: 'B', hash: 'hb' }]);
     await again.close();
     const third = await openRun(stateDir);
-    expect(third.stateOf('B')).toEqual({
-      state: 'in-flight',
-      req: 2,
-      hash: 'hb',
-      at: expect.any(String),
-    });
+    expect(third.stateOf('B')).toEqual({ state: 'in-flight', req: 2, hash: 'hb', at: expect.any(String) });
     expect((await lines(j.path)).map((r) => r.t)).toEqual(['run', 'intent', 'intent']);
     await third.close();
   });
@@ -492,12 +447,7 @@ describe('RunJournal: crash damage', () => {
     expect((await stat(j.path)).size).toBeGreaterThan(3 * 64 * 1024);
     const again = await openRun(stateDir);
     expect(again.stateOf('REF-4999')).toMatchObject({ state: 'confirmed', status: 'success' });
-    expect(again.stateOf('LAST')).toEqual({
-      state: 'in-flight',
-      req: 2,
-      hash: 'hl',
-      at: expect.any(String),
-    });
+    expect(again.stateOf('LAST')).toEqual({ state: 'in-flight', req: 2, hash: 'hl', at: expect.any(String) });
     expect(again.inFlight()).toHaveLength(1);
     await again.close();
   });
