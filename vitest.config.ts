@@ -8,5 +8,8 @@ export default defineConfig({
     pool: 'forks',
     // End-to-end tests spawn the CLI; two cores run two files at a time comfortably.
     maxWorkers: 2,
+    // A worker runs file after file in one process: no test relies on a fresh one (each has
+    // its own temp home and restores what it changes), and the CLI's modules load once.
+    isolate: false,
   },
 });

@@ -2,7 +2,10 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSandboxLedger, SANDBOX_CREDENTIALS, startSandbox } from '../../src/sandbox/index.js';
-import { runCli, spawnCli, tempHome } from '../helpers/cli.js';
+import { spawnCli, tempHome } from '../helpers/cli.js';
+
+// A sandbox process serving until a signal, and sharing its ledger with another process;
+// its banner and refusals run in process: test/inprocess/sandbox-command.test.ts.
 
 const AUTH = {
   'Client-Id': SANDBOX_CREDENTIALS.clientId,
@@ -125,38 +128,5 @@ describe('payouts sandbox', () => {
     expect(second.data.results[0]?.message).toBe('Duplicate reference_id: already used');
     const status = await fetch(`${doc.base_url}/api/v1/payouts/cross-1`, { headers: AUTH });
     expect(((await status.json()) as { data: { currency: string } }).data.currency).toBe('EUR');
-  });
-
-  it('prints the base URL, the demo credentials and an example, and stops on SIGINT', async () => {
-    const r = spawnSandbox(['--port', '0', '--pending-delay', '10']);
-    const text = await waitFor(r, (out) => (out.includes('Ctrl-C') ? out : undefined));
-    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(text)?.[1];
-    expect(url).toBeDefined();
-    expect(text).toContain('Client-Id:      sandbox-client-id');
-    expect(text).toContain('Client-Secret:  sandbox-client-secret');
-    expect(text).toContain(
-      'PAYOUTS_CLIENT_ID=sandbox-client-id PAYOUTS_CLIENT_SECRET=sandbox-client-secret',
-    );
-    expect(text).toContain(`payouts --base-url ${url} status REF`);
-    r.child.kill('SIGINT');
-    expect((await r.exited).code).toBe(0);
-  });
-
-  it.each([
-    [
-      ['--fault', 'create:0:500'],
-      /invalid fault rule "create:0:500": N "0" must be a whole number from 1/,
-    ],
-    [['--port', 'eighty'], /--port "eighty": use a whole number from 0/],
-    [['--max-per-request', '0'], /--max-per-request "0": use a whole number from 1/],
-    [['--prefix', 'merchant'], /path prefix "merchant" must be a URL path/],
-    [['--webhook-url', 'mailto:x@y'], /must be an http:\/\/ or https:\/\/ URL/],
-  ])('refuses %j with exit code 2', async (args, message) => {
-    const home = tempHome();
-    cleanups.push(() => home.cleanup());
-    const r = await runCli(['sandbox', ...args], { env: home.env });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(message);
-    expect(r.stdout).toBe('');
   });
 });

@@ -100,7 +100,7 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult
 }
 
 /** Parses stdout as exactly one JSON document, failing the test when it is anything else. */
-export function parseJsonStdout<T = unknown>(r: CliResult): T {
+export function parseJsonStdout<T = unknown>(r: { stdout: string; stderr: string }): T {
   try {
     return JSON.parse(r.stdout) as T;
   } catch {

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { fixture } from './cli.js';
 
 /** One request a test server received. */
 export interface SeenRequest {
@@ -176,5 +179,28 @@ export async function startProxy(): Promise<TestServer & { seen: ProxySeen[] }> 
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * An https server on 127.0.0.1 whose certificate (test/fixtures/status/tls-cert.pem) no
+ * public CA signed; it answers every lookup with a successful payout.
+ */
+export async function startTlsServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createHttpsServer(
+    {
+      cert: readFileSync(fixture('status', 'tls-cert.pem')),
+      key: readFileSync(fixture('status', 'tls-key.pem')),
+    },
+    (req, res) => sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success')),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
   };
 }

@@ -36,6 +36,8 @@ export interface Reply {
   cut?: boolean;
   /** Answers only this long after applying. */
   delayMs?: number;
+  /** Answers only once this settles (a request held in flight for as long as a test needs). */
+  hold?: Promise<unknown>;
 }
 
 /** Decides the reply to the nth create request (from 1). */
@@ -140,6 +142,8 @@ export class LedgerService {
       this.timers.add(t);
     } else this.apply(chosen, reply.heldAs);
     if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (reply.hold) await reply.hold;
+    if (res.destroyed) return;
     if (reply.cut) {
       req.socket.destroy();
       return;

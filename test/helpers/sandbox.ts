@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   readSandboxLedger,
@@ -41,4 +42,19 @@ export function doubleSends(
   return [...ledger.entries()]
     .filter(([, e]) => e.applied !== 1 || e.duplicateAttempts !== 0)
     .map(([ref]) => ref);
+}
+
+/** Writes a run of `n` payouts (ONCE-0001 …) into `dir`; returns its path and references. */
+export function writeRun(
+  dir: string,
+  n: number,
+  name = 'run.csv',
+): { file: string; refs: string[] } {
+  const refs = Array.from({ length: n }, (_, i) => `ONCE-${String(i + 1).padStart(4, '0')}`);
+  const file = join(dir, name);
+  writeFileSync(
+    file,
+    `reference_id,amount,currency,recipient\n${refs.map((r, i) => `${r},${i + 1}.25,EUR,${r.toLowerCase()}@example.com`).join('\n')}\n`,
+  );
+  return { file, refs };
 }

@@ -71,11 +71,19 @@ unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
     // The runtime itself: its stdin is a getter, so stdin is only created for --from -.
     const references = await gatherReferences(refs, files, ctx.runtime);
     const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
+    const { clock } = ctx.runtime;
     try {
       const report = await checkStatuses(
         service.client,
         { ...flags, references },
-        { output: ctx.output, signal: ctx.runtime.interrupt },
+        {
+          output: ctx.output,
+          signal: ctx.runtime.interrupt,
+          // The runtime's clock, when it has one, times retries and --watch polls.
+          ...(clock
+            ? { sleep: (ms: number, s?: AbortSignal) => clock.sleep(ms, s), now: () => clock.now() }
+            : {}),
+        },
       );
       // --from always gives an array, so a script's parsing does not depend on the file's length.
       const single = files.length === 0 && references.length === 1;

@@ -42,45 +42,64 @@ export class Fixture {
     return h;
   }
 
-  /** A local webhook receiver answering with `status(n)` for the nth call. */
+  /**
+   * A local webhook receiver answering with `status(n)` for the nth call, after `answerAfter`:
+   * milliseconds, or a promise (a receiver that holds its answers until the test lets go).
+   */
   async receiver(
     status: (n: number) => number = () => 200,
-    delayMs = 0,
+    answerAfter: number | Promise<unknown> = 0,
   ): Promise<{
     url: string;
-    calls: Array<{ body: unknown; at: number }>;
+    calls: Array<{ body: unknown }>;
     next(): Promise<unknown>;
+    /** How many deliveries have ended, answered or dropped by the sender. */
+    ended(): number;
+    /** Resolves once `n` deliveries have ended. */
+    endedCount(n: number): Promise<void>;
   }> {
-    const calls: Array<{ body: unknown; at: number }> = [];
+    const calls: Array<{ body: unknown }> = [];
     const waiters: Array<() => void> = [];
+    let ended = 0;
     const server = createServer((req: IncomingMessage, res) => {
       let text = '';
       req.setEncoding('utf8');
       req.on('data', (d: string) => {
         text += d;
       });
+      res.on('close', () => {
+        ended += 1;
+        for (const w of waiters.splice(0)) w();
+      });
       req.on('end', () => {
-        calls.push({ body: JSON.parse(text), at: Date.now() });
+        calls.push({ body: JSON.parse(text) });
         for (const w of waiters.splice(0)) w();
         const code = status(calls.length);
-        setTimeout(() => {
+        const answer = () => {
           if (!res.destroyed) res.writeHead(code).end();
-        }, delayMs);
+        };
+        if (typeof answerAfter === 'number') setTimeout(answer, answerAfter);
+        else void answerAfter.then(answer);
       });
     });
     this.servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     let seen = 0;
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise<void>((r) => waiters.push(r));
+    };
     return {
       url: `http://127.0.0.1:${port}/hook`,
       calls,
       /** Resolves with the next call's body not yet returned. */
       next: async () => {
-        while (calls.length <= seen) await new Promise<void>((r) => waiters.push(r));
+        await until(() => calls.length > seen);
         seen += 1;
         return calls[seen - 1]?.body;
       },
+      ended: () => ended,
+      endedCount: (n) => until(() => ended >= n),
     };
   }
 

@@ -1,8 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SANDBOX_CREDENTIALS } from '../../src/sandbox/index.js';
-import { type CliResult, parseJsonStdout, runCli, tempHome } from '../helpers/cli.js';
+import { parseJsonStdout, tempHome } from '../helpers/cli.js';
+import { FakeClock, type MainOptions, type MainResult, runMain } from '../helpers/main.js';
 import { errorEnvelope, sendJson, startServer } from '../helpers/http-servers.js';
 import { testService } from '../helpers/sandbox.js';
 
@@ -12,11 +13,16 @@ let home: ReturnType<typeof tempHome>;
 beforeEach(() => {
   home = tempHome();
 });
+
+/** Runs `payouts ARGS` in process; retry waits take no real time. */
+function run(args: string[], opts: MainOptions = {}): Promise<MainResult> {
+  return runMain(args, { clock: new FakeClock(), ...opts });
+}
 afterEach(() => home.cleanup());
 
 /** Stores credentials through the CLI, the secret on stdin. */
-function setCredentials(args: string[] = [], secret = `${SECRET}\n`): Promise<CliResult> {
-  return runCli(
+function setCredentials(args: string[] = [], secret = `${SECRET}\n`): Promise<MainResult> {
+  return run(
     ['config', 'set-credentials', '--client-id', 'cid-1', '--client-secret-stdin', ...args],
     {
       env: home.env,
@@ -27,7 +33,7 @@ function setCredentials(args: string[] = [], secret = `${SECRET}\n`): Promise<Cl
 
 /** The config file path, as `config path` prints it. */
 async function configPath(): Promise<string> {
-  const r = await runCli(['config', 'path'], { env: home.env });
+  const r = await run(['config', 'path'], { env: home.env });
   return r.stdout.trim().split('\n').pop() as string;
 }
 
@@ -56,14 +62,14 @@ describe('config set-credentials', () => {
   });
 
   it('explains the flags when there is no terminal to ask on, exit 2', async () => {
-    const r = await runCli(['config', 'set-credentials'], { env: home.env });
+    const r = await run(['config', 'set-credentials'], { env: home.env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--client-id ID');
     expect(r.stderr).toContain('--client-secret-stdin');
   });
 
   it('has no option that takes the secret itself', async () => {
-    const r = await runCli(
+    const r = await run(
       ['config', 'set-credentials', '--client-id', 'x', '--client-secret', SECRET],
       {
         env: home.env,
@@ -71,7 +77,7 @@ describe('config set-credentials', () => {
     );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/unknown option/);
-    const help = await runCli(['config', 'set-credentials', '--help']);
+    const help = await run(['config', 'set-credentials', '--help']);
     expect(help.stdout).not.toMatch(/--client-secret </);
   });
 
@@ -113,7 +119,7 @@ describe('a config file that is broken or open to others', () => {
       ['config', 'show'],
       ['status', 'R1', '--json'],
     ]) {
-      const r = await runCli(args, { env: home.env });
+      const r = await run(args, { env: home.env });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(
         `error: the config file ${path} is not valid JSON (line 2, column 19): correct it in an editor, or move it away`,
@@ -126,7 +132,7 @@ describe('a config file that is broken or open to others', () => {
     expect((await setCredentials()).code).toBe(0);
     const path = await configPath();
     chmodSync(path, 0o644);
-    const r = await runCli(['config', 'show', '--json'], { env: home.env });
+    const r = await run(['config', 'show', '--json'], { env: home.env });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).config_file).toBe(path);
     const warnings = r.stderr.split('\n').filter((l) => l.startsWith('warning:'));
@@ -140,7 +146,7 @@ describe('a config file that is broken or open to others', () => {
 describe('config show', () => {
   it('shows each setting with its origin and the secret masked', async () => {
     await setCredentials(['--base-url', 'https://pay.example.com']);
-    const r = await runCli(['config', 'show'], { env: home.env });
+    const r = await run(['config', 'show'], { env: home.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Profile\s+default \(default\)/);
     expect(r.stdout).toMatch(/Client-Id\s+cid-1 \(from file\)/);
@@ -151,12 +157,9 @@ describe('config show', () => {
 
   it('says when values come from the environment or a flag, also with --json', async () => {
     await setCredentials(['--base-url', 'https://pay.example.com']);
-    const r = await runCli(
-      ['config', 'show', '--json', '--base-url', 'https://other.example.com'],
-      {
-        env: { ...home.env, PAYOUTS_CLIENT_SECRET: 'env-secret-ABCD' },
-      },
-    );
+    const r = await run(['config', 'show', '--json', '--base-url', 'https://other.example.com'], {
+      env: { ...home.env, PAYOUTS_CLIENT_SECRET: 'env-secret-ABCD' },
+    });
     expect(r.code).toBe(0);
     expect(parseJsonStdout(r)).toEqual({
       profile: { value: 'default', source: 'default' },
@@ -170,7 +173,7 @@ describe('config show', () => {
   });
 
   it('shows what is not set', async () => {
-    const r = await runCli(['config', 'show', '--profile', 'empty'], { env: home.env });
+    const r = await run(['config', 'show', '--profile', 'empty'], { env: home.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Profile\s+empty \(from flag\)/);
     expect(r.stdout).toMatch(/Client-Secret\s+\(not set\)/);
@@ -179,11 +182,11 @@ describe('config show', () => {
 
 describe('config path', () => {
   it('prints the config file path as the last line, or {path} with --json', async () => {
-    const r = await runCli(['config', 'path'], { env: home.env });
+    const r = await run(['config', 'path'], { env: home.env });
     expect(r.code).toBe(0);
     const last = r.stdout.trimEnd().split('\n').pop();
     expect(last).toBe(`${home.env.XDG_CONFIG_HOME}/payouts/config.json`);
-    const j = await runCli(['config', 'path', '--json'], { env: home.env });
+    const j = await run(['config', 'path', '--json'], { env: home.env });
     expect(parseJsonStdout(j)).toEqual({ path: last });
   });
 });
@@ -192,20 +195,20 @@ describe('config remove', () => {
   it('removes the profile, then says there is no such profile with exit 2', async () => {
     await setCredentials(['--profile', 'staging']);
     await setCredentials();
-    const r = await runCli(['config', 'remove', '--profile', 'staging'], { env: home.env });
+    const r = await run(['config', 'remove', '--profile', 'staging'], { env: home.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Removed profile "staging"');
     const stored = JSON.parse(readFileSync(await configPath(), 'utf8'));
     expect(Object.keys(stored.profiles)).toEqual(['default']);
-    const again = await runCli(['config', 'remove', '--profile', 'staging'], { env: home.env });
+    const again = await run(['config', 'remove', '--profile', 'staging'], { env: home.env });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/no profile "staging".*profiles: default/);
   });
 
   it('removes the default profile when no --profile is given', async () => {
     await setCredentials();
-    expect((await runCli(['config', 'remove'], { env: home.env })).code).toBe(0);
-    expect((await runCli(['config', 'remove'], { env: home.env })).code).toBe(2);
+    expect((await run(['config', 'remove'], { env: home.env })).code).toBe(0);
+    expect((await run(['config', 'remove'], { env: home.env })).code).toBe(2);
   });
 });
 
@@ -219,7 +222,7 @@ describe('config check', () => {
   });
 
   it('accepts the sandbox credentials stored in a profile', async () => {
-    const stored = await runCli(
+    const stored = await run(
       [
         'config',
         'set-credentials',
@@ -232,10 +235,10 @@ describe('config check', () => {
       { env: home.env, stdin: SANDBOX_CREDENTIALS.clientSecret },
     );
     expect(stored.code).toBe(0);
-    const r = await runCli(['config', 'check'], { env: home.env });
+    const r = await run(['config', 'check'], { env: home.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Credentials accepted by http:\/\/127\.0\.0\.1:\d+/);
-    const j = await runCli(['config', 'check', '--json'], { env: home.env });
+    const j = await run(['config', 'check', '--json'], { env: home.env });
     expect(parseJsonStdout(j)).toMatchObject({
       ok: true,
       profile: 'default',
@@ -244,7 +247,7 @@ describe('config check', () => {
   });
 
   it('exits 3 when the service rejects the credentials', async () => {
-    const r = await runCli(['config', 'check'], {
+    const r = await run(['config', 'check'], {
       env: { ...svc.env, PAYOUTS_CLIENT_SECRET: 'not-the-secret' },
     });
     expect(r.code).toBe(3);
@@ -252,7 +255,7 @@ describe('config check', () => {
   });
 
   it('exits 3 naming set-credentials when there are none', async () => {
-    const r = await runCli(['config', 'check'], {
+    const r = await run(['config', 'check'], {
       env: { ...home.env, PAYOUTS_BASE_URL: svc.sandbox.baseUrl },
     });
     expect(r.code).toBe(3);
@@ -262,9 +265,15 @@ describe('config check', () => {
   it('exits 7 when the service cannot be reached', async () => {
     const s = await startServer((_req, res) => res.end());
     await s.close();
-    const r = await runCli(['config', 'check'], { env: { ...svc.env, PAYOUTS_BASE_URL: s.url } });
-    expect(r.code).toBe(7);
-    expect(r.stderr).toMatch(/could not reach/);
+    // config check retries on the real clock: no jitter makes its backoff waits 0 ms.
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0);
+    try {
+      const r = await run(['config', 'check'], { env: { ...svc.env, PAYOUTS_BASE_URL: s.url } });
+      expect(r.code).toBe(7);
+      expect(r.stderr).toMatch(/could not reach/);
+    } finally {
+      random.mockRestore();
+    }
   });
 
   it('probes with a reference that cannot exist', async () => {
@@ -272,7 +281,7 @@ describe('config check', () => {
       sendJson(res, 404, errorEnvelope('Payout not found')),
     );
     try {
-      const r = await runCli(['config', 'check'], { env: { ...svc.env, PAYOUTS_BASE_URL: s.url } });
+      const r = await run(['config', 'check'], { env: { ...svc.env, PAYOUTS_BASE_URL: s.url } });
       expect(r.code).toBe(0);
       expect(s.requests.map((q) => q.url)).toEqual([
         expect.stringMatching(/^\/api\/v1\/payouts\/payouts-config-check-[0-9a-f]{16}$/),
@@ -284,7 +293,7 @@ describe('config check', () => {
   });
 
   it('works with --sandbox without configuration', async () => {
-    const r = await runCli(['config', 'check', '--sandbox'], { env: home.env });
+    const r = await run(['config', 'check', '--sandbox'], { env: home.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Credentials accepted/);
   });

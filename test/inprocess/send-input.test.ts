@@ -2,28 +2,38 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { fixture, parseJsonStdout, runCli, tempHome, writeCsv } from '../helpers/cli.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fixture, parseJsonStdout, tempHome, writeCsv } from '../helpers/cli.js';
+import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
 import { testService } from '../helpers/sandbox.js';
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
+/** One clock for every run of a test: retry waits take no real time. */
+let clock: FakeClock;
+beforeEach(() => {
+  clock = new FakeClock();
+});
 afterEach(async () => {
   await service?.close();
   service = undefined;
 });
 
+/** Runs `payouts ARGS` in process on the test's clock. */
+function run(args: string[], opts: MainOptions = {}) {
+  return runMain(args, { clock, ...opts });
+}
+
 describe('payouts send: input formats', () => {
   it('detects tab-separated files, and takes --delimiter tab', async () => {
     service = await testService();
-    const detected = await runCli(
-      ['send', fixture('input', 'tab-separated.tsv'), '--yes', '--json'],
-      { env: service.env },
-    );
+    const detected = await run(['send', fixture('input', 'tab-separated.tsv'), '--yes', '--json'], {
+      env: service.env,
+    });
     expect(detected.code).toBe(0);
     expect((await service.ledger()).get('T-2')).toMatchObject({ amount: '6.1', currency: 'GBP' });
     const home = tempHome();
     try {
-      const explicit = await runCli(
+      const explicit = await run(
         [
           'send',
           fixture('input', 'tab-separated.tsv'),
@@ -44,7 +54,7 @@ describe('payouts send: input formats', () => {
 
   it('names other headers with --map', async () => {
     service = await testService();
-    const r = await runCli(
+    const r = await run(
       [
         'send',
         fixture('input', 'mapped-headers.csv'),
@@ -64,7 +74,7 @@ describe('payouts send: input formats', () => {
 
   it('names a missing column and sends nothing', async () => {
     service = await testService();
-    const r = await runCli(['send', fixture('input', 'missing-column.csv'), '--yes'], {
+    const r = await run(['send', fixture('input', 'missing-column.csv'), '--yes'], {
       env: service.env,
     });
     expect(r.code).toBe(2);
@@ -74,7 +84,7 @@ describe('payouts send: input formats', () => {
 
   it('refuses a Windows-1252 export, saying it is not UTF-8, and sends nothing', async () => {
     service = await testService();
-    const r = await runCli(['send', fixture('input', 'windows-1252.csv'), '--yes'], {
+    const r = await run(['send', fixture('input', 'windows-1252.csv'), '--yes'], {
       env: service.env,
     });
     expect(r.code).toBe(2);
@@ -90,7 +100,7 @@ describe('payouts send: input formats', () => {
       '{"reference_id": "L-1", "amount": "1.50", "currency": "EUR", "recipient": "l1@example.com"}\n\n' +
         '{"reference_id": "L-2", "amount": 2.25, "currency": "EUR", "recipient": "l2@example.com", "description": "Zweite"}\n',
     );
-    const r = await runCli(['send', file, '--yes', '--json'], { env: service.env });
+    const r = await run(['send', file, '--yes', '--json'], { env: service.env });
     expect(r.code).toBe(0);
     expect((await service.ledger()).get('L-2')).toMatchObject({ amount: '2.25', currency: 'EUR' });
   });
@@ -111,7 +121,7 @@ describe('payouts send: input formats', () => {
     const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     try {
       service = await testService();
-      const r = await runCli(
+      const r = await run(
         [
           'send',
           fixture('input', 'create-request.json'),
@@ -140,16 +150,16 @@ describe('payouts send: input formats', () => {
   it('prints a template that is itself a valid input', async () => {
     const home = tempHome();
     try {
-      const csv = await runCli(['template']);
+      const csv = await run(['template']);
       expect(csv.code).toBe(0);
       expect(csv.stdout.split('\n')[0]).toBe('reference_id,amount,currency,recipient,description');
-      const dry = await runCli(['send', '-', '--format', 'csv', '--dry-run', '--json'], {
+      const dry = await run(['send', '-', '--format', 'csv', '--dry-run', '--json'], {
         env: home.env,
         stdin: csv.stdout,
       });
       expect(dry.code).toBe(0);
       expect(parseJsonStdout<{ payout_count: number }>(dry).payout_count).toBe(1);
-      const json = await runCli(['template', '--format', 'json']);
+      const json = await run(['template', '--format', 'json']);
       expect(JSON.parse(json.stdout).payouts).toHaveLength(1);
     } finally {
       home.cleanup();
@@ -161,7 +171,7 @@ describe('payouts send: amount, description and currency rules', () => {
   it('refuses symbols, exponents, signs, over-long numbers and descriptions, and unknown currencies', async () => {
     const home = tempHome();
     try {
-      const r = await runCli(['send', fixture('send', 'amounts.csv'), '--dry-run'], {
+      const r = await run(['send', fixture('send', 'amounts.csv'), '--dry-run'], {
         env: home.env,
       });
       expect(r.code).toBe(2);
@@ -183,9 +193,9 @@ describe('payouts send: amount, description and currency rules', () => {
     const file = join(home.dir, 'xts.csv');
     writeFileSync(file, 'reference_id,amount,currency,recipient\nX-1,7,XTS,x@example.com\n');
     try {
-      const refused = await runCli(['send', file, '--dry-run'], { env: home.env });
+      const refused = await run(['send', file, '--dry-run'], { env: home.env });
       expect(refused.code).toBe(2);
-      const r = await runCli(['send', file, '--dry-run', '--json', '--allow-currency', 'XTS:0'], {
+      const r = await run(['send', file, '--dry-run', '--json', '--allow-currency', 'XTS:0'], {
         env: home.env,
       });
       expect(r.code).toBe(0);
@@ -200,7 +210,7 @@ describe('payouts send: amount, description and currency rules', () => {
   it('treats a file with no payouts, and a file that cannot be read, as problems', async () => {
     const home = tempHome();
     try {
-      const r = await runCli(
+      const r = await run(
         ['send', fixture('send', 'header-only.csv'), join(home.dir, 'nope.csv'), '--dry-run'],
         {
           env: home.env,
@@ -224,19 +234,19 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
       60,
       (i) => `LONG-${i},1.00,EUR,${i === 7 ? 'x+failed@example.com' : `u${i}@example.com`}`,
     );
-    const r = await runCli(['send', file, '--yes'], { env: service.env });
+    const r = await run(['send', file, '--yes'], { env: service.env });
     expect(r.code).toBe(4);
     expect(r.stdout).toContain('LONG-7');
     expect(r.stdout).not.toContain('LONG-8 ');
     expect(r.stdout).toContain('59 successful payouts not shown (use --all to list every row)');
-    const all = await runCli(['send', file, '--yes', '--all'], { env: service.env });
+    const all = await run(['send', file, '--yes', '--all'], { env: service.env });
     expect(all.stdout).toContain('LONG-8 ');
     expect(all.stdout).toMatch(/60 payouts: 59 succeeded, 1 failed, 0 pending \(60 sent earlier/);
   });
 
   it('exits 3 when the service rejects the credentials, having applied nothing', async () => {
     service = await testService();
-    const r = await runCli(['send', fixture('send', 'pending.csv'), '--yes'], {
+    const r = await run(['send', fixture('send', 'pending.csv'), '--yes'], {
       env: { ...service.env, PAYOUTS_CLIENT_SECRET: 'wrong-secret' },
     });
     expect(r.code).toBe(3);
@@ -251,7 +261,7 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
     await new Promise<void>((r) => probe.close(() => r()));
     const home = tempHome();
     try {
-      const r = await runCli(['send', fixture('send', 'pending.csv'), '--yes', '--json'], {
+      const r = await run(['send', fixture('send', 'pending.csv'), '--yes', '--json'], {
         env: {
           ...home.env,
           PAYOUTS_CLIENT_ID: 'id',
@@ -273,9 +283,9 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
   it('lists journaled runs and shows one', async () => {
     service = await testService();
     expect(
-      (await runCli(['send', fixture('send', 'triggers.csv'), '--yes'], { env: service.env })).code,
+      (await run(['send', fixture('send', 'triggers.csv'), '--yes'], { env: service.env })).code,
     ).toBe(4);
-    const list = await runCli(['runs', '--json'], { env: service.env });
+    const list = await run(['runs', '--json'], { env: service.env });
     expect(list.code).toBe(0);
     const runs =
       parseJsonStdout<
@@ -286,7 +296,7 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
       payout_count: 4,
       counts: { success: 1, failed: 1, canceled: 1, pending: 1 },
     });
-    const show = await runCli(['runs', 'show', runs[0]!.run_id.slice(0, 6)], { env: service.env });
+    const show = await run(['runs', 'show', runs[0]!.run_id.slice(0, 6)], { env: service.env });
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/TR-CANC-1 +│ canceled/);
   });
@@ -296,14 +306,14 @@ describe('payouts send --dry-run: the same checks as a real send', () => {
   it('reports duplicate references, including one whose first row was refused', async () => {
     const home = tempHome();
     try {
-      const r = await runCli(['send', fixture('send', 'problems.csv'), '--dry-run'], {
+      const r = await run(['send', fixture('send', 'problems.csv'), '--dry-run'], {
         env: home.env,
       });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(
         /problems\.csv line 9: reference_id "P-1": is used on lines 2 and 9: /,
       );
-      const both = await runCli(
+      const both = await run(
         ['send', fixture('send', 'excel-bom-crlf.csv'), fixture('send', 'second.csv'), '--dry-run'],
         {
           env: home.env,

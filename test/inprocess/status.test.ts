@@ -1,0 +1,533 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PayoutClient } from '../../src/api/client.js';
+import { Secret } from '../../src/api/secret.js';
+import { SANDBOX_CREDENTIALS } from '../../src/sandbox/index.js';
+import { parseJsonStdout, sample, tempHome } from '../helpers/cli.js';
+import {
+  errorEnvelope,
+  recordEnvelope,
+  refOf,
+  sendJson,
+  startProxy,
+  startServer,
+  startTlsServer,
+  type TestServer,
+} from '../helpers/http-servers.js';
+import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
+import { testService } from '../helpers/sandbox.js';
+
+// `payouts status` run in this process; the signal and NODE_EXTRA_CA_CERTS cases, which
+// need a process of their own, are in test/e2e/status.test.ts.
+
+/** Creates payouts in a sandbox; the recipient's "+failed" etc. picks the status. */
+async function createPayouts(baseUrl: string, payouts: Array<[ref: string, recipient: string]>) {
+  const client = new PayoutClient({
+    baseUrl,
+    clientId: SANDBOX_CREDENTIALS.clientId,
+    clientSecret: new Secret(SANDBOX_CREDENTIALS.clientSecret),
+    userAgent: 'status-test',
+  });
+  try {
+    await client.createPayouts({
+      payouts: payouts.map(([reference_id, recipient]) => ({
+        reference_id,
+        recipient,
+        amount: '12.50',
+        currency: 'USD',
+        description: `payout ${reference_id}`,
+      })),
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+/** Runs `payouts ARGS` in process, with a clock whose retry waits take no time by default. */
+function run(args: string[], opts: MainOptions = {}) {
+  return runMain(args, { clock: new FakeClock(), ...opts });
+}
+
+interface Doc {
+  reference_id: string;
+  status?: string;
+  error?: string;
+  [k: string]: unknown;
+}
+
+describe('payouts status against the sandbox', () => {
+  let svc: Awaited<ReturnType<typeof testService>>;
+
+  beforeAll(async () => {
+    svc = await testService({ pendingDelayMs: 3_600_000 });
+    await createPayouts(svc.sandbox.baseUrl, [
+      ['ok-1', 'ann@example.com'],
+      ['ok-2', 'bob@example.com'],
+      ['fail-1', 'carl+failed@example.com'],
+      ['cancel-1', 'dora+canceled@example.com'],
+      ['pend-1', 'eve+pending@example.com'],
+    ]);
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('shows every field of one payout, times in UTC and local time', async () => {
+    // Local time is the process's: Node follows TZ when it changes.
+    const tz = process.env.TZ;
+    process.env.TZ = 'Asia/Tokyo';
+    try {
+      const r = await run(['status', 'ok-1'], { env: svc.env });
+      expect(r.code).toBe(0);
+      for (const re of [
+        /Reference ID\s+ok-1/,
+        /Status\s+success/,
+        /Amount\s+12\.50 USD/,
+        /Recipient\s+ann@example\.com/,
+        /Description\s+payout ok-1/,
+        /Transaction ID\s+\S+/,
+        /Created at\s+\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z \(local \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \+09:00\)/,
+        /Updated at\s+\S+Z \(local .* \+09:00\)/,
+      ]) {
+        expect(r.stdout).toMatch(re);
+      }
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
+
+  it('prints exactly the payout record with --json', async () => {
+    const r = await run(['status', 'ok-1', '--json'], { env: svc.env });
+    expect(r.code).toBe(0);
+    const doc = parseJsonStdout<Doc>(r);
+    expect(doc).toMatchObject({
+      reference_id: 'ok-1',
+      status: 'success',
+      amount: 12.5,
+      currency: 'USD',
+      recipient: 'ann@example.com',
+      description: 'payout ok-1',
+    });
+    expect(typeof doc.transaction_id).toBe('string');
+    expect(typeof doc.created_at).toBe('string');
+    expect(typeof doc.updated_at).toBe('string');
+  });
+
+  it('prints an array for several references, in order, and exits 4 for failed/canceled', async () => {
+    const r = await run(['status', 'ok-1', 'fail-1', 'cancel-1', '--json'], { env: svc.env });
+    expect(r.code).toBe(4);
+    const docs = parseJsonStdout<Doc[]>(r);
+    expect(docs.map((d) => [d.reference_id, d.status])).toEqual([
+      ['ok-1', 'success'],
+      ['fail-1', 'failed'],
+      ['cancel-1', 'canceled'],
+    ]);
+  });
+
+  it('shows a missing reference as {reference_id, error} and exits 6', async () => {
+    const one = await run(['status', 'nope-1', '--json'], { env: svc.env });
+    expect(one.code).toBe(6);
+    expect(parseJsonStdout(one)).toEqual({ reference_id: 'nope-1', error: 'Payout not found' });
+    const many = await run(['status', 'ok-1', 'nope-1', 'fail-1', '--json'], { env: svc.env });
+    expect(many.code).toBe(6);
+    expect(parseJsonStdout<Doc[]>(many)[1]).toEqual({
+      reference_id: 'nope-1',
+      error: 'Payout not found',
+    });
+  });
+
+  it('exits 5 while a payout is pending, and 4 beats 5', async () => {
+    expect((await run(['status', 'pend-1'], { env: svc.env })).code).toBe(5);
+    expect((await run(['status', 'ok-1', 'pend-1'], { env: svc.env })).code).toBe(5);
+    expect((await run(['status', 'pend-1', 'fail-1'], { env: svc.env })).code).toBe(4);
+  });
+
+  it('shows several references as a table, with "not found" rows', async () => {
+    const r = await run(['status', 'ok-1', 'nope-2', 'pend-1'], { env: svc.env });
+    expect(r.code).toBe(6);
+    expect(r.stdout).toMatch(/Reference ID.*Status/);
+    expect(r.stdout).toMatch(/ok-1\s*│\s*success/);
+    expect(r.stdout).toMatch(/nope-2\s*│\s*not found/);
+    expect(r.stdout).toMatch(/pend-1\s*│\s*pending/);
+    expect(r.stderr).toContain('1 success, 1 not found, 1 pending');
+  });
+
+  it('reads references from a CSV report and from stdin, de-duplicated in order', async () => {
+    const file = join(svc.home.dir, 'report.csv');
+    writeFileSync(
+      file,
+      'Line;Reference ID;Status\n1;ok-2;success\n2;fail-1;failed\n3;ok-1;success\n',
+    );
+    const r = await run(['status', 'ok-1', '--from', file, '--json'], { env: svc.env });
+    expect(r.code).toBe(4);
+    expect(parseJsonStdout<Doc[]>(r).map((d) => d.reference_id)).toEqual([
+      'ok-1',
+      'ok-2',
+      'fail-1',
+    ]);
+    const s = await run(['status', '--from', '-', '--json'], {
+      env: svc.env,
+      stdin: '# from a pipe\nok-2\n\nok-2\n',
+    });
+    expect(s.code).toBe(0);
+    // --from always gives an array, even for one reference.
+    expect(parseJsonStdout<Doc[]>(s).map((d) => d.reference_id)).toEqual(['ok-2']);
+  });
+
+  it('reads the --report CSV of `payouts send`', async () => {
+    const home = tempHome();
+    try {
+      const report = join(home.dir, 'report.csv');
+      const sent = await run(
+        ['send', sample('payouts.csv'), '--sandbox', '--yes', '--report', report],
+        { env: home.env },
+      );
+      expect(sent.code).toBe(0);
+      const r = await run(['status', '--from', report, '--sandbox', '--json'], { env: home.env });
+      expect(r.code).toBe(0);
+      const docs = parseJsonStdout<Doc[]>(r);
+      expect(docs.length).toBeGreaterThan(1);
+      expect(docs.every((d) => d.status === 'success')).toBe(true);
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('works with --sandbox without any configuration', async () => {
+    const home = tempHome();
+    try {
+      const r = await run(['status', 'never-created', '--sandbox', '--json'], { env: home.env });
+      expect(r.code).toBe(6);
+      expect(parseJsonStdout(r)).toEqual({
+        reference_id: 'never-created',
+        error: 'Payout not found',
+      });
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('names the way to set credentials when there are none, exit 3', async () => {
+    const home = tempHome();
+    try {
+      const r = await run(['status', 'ok-1'], {
+        env: { ...home.env, PAYOUTS_BASE_URL: svc.sandbox.baseUrl },
+      });
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('payouts config set-credentials');
+      expect(r.stderr).toContain('PAYOUTS_CLIENT_ID');
+      expect(r.stderr).toContain('PAYOUTS_CLIENT_SECRET');
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('exits 3 when the sandbox rejects the credentials', async () => {
+    const r = await run(['status', 'ok-1'], {
+      env: { ...svc.env, PAYOUTS_CLIENT_SECRET: 'wrong-secret' },
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/rejected the credentials/);
+  });
+
+  it('refuses usage mistakes with exit 2', async () => {
+    expect((await run(['status'], { env: svc.env })).code).toBe(2);
+    expect((await run(['status', 'a', '--concurrency', '0'], { env: svc.env })).code).toBe(2);
+    expect((await run(['status', 'a', '--interval', '3'], { env: svc.env })).code).toBe(2);
+    const missing = await run(['status', '--from', 'does-not-exist.txt'], { env: svc.env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--from does-not-exist.txt: no such file');
+  });
+
+  it('has help with examples and exit codes', async () => {
+    const r = await run(['status', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain('--watch');
+    expect(r.stdout).toMatch(/3 > 7 > 6 > 4 > 5/);
+  });
+});
+
+describe('payouts status --watch', () => {
+  // The sandbox and the CLI share one fake clock: a pending payout settles, and the polls
+  // wait, without real time passing.
+  const clock = new FakeClock();
+  let svc: Awaited<ReturnType<typeof testService>>;
+
+  beforeAll(async () => {
+    svc = await testService({ pendingDelayMs: 1_500, now: clock.now });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it('polls until the payout settles, logging each change on stderr', async () => {
+    await createPayouts(svc.sandbox.baseUrl, [['w-1', 'x+pending@example.com']]);
+    const r = await run(['status', 'w-1', 'w-missing', '--watch', '--interval', '0.2'], {
+      env: svc.env,
+      clock,
+    });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(/w-1: pending\n/);
+    expect(r.stderr).toMatch(/w-missing: not found\n/);
+    expect(r.stderr).toMatch(/w-1: pending -> success\n/);
+    expect(r.stdout).toMatch(/w-1\s*│\s*success/);
+  });
+
+  it('prints only the final document with --json', async () => {
+    await createPayouts(svc.sandbox.baseUrl, [['w-2', 'x+pending@example.com']]);
+    const r = await run(['status', 'w-2', '--watch', '--interval', '0.2', '--json'], {
+      env: svc.env,
+      clock,
+    });
+    expect(r.code).toBe(0);
+    expect(parseJsonStdout<Doc>(r)).toMatchObject({ reference_id: 'w-2', status: 'success' });
+    expect(r.stderr).not.toContain('pending');
+  });
+
+  it('stops at --timeout with exit 5 when a payout is still pending', async () => {
+    const slowClock = new FakeClock();
+    const slow = await testService({ pendingDelayMs: 3_600_000, now: slowClock.now });
+    try {
+      await createPayouts(slow.sandbox.baseUrl, [['w-3', 'x+pending@example.com']]);
+      const started = slowClock.now();
+      const r = await run(['status', 'w-3', '--watch', '--interval', '0.2', '--timeout', '1'], {
+        env: slow.env,
+        clock: slowClock,
+      });
+      expect(r.code).toBe(5);
+      expect(r.stderr).toMatch(/not final yet: w-3/);
+      // It stopped at its --timeout of 1 s, not at the default of 600 s.
+      expect(slowClock.now() - started).toBeGreaterThanOrEqual(1_000);
+      expect(slowClock.now() - started).toBeLessThan(2_000);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('stops when interrupted, exit 130', async () => {
+    const slow = await testService({ pendingDelayMs: 3_600_000 });
+    try {
+      await createPayouts(slow.sandbox.baseUrl, [['w-4', 'x+pending@example.com']]);
+      const interrupt = new AbortController();
+      const waiting = new FakeClock();
+      const sleep = waiting.sleep;
+      // The first wait between polls is where Ctrl-C comes.
+      waiting.sleep = (ms, signal) => {
+        interrupt.abort();
+        return sleep(ms, signal);
+      };
+      const r = await run(['status', 'w-4', '--watch', '--interval', '5'], {
+        env: slow.env,
+        clock: waiting,
+        interrupt: interrupt.signal,
+      });
+      expect(r.code).toBe(130);
+      expect(r.stderr).toMatch(/w-4: pending/);
+      expect(r.stderr).toMatch(/interrupted/);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('payouts status against purpose-built servers', () => {
+  const servers: TestServer[] = [];
+  const home = tempHome();
+  const creds = { PAYOUTS_CLIENT_ID: 'cid', PAYOUTS_CLIENT_SECRET: 'status-test-secret' };
+
+  /** Starts a server and remembers to close it. */
+  async function serve(...args: Parameters<typeof startServer>) {
+    const s = await startServer(...args);
+    servers.push(s);
+    return s;
+  }
+  /** The environment pointing the CLI at a base URL. */
+  const envFor = (baseUrl: string, extra: Record<string, string> = {}) => ({
+    ...home.env,
+    ...creds,
+    PAYOUTS_BASE_URL: baseUrl,
+    ...extra,
+  });
+
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  afterAll(() => home.cleanup());
+
+  it('keeps at most --concurrency lookups in flight', async () => {
+    const s = await serve(async (req, res) => {
+      await new Promise((r) => setTimeout(r, 60));
+      sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success'));
+    });
+    const refs = Array.from({ length: 12 }, (_, i) => `c-${i}`);
+    const r = await run(['status', ...refs, '--concurrency', '3', '--json'], {
+      env: envFor(s.url),
+    });
+    expect(r.code).toBe(0);
+    expect(parseJsonStdout<Doc[]>(r)).toHaveLength(12);
+    expect(s.maxInFlight()).toBe(3);
+    expect(s.requests).toHaveLength(12);
+  });
+
+  it('retries 5xx and 429 (honouring Retry-After) before answering', async () => {
+    const clock = new FakeClock();
+    const seenAt: number[] = [];
+    const s = await serve((req, res) => {
+      seenAt.push(clock.now());
+      if (seenAt.length === 1) return sendJson(res, 503, errorEnvelope('busy'));
+      if (seenAt.length === 2) {
+        return sendJson(res, 429, errorEnvelope('slow down'), { 'retry-after': '1' });
+      }
+      return sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success'));
+    });
+    const r = await run(['status', 'r-1', '--json', '--debug'], { env: envFor(s.url), clock });
+    expect(r.code).toBe(0);
+    expect(s.requests).toHaveLength(3);
+    expect((seenAt[2] ?? 0) - (seenAt[1] ?? 0)).toBeGreaterThanOrEqual(1_000);
+    expect(r.stderr).toMatch(/retrying r-1 in 1000 ms/);
+  });
+
+  it('gives up on a service that keeps failing, exit 7, after a bounded number of attempts', async () => {
+    const s = await serve((_req, res) => sendJson(res, 500, errorEnvelope('internal')));
+    const r = await run(['status', 'r-1'], { env: envFor(s.url) });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/the service failed \(HTTP 500/);
+    expect(s.requests.length).toBeGreaterThan(1);
+    expect(s.requests.length).toBeLessThanOrEqual(5);
+  });
+
+  it('ranks unreachable (7) above not found (6) when both happen', async () => {
+    const s = await serve((req, res) => {
+      const ref = refOf(req);
+      if (ref === 'broken') return sendJson(res, 502, errorEnvelope('bad gateway'));
+      if (ref === 'gone') return sendJson(res, 404, errorEnvelope('Payout not found'));
+      return sendJson(res, 200, recordEnvelope(ref ?? '?', 'failed'));
+    });
+    const r = await run(['status', 'gone', 'broken', 'fine', '--json'], { env: envFor(s.url) });
+    expect(r.code).toBe(7);
+    const docs = parseJsonStdout<Doc[]>(r);
+    expect(docs[0]).toEqual({ reference_id: 'gone', error: 'Payout not found' });
+    expect(docs[1]?.error).toMatch(/HTTP 502/);
+    expect(docs[2]?.status).toBe('failed');
+  });
+
+  it('stops every lookup at the first credentials error, exit 3', async () => {
+    const s = await serve(async (_req, res) => {
+      await new Promise((r) => setTimeout(r, 20));
+      sendJson(res, 401, errorEnvelope('Invalid API credentials'));
+    });
+    const refs = Array.from({ length: 30 }, (_, i) => `k-${i}`);
+    const r = await run(['status', ...refs, '--concurrency', '2'], { env: envFor(s.url) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('Invalid API credentials');
+    expect(s.requests.length).toBeLessThan(10);
+  });
+
+  it('says to check the allowed IP addresses on 403, exit 3', async () => {
+    const s = await serve((_req, res) => sendJson(res, 403, errorEnvelope('Forbidden')));
+    const r = await run(['status', 'r-1'], { env: envFor(s.url) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/IP address is allowed/);
+  });
+
+  it('reports an answer that is not JSON, exit 7', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>maintenance</html>');
+    });
+    const r = await run(['status', 'r-1'], { env: envFor(s.url) });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain('maintenance');
+  });
+
+  it('reports an unreachable service once, exit 7', async () => {
+    const s = await serve((_req, res) => res.end());
+    const url = s.url;
+    await s.close();
+    servers.length = 0;
+    const r = await run(['status', 'r-1', 'r-2', '--json'], { env: envFor(url) });
+    expect(r.code).toBe(7);
+    expect(parseJsonStdout<{ error: { message: string } }>(r).error.message).toMatch(
+      /could not reach 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+    );
+  });
+
+  it('refuses plain http to a remote host before connecting, exit 2', async () => {
+    const r = await run(['status', 'r-1', '--base-url', 'http://remote.invalid'], {
+      env: envFor('https://unused.invalid'),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/plain http/);
+    expect(r.stderr).not.toMatch(/could not reach|ENOTFOUND/);
+  });
+
+  it('does not follow redirects: names the Location, and the other server gets nothing', async () => {
+    const other = await serve((req, res) =>
+      sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success')),
+    );
+    const s = await serve((_req, res) => {
+      res.writeHead(302, { location: `${other.url}/` });
+      res.end();
+    });
+    const r = await run(['status', 'r-1'], { env: envFor(s.url) });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain(`${other.url}/`);
+    expect(r.stderr).toMatch(/redirects are not followed/);
+    expect(s.requests).toHaveLength(1);
+    expect(other.requests).toHaveLength(0);
+  });
+
+  it('goes through HTTP_PROXY (undici tunnels with CONNECT, even for http://), and NO_PROXY bypasses it', async () => {
+    const s = await serve((req, res) =>
+      sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success')),
+    );
+    const proxy = await startProxy();
+    try {
+      const base = `http://localhost:${s.port}`;
+      const via = await run(['status', 'p-1', '--json'], {
+        env: envFor(base, { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }),
+      });
+      expect(via.code).toBe(0);
+      expect(proxy.seen).toEqual([{ method: 'CONNECT', target: `localhost:${s.port}` }]);
+      expect(s.requests.map((q) => q.url)).toEqual(['/api/v1/payouts/p-1']);
+
+      const direct = await run(['status', 'p-2', '--json'], {
+        env: envFor(base, { HTTP_PROXY: proxy.url, NO_PROXY: 'example.invalid,localhost' }),
+      });
+      expect(direct.code).toBe(0);
+      expect(proxy.seen).toHaveLength(1);
+      expect(s.requests).toHaveLength(2);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('refuses a certificate that no trusted CA signed, exit 7', async () => {
+    // Trusting it through NODE_EXTRA_CA_CERTS takes a new process: test/e2e/status.test.ts.
+    const server = await startTlsServer();
+    try {
+      const untrusted = await run(['status', 't-1'], { env: envFor(server.url) });
+      expect(untrusted.code).toBe(7);
+      expect(untrusted.stderr).toMatch(/SELF_SIGNED|certificate/i);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('sends loopback requests through the proxy too when NO_PROXY does not list them', async () => {
+    const s = await serve((req, res) =>
+      sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success')),
+    );
+    const proxy = await startProxy();
+    try {
+      const r = await run(['status', 'p-3'], { env: envFor(s.url, { HTTP_PROXY: proxy.url }) });
+      expect(r.code).toBe(0);
+      expect(proxy.seen.map((x) => x.target)).toEqual([`127.0.0.1:${s.port}`]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
