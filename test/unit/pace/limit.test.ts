@@ -21,10 +21,10 @@ function pace(initial: number, max: number) {
 }
 
 describe('Pace: how the limit moves', () => {
-  it('grows by one per answer in slow start, up to the cap', async () => {
+  it('grows by two per answer in slow start, up to the cap', async () => {
     const { p, answer } = pace(4, 16);
-    for (let i = 0; i < 5; i++) await answer(100);
-    expect(p.limit).toBe(9);
+    for (let i = 0; i < 3; i++) await answer(100);
+    expect(p.limit).toBe(10);
     for (let i = 0; i < 20; i++) await answer(100);
     expect(p.limit).toBe(16);
     expect(p.record.peakConcurrency).toBe(16);
