@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import type { SecretStoreFactory } from './config/keyring.js';
 import type { InStream, Output, OutStream } from './output/output.js';
 import type { Env } from './paths.js';
 
@@ -15,6 +16,8 @@ export interface Runtime {
   interrupt: AbortSignal;
   /** Time for waits between retries and before read-backs; the real clock when absent. */
   clock?: Clock;
+  /** Opens the store of Client-Secrets; the system keyring when absent (tests pass a fake). */
+  secretStore?: SecretStoreFactory;
 }
 
 /** Options every command accepts. */

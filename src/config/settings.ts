@@ -2,10 +2,11 @@ import { normalizeBaseUrl } from '../api/base-url.js';
 import { type CredentialCheck, checkCredential, Secret } from '../api/secret.js';
 import { CredentialsError, UsageError } from '../errors.js';
 import type { Env } from '../paths.js';
+import { KeyringError, keyringEntry } from './keyring.js';
 import type { StoredProfile } from './store.js';
 
 /** Where a setting's value came from, shown by `config show`. */
-export type Source = 'flag' | 'environment' | 'file' | 'sandbox' | 'default';
+export type Source = 'flag' | 'environment' | 'file' | 'keyring' | 'sandbox' | 'default';
 
 /** A setting with its origin. */
 export interface Sourced<T> {
@@ -19,6 +20,8 @@ export interface Settings {
   baseUrl?: Sourced<string>;
   clientId?: Sourced<string>;
   clientSecret?: Sourced<Secret>;
+  /** Why the profile's Client-Secret, kept in the system keyring, could not be read. */
+  secretProblem?: string;
 }
 
 /** What the caller passes to resolve settings: flags, environment and a profile loader. */
@@ -27,6 +30,11 @@ export interface SettingsInput {
   env: Env;
   /** Loads a stored profile; called at most once, and only when needed. */
   loadProfile: (name: string) => Promise<StoredProfile | undefined> | StoredProfile | undefined;
+  /**
+   * Reads a profile's Client-Secret from the system keyring (undefined: no entry; KeyringError:
+   * unreachable); called only when the profile says the secret is there.
+   */
+  loadSecret?: (profile: string) => Promise<string | undefined>;
 }
 
 /** Picks the first defined value, recording where it came from. */
@@ -65,14 +73,39 @@ export async function resolveSettings(input: SettingsInput): Promise<Settings> {
     baseUrl.value = normalizeBaseUrl(baseUrl.value, label);
   }
   const clientId = pick<string>([env.PAYOUTS_CLIENT_ID, 'environment'], [stored.clientId, 'file']);
-  const secretText = pick<string>(
-    [env.PAYOUTS_CLIENT_SECRET, 'environment'],
-    [stored.clientSecret, 'file'],
-  );
+  const fromEnv = pick<string>([env.PAYOUTS_CLIENT_SECRET, 'environment']);
+  const { secret: secretText, problem } = fromEnv
+    ? { secret: fromEnv }
+    : await storedSecret(profile.value, stored, input.loadSecret);
   const clientSecret = secretText
     ? { value: new Secret(secretText.value), source: secretText.source }
     : undefined;
-  return { profile, baseUrl, clientId, clientSecret };
+  return {
+    profile,
+    baseUrl,
+    clientId,
+    clientSecret,
+    ...(problem !== undefined ? { secretProblem: problem } : {}),
+  };
+}
+
+/** A profile's stored Client-Secret, from the file or the system keyring, or why it cannot be read. */
+async function storedSecret(
+  profile: string,
+  stored: StoredProfile,
+  loadSecret: SettingsInput['loadSecret'],
+): Promise<{ secret?: Sourced<string>; problem?: string }> {
+  if (stored.secretIn !== 'keyring') return { secret: pick([stored.clientSecret, 'file']) };
+  const again = `store it again with \`${setCredentialsCommand(profile)}\`, or set PAYOUTS_CLIENT_SECRET`;
+  const where = `the Client-Secret of profile "${profile}" is in the system keyring`;
+  try {
+    const secret = loadSecret === undefined ? undefined : await loadSecret(profile);
+    if (secret !== undefined) return { secret: { value: secret, source: 'keyring' } };
+    return { problem: `${where}, which has no entry for it (${keyringEntry(profile)}): ${again}` };
+  } catch (error) {
+    if (!(error instanceof KeyringError)) throw error;
+    return { problem: `${where}, which cannot be reached: ${error.reason}; ${again}` };
+  }
 }
 
 /** Settings with every value present, ready to build a client. */
@@ -101,7 +134,12 @@ function originOf(
       fix: `set ${variable} to the value the service issued, and nothing else`,
     };
   }
-  const file = where.configFile === undefined ? '' : ` in ${where.configFile}`;
+  const file =
+    s.source === 'keyring'
+      ? ` in the system keyring`
+      : where.configFile === undefined
+        ? ''
+        : ` in ${where.configFile}`;
   return {
     from: `profile "${where.profile}"${file}`,
     fix: `store it again with \`${setCredentialsCommand(where.profile)}\``,
@@ -113,6 +151,7 @@ function originOf(
  * the credentials can be sent as HTTP headers (CredentialsError naming where they came from).
  */
 export function requireComplete(s: Settings, configFile?: string): CompleteSettings {
+  if (!s.clientSecret && s.secretProblem !== undefined) throw new CredentialsError(s.secretProblem);
   if (!s.clientId || !s.clientSecret) {
     const missing = [!s.clientId && 'Client-Id', !s.clientSecret && 'Client-Secret']
       .filter(Boolean)

@@ -4,10 +4,14 @@ import Conf from 'conf';
 import { UsageError } from '../errors.js';
 import { jsonErrorOffset, lineAndColumn } from './json-error.js';
 
-/** One stored profile. The secret is stored here, in a file only the user can read. */
+/**
+ * One stored profile. The secret is stored here, in a file only the user can read, unless
+ * `secretIn` says it is in the system keyring (then the file holds no secret).
+ */
 export interface StoredProfile {
   clientId?: string;
   clientSecret?: string;
+  secretIn?: 'keyring';
   baseUrl?: string;
 }
 
@@ -119,10 +123,12 @@ export class ConfigStore {
     return Object.keys(this.profiles()).sort();
   }
 
-  /** Merges values into a profile, creating it when needed. */
+  /** Merges values into a profile, creating it when needed; a key set to undefined is removed. */
   saveProfile(name: string, values: StoredProfile): void {
     const profiles = { ...this.profiles() };
-    profiles[name] = { ...profiles[name], ...values };
+    const merged: Record<string, unknown> = { ...profiles[name], ...values };
+    for (const key of Object.keys(merged)) if (merged[key] === undefined) delete merged[key];
+    profiles[name] = merged as StoredProfile;
     this.reading(() => this.conf.set('profiles', profiles));
   }
 

@@ -1,5 +1,6 @@
 import type { PayoutClient } from '../api/client.js';
 import { Secret } from '../api/secret.js';
+import { openSystemKeyring, type SecretStore } from '../config/keyring.js';
 import {
   type CompleteSettings,
   requireComplete,
@@ -32,7 +33,17 @@ export async function loadSettings(ctx: CommandContext): Promise<Settings> {
       // conf is loaded only when the config file must be read.
       return loadStore(ctx).then((store) => store.profile(name));
     },
+    loadSecret: async (name) => (await openSecretStore(ctx)).get(name),
   });
+}
+
+/**
+ * Opens the store of Client-Secrets: the runtime's (a fake in tests), else the system
+ * keyring, whose native module is loaded only now. Rejects with KeyringError when unreachable.
+ */
+export async function openSecretStore(ctx: CommandContext): Promise<SecretStore> {
+  if (ctx.runtime.secretStore !== undefined) return ctx.runtime.secretStore();
+  return openSystemKeyring(ctx.runtime.env);
 }
 
 type ConfigStore = import('../config/store.js').ConfigStore;

@@ -1,5 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { Clock } from '../../src/clock.js';
+import type { SecretStoreFactory } from '../../src/config/keyring.js';
 import type { Runtime } from '../../src/context.js';
 import { main } from '../../src/main.js';
 
@@ -17,6 +18,8 @@ export interface MainOptions {
   clock?: Clock;
   /** Aborts like a first Ctrl-C. */
   interrupt?: AbortSignal;
+  /** Stands in for the system keyring. */
+  secretStore?: SecretStoreFactory;
 }
 
 /** A stream that collects what is written to it, as a pipe (not a terminal). */
@@ -43,6 +46,7 @@ export async function runMain(argv: string[], opts: MainOptions = {}): Promise<M
     version: '0.0.0-test',
     interrupt: opts.interrupt ?? new AbortController().signal,
     clock: opts.clock,
+    secretStore: opts.secretStore,
   };
   const code = await main(argv, runtime);
   await new Promise((r) => setImmediate(r));

@@ -7,6 +7,8 @@ import { defineAction, type ExitSink, examples } from '../command.js';
 interface SetCredentialsOptions {
   clientId?: string;
   clientSecretStdin?: boolean;
+  /** False with --no-keyring. */
+  keyring: boolean;
 }
 
 /** Registers `payouts config set-credentials`. */
@@ -21,6 +23,7 @@ export function registerSetCredentials(config: Command, runtime: Runtime, sink: 
       '--client-secret-stdin',
       'read the Client-Secret from standard input (one trailing newline is removed)',
     )
+    .option('--no-keyring', 'store the Client-Secret in the config file, not the system keyring')
     .addHelpText(
       'after',
       `${examples(
@@ -30,17 +33,22 @@ export function registerSetCredentials(config: Command, runtime: Runtime, sink: 
       )}
 Also takes the global --profile NAME (default "default") and --base-url URL. There is no
 option that takes the secret itself: command lines are visible to other users.
-The file is readable by you only (0600, in a 0700 folder); see "payouts config path".
+The Client-Secret goes to the system keyring (service "payouts", account = profile) when one
+can be reached, else to the config file, readable by you only (0600, in a 0700 folder; see
+"payouts config path"). --no-keyring chooses the file.
 `,
     );
   defineAction<[], SetCredentialsOptions>(cmd, runtime, sink, async (ctx, opts) => {
     // Loaded when the command runs, so start-up of every other command stays light.
-    const [{ collectCredentials, saveCredentials }, { selectedProfile }, { loadStore }] =
-      await Promise.all([
-        import('../../core/config/credentials.js'),
-        import('../../core/config/profile.js'),
-        import('../../core/service.js'),
-      ]);
+    const [
+      { collectCredentials, saveCredentials, secretStoredLine },
+      { selectedProfile },
+      { loadStore, openSecretStore },
+    ] = await Promise.all([
+      import('../../core/config/credentials.js'),
+      import('../../core/config/profile.js'),
+      import('../../core/service.js'),
+    ]);
     const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
     const store = await loadStore(ctx);
     const creds = await collectCredentials(
@@ -51,11 +59,15 @@ The file is readable by you only (0600, in a 0700 folder); see "payouts config p
       },
       { output: ctx.output, stdin: ctx.runtime.stdin, existing: store.profile(profile) },
     );
-    const saved = saveCredentials(store, profile, creds);
+    const { saved, warnings } = await saveCredentials(store, profile, creds, {
+      useKeyring: opts.keyring,
+      open: () => openSecretStore(ctx),
+    });
+    for (const warning of warnings) ctx.output.warn(warning);
     ctx.output.result(
       saved,
       () =>
-        `Saved the credentials of profile "${saved.profile}" (Client-Id ${saved.client_id}) to ${saved.path}`,
+        `Saved profile "${saved.profile}" (Client-Id ${saved.client_id}) to ${saved.path}\n${secretStoredLine(saved)}`,
     );
     if (saved.base_url === null) {
       ctx.output.warn(

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { text as streamText } from 'node:stream/consumers';
 import { normalizeBaseUrl } from '../../api/base-url.js';
 import { checkCredential, Secret } from '../../api/secret.js';
+import { KeyringError, keyringEntry, type SecretStoreFactory } from '../../config/keyring.js';
 import type { ConfigStore, StoredProfile } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
 import type { Output } from '../../output/output.js';
@@ -116,23 +117,92 @@ export interface SavedCredentials {
   path: string;
   client_id: string;
   base_url: string | null;
+  /** Where the Client-Secret went: the system keyring, or the config file at `path`. */
+  secret_in: 'keyring' | 'file';
+  /** Why the file holds it: --no-keyring, or why the keyring could not be used. */
+  secret_note?: string;
 }
 
-/** Stores credentials in a profile (merging with its base URL) and says where. */
-export function saveCredentials(
+/** Where saveCredentials may put the Client-Secret. */
+export interface SecretTarget {
+  /** False with --no-keyring: the file, without trying the keyring. */
+  useKeyring: boolean;
+  /** Opens the keyring; rejects with KeyringError when it cannot be reached. */
+  open: SecretStoreFactory;
+}
+
+/** Puts the secret in the keyring; returns why it is not there, or undefined when it is. */
+async function intoKeyring(
+  open: SecretStoreFactory,
+  profile: string,
+  secret: Secret,
+): Promise<string | undefined> {
+  try {
+    await (await open()).set(profile, secret.reveal());
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof KeyringError)) throw error;
+    return `no system keyring available: ${error.reason}`;
+  }
+}
+
+/**
+ * Stores credentials in a profile (merging with its base URL) and says where: the
+ * Client-Secret in the system keyring when it can be reached, else in the 0600 config file.
+ */
+export async function saveCredentials(
   store: ConfigStore,
   profile: string,
   creds: NewCredentials,
-): SavedCredentials {
-  store.saveProfile(profile, {
-    clientId: creds.clientId,
-    clientSecret: creds.clientSecret.reveal(),
-    ...(creds.baseUrl !== undefined ? { baseUrl: creds.baseUrl } : {}),
-  });
-  return {
+  target: SecretTarget,
+): Promise<{ saved: SavedCredentials; warnings: string[] }> {
+  const baseUrl = creds.baseUrl !== undefined ? { baseUrl: creds.baseUrl } : {};
+  const fileNote = target.useKeyring
+    ? await intoKeyring(target.open, profile, creds.clientSecret)
+    : '--no-keyring';
+  const warnings: string[] = [];
+  if (fileNote === undefined) {
+    const keyring = { clientSecret: undefined, secretIn: 'keyring' } as const;
+    store.saveProfile(profile, { clientId: creds.clientId, ...keyring, ...baseUrl });
+  } else {
+    const stale = await dropKeyringSecret(store.profile(profile), profile, target.open);
+    if (stale !== undefined) warnings.push(stale);
+    const file = { clientSecret: creds.clientSecret.reveal(), secretIn: undefined };
+    store.saveProfile(profile, { clientId: creds.clientId, ...file, ...baseUrl });
+  }
+  const saved: SavedCredentials = {
     profile,
     path: store.path,
     client_id: creds.clientId,
     base_url: store.profile(profile)?.baseUrl ?? null,
+    secret_in: fileNote === undefined ? 'keyring' : 'file',
+    ...(fileNote === undefined ? {} : { secret_note: fileNote }),
   };
+  return { saved, warnings };
+}
+
+/**
+ * Deletes the keyring entry of a profile that said its secret was there, now that the file
+ * holds it; returns a warning when that entry may remain.
+ */
+async function dropKeyringSecret(
+  existing: StoredProfile | undefined,
+  profile: string,
+  open: SecretStoreFactory,
+): Promise<string | undefined> {
+  if (existing?.secretIn !== 'keyring') return undefined;
+  try {
+    await (await open()).delete(profile);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof KeyringError)) throw error;
+    return `the previous Client-Secret of profile "${profile}" may remain in the system keyring (${keyringEntry(profile)}), which cannot be reached: ${error.reason}`;
+  }
+}
+
+/** The line that says where the Client-Secret went. */
+export function secretStoredLine(saved: SavedCredentials): string {
+  return saved.secret_in === 'keyring'
+    ? `Client-Secret stored in the system keyring (${keyringEntry(saved.profile)})`
+    : `Client-Secret stored in ${saved.path} (${saved.secret_note})`;
 }

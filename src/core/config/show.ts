@@ -1,3 +1,4 @@
+import { keyringEntry } from '../../config/keyring.js';
 import type { Settings, Source } from '../../config/settings.js';
 
 /** The --json document of `config show`. The secret appears only masked to its last 4 characters. */
@@ -5,6 +6,8 @@ export interface SettingsView {
   profile: { value: string; source: Source };
   client_id: { value: string; source: Source } | null;
   client_secret: { masked: string; source: Source } | null;
+  /** Why the profile's Client-Secret, in the system keyring, could not be read. */
+  client_secret_problem?: string;
   base_url: { value: string; source: Source } | null;
   config_file: string;
   stored_profiles: string[];
@@ -24,6 +27,9 @@ export function describeSettings(
     client_secret: settings.clientSecret
       ? { masked: settings.clientSecret.value.masked(), source: settings.clientSecret.source }
       : null,
+    ...(settings.secretProblem !== undefined
+      ? { client_secret_problem: settings.secretProblem }
+      : {}),
     base_url: settings.baseUrl
       ? { value: settings.baseUrl.value, source: settings.baseUrl.source }
       : null,
@@ -35,18 +41,22 @@ export function describeSettings(
 /** The human form of `config show`: one setting per line, with its origin. */
 export function renderSettings(view: SettingsView): string {
   const from = (s: Source) => `(${s === 'default' ? 'default' : `from ${s}`})`;
+  const secret = view.client_secret
+    ? `${view.client_secret.masked} ${
+        view.client_secret.source === 'keyring'
+          ? `(from the system keyring, ${keyringEntry(view.profile.value)})`
+          : from(view.client_secret.source)
+      }`
+    : view.client_secret_problem !== undefined
+      ? `(not readable: ${view.client_secret_problem})`
+      : '(not set)';
   const rows: Array<[string, string]> = [
     ['Profile', `${view.profile.value} ${from(view.profile.source)}`],
     [
       'Client-Id',
       view.client_id ? `${view.client_id.value} ${from(view.client_id.source)}` : '(not set)',
     ],
-    [
-      'Client-Secret',
-      view.client_secret
-        ? `${view.client_secret.masked} ${from(view.client_secret.source)}`
-        : '(not set)',
-    ],
+    ['Client-Secret', secret],
     [
       'Base URL',
       view.base_url ? `${view.base_url.value} ${from(view.base_url.source)}` : '(not set)',

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -9,9 +9,11 @@ import {
   checkClientSecret,
   collectCredentials,
   saveCredentials,
+  secretStoredLine,
   trimOneNewline,
 } from '../../../src/core/config/credentials.js';
 import { CredentialsError, UsageError } from '../../../src/errors.js';
+import { FakeSecretStore } from '../../helpers/secret-store.js';
 import { memoryOutput } from '../status/output-helper.js';
 
 /** A readable holding `text`. */
@@ -159,24 +161,102 @@ describe('saveCredentials', () => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it('stores the profile, keeps its base URL when none is given, and never returns the secret', async () => {
+  /** A fresh config store in a temp folder. */
+  function tempStore(): ConfigStore {
     const dir = mkdtempSync(join(tmpdir(), 'payouts-cred-'));
     dirs.push(dir);
-    const store = new ConfigStore(dir);
-    store.saveProfile('p', { baseUrl: 'https://keep.example' });
-    const creds = await collectCredentials(
+    return new ConfigStore(dir);
+  }
+
+  /** Credentials as `--client-id cid --client-secret-stdin` would collect them. */
+  function creds(secret = SECRET) {
+    return collectCredentials(
       { clientId: 'cid', secretFromStdin: true },
-      { output: memoryOutput().output, stdin: stdinOf(SECRET) },
+      { output: memoryOutput().output, stdin: stdinOf(secret) },
     );
-    const saved = saveCredentials(store, 'p', creds);
+  }
+
+  it('puts the secret in the keyring and only a marker in the file, keeping the base URL', async () => {
+    const store = tempStore();
+    store.saveProfile('p', { baseUrl: 'https://keep.example', clientSecret: 'old-file-secret' });
+    const keyring = new FakeSecretStore();
+    const { saved, warnings } = await saveCredentials(store, 'p', await creds(), {
+      useKeyring: true,
+      open: keyring.factory,
+    });
     expect(saved).toEqual({
       profile: 'p',
       path: store.path,
       client_id: 'cid',
       base_url: 'https://keep.example',
+      secret_in: 'keyring',
+    });
+    expect(warnings).toEqual([]);
+    expect(keyring.entries.get('p')).toBe(SECRET);
+    expect(store.profile('p')).toEqual({
+      clientId: 'cid',
+      secretIn: 'keyring',
+      baseUrl: 'https://keep.example',
+    });
+    const file = readFileSync(store.path, 'utf8');
+    expect(file).not.toContain(SECRET);
+    expect(file).not.toContain('old-file-secret');
+    expect(secretStoredLine(saved)).toBe(
+      'Client-Secret stored in the system keyring (service "payouts", account "p")',
+    );
+  });
+
+  it('falls back to the file when the keyring cannot be reached, and says why', async () => {
+    const store = tempStore();
+    const keyring = new FakeSecretStore();
+    keyring.unreachable = 'no D-Bus';
+    const { saved } = await saveCredentials(store, 'p', await creds(), {
+      useKeyring: true,
+      open: keyring.factory,
+    });
+    expect(saved).toMatchObject({
+      secret_in: 'file',
+      secret_note: 'no system keyring available: no D-Bus',
     });
     expect(JSON.stringify(saved)).not.toContain(SECRET);
-    expect(store.profile('p')?.clientSecret).toBe(SECRET);
+    expect(store.profile('p')).toEqual({ clientId: 'cid', clientSecret: SECRET });
+    expect(secretStoredLine(saved)).toBe(
+      `Client-Secret stored in ${store.path} (no system keyring available: no D-Bus)`,
+    );
+  });
+
+  it('with --no-keyring stores in the file and deletes the entry the profile had', async () => {
+    const store = tempStore();
+    const keyring = new FakeSecretStore();
+    const target = { useKeyring: true, open: keyring.factory };
+    await saveCredentials(store, 'p', await creds('first-secret'), target);
+    const { saved, warnings } = await saveCredentials(store, 'p', await creds(), {
+      ...target,
+      useKeyring: false,
+    });
+    expect(saved).toMatchObject({ secret_in: 'file', secret_note: '--no-keyring' });
+    expect(warnings).toEqual([]);
+    expect(keyring.entries.size).toBe(0);
+    expect(store.profile('p')).toEqual({ clientId: 'cid', clientSecret: SECRET });
+  });
+
+  it('warns that the old keyring entry may remain when the keyring went away', async () => {
+    const store = tempStore();
+    const keyring = new FakeSecretStore();
+    await saveCredentials(store, 'p', await creds('first-secret'), {
+      useKeyring: true,
+      open: keyring.factory,
+    });
+    keyring.unreachable = 'locked';
+    const { saved, warnings } = await saveCredentials(store, 'p', await creds(), {
+      useKeyring: true,
+      open: keyring.factory,
+    });
+    expect(saved.secret_in).toBe('file');
+    expect(warnings).toEqual([
+      'the previous Client-Secret of profile "p" may remain in the system keyring (service "payouts", account "p"), which cannot be reached: locked',
+    ]);
+    expect(store.profile('p')?.secretIn).toBeUndefined();
   });
 });
 

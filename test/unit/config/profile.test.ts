@@ -17,6 +17,7 @@ import {
   NotFoundError,
   UsageError,
 } from '../../../src/errors.js';
+import { FakeSecretStore } from '../../helpers/secret-store.js';
 
 describe('profiles', () => {
   it('picks --profile, then PAYOUTS_PROFILE, then "default"', () => {
@@ -35,18 +36,73 @@ describe('profiles', () => {
     expect(checkProfileName('prod.eu-1_b', '--profile')).toBe('prod.eu-1_b');
   });
 
-  it('removes a profile, and names the stored ones when there is no such profile', () => {
+  /** Runs `body` with a config store in a temp folder. */
+  async function withStore(body: (store: ConfigStore) => Promise<void>): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'payouts-prof-'));
     try {
-      const store = new ConfigStore(dir);
-      store.saveProfile('a', { clientId: 'x' });
-      store.saveProfile('b', { clientId: 'y' });
-      expect(removeProfile(store, 'a')).toEqual({ profile: 'a', path: store.path });
-      expect(() => removeProfile(store, 'a')).toThrow(/no profile "a" .*\(profiles: b\)/);
+      await body(new ConfigStore(dir));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }
+
+  it('removes a profile, and names the stored ones when there is no such profile', () =>
+    withStore(async (store) => {
+      const keyring = new FakeSecretStore();
+      const warnings: string[] = [];
+      const secrets = { open: keyring.factory, warn: (l: string) => warnings.push(l) };
+      store.saveProfile('a', { clientId: 'x' });
+      store.saveProfile('b', { clientId: 'y' });
+      expect(await removeProfile(store, 'a', secrets)).toEqual({
+        profile: 'a',
+        path: store.path,
+        from_file: true,
+        from_keyring: false,
+      });
+      await expect(removeProfile(store, 'a', secrets)).rejects.toThrow(
+        /no profile "a" .*\(profiles: b\)/,
+      );
+      expect(warnings).toEqual([]);
+    }));
+
+  it('removes the secret from the keyring and the profile from the file', () =>
+    withStore(async (store) => {
+      const keyring = new FakeSecretStore();
+      keyring.entries.set('a', 'kept-secret');
+      keyring.entries.set('b', 'other-secret');
+      store.saveProfile('a', { clientId: 'x', secretIn: 'keyring' });
+      const removed = await removeProfile(store, 'a', { open: keyring.factory, warn: () => {} });
+      expect(removed).toMatchObject({ from_file: true, from_keyring: true });
+      expect([...keyring.entries.keys()]).toEqual(['b']);
+      expect(store.profile('a')).toBeUndefined();
+    }));
+
+  it('removes a keyring entry left without its profile', () =>
+    withStore(async (store) => {
+      const keyring = new FakeSecretStore();
+      keyring.entries.set('orphan', 's');
+      const removed = await removeProfile(store, 'orphan', {
+        open: keyring.factory,
+        warn: () => {},
+      });
+      expect(removed).toMatchObject({ from_file: false, from_keyring: true });
+    }));
+
+  it('warns that the secret remains when the keyring the profile names cannot be reached', () =>
+    withStore(async (store) => {
+      const keyring = new FakeSecretStore();
+      keyring.unreachable = 'no D-Bus';
+      const warnings: string[] = [];
+      const secrets = { open: keyring.factory, warn: (l: string) => warnings.push(l) };
+      store.saveProfile('a', { clientId: 'x', secretIn: 'keyring' });
+      store.saveProfile('b', { clientId: 'y', clientSecret: 'file-secret' });
+      expect(await removeProfile(store, 'a', secrets)).toMatchObject({ from_file: true });
+      await removeProfile(store, 'b', secrets);
+      // Profile b kept its secret in the file: an unreachable keyring is not worth a word.
+      expect(warnings).toEqual([
+        'the Client-Secret of profile "a" remains in the system keyring (service "payouts", account "a"), which cannot be reached: no D-Bus; delete it with the keyring\'s own tool',
+      ]);
+    }));
 });
 
 describe('describeSettings', () => {
@@ -73,6 +129,21 @@ describe('describeSettings', () => {
     const view = describeSettings({ profile: { value: 'x', source: 'flag' } }, '/c', []);
     expect(view).toMatchObject({ client_id: null, client_secret: null, base_url: null });
     expect(renderSettings(view)).toMatch(/Client-Secret\s+\(not set\)/);
+  });
+
+  it('names the keyring entry the secret came from, or why it could not be read', () => {
+    const profile = { value: 'ops', source: 'flag' } as const;
+    const read = describeSettings(
+      { profile, clientSecret: { value: new Secret('from-the-keyring-WXYZ'), source: 'keyring' } },
+      '/c',
+      ['ops'],
+    );
+    expect(renderSettings(read)).toMatch(
+      /Client-Secret\s+\*{8}WXYZ \(from the system keyring, service "payouts", account "ops"\)/,
+    );
+    const unread = describeSettings({ profile, secretProblem: 'it is locked' }, '/c', ['ops']);
+    expect(unread).toMatchObject({ client_secret: null, client_secret_problem: 'it is locked' });
+    expect(renderSettings(unread)).toMatch(/Client-Secret\s+\(not readable: it is locked\)/);
   });
 });
 

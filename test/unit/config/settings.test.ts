@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requireComplete, resolveSettings } from '../../../src/config/settings.js';
 import { CredentialsError } from '../../../src/errors.js';
+import { FakeSecretStore } from '../../helpers/secret-store.js';
 
 const SECRET = 'cs_live_W4kP';
 const FILE = '/home/u/.config/payouts/config.json';
@@ -54,5 +55,74 @@ describe('requireComplete checks that the credentials can be sent', () => {
       loadProfile: () => undefined,
     });
     expect(requireComplete(settings).clientSecret.reveal()).toBe(SECRET);
+  });
+});
+
+describe('a Client-Secret kept in the system keyring', () => {
+  /** Resolves the settings of profile "ops", which says its secret is in `keyring`. */
+  async function resolveWith(keyring: FakeSecretStore, env: Record<string, string> = {}) {
+    let asked = 0;
+    const settings = await resolveSettings({
+      flags: { profile: 'ops', baseUrl: 'https://pay.example.com' },
+      env,
+      loadProfile: () => ({ clientId: 'id', secretIn: 'keyring' }),
+      loadSecret: async (profile) => {
+        asked += 1;
+        return (await keyring.factory()).get(profile);
+      },
+    });
+    return { settings, asked };
+  }
+
+  it('is read from the keyring entry of the profile', async () => {
+    const keyring = new FakeSecretStore();
+    keyring.entries.set('ops', SECRET);
+    const { settings } = await resolveWith(keyring);
+    expect(settings.clientSecret?.source).toBe('keyring');
+    expect(requireComplete(settings).clientSecret.reveal()).toBe(SECRET);
+  });
+
+  it('gives way to PAYOUTS_CLIENT_SECRET, without asking the keyring', async () => {
+    const keyring = new FakeSecretStore();
+    keyring.unreachable = 'no D-Bus';
+    const { settings, asked } = await resolveWith(keyring, { PAYOUTS_CLIENT_SECRET: 'env-s' });
+    expect(asked).toBe(0);
+    expect(settings.clientSecret?.source).toBe('environment');
+    expect(settings.secretProblem).toBeUndefined();
+  });
+
+  it('is a credentials error naming the entry when the keyring has none', async () => {
+    const { settings } = await resolveWith(new FakeSecretStore());
+    const err = (() => {
+      try {
+        requireComplete(settings, FILE);
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect(err?.message).toBe(
+      'the Client-Secret of profile "ops" is in the system keyring, which has no entry for it (service "payouts", account "ops"): store it again with `payouts config set-credentials --profile ops`, or set PAYOUTS_CLIENT_SECRET',
+    );
+  });
+
+  it('is a credentials error saying why when the keyring cannot be reached', async () => {
+    const keyring = new FakeSecretStore();
+    keyring.unreachable = 'no D-Bus session bus';
+    const { settings } = await resolveWith(keyring);
+    expect(() => requireComplete(settings, FILE)).toThrow(
+      new CredentialsError(
+        'the Client-Secret of profile "ops" is in the system keyring, which cannot be reached: no D-Bus session bus; store it again with `payouts config set-credentials --profile ops`, or set PAYOUTS_CLIENT_SECRET',
+      ),
+    );
+  });
+
+  it('names the keyring, not the file, when the secret it holds cannot be sent', async () => {
+    const keyring = new FakeSecretStore();
+    keyring.entries.set('ops', `${SECRET}\n`);
+    const { settings } = await resolveWith(keyring);
+    expect(() => requireComplete(settings, FILE)).toThrow(
+      /^the Client-Secret from profile "ops" in the system keyring ends with a line break/,
+    );
   });
 });
