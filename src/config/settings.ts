@@ -136,7 +136,7 @@ function originOf(
   }
   const file =
     s.source === 'keyring'
-      ? ` in the system keyring`
+      ? ' in the system keyring'
       : where.configFile === undefined
         ? ''
         : ` in ${where.configFile}`;
