@@ -2,7 +2,8 @@
  * Reader of .xlsx workbooks: one sheet, each cell taken by its stored type (text, number,
  * formula with its saved value, error), then the same header matching and checks as CSV.
  */
-import type { CellObject, WorkBook } from '@e965/xlsx';
+import type { CellObject } from '@e965/xlsx';
+import { errorMessage } from '../errors.js';
 import { plainNumberText } from '../money/amount.js';
 import type { PayoutChecker } from './fields.js';
 import { type HeaderColumns, matchHeader } from './header.js';
@@ -74,13 +75,11 @@ function sheetLabel(name: string): string {
   return /^[^\s"]+$/.test(name) ? `sheet ${name}` : `sheet ${JSON.stringify(name)}`;
 }
 
-/** The sheet to read: --sheet (exactly, else ignoring case), or the first. */
-function pickSheet(book: WorkBook, wanted: string | undefined): string | string[] {
-  const names = book.SheetNames;
-  if (wanted === undefined) return names.length > 0 ? names[0]! : [];
-  const found =
-    names.find((n) => n === wanted) ?? names.find((n) => n.toLowerCase() === wanted.toLowerCase());
-  return found ?? names;
+/** The sheet to read: --sheet (exactly, else ignoring case), or the first; undefined if none. */
+function pickSheet(names: string[], wanted: string | undefined): string | undefined {
+  if (wanted === undefined) return names[0];
+  const folded = wanted.toLowerCase();
+  return names.find((n) => n === wanted) ?? names.find((n) => n.toLowerCase() === folded);
 }
 
 /** Parses the workbook (only the sheet wanted); undefined when it is not one (reported). */
@@ -91,25 +90,31 @@ function openSheet(
 ): { name: string; rows: CellObject[][] } | undefined {
   const fail = (message: string) => s.checker.report(undefined, undefined, undefined, message);
   // An .xlsx file is a zip; anything else (an old .xls renamed, a CSV) is refused unread.
+  // Excel saves a workbook with a password to open as an OLE compound file, as it saves .xls.
+  if (bytes.length >= 4 && bytes.readUInt32LE(0) === 0xe011cfd0) {
+    fail(
+      'is a workbook with a password to open, or an old .xls: open it in Excel, remove the password and save it as "Excel Workbook (.xlsx)"',
+    );
+    return undefined;
+  }
   if (bytes.length < 4 || bytes.readUInt32LE(0) !== 0x04034b50) {
     fail(
       'is not an .xlsx workbook (an .xlsx file is a zip archive): open it in Excel and save it as "Excel Workbook (.xlsx)", or pass its real format with --format',
     );
     return undefined;
   }
-  let book: WorkBook;
   try {
     const names = lib.read(bytes, { type: 'buffer', bookSheets: true }).SheetNames;
-    const sheet = pickSheet({ SheetNames: names, Sheets: {} }, s.sheet);
-    if (typeof sheet !== 'string') {
+    const sheet = pickSheet(names, s.sheet);
+    if (sheet === undefined) {
       fail(
         s.sheet === undefined
           ? 'has no sheets: check that it is the right file'
-          : `has no sheet "${s.sheet}"; its sheets are ${sheet.map((n) => JSON.stringify(n)).join(', ')}: pass one of them to --sheet`,
+          : `has no sheet "${s.sheet}"; its sheets are ${names.map((n) => JSON.stringify(n)).join(', ')}: pass one of them to --sheet`,
       );
       return undefined;
     }
-    book = lib.read(bytes, {
+    const book = lib.read(bytes, {
       type: 'buffer',
       sheets: sheet,
       dense: true,
@@ -124,9 +129,8 @@ function openSheet(
     const rows = (book.Sheets[sheet] as { '!data'?: CellObject[][] } | undefined)?.['!data'];
     return { name: sheet, rows: rows ?? [] };
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
     fail(
-      `cannot be read as an .xlsx workbook (${detail}): open it in Excel and save it again as "Excel Workbook (.xlsx)"`,
+      `cannot be read as an .xlsx workbook (${errorMessage(err)}): open it in Excel and save it again as "Excel Workbook (.xlsx)"`,
     );
     return undefined;
   }

@@ -1,6 +1,7 @@
 import * as XLSX from '@e965/xlsx';
 import { describe, expect, it } from 'vitest';
 import { templateWorkbook } from '../../../src/input/index.js';
+import { zipArchive } from '../../../src/input/xlsx-template.js';
 import { plainNumberText } from '../../../src/money/amount.js';
 import { type Intake, intake, memorySource } from './helpers.js';
 
@@ -185,6 +186,15 @@ describe('.xlsx sheets, headers and locations', () => {
     expect(csv.lines).toEqual([
       'run.xlsx: is not an .xlsx workbook (an .xlsx file is a zip archive): open it in Excel and save it as "Excel Workbook (.xlsx)", or pass its real format with --format',
     ]);
+    const encrypted = await readBook(Buffer.from('d0cf11e0a1b11ae1000000', 'hex'));
+    expect(encrypted.lines).toEqual([
+      'run.xlsx: is a workbook with a password to open, or an old .xls: open it in Excel, remove the password and save it as "Excel Workbook (.xlsx)"',
+    ]);
+    const zip = await readBook(zipArchive([{ name: 'notes.txt', data: Buffer.from('hello') }]));
+    expect(zip.lines).toHaveLength(1);
+    expect(zip.lines[0]).toMatch(
+      /^run\.xlsx: cannot be read as an \.xlsx workbook \(.+\): open it in Excel and save it again as "Excel Workbook \(\.xlsx\)"$/,
+    );
     const empty = await readBook(workbook({ Payouts: [HEADER] }));
     expect(empty.lines).toEqual(['run.xlsx sheet Payouts: no payouts in this sheet']);
   });
