@@ -5,15 +5,9 @@ import { errorCode } from '../errors.js';
 import { readChunks } from './chunks.js';
 import { type InputEncoding, isUtf16 } from './encoding.js';
 import type { PayoutChecker } from './fields.js';
-import { delimiterName, normalizeHeader } from './options.js';
-import {
-  type FileMeta,
-  type InputSource,
-  type IntakeSink,
-  PAYOUT_FIELDS,
-  type PayoutField,
-  REQUIRED_FIELDS,
-} from './types.js';
+import { matchHeader } from './header.js';
+import { delimiterName } from './options.js';
+import type { FileMeta, InputSource, IntakeSink, PayoutField } from './types.js';
 
 /** What the CSV reader needs besides the source. */
 export interface CsvSettings {
@@ -41,7 +35,6 @@ const CR = 0x0d;
 const DETECT_LIMIT = 1 << 20;
 /** A record this long means a quote was never closed: stop before it eats the memory. */
 const MAX_RECORD_BYTES = 1 << 20;
-const LISTED_HEADERS = 12;
 const MIXED_LINE_ENDINGS =
   'the file mixes CRLF and LF line endings: save it again from the spreadsheet, or convert it to one kind of line ending';
 
@@ -121,13 +114,6 @@ function isBlank(rec: string[]): boolean {
     if (f.length !== 0 && (f.charCodeAt(0) > 32 || f.trim() !== '')) return false;
   }
   return true;
-}
-
-/** Lists header names for a message, shortened when there are many. */
-function listHeaders(rec: string[]): string {
-  const names = rec.slice(0, LISTED_HEADERS).map((h) => JSON.stringify(h.trim()));
-  if (rec.length > LISTED_HEADERS) names.push(`and ${rec.length - LISTED_HEADERS} more`);
-  return names.join(', ');
 }
 
 /** Explains a csv-parse error; the parse cannot go on after one. */
@@ -234,62 +220,20 @@ class CsvRecords {
   }
 
   private readHeader(rec: string[], line: number): void {
-    const location = `line ${line}`;
-    const columns = new Map<PayoutField, number[]>();
-    const extra: string[] = [];
-    for (let i = 0; i < rec.length; i++) {
-      const field = this.s.names.get(normalizeHeader(rec[i]!));
-      if (field === undefined) {
-        const name = rec[i]!.trim();
-        extra.push(name === '' ? `(unnamed column ${i + 1})` : JSON.stringify(name));
-      } else {
-        const at = columns.get(field);
-        if (at) at.push(i);
-        else columns.set(field, [i]);
-      }
-    }
-    let bad = false;
-    for (const field of PAYOUT_FIELDS) {
-      const at = columns.get(field);
-      if (at === undefined || at.length < 2) continue;
-      bad = true;
-      const which = at.map((i) => `${JSON.stringify(rec[i]!.trim())} in column ${i + 1}`);
-      this.s.checker.report(
-        location,
-        field,
-        undefined,
-        `appears in more than one column (${which.join(', ')}): keep only one`,
-      );
-    }
-    for (const field of REQUIRED_FIELDS) {
-      if (columns.has(field)) continue;
-      bad = true;
-      const mapped = this.s.map[field];
-      let message =
-        mapped === undefined
-          ? `column is missing; the header has ${listHeaders(rec)}: add a "${field}" column, or name the column to use with --map ${field}="<header>"`
-          : `the column "${mapped}" named by --map is missing; the header has ${listHeaders(rec)}: check the name given to --map`;
-      if (rec.length === 1) {
-        message += ` (the header reads as a single column with the delimiter ${delimiterName(this.delimiter)}: if the file uses another one, pass --delimiter)`;
-      }
-      this.s.checker.report(location, field, undefined, message);
-    }
-    if (bad) {
+    const columns = matchHeader(rec, line, {
+      ...this.s,
+      singleColumnHint: ` (the header reads as a single column with the delimiter ${delimiterName(this.delimiter)}: if the file uses another one, pass --delimiter)`,
+    });
+    if (columns === undefined) {
       this.stop = true;
       return;
     }
-    if (extra.length > 0) {
-      this.s.sink.warning(
-        `${this.s.file}: ignoring column${extra.length === 1 ? '' : 's'} ${extra.join(', ')}: ` +
-          `only ${PAYOUT_FIELDS.join(', ')} are read`,
-      );
-    }
     this.width = rec.length;
-    this.iReference = columns.get('reference_id')![0]!;
-    this.iAmount = columns.get('amount')![0]!;
-    this.iCurrency = columns.get('currency')![0]!;
-    this.iRecipient = columns.get('recipient')![0]!;
-    this.iDescription = columns.get('description')?.[0] ?? -1;
+    this.iReference = columns.reference;
+    this.iAmount = columns.amount;
+    this.iCurrency = columns.currency;
+    this.iRecipient = columns.recipient;
+    this.iDescription = columns.description;
   }
 }
 

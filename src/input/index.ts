@@ -1,5 +1,5 @@
 /**
- * Input intake: reads payout rows from CSV, JSON and NDJSON sources as a stream, checks
+ * Input intake: reads payout rows from CSV, JSON, NDJSON and .xlsx sources, checks
  * every row, and hands valid payouts and problems to a sink. Nothing here sends anything.
  */
 import { UsageError } from '../errors.js';
@@ -8,6 +8,7 @@ import { PayoutChecker } from './fields.js';
 import { readJson, readNdjson } from './json.js';
 import { columnNames, detectFormat, parseDelimiterOption } from './options.js';
 import type { FileMeta, InputSource, IntakeOptions, IntakeSink } from './types.js';
+import { readXlsx } from './xlsx.js';
 
 export { detectDelimiter } from './csv.js';
 export { type InputEncoding, INPUT_ENCODINGS } from './encoding.js';
@@ -15,7 +16,7 @@ export { codePointLength, DESCRIPTION_MAX } from './fields.js';
 export { detectFormat, parseDelimiterOption, parseMapOption } from './options.js';
 export { ProblemList } from './problems.js';
 export { fileSource } from './source.js';
-export { templateText } from './template.js';
+export { templateText, templateWorkbook } from './template.js';
 export type {
   FileMeta,
   InputFormat,
@@ -26,6 +27,8 @@ export type {
   ValidPayout,
 } from './types.js';
 export { PAYOUT_FIELDS, REQUIRED_FIELDS } from './types.js';
+
+const FORMAT_NAMES = { csv: 'CSV', json: 'JSON', ndjson: 'NDJSON', xlsx: '.xlsx' } as const;
 
 /**
  * Reads one source and checks every row. Data problems (including a file that cannot be
@@ -43,7 +46,12 @@ export async function readPayouts(
   const decimalComma = opts.decimalComma === true;
   if (decimalComma && format !== 'csv') {
     throw new UsageError(
-      `${source.name}: --decimal-comma applies to CSV files only: in ${format === 'json' ? 'JSON' : 'NDJSON'}, write amounts as numbers or texts with a ".", such as 1234.56`,
+      `${source.name}: --decimal-comma applies to CSV files only: in ${FORMAT_NAMES[format]}, write amounts as numbers or texts with a ".", such as 1234.56`,
+    );
+  }
+  if (opts.sheet !== undefined && format !== 'xlsx') {
+    throw new UsageError(
+      `${source.name}: --sheet applies to .xlsx workbooks only: leave it out for ${FORMAT_NAMES[format]} files`,
     );
   }
   const checker = new PayoutChecker(source.name, opts.currencies, sink, {
@@ -66,5 +74,14 @@ export async function readPayouts(
       return readJson(source, checker, sink, opts.encoding);
     case 'ndjson':
       return readNdjson(source, checker, sink, opts.encoding);
+    case 'xlsx':
+      return readXlsx(source, {
+        file: source.name,
+        sheet: opts.sheet,
+        names,
+        map: opts.map ?? {},
+        checker,
+        sink,
+      });
   }
 }

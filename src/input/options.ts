@@ -10,19 +10,21 @@ const FORMAT_BY_EXTENSION: Readonly<Record<string, InputFormat>> = {
   '.json': 'json',
   '.ndjson': 'ndjson',
   '.jsonl': 'ndjson',
+  '.xlsx': 'xlsx',
 };
 
-const SPREADSHEET_EXTENSIONS = new Set(['.xlsx', '.xls', '.xlsm', '.ods', '.numbers']);
+const FORMATS = 'csv, json, ndjson or xlsx';
+const SPREADSHEET_EXTENSIONS = new Set(['.xls', '.xlsm', '.xlsb', '.ods', '.numbers']);
 
 /** The format of a file: the explicit one, else from its extension. */
 export function detectFormat(name: string, explicit?: InputFormat): InputFormat {
   if (explicit !== undefined) {
-    if (explicit === 'csv' || explicit === 'json' || explicit === 'ndjson') return explicit;
-    throw new UsageError(`unknown format "${explicit}": use --format csv, json or ndjson`);
+    if (Object.values(FORMAT_BY_EXTENSION).includes(explicit)) return explicit;
+    throw new UsageError(`unknown format "${explicit}": use --format ${FORMATS}`);
   }
   if (name === '-') {
     throw new UsageError(
-      'reading payouts from standard input needs the format: pass --format csv, json or ndjson',
+      `reading payouts from standard input needs the format: pass --format ${FORMATS}`,
     );
   }
   const ext = extname(name).toLowerCase();
@@ -30,12 +32,12 @@ export function detectFormat(name: string, explicit?: InputFormat): InputFormat 
   if (format !== undefined) return format;
   if (SPREADSHEET_EXTENSIONS.has(ext)) {
     throw new UsageError(
-      `${name}: spreadsheets are not read directly: save the sheet as "CSV UTF-8" and pass that file`,
+      `${name}: only .xlsx workbooks are read directly: save it as an Excel Workbook (.xlsx) or as "CSV UTF-8" and pass that file`,
     );
   }
   throw new UsageError(
     `${name}: cannot tell the format from the extension ${ext === '' ? '(there is none)' : `"${ext}"`}: ` +
-      'pass --format csv, json or ndjson, or name the file .csv, .json or .ndjson',
+      `pass --format ${FORMATS}, or name the file .csv, .json, .ndjson or .xlsx`,
   );
 }
 

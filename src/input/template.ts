@@ -1,5 +1,6 @@
 /** Ready-to-fill payout files, one per format, with the documented fields. */
 import type { InputFormat } from './types.js';
+import { xlsxTemplate } from './xlsx-template.js';
 
 const EXAMPLE = {
   reference_id: 'payout-0001',
@@ -9,8 +10,13 @@ const EXAMPLE = {
   description: 'Invoice 1001',
 };
 
-/** A template file in a format: header and one example row, or the JSON equivalents. */
-export function templateText(format: InputFormat): string {
+/** A template workbook: the documented columns and one example row, on the sheet "Payouts". */
+export function templateWorkbook(): Buffer {
+  return xlsxTemplate(EXAMPLE);
+}
+
+/** A template file in a text format: header and one example row, or the JSON equivalents. */
+export function templateText(format: Exclude<InputFormat, 'xlsx'>): string {
   switch (format) {
     case 'csv': {
       const header = Object.keys(EXAMPLE).join(',');

@@ -6,7 +6,7 @@ import type { CurrencyTable } from '../money/currencies.js';
 import type { InputEncoding } from './encoding.js';
 
 /** The formats a payout file can have. */
-export type InputFormat = 'csv' | 'json' | 'ndjson';
+export type InputFormat = 'csv' | 'json' | 'ndjson' | 'xlsx';
 
 /** The fields of a payout, as the service names them. */
 export type PayoutField = 'reference_id' | 'amount' | 'currency' | 'recipient' | 'description';
@@ -42,7 +42,9 @@ export interface IntakeOptions {
   format?: InputFormat;
   /** ',', ';' or tab (also written 'tab' or '\\t'); else detected from the header line. */
   delimiter?: string;
-  /** Header names (CSV) standing for payout fields, from --map. */
+  /** --sheet: the worksheet of an .xlsx workbook to read; else its first. */
+  sheet?: string;
+  /** Header names (CSV, .xlsx) standing for payout fields, from --map. */
   map?: Partial<Record<PayoutField, string>>;
   /** From --encoding; a byte-order mark wins over it. Else UTF-8. */
   encoding?: InputEncoding;
@@ -55,7 +57,7 @@ export interface IntakeOptions {
 /** One row that passed every check, ready to become a payout request. */
 export interface ValidPayout {
   file: string;
-  /** "line 12" (CSV, NDJSON) or "item 3" (JSON). */
+  /** "line 12" (CSV, NDJSON), "item 3" (JSON) or "sheet Payouts row 12" (.xlsx). */
   location: string;
   reference_id: string;
   amount: Amount;

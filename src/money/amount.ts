@@ -173,20 +173,32 @@ export function minorFromServiceNumber(value: number, digits: number): bigint | 
   return parseAmountLoose(String(value), digits);
 }
 
+/** Writes a decimal text's exponent out (1e-7 -> 0.0000001, 1.5e21 -> 1500000000000000000000). */
+function expandExponent(text: string): string {
+  if (!/e/i.test(text)) return text;
+  // Number#toString uses exponents below 1e-6 and above 1e21: expand them exactly.
+  const [mant = '', expText = '0'] = text.toLowerCase().split('e');
+  const exp = Number.parseInt(expText, 10);
+  const sign = mant.startsWith('-') ? '-' : '';
+  const [i = '', f = ''] = mant.replace(/^[-+]/, '').split('.');
+  const digitsAll = i + f;
+  const point = i.length + exp;
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digitsAll}`;
+  if (point >= digitsAll.length) return sign + digitsAll + '0'.repeat(point - digitsAll.length);
+  return `${sign}${digitsAll.slice(0, point)}.${digitsAll.slice(point)}`;
+}
+
+/**
+ * The shortest decimal that reads back as this double, with no exponent: what a spreadsheet
+ * shows for a number it stores (0.1 -> "0.1", 1e-7 -> "0.0000001"). Undefined for NaN and infinities.
+ */
+export function plainNumberText(value: number): string | undefined {
+  return Number.isFinite(value) ? expandExponent(String(value)) : undefined;
+}
+
 /** Reads a non-negative decimal text (possibly with an exponent from String(number)) into minor units. */
 function parseAmountLoose(text: string, digits: number): bigint | undefined {
-  let t = text;
-  if (/e/i.test(t)) {
-    // Number#toString uses exponents below 1e-6 and above 1e21: expand them exactly.
-    const [mant = '', expText = '0'] = t.toLowerCase().split('e');
-    const exp = Number.parseInt(expText, 10);
-    const [i = '', f = ''] = mant.split('.');
-    const digitsAll = i + f;
-    const point = i.length + exp;
-    if (point <= 0) t = `0.${'0'.repeat(-point)}${digitsAll}`;
-    else if (point >= digitsAll.length) t = digitsAll + '0'.repeat(point - digitsAll.length);
-    else t = `${digitsAll.slice(0, point)}.${digitsAll.slice(point)}`;
-  }
+  const t = expandExponent(text);
   const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(t);
   if (!m) return undefined;
   const frac = (m[3] ?? '').replace(/0+$/, '');

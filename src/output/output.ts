@@ -121,6 +121,18 @@ export class Output {
     this.writeOut(`${terminalText(text, { colours: this.color.level > 0, lineBreaks: true })}\n`);
   }
 
+  /** Whether stdout is a terminal, where binary output (a workbook) must not go. */
+  get stdoutIsTerminal(): boolean {
+    return Boolean(this.opts.stdout.isTTY);
+  }
+
+  /** Writes bytes to stdout as they are (a workbook), waiting for a slow reader to take them. */
+  async printBytes(bytes: Uint8Array): Promise<void> {
+    this.clearProgress();
+    if (this.stdoutGone || this.opts.stdout.destroyed) return;
+    if (!this.opts.stdout.write(bytes)) await this.drained();
+  }
+
   /** Writes the one JSON document of a --json run to stdout. */
   printJson(doc: unknown): void {
     this.claimJson();

@@ -1,13 +1,15 @@
 import { writeFileSync } from 'node:fs';
+import * as XLSX from '@e965/xlsx';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempHome } from '../helpers/cli.js';
 import { LedgerService } from '../helpers/ledger-service.js';
 import { runMain } from '../helpers/main.js';
 
-// The same payouts as three files finance actually has: a UTF-8 CSV, a German Excel "CSV"
-// (Windows-1252, ";", decimal commas, CRLF) and Excel "Unicode text" (UTF-16LE with a
-// byte-order mark, tabs, CRLF). Each must reach the service as the very same request bodies.
+// The same payouts as four files finance actually has: a UTF-8 CSV, a German Excel "CSV"
+// (Windows-1252, ";", decimal commas, CRLF), Excel "Unicode text" (UTF-16LE with a
+// byte-order mark, tabs, CRLF) and an .xlsx workbook. Each must reach the service as the very
+// same request bodies.
 
 const services: LedgerService[] = [];
 const homes: Array<{ cleanup(): void }> = [];
@@ -39,6 +41,26 @@ function table(rows: string[][], delimiter: string, eol: string): string {
 const pointRows = PAYOUTS.map(([ref, point, , to, what]) => [ref!, point!, 'EUR', to!, what!]);
 const commaRows = PAYOUTS.map(([ref, , comma, to, what]) => [ref!, comma!, 'EUR', to!, what!]);
 
+/**
+ * An .xlsx workbook of the payouts on a second sheet "Payouts": amounts whose shortest decimal
+ * is the CSV text are numeric cells (one of them a formula with its saved value), 0.10 is a text
+ * cell as the template's Text column keeps it, and an empty description is an empty cell.
+ */
+function workbook(): Buffer {
+  const rows: XLSX.CellObject[][] = [HEADER.map((h) => ({ t: 's', v: h }))];
+  for (const [ref, point, , to, what] of PAYOUTS) {
+    const amount: XLSX.CellObject =
+      String(Number(point)) === point ? { t: 'n', v: Number(point) } : { t: 's', v: point! };
+    if (ref === 'DE-5') amount.f = '15/2';
+    const description: XLSX.CellObject = what === '' ? { t: 'z' } : { t: 's', v: what! };
+    rows.push([{ t: 's', v: ref! }, amount, { t: 's', v: 'EUR' }, { t: 's', v: to! }, description]);
+  }
+  const book = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([['notes']]), 'Notes');
+  XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(rows), 'Payouts');
+  return XLSX.write(book, { type: 'buffer', bookType: 'xlsx' }) as Buffer;
+}
+
 const FILES: Array<{ name: string; bytes: Buffer; flags: string[] }> = [
   { name: 'run.csv', bytes: Buffer.from(table(pointRows, ',', '\n'), 'utf8'), flags: [] },
   {
@@ -54,6 +76,7 @@ const FILES: Array<{ name: string; bytes: Buffer; flags: string[] }> = [
     ]),
     flags: [],
   },
+  { name: 'run.xlsx', bytes: workbook(), flags: ['--sheet', 'Payouts'] },
 ];
 
 /** Sends one file to a service of its own, from a home of its own; the bodies it received. */
@@ -72,12 +95,13 @@ async function bodiesOf(file: (typeof FILES)[number]): Promise<string[]> {
   return svc.bodies;
 }
 
-describe('legacy encodings and decimal commas send what UTF-8 sends', () => {
-  it('sends the same request bodies, byte for byte, from the three files', async () => {
-    const [utf8, german, unicode] = [
+describe('legacy encodings, decimal commas and .xlsx send what UTF-8 sends', () => {
+  it('sends the same request bodies, byte for byte, from the four files', async () => {
+    const [utf8, german, unicode, xlsx] = [
       await bodiesOf(FILES[0]!),
       await bodiesOf(FILES[1]!),
       await bodiesOf(FILES[2]!),
+      await bodiesOf(FILES[3]!),
     ];
     expect(utf8).toHaveLength(3);
     // The UTF-8 run itself carries the letters and the amounts' digits as written.
@@ -88,5 +112,6 @@ describe('legacy encodings and decimal commas send what UTF-8 sends', () => {
     const bytes = (bodies: string[]) => bodies.map((b) => Buffer.from(b, 'utf8').toString('hex'));
     expect(bytes(german)).toEqual(bytes(utf8));
     expect(bytes(unicode)).toEqual(bytes(utf8));
+    expect(bytes(xlsx)).toEqual(bytes(utf8));
   });
 });

@@ -165,6 +165,28 @@ describe('payouts send: input formats', () => {
       home.cleanup();
     }
   });
+
+  it('writes a template workbook that sends, and names a sheet that is not there', async () => {
+    const home = tempHome();
+    try {
+      const t = await run(['template', '--format', 'xlsx', '--json']);
+      expect(t.code).toBe(0);
+      const doc = JSON.parse(t.stdout) as { format: string; encoding: string; template: string };
+      expect([doc.format, doc.encoding]).toEqual(['xlsx', 'base64']);
+      const path = join(home.dir, 'run.xlsx');
+      writeFileSync(path, Buffer.from(doc.template, 'base64'));
+      const dry = await run(['send', path, '--dry-run', '--json'], { env: home.env });
+      expect(dry.code).toBe(0);
+      expect(parseJsonStdout<{ payout_count: number }>(dry).payout_count).toBe(1);
+      const missing = await run(['send', path, '--sheet', 'May', '--dry-run'], { env: home.env });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain(
+        'run.xlsx: has no sheet "May"; its sheets are "Payouts": pass one of them to --sheet',
+      );
+    } finally {
+      home.cleanup();
+    }
+  });
 });
 
 describe('payouts send: amount, description and currency rules', () => {

@@ -9,6 +9,7 @@ import { intOption } from '../options.js';
 /** Raw option values of `payouts send`, as commander parses them. */
 interface SendFlags {
   format?: InputFormat;
+  sheet?: string;
   delimiter?: string;
   encoding?: InputEncoding;
   decimalComma?: boolean;
@@ -70,14 +71,16 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .description(
       'validate payout files, confirm the totals, and send them in chunked create requests',
     )
-    .argument('<files...>', 'CSV, JSON or NDJSON files ("-" reads standard input)')
+    .argument('<files...>', 'CSV, JSON, NDJSON or .xlsx files ("-" reads standard input)')
     .addOption(
       new Option('--format <format>', 'input format when the extension does not tell').choices([
         'csv',
         'json',
         'ndjson',
+        'xlsx',
       ]),
     )
+    .option('--sheet <name>', 'the worksheet of an .xlsx workbook to read (default: the first)')
     .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected)')
     .addOption(
       new Option(
@@ -138,6 +141,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       examples(
         'payouts send samples/payouts.csv --sandbox',
         'payouts send run.csv --dry-run',
+        'payouts send run.xlsx --sheet Payouts --dry-run   # cells read by type: text, number, saved formula value',
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
         'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
         'payouts send run.csv --yes --json > result.json        # unattended, for CI',
@@ -160,6 +164,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       {
         files,
         format: flags.format,
+        sheet: flags.sheet,
         delimiter:
           flags.delimiter === undefined ? undefined : parseDelimiterOption(flags.delimiter),
         map: flags.map === undefined ? undefined : parseMapOption(flags.map),

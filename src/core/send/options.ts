@@ -10,6 +10,8 @@ export interface MaxTotal {
 export interface SendOptions {
   files: string[];
   format?: InputFormat;
+  /** --sheet: the worksheet of .xlsx files (else the first). */
+  sheet?: string;
   delimiter?: string;
   map?: Partial<Record<PayoutField, string>>;
   /** --encoding: of files without a byte-order mark (else UTF-8). */

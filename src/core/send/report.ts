@@ -96,7 +96,8 @@ export async function writeReport(
       const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''));
       const cells = [
         text(p.file),
-        p.location.replace(/^\D+/, ''),
+        // The row's number: the last one in "line 12", "item 3" or "sheet Sheet1 row 12".
+        /\d+$/.exec(p.location)?.[0] ?? '',
         text(p.reference_id),
         p.amount.text,
         text(p.currency),

@@ -104,6 +104,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
   const currencies = new CurrencyTable(opts.allowCurrencies);
   const intake: IntakeOptions = {
     format: opts.format,
+    sheet: opts.sheet,
     delimiter: opts.delimiter,
     map: opts.map,
     encoding: opts.encoding,

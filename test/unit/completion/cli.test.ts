@@ -51,9 +51,9 @@ describe('payouts completion', () => {
 
   it('completes options, the global ones too, and their choices', () => {
     expect(complete('send', '--fo')).toEqual(['--format']);
-    expect(complete('send', '--format', '')).toEqual(['csv', 'json', 'ndjson']);
+    expect(complete('send', '--format', '')).toEqual(['csv', 'json', 'ndjson', 'xlsx']);
     // bash splits "--format=" at the "=".
-    expect(complete('send', '--format', '=')).toEqual(['csv', 'json', 'ndjson']);
+    expect(complete('send', '--format', '=')).toEqual(['csv', 'json', 'ndjson', 'xlsx']);
     expect(complete('send', '--format', '=', 'nd')).toEqual(['ndjson']);
     expect(complete('template', '--format', 'j')).toEqual(['json']);
     expect(complete('status', '--j')).toEqual(['--json']);

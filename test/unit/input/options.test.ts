@@ -29,10 +29,13 @@ describe('detectFormat', () => {
 
   it('asks for --format on standard input and unknown extensions', () => {
     expect(() => detectFormat('-')).toThrow(UsageError);
-    expect(() => detectFormat('-')).toThrow(/--format csv, json or ndjson/);
+    expect(() => detectFormat('-')).toThrow(/--format csv, json, ndjson or xlsx/);
     expect(() => detectFormat('payouts')).toThrow(/extension \(there is none\)/);
     expect(() => detectFormat('payouts.dat')).toThrow(/"\.dat"/);
-    expect(() => detectFormat('book.xlsx')).toThrow(/save the sheet as "CSV UTF-8"/);
+    expect(detectFormat('Book.XLSX')).toBe('xlsx');
+    expect(() => detectFormat('book.xls')).toThrow(
+      /save it as an Excel Workbook \(\.xlsx\) or as "CSV UTF-8"/,
+    );
     expect(() => detectFormat('a.csv', 'xml' as never)).toThrow(/unknown format "xml"/);
   });
 
