@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -383,8 +383,9 @@ describe('payouts send: inputs over 8 MiB', () => {
       currency: 'EUR',
       recipient: 'user11997@example.com',
     });
-    // The spool and the outcome store are removed after the run.
-    expect(readdirSync(join(service.home.dir, 'state', 'payouts', 'tmp'))).toEqual([]);
+    // Nothing the run kept aside is left behind (the folder exists only if something was).
+    const tmp = join(service.home.dir, 'state', 'payouts', 'tmp');
+    expect(existsSync(tmp) ? readdirSync(tmp) : []).toEqual([]);
   }, 180_000);
 });
 
