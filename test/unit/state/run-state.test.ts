@@ -71,7 +71,10 @@ describe('RunState: states', () => {
   it('follows intent -> outcome, intent -> not applied, and unknown', async () => {
     const db = await openDb(await tempStateDir());
     const state = openRun(db, ['A', 'B', 'C', 'D', 'E']);
-    await state.recordIntent(1, ['A', 'B', 'C'].map((ref) => ({ ref, hash: 'h' })));
+    await state.recordIntent(
+      1,
+      ['A', 'B', 'C'].map((ref) => ({ ref, hash: 'h' })),
+    );
     state.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
     state.recordNotApplied(1, ['B'], 'HTTP 429');
     state.recordUnknown(['C'], 'timed out');
@@ -151,7 +154,10 @@ describe('RunState: resume and other runs', () => {
   it('sees what other runs of the same service sent, and only of that service', async () => {
     const db = await openDb(await tempStateDir());
     const other = openRun(db, ['A', 'B', 'X'], { inputHash: 'other' });
-    await other.recordIntent(1, ['A', 'B', 'X'].map((ref) => ({ ref, hash: 'h' })));
+    await other.recordIntent(
+      1,
+      ['A', 'B', 'X'].map((ref) => ({ ref, hash: 'h' })),
+    );
     other.recordOutcome(1, [{ ref: 'A', status: 'failed', message: 'closed account' }]);
     await other.close();
     const elsewhere = openRun(db, ['C'], { inputHash: 'elsewhere', serviceKey: 'sandbox' });
