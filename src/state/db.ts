@@ -60,6 +60,9 @@ export function openScratchDb(): StateDb {
   const db = new Database('');
   db.pragma('synchronous = OFF');
   db.pragma('journal_mode = OFF');
+  db.pragma('locking_mode = EXCLUSIVE');
+  // 32 MiB of pages: a large run's index mostly stays in memory, and memory stays bounded.
+  db.pragma('cache_size = -32768');
   migrate(db, '(scratch)');
   return db;
 }

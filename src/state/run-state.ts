@@ -121,30 +121,30 @@ export class RunState {
   ) {
     this.now = opts.now ?? (() => new Date());
     this.outcomes = new RunOutcomes(db, id, opts.chargeMinor);
-    const where = 'WHERE run = @run AND reference_id = @ref';
+    // These take a whole record's references as one JSON array: one call per record.
+    const refs = 'run = @run AND reference_id IN (SELECT value FROM json_each(@refs))';
     this.stmts = {
       intent: db.prepare(
         `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, note = NULL,
-           updated_at = @at ${where}`,
+           updated_at = @at WHERE ${refs}`,
       ),
       done: db.prepare(
-        `UPDATE payouts SET state = 'done', req = @req, status = @status,
-           transaction_id = @transaction_id, charges = @charges, message = @message, note = NULL,
-           updated_at = @at ${where}`,
+        `UPDATE payouts SET state = 'done', req = ?, status = ?, transaction_id = ?, charges = ?,
+           message = ?, note = NULL, updated_at = ? WHERE run = ? AND reference_id = ?`,
       ),
       seen: db.prepare(
         `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, updated_at = @at
-         ${where} AND state = 'queued'`,
+         WHERE ${refs} AND state = 'queued'`,
       ),
       notApplied: db.prepare(
         `UPDATE payouts SET state = 'free', note = @why, updated_at = @at
-         ${where} AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
+         WHERE ${refs} AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
       ),
       unknown: db.prepare(
         `UPDATE payouts SET state = 'unknown', note = @why, updated_at = @at,
            req = CASE WHEN state IN ('queued', 'free') THEN -1 ELSE req END,
            sent_at = CASE WHEN state IN ('queued', 'free') THEN @at ELSE sent_at END
-         ${where} AND state != 'done'`,
+         WHERE ${refs} AND state != 'done'`,
       ),
       touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
       page: db.prepare(
@@ -230,9 +230,8 @@ export class RunState {
     }
     this.lastReq = req;
     const at = this.now().toISOString();
-    this.ops.push(() => {
-      for (const i of items) this.stmts.intent.run({ run: this.id, ref: i.ref, req, at });
-    });
+    const refs = JSON.stringify(items.map((i) => i.ref));
+    this.ops.push(() => this.stmts.intent.run({ run: this.id, refs, req, at }));
     return this.commit();
   }
 
@@ -241,26 +240,24 @@ export class RunState {
     this.assertOpen();
     if (results.length === 0) return;
     const at = this.now().toISOString();
+    const seen: string[] = [];
+    const done: Array<[string, string, string | null, string | null, string | null]> = [];
+    for (const r of results) {
+      const status = textOrNull(r.status);
+      const ref = textOrNull(r.ref) ?? '';
+      // A result without a status proves the service saw the payout, not what became of it.
+      if (!status) seen.push(ref);
+      else {
+        const charges =
+          typeof r.charges === 'number' && Number.isFinite(r.charges) ? String(r.charges) : null;
+        done.push([ref, status, textOrNull(r.transaction_id), charges, textOrNull(r.message)]);
+      }
+    }
+    const run = this.id;
     this.buffer(() => {
-      for (const r of results) {
-        const status = textOrNull(r.status);
-        const ref = textOrNull(r.ref) ?? '';
-        if (!status) {
-          // A result without a status proves the service saw the payout, not what became of it.
-          this.stmts.seen.run({ run: this.id, ref, req, at });
-          continue;
-        }
-        this.stmts.done.run({
-          run: this.id,
-          ref,
-          req,
-          at,
-          status,
-          transaction_id: textOrNull(r.transaction_id),
-          charges:
-            typeof r.charges === 'number' && Number.isFinite(r.charges) ? String(r.charges) : null,
-          message: textOrNull(r.message),
-        });
+      if (seen.length) this.stmts.seen.run({ run, refs: JSON.stringify(seen), req, at });
+      for (const [ref, status, transactionId, charges, message] of done) {
+        this.stmts.done.run(req, status, transactionId, charges, message, at, run, ref);
       }
     });
   }
@@ -270,9 +267,8 @@ export class RunState {
     this.assertOpen();
     if (refs.length === 0) return;
     const at = this.now().toISOString();
-    this.buffer(() => {
-      for (const ref of refs) this.stmts.notApplied.run({ run: this.id, ref, req, why, at });
-    });
+    const list = JSON.stringify(refs);
+    this.buffer(() => this.stmts.notApplied.run({ run: this.id, refs: list, req, why, at }));
   }
 
   /** Buffered: the outcome of these payouts could not be established; they stay in flight. */
@@ -280,9 +276,8 @@ export class RunState {
     this.assertOpen();
     if (refs.length === 0) return;
     const at = this.now().toISOString();
-    this.buffer(() => {
-      for (const ref of refs) this.stmts.unknown.run({ run: this.id, ref, why, at });
-    });
+    const list = JSON.stringify(refs);
+    this.buffer(() => this.stmts.unknown.run({ run: this.id, refs: list, why, at }));
   }
 
   /** Commits everything buffered. */
