@@ -769,6 +769,12 @@ function historyCsv(dir, tag) {
   return path;
 }
 
+/**
+ * Connections the bench opened, kept for its whole life: better-sqlite3 12 on Node 24 aborts
+ * when a freed connection or statement is collected outside JavaScript.
+ */
+const keptDbs = [];
+
 /** A state folder whose database holds one sent run of the bench service, and `extra` more payouts. */
 async function historyState(name, extra) {
   const dir = join(tmpRoot, name);
@@ -792,13 +798,17 @@ async function historyState(name, extra) {
   );
   if (seed.code !== 0) throw new Error(`seed send: ${failure(seed)}`);
   const db = new Database(join(state, 'payouts', 'state.db'));
-  const { id } = db.prepare('SELECT id FROM runs').get();
+  keptDbs.push(db);
+  const runsQuery = db.prepare('SELECT id FROM runs');
+  keptDbs.push(runsQuery);
+  const { id } = runsQuery.get();
   const insert = db.prepare(
     `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
        recipient, hash, hash_version, state, req, status, transaction_id)
      VALUES (?, ?, ?, 'old.csv', ?, ?, '12.34', 'EUR', 'someone@example.com', ?, 2, 'done', 1,
        'success', ?)`,
   );
+  keptDbs.push(insert);
   const t0 = Date.now();
   db.transaction(() => {
     for (let i = 1; i <= extra; i++) {

@@ -1,5 +1,5 @@
 /** The run's state in one SQLite database: payouts as rows, written ahead of every request. */
-export { openScratchDb, openStateDb, STATE_DB, type StateDb } from './db.js';
+export { openDatabase, openScratchDb, openStateDb, STATE_DB, type StateDb } from './db.js';
 export { HASH_VERSION, payoutHash, runIdFor, serviceId } from './hash.js';
 export { type IntakeRow, type Place, RunIntake, type Sighting } from './intake.js';
 export type { OutcomeResult } from './outcome-result.js';

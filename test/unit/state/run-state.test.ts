@@ -1,14 +1,13 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { priorState } from '../../../src/core/send/resume.js';
 import { InputError } from '../../../src/errors.js';
-import { STATE_DB, type StateDb } from '../../../src/state/index.js';
+import { openDatabase, STATE_DB, type StateDb } from '../../../src/state/index.js';
 import { fakeClock, openDb, openRun, SERVICE, states, tempStateDir } from './helpers.js';
 
 /** A second connection to the same database file, as another process (or a crash) would see it. */
 function otherConnection(stateDir: string): StateDb {
-  return new Database(join(stateDir, STATE_DB), { readonly: true });
+  return openDatabase(join(stateDir, STATE_DB), { readonly: true });
 }
 
 /** The state columns of one payout, through another connection. */
