@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { DIGITS, formatMinor, generateCsv, parseMinor } from './generate.mjs';
 import {
   fmtMiB,
@@ -41,7 +42,7 @@ import {
   startService,
 } from './lib.mjs';
 
-const ROW_IDS = ['help', 'status', 'dryrun', 'dryrun-rss', 'send', 'send-scale'];
+const ROW_IDS = ['help', 'status', 'dryrun', 'dryrun-rss', 'send', 'send-scale', 'send-history'];
 const USAGE = `usage: node bench/run.mjs [--only ${ROW_IDS.join(',')}] [--quick] [--strict] [--out FILE]\n`;
 
 // ---------------------------------------------------------------------------------------
@@ -326,23 +327,16 @@ function checkCliSend(r, stats, rows) {
   return problems;
 }
 
-/** Bytes of the journals a send run left under its state folder. */
+/** Bytes of the state database (and its write-ahead log) a send run left in its state folder. */
 function journalBytes(run) {
   let total = 0;
-  const walk = (dir) => {
-    let entries;
+  for (const name of ['state.db', 'state.db-wal']) {
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      total += statSync(join(run.state, 'payouts', name)).size;
     } catch {
-      return;
+      // Absent: the database was checkpointed, or never written.
     }
-    for (const e of entries) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ndjson')) total += statSync(p).size;
-    }
-  };
-  walk(join(run.state, 'payouts', 'journals'));
+  }
   return { journalBytes: total };
 }
 
@@ -760,6 +754,127 @@ async function rowSendScale() {
   rows.push(timeRow, memRow);
 }
 
+/** Payouts already recorded for the service in the send-history row's full database. */
+const HISTORY_ROWS = 1_000_000;
+const HISTORY_SEND_ROWS = 10;
+const HISTORY_RUNS = 15;
+
+/** A CSV of `HISTORY_SEND_ROWS` payouts whose references no other file of the bench uses. */
+function historyCsv(dir, tag) {
+  const path = join(dir, `history-${tag}.csv`);
+  const lines = ['reference_id,amount,currency,recipient'];
+  for (let i = 0; i < HISTORY_SEND_ROWS; i++)
+    lines.push(`HIST-${tag}-${i},1.00,EUR,h${i}@example.com`);
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
+
+/**
+ * Connections the bench opened, kept for its whole life: better-sqlite3 12 on Node 24 aborts
+ * when a freed connection or statement is collected outside JavaScript.
+ */
+const keptDbs = [];
+
+/** A state folder whose database holds one sent run of the bench service, and `extra` more payouts. */
+async function historyState(name, extra) {
+  const dir = join(tmpRoot, name);
+  const state = join(dir, 'state');
+  const env = {
+    ...baseEnv,
+    XDG_STATE_HOME: state,
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    PAYOUTS_CLIENT_ID: 'bench',
+    PAYOUTS_CLIENT_SECRET: 'bench-secret',
+    PAYOUTS_BASE_URL: service.baseUrl,
+  };
+  mkdirSync(join(dir, 'config'), { recursive: true });
+  // The first send makes the database and a run of this service, as a user's would.
+  const seed = await runProc(
+    NODE,
+    [CLI, 'send', historyCsv(dir, `${name}-seed`), '--yes', '--json'],
+    {
+      env,
+    },
+  );
+  if (seed.code !== 0) throw new Error(`seed send: ${failure(seed)}`);
+  const db = new Database(join(state, 'payouts', 'state.db'));
+  keptDbs.push(db);
+  const runsQuery = db.prepare('SELECT id FROM runs');
+  keptDbs.push(runsQuery);
+  const { id } = runsQuery.get();
+  const insert = db.prepare(
+    `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
+       recipient, hash, hash_version, state, req, status, transaction_id)
+     VALUES (?, ?, ?, 'old.csv', ?, ?, '12.34', 'EUR', 'someone@example.com', ?, 2, 'done', 1,
+       'success', ?)`,
+  );
+  keptDbs.push(insert);
+  const t0 = Date.now();
+  db.transaction(() => {
+    for (let i = 1; i <= extra; i++) {
+      const ref = `OLD-${String(i).padStart(8, '0')}`;
+      insert.run(
+        id,
+        i + HISTORY_SEND_ROWS,
+        ref,
+        i + 1,
+        `line ${i + 1}`,
+        createHash('sha256').update(ref).digest('hex'),
+        `T-${i}`,
+      );
+    }
+  })();
+  db.close();
+  if (extra) log(`send-history: ${extra} payouts recorded in ${Date.now() - t0} ms`);
+  return { dir, env };
+}
+
+/** One timed send of a fresh 10-payout file against a prepared state folder. */
+async function historySend(row, st, tag) {
+  await service.call('POST', '/__reset');
+  const r = await runProc(NODE, [CLI, 'send', historyCsv(st.dir, tag), '--yes', '--json'], {
+    env: st.env,
+  });
+  const stats = await service.call('GET', '/__stats');
+  const problems = checkStats(stats, HISTORY_SEND_ROWS, 'payouts send');
+  if (r.code !== 0) problems.push(`payouts send ${failure(r)}`);
+  else if (parseJson(r.stdout).success_count !== HISTORY_SEND_ROWS) {
+    problems.push(
+      `payouts send: not every payout succeeded (${r.stdout.toString().slice(0, 200)})`,
+    );
+  }
+  addProblems(row, problems);
+  return r.ms;
+}
+
+async function rowSendHistory() {
+  const row = newRow(
+    'send-history',
+    `\`payouts send\` of ${HISTORY_SEND_ROWS} payouts, ${fmtRows(HISTORY_ROWS)} payouts already recorded for the service`,
+    'the same send, no payouts recorded',
+    '≤ 1.2',
+  );
+  const empty = await historyState('history-empty', 0);
+  const full = await historyState('history-full', HISTORY_ROWS);
+  // One unrecorded send each first: the inserted rows' pages are written out meanwhile.
+  await historySend(row, full, 'warm-full');
+  await historySend(row, empty, 'warm-empty');
+  const figure = [];
+  const floor = [];
+  for (let i = 0; i < HISTORY_RUNS; i++) {
+    figure.push(await historySend(row, full, `full-${i}`));
+    floor.push(await historySend(row, empty, `empty-${i}`));
+  }
+  row.figureText = fmtMs(median(figure));
+  row.floorText = fmtMs(median(floor));
+  row.ratio = median(figure) / median(floor);
+  row.pass = row.ratio <= 1.2;
+  row.samples.push(`figure ms: ${figure.map((x) => x.toFixed(0)).join(', ')}`);
+  row.samples.push(`floor ms: ${floor.map((x) => x.toFixed(0)).join(', ')}`);
+  row.method = `Wall time of \`node bin/payouts.js send FILE --yes --json\` of ${HISTORY_SEND_ROWS} payouts (references new to the service each run, so each send is a new run whose references are all looked up among the service's earlier payouts) to bench/service.mjs, in two state folders made alike by one send: one where ${fmtRows(HISTORY_ROWS)} more payouts of the same service are then inserted into state.db directly (one prepared statement, one transaction), and one left as it is. One unrecorded warm-up send each, then ${HISTORY_RUNS} runs each, alternating, medians compared. Checks: exit 0, ${HISTORY_SEND_ROWS} successes, and the service received each reference once.`;
+  rows.push(row);
+}
+
 // ---------------------------------------------------------------------------------------
 // Main
 
@@ -770,6 +885,7 @@ const ROW_FNS = {
   'dryrun-rss': rowDryRss,
   send: rowSend,
   'send-scale': rowSendScale,
+  'send-history': rowSendHistory,
 };
 
 let exitCode = 0;

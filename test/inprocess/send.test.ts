@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, sample, tempHome, writeCsv } from '../helpers/cli.js';
@@ -329,10 +329,10 @@ describe('payouts send: requests and results', () => {
 });
 
 describe('payouts send: inputs over 8 MiB', () => {
-  it('sends from the on-disk spool, every payout exactly once and as read', async () => {
+  it('sends a 9 MiB file, every payout exactly once and as read', async () => {
     service = await testService();
-    // 750 bytes of three-byte characters a row: 12,000 rows make about 9 MiB, past the size
-    // up to which the spool stays in memory, so the spool file's reads split characters.
+    // 750 bytes of three-byte characters a row: 12,000 rows make about 9 MiB, so reads of the
+    // file split characters across chunks.
     const file = writeCsv(
       join(service.home.dir, 'over-8-mib.csv'),
       'reference_id,amount,currency,recipient,description',
@@ -350,7 +350,8 @@ describe('payouts send: inputs over 8 MiB', () => {
       currency: 'EUR',
       recipient: 'user11997@example.com',
     });
-    // The spool and the outcome store are removed after the run.
-    expect(readdirSync(join(service.home.dir, 'state', 'payouts', 'tmp'))).toEqual([]);
+    // Nothing the run kept aside is left behind (the folder exists only if something was).
+    const tmp = join(service.home.dir, 'state', 'payouts', 'tmp');
+    expect(existsSync(tmp) ? readdirSync(tmp) : []).toEqual([]);
   });
 });

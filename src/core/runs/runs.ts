@@ -1,4 +1,14 @@
-import { listRuns, type RunSummary, readRun } from '../../journal/index.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  listRuns,
+  openStateDb,
+  type RunSummary,
+  readRun,
+  STATE_DB,
+  type StateDb,
+} from '../../state/index.js';
+import { UsageError } from '../../errors.js';
 import type { Output } from '../../output/output.js';
 import { colourStatus } from '../send/render.js';
 
@@ -16,9 +26,25 @@ function countsText(r: RunSummary): string {
   return parts.join(', ');
 }
 
-/** `payouts runs`: the journaled runs, newest first. */
+/**
+ * Runs `read` on the state database; undefined when there is none and no v1 journals to
+ * import (nothing was ever sent), so that listing runs creates nothing.
+ */
+async function withStateDb<T>(stateDir: string, read: (db: StateDb) => T): Promise<T | undefined> {
+  if (!existsSync(join(stateDir, STATE_DB)) && !existsSync(join(stateDir, 'journals'))) {
+    return undefined;
+  }
+  const db = await openStateDb(stateDir);
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** `payouts runs`: the recorded runs, newest first. */
 export async function showRunList(stateDir: string, output: Output): Promise<number> {
-  const runs = await listRuns(stateDir);
+  const runs = (await withStateDb(stateDir, listRuns)) ?? [];
   if (output.json) {
     output.printJson(runs);
     return 0;
@@ -43,7 +69,9 @@ export async function showRunList(stateDir: string, output: Output): Promise<num
 
 /** `payouts runs show ID`: one run's payouts and their states. */
 export async function showRun(stateDir: string, id: string, output: Output): Promise<number> {
-  const { summary, payouts } = await readRun(stateDir, id);
+  const run = await withStateDb(stateDir, (db) => readRun(db, id));
+  if (!run) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
+  const { summary, payouts } = run;
   if (output.json) {
     output.printJson({
       ...summary,

@@ -10,12 +10,11 @@ import type {
 } from '../../api/types.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
-import type { RunJournal } from '../../journal/index.js';
+import type { RunOutcomes, RunState } from '../../state/index.js';
 import { type Answered, Pace, type Permit } from '../pace.js';
 import { isDocumentedStatus } from '../statuses.js';
 import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
-import type { OutcomeStore } from './outcome-store.js';
 import { type ReadBackResult, readBack } from './readback.js';
 import {
   judgeExchange,
@@ -50,9 +49,9 @@ interface Queued extends PendingPayout {
 /** What the engine needs from outside. */
 export interface EngineDeps {
   client: Pick<PayoutClient, 'createPayouts' | 'getPayout'>;
-  journal: RunJournal;
+  journal: RunState;
   /** Where each payout's outcome goes, by row number (the order of enqueue/addSentEarlier calls). */
-  outcomes: OutcomeStore;
+  outcomes: RunOutcomes;
   /** Aborted on SIGINT/SIGTERM: no new request starts after that. */
   interrupt: AbortSignal;
   warn: (message: string) => void;
@@ -157,7 +156,7 @@ export class SendEngine {
   }
 
   /** Every payout the run reached, in input order, with its outcome. */
-  get outcomes(): OutcomeStore {
+  get outcomes(): RunOutcomes {
     return this.deps.outcomes;
   }
 

@@ -8,7 +8,7 @@ export interface RowPlace {
 }
 
 /** One row's reference, where it is, and its place in the run's order of rows. */
-interface Sighting {
+export interface Sighting {
   ref: string;
   file: string;
   location: string;
@@ -39,15 +39,13 @@ function lookalikeWarning(a: Sighting, b: Sighting): string {
  * Finds references of a run that differ only by invisible characters or Unicode normalisation
  * (equal once folded), to warn about them. Of two such references at least one is not its own
  * folded form, so only those are kept, by folded form: plain ASCII references, almost every
- * row, cost a pattern test. One that equals a kept folded form is found after pass 1, through
- * the run's sealed fingerprints and a second look at the rows (see suspects and recheck).
+ * row, cost a pattern test. One that equals a kept folded form is found after pass 1, by looking
+ * each kept folded form up among the run's references (see confirm).
  */
 export class LookalikeReferences {
   /** The first reference seen that is not its own folded form, by folded form. */
   private readonly unfolded = new Map<string, Sighting>();
   private order = 0;
-  /** During the second look: folded forms some row may spell exactly, not yet met. */
-  private pending = new Set<string>();
 
   constructor(private readonly warn: (message: string) => void) {}
 
@@ -62,20 +60,16 @@ export class LookalikeReferences {
   }
 
   /**
-   * After pass 1: whether a row may spell a kept folded form exactly, by the run's fingerprints
-   * (`has`, of every reference); if so, the rows are to be passed to recheck in pass 1's order.
+   * After pass 1: warns about each row whose reference is exactly a kept folded form (`find`
+   * tells where a reference is used, and its place in pass 1's order), in that order.
    */
-  suspects(has: (ref: string) => boolean): boolean {
-    this.pending = new Set([...this.unfolded.keys()].filter(has));
-    this.order = 0;
-    return this.pending.size > 0;
-  }
-
-  /** The second look: warns about a row whose reference is exactly a kept folded form. */
-  recheck(ref: string, place: RowPlace): void {
-    const order = this.order++;
-    if (!this.pending.has(ref)) return;
-    this.pending.delete(ref);
-    this.warn(lookalikeWarning(this.unfolded.get(ref)!, sighting(ref, place, order)));
+  confirm(find: (ref: string) => Omit<Sighting, 'ref'> | undefined): void {
+    const found: Array<[Sighting, Sighting]> = [];
+    for (const [folded, first] of this.unfolded) {
+      const exact = find(folded);
+      if (exact) found.push([first, { ...exact, ref: folded }]);
+    }
+    found.sort(([, a], [, b]) => a.order - b.order);
+    for (const [first, exact] of found) this.warn(lookalikeWarning(first, exact));
   }
 }

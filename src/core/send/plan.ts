@@ -6,14 +6,12 @@ import {
   readPayouts,
   type ValidPayout,
 } from '../../input/index.js';
-import { payoutHash } from '../../journal/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
-import type { MaxTotal } from './options.js';
+import { openScratchDb, payoutHash, RunIntake } from '../../state/index.js';
 import { LookalikeReferences, type RowPlace } from './lookalikes.js';
-import { RefIndex } from './ref-index.js';
+import type { MaxTotal } from './options.js';
 import { combinedHash, type HashedSource } from './sources.js';
-import type { PayoutSpool } from './spool.js';
 
 /** What pass 1 learns about a run: every row valid, and the figures the summary shows. */
 export interface RunPlan {
@@ -23,13 +21,8 @@ export interface RunPlan {
   requestCount: number;
   batchReference?: string;
   webhookUrl?: string;
-  /** sha256 of the inputs' bytes: with the service, it names the run's journal. */
+  /** sha256 of the inputs' bytes: with the service, it names the run. */
   inputHash: string;
-  /**
-   * Fingerprints of the run's references, sealed, for resume and the cross-run check. Only
-   * "maybe ours": the payouts themselves (and their hashes) are in the spool.
-   */
-  refs: RefIndex;
   /** The first create request, for --dry-run. */
   firstRequest: CreateRequest;
 }
@@ -45,8 +38,8 @@ export interface PlanOptions {
   warn: (message: string) => void;
   /** Keep each payout's identity hash (for sending); a dry run needs only uniqueness. */
   withHashes: boolean;
-  /** Receives every valid payout, serialised, for pass 2 to send from. */
-  spool?: PayoutSpool;
+  /** Where the valid payouts go, as rows; a private scratch database when not given. */
+  rows?: RunIntake;
 }
 
 /** Turns a validated row into the wire form of a payout. */
@@ -94,130 +87,6 @@ function duplicate(ref: string, first: RowPlace, again: RowPlace): Problem {
   };
 }
 
-/** Remembers where each suspect reference was first seen; returns the first place of a repeat. */
-class FirstPlaces {
-  private readonly places = new Map<string, RowPlace>();
-
-  constructor(private readonly suspect: (ref: string) => boolean) {}
-
-  /** Where the reference was first seen, when this row repeats it; else undefined. */
-  repeatOf(ref: string, file: string, location: string): RowPlace | undefined {
-    if (!this.suspect(ref)) return undefined;
-    const first = this.places.get(ref);
-    if (first === undefined) this.places.set(ref, { file, location });
-    return first;
-  }
-}
-
-/**
- * For a send whose fingerprints repeat: reads the files again and collects every problem in
- * the order found, each repeat of a suspect reference confirmed by its text and reported where
- * it occurs (as a table of every reference would have), and the totals without the repeats.
- */
-async function recollectProblems(
-  sources: HashedSource[],
-  intake: IntakeOptions,
-  suspect: (ref: string) => boolean,
-): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
-  const problems = new ProblemList();
-  const totals = new CurrencyTotals();
-  const places = new FirstPlaces(suspect);
-  /** False when the reference is a confirmed repeat (and reports it). */
-  const first = (ref: string, file: string, location: string): boolean => {
-    const earlier = places.repeatOf(ref, file, location);
-    if (earlier === undefined) return true;
-    problems.add(duplicate(ref, earlier, { file, location }));
-    return false;
-  };
-  for (const source of sources) {
-    await readPayouts(source, intake, {
-      payout: (p) => {
-        if (first(p.reference_id, p.file, p.location)) totals.add(p.currency, p.amount.minor);
-      },
-      refused: (ref, file, location) => {
-        first(ref, file, location);
-      },
-      problem: (p) => problems.add(p),
-      warning() {},
-    });
-  }
-  return { problems, totals };
-}
-
-/**
- * Reads the files again and reports each repeat of a suspect reference by its text, so a
- * fingerprint collision between two different references is never taken for a duplicate.
- */
-async function confirmDuplicates(
-  sources: HashedSource[],
-  intake: IntakeOptions,
-  suspect: (ref: string) => boolean,
-): Promise<Problem[]> {
-  const places = new FirstPlaces(suspect);
-  const found: Problem[] = [];
-  const visit = (ref: string, file: string, location: string) => {
-    const earlier = places.repeatOf(ref, file, location);
-    if (earlier !== undefined) found.push(duplicate(ref, earlier, { file, location }));
-  };
-  for (const source of sources) {
-    await readPayouts(source, intake, {
-      payout: (p) => visit(p.reference_id, p.file, p.location),
-      refused: visit,
-      problem() {},
-      warning() {},
-    });
-  }
-  return found;
-}
-
-/** The second look LookalikeReferences asks for: every row's reference, in pass 1's order. */
-async function recheckLookalikes(
-  sources: HashedSource[],
-  intake: IntakeOptions,
-  lookalikes: LookalikeReferences,
-): Promise<void> {
-  for (const source of sources) {
-    await readPayouts(source, intake, {
-      payout: (p) => lookalikes.recheck(p.reference_id, p),
-      refused: (ref, file, location) => lookalikes.recheck(ref, { file, location }),
-      problem() {},
-      warning() {},
-    });
-  }
-}
-
-/** What pass 1 found that its fingerprints alone cannot settle. */
-interface PassOneFindings {
-  refs: RefIndex;
-  lookalikes: LookalikeReferences;
-  problems: ProblemList;
-  totals: CurrencyTotals;
-}
-
-/**
- * Settles by the references' text what the sealed fingerprints suggest (look-alikes, repeats),
- * reading the files again only when they suggest something; returns the problems and totals.
- */
-async function confirmByText(
-  sources: HashedSource[],
-  opts: PlanOptions,
-  found: PassOneFindings,
-): Promise<{ problems: ProblemList; totals: CurrencyTotals }> {
-  const { refs, lookalikes, problems } = found;
-  if (lookalikes.suspects((ref) => refs.has(ref))) {
-    await recheckLookalikes(sources, opts.intake, lookalikes);
-  }
-  const suspect = (ref: string) => refs.isRepeated(ref);
-  if (refs.repeated && opts.withHashes) {
-    // The problems and totals as if every reference had been compared by its text.
-    return recollectProblems(sources, opts.intake, suspect);
-  }
-  if (refs.repeated) {
-    for (const p of await confirmDuplicates(sources, opts.intake, suspect)) problems.add(p);
-  }
-  return { problems, totals: found.totals };
-}
-
 /** Picks the batch reference or webhook of the run: the flag, else the files' one value. */
 function pickFileValue(
   flag: string | undefined,
@@ -262,75 +131,108 @@ function checkMaxTotals(
   return problems;
 }
 
+/** What reading the files found. */
+interface Reading {
+  problems: ProblemList;
+  totals: CurrencyTotals;
+  first: PayoutRequest[];
+  metas: Array<{ batch_reference?: string; webhook_url?: string }>;
+  payoutCount: number;
+}
+
 /**
- * Pass 1: reads every file, validates every row, checks reference_id is unique across the
- * run, and totals each currency. Throws InputError listing every problem when any exists.
+ * Reads every file once: each valid payout becomes a row (a reference used twice is refused
+ * by the rows' unique index, and reported with both places), totals are kept per currency.
  */
-export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
-  let problems = new ProblemList();
-  // The fingerprint of every reference seen, refused rows' included. A fingerprint seen twice
-  // makes its references suspects, confirmed by their text below. A send keeps the index for
-  // resume and the cross-run check.
-  const refs = new RefIndex();
-  const lookalikes = new LookalikeReferences(opts.warn);
-  const claim = (ref: string, place: RowPlace): void => {
-    refs.add(ref);
-    lookalikes.see(ref, place);
+async function readAll(
+  sources: HashedSource[],
+  opts: PlanOptions,
+  rows: RunIntake,
+): Promise<Reading> {
+  const r: Reading = {
+    problems: new ProblemList(),
+    totals: new CurrencyTotals(),
+    first: [],
+    metas: [],
+    payoutCount: 0,
   };
-  let totals = new CurrencyTotals();
-  const first: PayoutRequest[] = [];
-  const metas: Array<{ batch_reference?: string; webhook_url?: string }> = [];
-  let payoutCount = 0;
+  const lookalikes = new LookalikeReferences(opts.warn);
   for (const source of sources) {
     const meta = await readPayouts(source, opts.intake, {
       refused(ref, file, location) {
         // A refused row still claims its reference: a later duplicate is reported now.
-        claim(ref, { file, location });
+        const place = { file, location };
+        const earlier = rows.refused(ref, place);
+        if (earlier) r.problems.add(duplicate(ref, earlier, place));
+        lookalikes.see(ref, place);
       },
       payout(p) {
-        const hash = opts.withHashes ? hashOf(p) : '';
-        claim(p.reference_id, p);
-        opts.spool?.add(toPayoutRequest(p), hash);
-        totals.add(p.currency, p.amount.minor);
-        payoutCount += 1;
-        if (first.length < opts.chunkSize) first.push(toPayoutRequest(p));
+        const earlier = rows.add({
+          reference_id: p.reference_id,
+          file: p.file,
+          location: p.location,
+          amount: p.amount.text,
+          currency: p.currency,
+          recipient: p.recipient,
+          description: p.description,
+          hash: opts.withHashes ? hashOf(p) : '',
+        });
+        lookalikes.see(p.reference_id, p);
+        r.payoutCount += 1;
+        if (earlier) {
+          r.problems.add(duplicate(p.reference_id, earlier, p));
+          return;
+        }
+        r.totals.add(p.currency, p.amount.minor);
+        if (r.first.length < opts.chunkSize) r.first.push(toPayoutRequest(p));
       },
-      problem: (p) => problems.add(p),
+      problem: (p) => r.problems.add(p),
       warning: opts.warn,
     });
-    metas.push(meta);
+    r.metas.push(meta);
   }
-  refs.seal();
-  ({ problems, totals } = await confirmByText(sources, opts, {
-    refs,
-    lookalikes,
-    problems,
-    totals,
-  }));
-  for (const p of checkMaxTotals(totals, opts.maxTotals, opts.currencies)) problems.add(p);
-  if (problems.total > 0) throw problems.toError();
+  rows.finish();
+  lookalikes.confirm((ref) => rows.sighting(ref));
+  return r;
+}
+
+/**
+ * Pass 1: reads every file, validates every row, stores the valid ones as rows (checking
+ * reference_id is unique across the run), and totals each currency. Throws InputError listing
+ * every problem when any exists.
+ */
+export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
+  const scratch = opts.rows ? undefined : openScratchDb();
+  const rows = opts.rows ?? RunIntake.begin(scratch!, { pid: 0, inputs: [], now: new Date() });
+  let r: Reading;
+  try {
+    r = await readAll(sources, opts, rows);
+  } finally {
+    scratch?.close();
+  }
+  for (const p of checkMaxTotals(r.totals, opts.maxTotals, opts.currencies)) r.problems.add(p);
+  if (r.problems.total > 0) throw r.problems.toError();
   const batchReference = pickFileValue(
     opts.batchReference,
-    metas.map((m) => m.batch_reference),
+    r.metas.map((m) => m.batch_reference),
     'batch_reference',
   );
   const webhookUrl = pickFileValue(
     opts.webhookUrl,
-    metas.map((m) => m.webhook_url),
+    r.metas.map((m) => m.webhook_url),
     'webhook_url',
   );
-  const firstRequest: CreateRequest = { payouts: first };
+  const firstRequest: CreateRequest = { payouts: r.first };
   if (webhookUrl !== undefined) firstRequest.webhook_url = webhookUrl;
   if (batchReference !== undefined) firstRequest.batch_reference = batchReference;
   return {
     sources,
-    payoutCount,
-    totals,
-    requestCount: Math.ceil(payoutCount / opts.chunkSize),
+    payoutCount: r.payoutCount,
+    totals: r.totals,
+    requestCount: Math.ceil(r.payoutCount / opts.chunkSize),
     batchReference,
     webhookUrl,
     inputHash: combinedHash(sources.map((s) => s.digest())),
-    refs,
     firstRequest,
   };
 }

@@ -1,10 +1,9 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { type IntakeOptions, readPayouts, type ValidPayout } from '../../input/index.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import type { ReportRow } from '../../state/index.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../statuses.js';
-import type { PayoutOutcome } from './outcome.js';
 import { formatCharges } from './render.js';
-import type { HashedSource } from './sources.js';
 
 /** Quotes a CSV cell when it holds a comma, quote, line break or edge spaces. */
 export function csvCell(value: string): string {
@@ -63,54 +62,34 @@ const REPORT_HEADER = [
   'sent_earlier',
 ];
 
-/** The outcome of input row `row` (numbered from 0 over every valid payout) with reference `ref`. */
-export type OutcomeLookup = (row: number, ref: string) => PayoutOutcome | undefined;
-
-/** Re-reads the inputs (pass 3) and calls `each` for each payout with its row number. */
-async function eachRow(
-  sources: HashedSource[],
-  intake: IntakeOptions,
-  each: (p: ValidPayout, row: number) => void,
-): Promise<void> {
-  let row = 0;
-  for (const source of sources) {
-    await readPayouts(source, intake, {
-      payout: (p) => each(p, row++),
-      problem() {},
-      warning() {},
-    });
-  }
-}
-
 /** Writes the --report CSV: every input row with its outcome, formula-safe for spreadsheets. */
 export async function writeReport(
   path: string,
-  sources: HashedSource[],
-  intake: IntakeOptions,
-  outcomes: OutcomeLookup,
+  rows: Iterable<ReportRow>,
+  currencies: CurrencyTable,
 ): Promise<void> {
-  await writeFileAtomic(path, async (append) => {
+  await writeFileAtomic(path, (append) => {
     append(`${REPORT_HEADER.join(',')}\n`);
-    await eachRow(sources, intake, (p, row) => {
-      const o = outcomes(row, p.reference_id);
-      const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''));
+    const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''));
+    for (const p of rows) {
+      const o = p.outcome;
       const cells = [
         text(p.file),
         // The row's number: the last one in "line 12", "item 3" or "sheet Sheet1 row 12".
         /\d+$/.exec(p.location)?.[0] ?? '',
         text(p.reference_id),
-        p.amount.text,
+        p.amount,
         text(p.currency),
         text(p.recipient),
         text(p.description),
         text(o?.status ?? NOT_SENT),
         text(o?.transaction_id),
-        o ? formatCharges(o, intake.currencies) : '',
+        o ? formatCharges(o, currencies) : '',
         text(o?.message),
         o?.sent_earlier ? 'true' : '',
       ];
       append(`${cells.join(',')}\n`);
-    });
+    }
   });
 }
 
@@ -120,23 +99,17 @@ export async function writeReport(
  * interface does not document are left out: they may still be paid, and resending them under
  * a new reference could pay twice.
  */
-export async function writeFailedOut(
-  path: string,
-  sources: HashedSource[],
-  intake: IntakeOptions,
-  outcomes: OutcomeLookup,
-): Promise<number> {
+export async function writeFailedOut(path: string, rows: Iterable<ReportRow>): Promise<number> {
   let count = 0;
-  await writeFileAtomic(path, async (append) => {
+  await writeFileAtomic(path, (append) => {
     append('reference_id,amount,currency,recipient,description\n');
-    await eachRow(sources, intake, (p, row) => {
-      const status = outcomes(row, p.reference_id)?.status ?? NOT_SENT;
-      if (!isKnownUnpaid(statusKind(status))) return;
+    for (const p of rows) {
+      if (!isKnownUnpaid(statusKind(p.outcome?.status ?? NOT_SENT))) continue;
       count += 1;
       // Values are written exactly (no formula guard): this file is input for payouts.
-      const cells = [p.reference_id, p.amount.text, p.currency, p.recipient, p.description ?? ''];
+      const cells = [p.reference_id, p.amount, p.currency, p.recipient, p.description ?? ''];
       append(`${cells.map(csvCell).join(',')}\n`);
-    });
+    }
   });
   return count;
 }

@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
 import { type Clock, systemClock } from '../../clock.js';
@@ -11,14 +10,19 @@ import {
   worstExitCode,
 } from '../../exit-codes.js';
 import type { IntakeOptions } from '../../input/index.js';
-import { RunJournal, RunLock, runIdFor } from '../../journal/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
-import type { InStream, Output } from '../../output/output.js';
+import { type InStream, type Output, rawListItem } from '../../output/output.js';
+import {
+  acquireSendLock,
+  openStateDb,
+  RunIntake,
+  RunState,
+  type StateDb,
+} from '../../state/index.js';
 import type { ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
-import { OutcomeStore } from './outcome-store.js';
 import { planRun, type RunPlan } from './plan.js';
 import {
   chargeMinorOf,
@@ -27,6 +31,7 @@ import {
   formatChargeTotals,
   formatRequestBody,
   type ResultsSummary,
+  resultItems,
   resultsHead,
   resultsTable,
   summaryText,
@@ -34,7 +39,6 @@ import {
 import { writeFailedOut, writeReport } from './report.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
-import { PayoutSpool, spoolMemoryBudget } from './spool.js';
 
 /** What `send` needs from its surroundings; it reads nothing from the process itself. */
 export interface SendDeps {
@@ -54,15 +58,14 @@ export interface SendDeps {
   clock?: Clock;
 }
 
-/** Builds the sources of a run; standard input is spooled to a file so it can be read twice. */
+/** Builds the sources of a run; standard input is copied to a file, whose bytes are hashed as the files' are. */
 async function openSources(
   files: string[],
   deps: SendDeps,
   hashing: boolean,
-): Promise<{ sources: HashedSource[]; bytes: number; cleanup(): void }> {
+): Promise<{ sources: HashedSource[]; cleanup(): void }> {
   const cleanups: Array<() => void> = [];
   const sources: HashedSource[] = [];
-  const paths: string[] = [];
   if (files.filter((f) => f === '-').length > 1)
     throw new UsageError('standard input ("-") can be read only once per run');
   for (const file of files) {
@@ -70,32 +73,23 @@ async function openSources(
       const spool = await spoolStdin(deps.stdin, join(deps.stateDir, 'tmp'), deps.pid);
       cleanups.push(spool.remove);
       sources.push(hashedFileSource(spool.path, '-', hashing));
-      paths.push(spool.path);
     } else {
       sources.push(hashedFileSource(file, file, hashing));
-      paths.push(file);
     }
   }
   return {
     sources,
-    bytes: totalBytes(paths),
     cleanup: () => {
       for (const c of cleanups) c();
     },
   };
 }
 
-/** The combined size of the input files; one that cannot be read counts as none (reading reports it). */
-function totalBytes(paths: string[]): number {
-  let n = 0;
-  for (const path of paths) {
-    try {
-      n += statSync(path).size;
-    } catch {
-      // Pass 1 names the file and the reason.
-    }
-  }
-  return n;
+/** A send's database and the rows pass 1 staged, until the run adopts them. */
+interface Staging {
+  db: StateDb;
+  rows: RunIntake;
+  adopted: boolean;
 }
 
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
@@ -111,11 +105,18 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     decimalComma: opts.decimalComma,
     currencies,
   };
-  const { sources, bytes, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
-  const spool = opts.dryRun
-    ? undefined
-    : PayoutSpool.create(join(deps.stateDir, 'tmp'), deps.pid, spoolMemoryBudget(bytes));
+  const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
+  let staging: Staging | undefined;
   try {
+    if (!opts.dryRun) {
+      const db = await openStateDb(deps.stateDir);
+      const now = deps.clock ? new Date(deps.clock.now()) : new Date();
+      staging = {
+        db,
+        rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }),
+        adopted: false,
+      };
+    }
     const plan = await planRun(sources, {
       intake,
       currencies,
@@ -125,15 +126,14 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       maxTotals: opts.maxTotals,
       warn: (m) => output.warn(m),
       withHashes: !opts.dryRun,
-      spool,
+      ...(staging ? { rows: staging.rows } : {}),
     });
-    spool?.finish();
     const dest = {
       sandbox: opts.sandbox,
       chunkSize: opts.chunkSize,
       concurrency: concurrencyOf(opts),
     };
-    if (opts.dryRun) {
+    if (!staging) {
       const where = opts.sandbox
         ? { baseUrl: '(sandbox, started when sending)', profile: 'sandbox' }
         : await deps.preview();
@@ -158,12 +158,16 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
         ),
       );
       await confirm(opts, service, output);
-      return await sendPlan(plan, spool!, opts, intake, currencies, service, deps);
+      return await sendPlan(plan, staging, { opts, currencies, service, deps });
     } finally {
       await service.close();
     }
   } finally {
-    spool?.remove();
+    if (staging) {
+      // Rows of a run that never began are of no use to anyone.
+      if (!staging.adopted) staging.rows.discard();
+      staging.db.close();
+    }
     cleanup();
   }
 }
@@ -185,36 +189,32 @@ async function confirm(
   }
 }
 
-/** Sends a validated plan under the run lock and the journal, then renders the results. */
-async function sendPlan(
-  plan: RunPlan,
-  spool: PayoutSpool,
-  opts: SendOptions,
-  intake: IntakeOptions,
-  currencies: CurrencyTable,
-  service: ServiceConnection,
-  deps: SendDeps,
-): Promise<number> {
+/** What sending a plan needs besides the plan and its rows. */
+interface SendContext {
+  opts: SendOptions;
+  currencies: CurrencyTable;
+  service: ServiceConnection;
+  deps: SendDeps;
+}
+
+/** Sends a validated plan under the run lock, its state written ahead, then renders the results. */
+async function sendPlan(plan: RunPlan, staging: Staging, ctx: SendContext): Promise<number> {
+  const { opts, service, deps } = ctx;
   const { output } = deps;
-  const lock = await RunLock.acquire({
+  const lock = await acquireSendLock({
     stateDir: deps.stateDir,
     serviceKey: service.serviceKey,
     pid: deps.pid,
     command: deps.commandLine,
   });
   let engine: SendEngine;
-  let journal: RunJournal;
-  const outcomes = OutcomeStore.create(
-    join(deps.stateDir, 'tmp'),
-    deps.pid,
-    plan.payoutCount,
-    chargeMinorOf(currencies),
-  );
+  let state: RunState;
   try {
-    journal = await RunJournal.open({
-      stateDir: deps.stateDir,
+    state = RunState.open({
+      db: staging.db,
+      intake: staging.rows,
       serviceKey: service.serviceKey,
-      runId: runIdFor(service.serviceKey, plan.inputHash),
+      chargeMinor: chargeMinorOf(ctx.currencies),
       ...(deps.clock ? { now: () => new Date(deps.clock!.now()) } : {}),
       header: {
         service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
@@ -225,6 +225,7 @@ async function sendPlan(
         ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
       },
     });
+    staging.adopted = true;
     const progress = await output.progress('Sending payouts…');
     const clock = deps.clock ?? systemClock;
     const began = clock.now();
@@ -233,8 +234,8 @@ async function sendPlan(
       engine = new SendEngine(
         {
           client: service.client,
-          journal,
-          outcomes,
+          journal: state,
+          outcomes: state.outcomes,
           interrupt: deps.interrupt,
           warn: (m) => output.warn(m),
           progress: (d) =>
@@ -257,87 +258,79 @@ async function sendPlan(
           quietMs: service.timing.quietMs,
         },
       );
-      const prior = await priorState({
-        stateDir: deps.stateDir,
-        serviceKey: service.serviceKey,
-        journal,
-        refs: plan.refs,
-        spool,
-      });
+      const prior = priorState(state, service.serviceKey);
       if (prior.inFlight.size) {
         output.info(
           `Reading back ${prior.inFlight.size} payout${prior.inFlight.size === 1 ? '' : 's'} whose earlier request has no recorded outcome…`,
         );
         const items = [...prior.inFlight.values()];
         const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
-        applyReadBack(prior, await engine.readBackEarlier(items, sentAt), journal);
+        applyReadBack(prior, await engine.readBackEarlier(items, sentAt), state);
       }
-      // Both were only needed to learn what earlier runs sent; pass 2 sends from the spool.
-      // (The index's collection, for a large run, takes the states along.)
-      journal.releaseStates();
-      plan.refs.clear();
-      if (journal.resumed || prior.settled.size) {
+      if (state.resumed || prior.settled.size) {
         output.info(
           `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,
         );
       }
-      await sendFromSpool(spool, prior.settled, engine);
+      await sendRows(state, prior.settled, engine);
       await engine.finish();
     } finally {
       progress.stop();
-      await journal.close();
+      await state.close();
     }
-  } catch (err) {
-    outcomes.remove();
-    throw err;
   } finally {
     await lock.release();
   }
-  try {
-    return await finishRun(plan, opts, intake, currencies, service, engine, journal.runId, deps);
-  } finally {
-    outcomes.remove();
-  }
+  return finishRun(plan, ctx, engine, state.runId);
 }
 
-/** Pass 2: reads the validated payouts back from the spool and hands each to the engine, or records it as sent earlier. */
-async function sendFromSpool(
-  spool: PayoutSpool,
+/** Hands the run's payouts to the engine in row order, or records them as sent earlier. */
+async function sendRows(
+  state: RunState,
   settled: PriorState['settled'],
   engine: SendEngine,
 ): Promise<void> {
-  await spool.read(({ payout, hash }) => {
-    if (engine.stopping) return undefined;
-    const known = settled.get(payout.reference_id);
+  for (const { row, payout, hash } of state.payouts()) {
+    if (engine.stopping) return;
+    const known = settled.get(row);
     if (known) {
       engine.addSentEarlier(payout, known);
-      return undefined;
+      continue;
     }
     engine.enqueue({ payout, hash });
-    return engine.ready();
-  });
+    await engine.ready();
+  }
+}
+
+/** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
+function* resultListText(items: Iterable<string>): Generator<string> {
+  let text = '';
+  for (const item of items) {
+    text += rawListItem(item);
+    if (text.length >= 1 << 16) {
+      yield text;
+      text = '';
+    }
+  }
+  if (text) yield text;
 }
 
 /** Renders results, writes reports and decides the exit code. */
 async function finishRun(
   plan: RunPlan,
-  opts: SendOptions,
-  intake: IntakeOptions,
-  currencies: CurrencyTable,
-  service: ServiceConnection,
+  ctx: SendContext,
   engine: SendEngine,
   runId: string,
-  deps: SendDeps,
 ): Promise<number> {
+  const { opts, currencies, service, deps } = ctx;
   const { output } = deps;
   const outcomes = engine.outcomes;
   const interrupted = deps.interrupt.aborted;
   const batchReference = plan.batchReference ?? [...engine.batchReferences][0];
-  const lookup = (row: number, ref: string) => outcomes.forRow(row, ref);
-  if (opts.reportPath) await writeReport(opts.reportPath, plan.sources, intake, lookup);
+  if (opts.reportPath) await writeReport(opts.reportPath, outcomes.reportRows(), currencies);
   let failedOut = 0;
   if (opts.failedOutPath)
-    failedOut = await writeFailedOut(opts.failedOutPath, plan.sources, intake, lookup);
+    failedOut = await writeFailedOut(opts.failedOutPath, outcomes.reportRows());
   const counts = outcomes.countsOf();
   const summary: ResultsSummary = {
     total: outcomes.size,
@@ -352,7 +345,12 @@ async function finishRun(
     interrupted,
     pace: engine.pace.record,
   });
-  if (output.json) await output.printJsonWithRawList(head, 'results', outcomes.resultListText());
+  if (output.json)
+    await output.printJsonWithRawList(
+      head,
+      'results',
+      resultListText(resultItems(outcomes.values())),
+    );
   else {
     const table = await resultsTable(
       {

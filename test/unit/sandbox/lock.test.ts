@@ -1,8 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquireLock, processAlive, sleep, staleLock } from '../../../src/sandbox/lock.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isPidAlive } from '../../../src/lock.js';
+import { acquireLock } from '../../../src/sandbox/lock.js';
 import { tempState } from './helpers.js';
 
 const temps: Array<{ cleanup(): void }> = [];
@@ -17,6 +20,16 @@ function lockPath(): string {
   return join(t.dir, 'ledger.lock');
 }
 
+/** A lock file as another process would have written it. */
+function lockText(pid: number, token: string): string {
+  return `${JSON.stringify({ pid, hostname: hostname(), started_at: 'then', command: 'payouts sandbox', token })}\n`;
+}
+
+/** The pid a lock file names. */
+function holder(path: string): number {
+  return (JSON.parse(readFileSync(path, 'utf8')) as { pid: number }).pid;
+}
+
 /** A pid that certainly no longer runs: a child that has exited. */
 function deadPid(): number {
   const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
@@ -27,7 +40,7 @@ describe('file lock', () => {
   it('is exclusive: a second taker waits for the release', async () => {
     const path = lockPath();
     const release = await acquireLock(path);
-    expect(readFileSync(path, 'utf8')).toMatch(new RegExp(`^${process.pid} `));
+    expect(holder(path)).toBe(process.pid);
     let second = false;
     const waiting = acquireLock(path).then((r) => {
       second = true;
@@ -45,28 +58,27 @@ describe('file lock', () => {
   it('breaks a lock whose pid is dead', async () => {
     const path = lockPath();
     const pid = deadPid();
-    expect(processAlive(pid)).toBe(false);
-    writeFileSync(path, `${pid} ${Date.now()} abc\n`);
-    expect(await staleLock(path, 10_000)).toBeTypeOf('number');
+    expect(isPidAlive(pid)).toBe(false);
+    writeFileSync(path, lockText(pid, 'abc'));
     const release = await acquireLock(path, { timeoutMs: 2000 });
-    expect(readFileSync(path, 'utf8')).toMatch(new RegExp(`^${process.pid} `));
+    expect(holder(path)).toBe(process.pid);
     await release();
   });
 
   it('breaks a lock older than the stale age, even of a live pid', async () => {
     const path = lockPath();
-    writeFileSync(path, `${process.pid} 0 old\n`);
-    expect(await staleLock(path, 10_000)).toBeUndefined();
+    writeFileSync(path, lockText(process.pid, 'old'));
+    await expect(acquireLock(path, { timeoutMs: 50 })).rejects.toThrow(/held by pid/);
     const old = new Date(Date.now() - 11_000);
     utimesSync(path, old, old);
-    expect(await staleLock(path, 10_000)).toBeTypeOf('number');
     const release = await acquireLock(path, { timeoutMs: 2000 });
+    expect(holder(path)).toBe(process.pid);
     await release();
   });
 
   it('gives up on a live, fresh lock after the timeout, naming the holder', async () => {
     const path = lockPath();
-    writeFileSync(path, `${process.pid} ${Date.now()} other\n`);
+    writeFileSync(path, lockText(process.pid, 'other'));
     await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(
       new RegExp(`held by pid ${process.pid}`),
     );
@@ -75,8 +87,8 @@ describe('file lock', () => {
   it('does not remove a lock that another process took over', async () => {
     const path = lockPath();
     const release = await acquireLock(path);
-    writeFileSync(path, '999999 0 someone-else\n');
+    writeFileSync(path, lockText(999999, 'someone-else'));
     await release();
-    expect(readFileSync(path, 'utf8')).toBe('999999 0 someone-else\n');
+    expect(readFileSync(path, 'utf8')).toBe(lockText(999999, 'someone-else'));
   });
 });

@@ -1,7 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type {
   CreateAnswer,
   CreateRequest,
@@ -10,7 +7,6 @@ import type {
 } from '../../../src/api/types.js';
 import { FakeClock } from '../../helpers/main.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from '../../../src/core/send/engine.js';
-import { OutcomeStore } from '../../../src/core/send/outcome-store.js';
 import {
   NetworkError,
   NotFoundError,
@@ -19,12 +15,8 @@ import {
   ServiceError,
   TooLargeError,
 } from '../../../src/errors.js';
-import { RunJournal } from '../../../src/journal/index.js';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+import type { RunState, StateDb } from '../../../src/state/index.js';
+import { openDb, openRun, states, tempStateDir } from '../state/helpers.js';
 
 /** A fake service: `create` decides each answer; applied payouts are readable by GET. */
 class FakeService {
@@ -64,39 +56,10 @@ function okAll(req: CreateRequest, _n: number, svc: FakeService): Promise<Create
   return Promise.resolve({ success_count: results.length, failed_count: 0, results, messages: [] });
 }
 
-/** A run journal in a fresh state folder, removed after the tests. */
-async function openJournal(payoutCount: number) {
-  const stateDir = mkdtempSync(join(tmpdir(), 'payouts-engine-'));
-  dirs.push(stateDir);
-  const journal = await RunJournal.open({
-    stateDir,
-    serviceKey: 'fake',
-    runId: 'run1',
-    header: {
-      service: 'fake',
-      client_id: 'c',
-      inputs: ['x.csv'],
-      input_hash: 'h',
-      payout_count: payoutCount,
-    },
-  });
-  return { stateDir, journal };
-}
-
-/** A journal line as the tests read it back. */
-interface LineRecord {
-  t: string;
-  req?: number;
-  p?: string[][];
-  refs?: string[];
-}
-
-/** Every record of a journal file, in order. */
-function journalRecords(path: string): LineRecord[] {
-  return readFileSync(path, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as LineRecord);
+/** A run of `refs` in a fresh state database, removed after the test. */
+async function openState(refs: string[]): Promise<{ db: StateDb; state: RunState }> {
+  const db = await openDb(await tempStateDir());
+  return { db, state: openRun(db, refs) };
 }
 
 /** A payout to queue, with a stand-in hash. */
@@ -110,8 +73,7 @@ function pending(ref: string) {
 /** An engine over a fake service, with no waits and a fresh outcome store for `rows` rows. */
 function newEngine(
   service: FakeService,
-  opened: { stateDir: string; journal: RunJournal },
-  rows: number,
+  opened: { state: RunState },
   settings: { chunkSize: number; concurrency: number },
   interrupt: AbortSignal = new AbortController().signal,
   warn: (message: string) => void = () => {},
@@ -119,8 +81,8 @@ function newEngine(
   return new SendEngine(
     {
       client: service,
-      journal: opened.journal,
-      outcomes: OutcomeStore.create(join(opened.stateDir, 'tmp'), 1, rows, () => undefined),
+      journal: opened.state,
+      outcomes: opened.state.outcomes,
       interrupt,
       warn,
       progress: () => {},
@@ -136,22 +98,17 @@ function newEngine(
 }
 
 async function run(service: FakeService, refs: string[], chunkSize = 2) {
-  const opened = await openJournal(refs.length);
+  const opened = await openState(refs);
   const warnings: string[] = [];
-  const engine = newEngine(
-    service,
-    opened,
-    refs.length,
-    { chunkSize, concurrency: 2 },
-    undefined,
-    (m) => warnings.push(m),
+  const engine = newEngine(service, opened, { chunkSize, concurrency: 2 }, undefined, (m) =>
+    warnings.push(m),
   );
   for (const ref of refs) {
     engine.enqueue(pending(ref));
     await engine.ready();
   }
   await engine.finish();
-  await opened.journal.close();
+  await opened.state.close();
   return {
     engine,
     warnings,
@@ -255,7 +212,7 @@ describe('SendEngine', () => {
   });
 
   it('writes no intent for a chunk waiting for a slot: a crash leaves only requests in flight', async () => {
-    const opened = await openJournal(6);
+    const opened = await openState(['A', 'B', 'C']);
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
@@ -264,16 +221,16 @@ describe('SendEngine', () => {
       if (n === 1) await gate;
       return okAll(req, n, s);
     });
-    const engine = newEngine(svc, opened, 6, { chunkSize: 1, concurrency: 1 });
+    const engine = newEngine(svc, opened, { chunkSize: 1, concurrency: 1 });
     for (const ref of ['A', 'B', 'C']) engine.enqueue(pending(ref));
     await new Promise((r) => setTimeout(r, 20));
-    await opened.journal.flush();
-    const intents = journalRecords(opened.journal.path).filter((r) => r.t === 'intent');
-    expect(intents.map((r) => r.p?.map(([ref]) => ref))).toEqual([['A']]);
+    await opened.state.flush();
+    expect(states(opened.db, opened.state)).toEqual({ A: 'in_flight', B: 'queued', C: 'queued' });
     expect(engine.ready()).toBeDefined();
     release();
     await engine.finish();
-    await opened.journal.close();
+    await opened.state.close();
+    expect(states(opened.db, opened.state)).toEqual({ A: 'done', B: 'done', C: 'done' });
     expect(svc.creates).toEqual([['A'], ['B'], ['C']]);
   });
 });

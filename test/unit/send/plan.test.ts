@@ -116,15 +116,21 @@ describe('planRun: references that look the same', () => {
 });
 
 describe('LookalikeReferences', () => {
-  it('warns nothing when a fingerprint match is not confirmed by any row', () => {
+  it('asks only about folded forms, and warns only about those some row spells exactly', () => {
     const warnings: string[] = [];
     const l = new LookalikeReferences((m) => warnings.push(m));
     l.see('DE\u200B-3', { file: 'p.csv', location: 'line 2' });
     l.see('DE-4', { file: 'p.csv', location: 'line 3' });
-    expect(l.suspects(() => true)).toBe(true);
-    l.recheck('DE\u200B-3', { file: 'p.csv', location: 'line 2' });
-    l.recheck('DE-4', { file: 'p.csv', location: 'line 3' });
+    const asked: string[] = [];
+    l.confirm((ref) => {
+      asked.push(ref);
+      return undefined;
+    });
+    expect(asked).toEqual(['DE-3']);
     expect(warnings).toEqual([]);
-    expect(l.suspects(() => false)).toBe(false);
+    l.confirm(() => ({ file: 'q.csv', location: 'line 9', order: 5 }));
+    expect(warnings).toEqual([
+      `q.csv line 9: reference_id "DE-3" looks the same as p.csv line 2's "DE\\u200b-3" (${SAME}); check that these are two different payouts`,
+    ]);
   });
 });

@@ -1,11 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { Chalk } from 'chalk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { countOutcomes, type PayoutOutcome } from '../../../src/core/send/outcome.js';
-import { OutcomeStore } from '../../../src/core/send/outcome-store.js';
+import { openScratchDb, RunOutcomes } from '../../../src/state/index.js';
 import type { RunPlan } from '../../../src/core/send/plan.js';
 import {
   closingLine,
@@ -16,7 +15,6 @@ import {
   summaryText,
 } from '../../../src/core/send/render.js';
 import { writeFailedOut } from '../../../src/core/send/report.js';
-import type { HashedSource } from '../../../src/core/send/sources.js';
 import { exitCodeForStatuses } from '../../../src/exit-codes.js';
 import { CurrencyTotals } from '../../../src/money/amount.js';
 import { CurrencyTable } from '../../../src/money/currencies.js';
@@ -31,6 +29,11 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'payouts-unknown-'));
   dirs.push(dir);
   return dir;
+}
+
+/** An outcome store over a scratch database (its counts live in memory). */
+function outcomeStore(): RunOutcomes {
+  return new RunOutcomes(openScratchDb(), 1, () => undefined);
 }
 
 const currencies = new CurrencyTable();
@@ -71,41 +74,36 @@ describe('undocumented statuses in a send', () => {
       sentEarlier: 0,
     };
     expect(countOutcomes(outcomes)).toEqual(expected);
-    const store = OutcomeStore.create(tempDir(), 1, 4, () => undefined);
+    const store = outcomeStore();
     for (const [row, o] of outcomes.entries()) store.set(row, o);
     expect(store.countsOf()).toEqual(expected);
     expect(exitCodeForStatuses(store.statusKinds())).toBe(4);
     // A row's latest outcome wins: processing read back later as failed moves to failed.
     store.set(6, { ...outcomes[6]!, status: 'failed' });
     expect(store.countsOf()).toMatchObject({ failed: 4, unknown: 1 });
-    store.remove();
   });
 
   it('give exit 5 from the outcome store when nothing failed', () => {
-    const store = OutcomeStore.create(tempDir(), 1, 4, () => undefined);
+    const store = outcomeStore();
     store.set(0, outcomes[0]!);
     store.set(1, outcomes[6]!);
     expect(store.countsOf()).toMatchObject({ success: 1, failed: 0, unknown: 1 });
     expect(exitCodeForStatuses(store.statusKinds())).toBe(5);
-    store.remove();
   });
 
   it('are left out of --failed-out, as are pending and outcome-unknown rows', async () => {
-    const csv = [
-      'reference_id,amount,currency,recipient',
-      ...STATUSES.map((s) => `R-${s},1.00,EUR,r@example.com`),
-      'R-never-reached,2.00,EUR,r@example.com',
-    ].join('\n');
-    const source: HashedSource = {
-      name: 'run.csv',
-      open: () => Readable.from([Buffer.from(csv)]),
-      digest: () => '',
-    };
-    const path = join(tempDir(), 'failed.csv');
     const byRef = new Map(outcomes.map((o) => [o.reference_id, o]));
-    const count = await writeFailedOut(path, [source], { currencies }, (_row, ref) =>
-      byRef.get(ref),
-    );
+    const rows = [...STATUSES.map((s) => `R-${s}`), 'R-never-reached'].map((ref, i) => ({
+      file: 'run.csv',
+      location: `line ${i + 2}`,
+      reference_id: ref,
+      amount: '1.00',
+      currency: 'EUR',
+      recipient: 'r@example.com',
+      outcome: byRef.get(ref),
+    }));
+    const path = join(tempDir(), 'failed.csv');
+    const count = await writeFailedOut(path, rows);
     const refs = readFileSync(path, 'utf8')
       .trim()
       .split('\n')

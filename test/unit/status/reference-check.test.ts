@@ -1,10 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeReport } from '../../../src/core/send/report.js';
-import type { HashedSource } from '../../../src/core/send/sources.js';
 import {
   parseReferenceText,
   readReferenceFile,
@@ -106,16 +105,16 @@ describe('reading a report back', () => {
     const dir = mkdtempSync(join(tmpdir(), 'payouts-report-'));
     dirs.push(dir);
     const refs = ['=SUM(A1)', '+49-1', '-5', '@home', "'quoted", 'plain', 'comma,and "quote"'];
-    const csv = `reference_id,amount,currency,recipient\n${refs
-      .map((r) => `"${r.replace(/"/g, '""')}",1.00,EUR,a@example.com`)
-      .join('\n')}\n`;
-    const source: HashedSource = {
-      name: 'payouts.csv',
-      open: () => Readable.from([Buffer.from(csv)]),
-      digest: () => '',
-    };
+    const rows = refs.map((ref, i) => ({
+      file: 'payouts.csv',
+      location: `line ${i + 2}`,
+      reference_id: ref,
+      amount: '1.00',
+      currency: 'EUR',
+      recipient: 'a@example.com',
+    }));
     const path = join(dir, 'report.csv');
-    await writeReport(path, [source], { currencies: new CurrencyTable() }, () => undefined);
+    await writeReport(path, rows, new CurrencyTable());
     // The writer did guard them, so the test is of the round trip, not of plain cells.
     expect(readFileSync(path, 'utf8')).toContain(",'=SUM(A1),");
     const ctx = { cwd: dir, stdin: new PassThrough() };

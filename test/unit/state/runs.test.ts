@@ -1,14 +1,19 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { showRunList } from '../../../src/core/runs/runs.js';
 import { UsageError } from '../../../src/errors.js';
-import { listRuns, readRun, runIdFor } from '../../../src/journal/index.js';
-import { fakeClock, openRun, tempStateDir } from './helpers.js';
+import { listRuns, readRun, runIdFor, type StateDb } from '../../../src/state/index.js';
+import { memoryOutput } from '../status/output-helper.js';
+import { fakeClock, openDb, openRun, tempStateDir } from './helpers.js';
 
 /** Two runs of one service and one of another, created a day apart each. */
 async function setup() {
   const stateDir = await tempStateDir();
+  const db = await openDb(stateDir);
   const day = 86_400_000;
-  const older = await openRun(stateDir, 'older', {
-    count: 8,
+  const older = openRun(db, ['S1', 'S2', 'F1', 'C1', 'P1', 'IF', 'NA', 'Q'], {
+    inputHash: 'older',
     now: fakeClock(Date.UTC(2026, 0, 1)),
   });
   await older.recordIntent(1, [
@@ -30,27 +35,27 @@ async function setup() {
   older.recordNotApplied(1, ['NA'], '429');
   await older.close();
 
-  const newer = await openRun(stateDir, 'newer', {
-    count: 2,
+  const newer = openRun(db, ['N1', 'N2'], {
+    inputHash: 'newer',
     now: fakeClock(Date.UTC(2026, 0, 1) + day),
   });
   await newer.close();
 
-  const sandbox = await openRun(stateDir, 'sandbox-run', {
+  const sandbox = openRun(db, ['Z'], {
+    inputHash: 'sandbox-run',
     serviceKey: 'sandbox',
-    count: 1,
     now: fakeClock(Date.UTC(2026, 0, 1) + 2 * day),
   });
   await sandbox.recordIntent(1, [{ ref: 'Z', hash: 'h' }]);
   sandbox.recordOutcome(1, [{ ref: 'Z', status: 'success' }]);
   await sandbox.close();
-  return { stateDir, older, newer, sandbox };
+  return { stateDir, db, older, newer, sandbox };
 }
 
 describe('listRuns', () => {
   it('lists every run of every service, newest first, with counts', async () => {
-    const { stateDir, older, newer, sandbox } = await setup();
-    const runs = await listRuns(stateDir);
+    const { db, older, newer, sandbox } = await setup();
+    const runs = listRuns(db);
     expect(runs.map((r) => r.run_id)).toEqual([sandbox.runId, newer.runId, older.runId]);
     const o = runs[2]!;
     expect(o).toMatchObject({
@@ -58,8 +63,7 @@ describe('listRuns', () => {
       client_id: 'abc-client-id',
       inputs: ['payouts.csv'],
       created_at: '2026-01-01T00:00:00.000Z',
-      // header, intent, outcome, not_applied: the clock ticked 3 times after creation
-      updated_at: '2026-01-01T00:00:03.000Z',
+      updated_at: expect.stringMatching(/^2026-01-01T00:00:0\d\.000Z$/),
       payout_count: 8,
     });
     // 8 payouts: 7 sent, NA freed, one never sent -> not_sent 2.
@@ -79,19 +83,23 @@ describe('listRuns', () => {
       in_flight: 0,
       not_sent: 2,
     });
-    expect(runs[1]?.updated_at).toBe(runs[1]?.created_at);
     expect(runs[0]?.counts.success).toBe(1);
   });
 
-  it('is empty when nothing was journaled', async () => {
-    expect(await listRuns(await tempStateDir())).toEqual([]);
+  it('is empty when nothing was sent, and creates no database to say so', async () => {
+    const stateDir = await tempStateDir();
+    const out = memoryOutput({ json: true });
+    expect(await showRunList(stateDir, out.output)).toBe(0);
+    expect(JSON.parse(out.stdout())).toEqual([]);
+    expect(existsSync(join(stateDir, 'state.db'))).toBe(false);
+    expect(listRuns(await openDb(stateDir))).toEqual([]);
   });
 });
 
 describe('readRun', () => {
   it('finds a run by a unique prefix, with each payout state', async () => {
-    const { stateDir, older } = await setup();
-    const run = await readRun(stateDir, older.runId.slice(0, 6).toUpperCase());
+    const { db, older } = await setup();
+    const run = readRun(db, older.runId.slice(0, 6).toUpperCase());
     expect(run.summary.run_id).toBe(older.runId);
     expect(run.summary.counts.success).toBe(2);
     expect(run.payouts.map((p) => p.reference_id)).toEqual([
@@ -102,28 +110,34 @@ describe('readRun', () => {
       'P1',
       'IF',
       'NA',
+      'Q',
     ]);
     expect(run.payouts.find((p) => p.reference_id === 'IF')?.state).toEqual({
       state: 'in-flight',
       req: 1,
-      hash: 'h',
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
       at: expect.any(String),
     });
     expect(run.payouts.find((p) => p.reference_id === 'NA')?.state).toEqual({ state: 'free' });
-    expect((await readRun(stateDir, older.runId)).summary.run_id).toBe(older.runId);
+    expect(run.payouts.find((p) => p.reference_id === 'Q')?.state).toEqual({ state: 'free' });
+    expect(run.payouts.find((p) => p.reference_id === 'S1')?.state).toEqual({
+      state: 'confirmed',
+      req: 1,
+      status: 'success',
+    });
+    expect(readRun(db, older.runId).summary.run_id).toBe(older.runId);
   });
 
   it('throws a UsageError when no run matches', async () => {
-    const { stateDir } = await setup();
-    const err = await readRun(stateDir, 'zzzz').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(UsageError);
-    expect((err as Error).message).toMatch(/no run id starts with "zzzz"/);
-    await expect(readRun(stateDir, '../x')).rejects.toBeInstanceOf(UsageError);
-    await expect(readRun(stateDir, '')).rejects.toBeInstanceOf(UsageError);
+    const { db } = await setup();
+    expect(() => readRun(db, 'zzzz')).toThrow(UsageError);
+    expect(() => readRun(db, 'zzzz')).toThrow(/no run id starts with "zzzz"/);
+    expect(() => readRun(db, '../x')).toThrow(UsageError);
+    expect(() => readRun(db, '')).toThrow(UsageError);
   });
 
   it('throws a UsageError naming the candidates when the prefix is ambiguous', async () => {
-    const stateDir = await tempStateDir();
+    const db: StateDb = await openDb(await tempStateDir());
     // Find two input hashes whose run ids share a first character.
     const byFirst = new Map<string, string>();
     let pair: [string, string] | undefined;
@@ -133,11 +147,15 @@ describe('readRun', () => {
       if (seen) pair = [seen, `in-${i}`];
       else byFirst.set(id[0]!, `in-${i}`);
     }
-    const a = await openRun(stateDir, pair[0]);
-    const b = await openRun(stateDir, pair[1]);
-    await a.close();
-    await b.close();
-    const err = await readRun(stateDir, a.runId[0]!).catch((e: unknown) => e);
+    const a = openRun(db, ['A'], { inputHash: pair[0] });
+    const b = openRun(db, ['B'], { inputHash: pair[1] });
+    const err = (() => {
+      try {
+        return readRun(db, a.runId[0]!);
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toContain(a.runId);
     expect((err as Error).message).toContain(b.runId);

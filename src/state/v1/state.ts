@@ -1,7 +1,7 @@
-import type { OutcomeResult } from './journal.js';
+import type { OutcomeResult } from '../outcome-result.js';
 import type { JournalRecord, OutcomeTuple } from './records.js';
 
-/** What a journal says about one reference. */
+/** What a v1 journal says about one reference. */
 export type RefState =
   | ({ state: 'confirmed'; req: number } & Omit<OutcomeResult, 'ref'>)
   /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */

@@ -2,15 +2,20 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/errors.js';
-import { isPidAlive, type LockInfo, RunLock, serviceId } from '../../../src/journal/index.js';
+import { type FileLock, isPidAlive, type LockInfo } from '../../../src/lock.js';
+import { acquireSendLock, sendLockPath } from '../../../src/state/index.js';
 import { SERVICE, tempStateDir } from './helpers.js';
+
+/** The send lock, as the tests take it. */
+const RunLock = { acquire: acquireSendLock };
+type RunLock = FileLock;
 
 /** Path of SERVICE's lock in a state folder. */
 function lockPath(stateDir: string): string {
-  return join(stateDir, 'journals', serviceId(SERVICE), 'send.lock');
+  return sendLockPath(stateDir, SERVICE);
 }
 
 /** Writes a lock file as another process would have. */
@@ -40,8 +45,8 @@ function deadPid(): number {
   return child.pid!;
 }
 
-describe('RunLock', () => {
-  it('creates send.lock with pid, host, start time and command, mode 0600', async () => {
+describe('the send lock', () => {
+  it('creates the lock file with pid, host, start time and command, mode 0600', async () => {
     const stateDir = await tempStateDir();
     const lock = await RunLock.acquire({
       stateDir,
@@ -124,7 +129,7 @@ describe('RunLock', () => {
       command: 'payouts send again.csv',
     });
     // No temporary or takeover files are left behind.
-    expect(await readdir(join(lock.path, '..'))).toEqual(['send.lock']);
+    expect(await readdir(join(lock.path, '..'))).toEqual([basename(lock.path)]);
     await lock.release();
   });
 

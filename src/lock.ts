@@ -1,18 +1,18 @@
+/**
+ * A cross-process lock on a file path, shared by the send lock and the sandbox ledger.
+ * Creating the file with O_EXCL ('wx') is atomic on local file systems, so one process wins;
+ * a lock whose process is gone is taken over, by one process only.
+ */
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, open, rename, unlink, writeFile } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UsageError } from '../errors.js';
-import { ensureServiceDir, errorCode, FILE_MODE } from './fsutil.js';
 
-/** Name of the send lock in a service's folder. */
-export const LOCK_NAME = 'send.lock';
-/** Name of the file whose holder alone may replace a stale send lock. */
-export const TAKEOVER_NAME = 'send.lock.takeover';
-
-/** How long acquire keeps retrying while another process is creating or taking over the lock. */
-const WAIT_MS = 5_000;
+/** Mode of lock files: only the user may read them. */
+const FILE_MODE = 0o600;
+/** How long acquire keeps retrying while other processes create or take over the lock. */
+const CHURN_MS = 5_000;
 /** An unreadable lock older than this was left by a process that died while writing it. */
 const GRACE_MS = 2_000;
 
@@ -25,6 +25,23 @@ export interface LockInfo {
   token: string;
 }
 
+/** Options of FileLock.acquire. */
+export interface FileLockOptions {
+  path: string;
+  pid: number;
+  command: string;
+  /** The error for a lock held by a live process (or one on another host). */
+  busy: (holder: LockInfo, path: string, ownHost: string) => Error;
+  /** How long to wait for a live holder to let go (0, the default: fail at once). */
+  waitMs?: number;
+  /** A lock older than this is stale even if its process lives: for locks held only briefly. */
+  staleAfterMs?: number;
+  isAlive?: (pid: number) => boolean;
+  /** This machine's name (tests pretend to be another host). */
+  hostname?: string;
+  now?: () => Date;
+}
+
 /** A lock file as read: its text, its identity on disk, and its content when readable. */
 interface SeenLock {
   raw: string;
@@ -33,16 +50,11 @@ interface SeenLock {
   info: LockInfo | undefined;
 }
 
-/** Options of RunLock.acquire. */
-export interface AcquireLockOptions {
-  stateDir: string;
-  serviceKey: string;
-  pid: number;
-  command: string;
-  isAlive?: (pid: number) => boolean;
-  /** This machine's name (tests pretend to be another host). */
-  hostname?: string;
-  now?: () => Date;
+/** The error code of a Node system error, if any. */
+function errorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err
+    ? String((err as { code: unknown }).code)
+    : undefined;
 }
 
 /** Whether a process exists on this host: signal 0 checks without sending anything. */
@@ -128,35 +140,22 @@ function backoff(): Promise<void> {
   return sleep(5 + Math.floor(Math.random() * 20));
 }
 
-/** The error for a lock held by a running (or unverifiable) process. */
-function busyError(info: LockInfo, path: string, ownHost: string): UsageError {
-  const where = info.hostname === ownHost ? '' : ` on host ${info.hostname}`;
-  const hint =
-    info.hostname === ownHost
-      ? ''
-      : `; if no payouts send is running there, delete ${path} and try again`;
-  return new UsageError(
-    `another payouts send to this service is running (pid ${info.pid}${where}, started ${info.started_at}, ${JSON.stringify(info.command)}); wait for it to finish${hint}`,
-  );
-}
-
 /** Context of one acquire attempt. */
 interface Acquirer {
-  dir: string;
-  path: string;
+  opts: FileLockOptions;
   me: LockInfo;
   text: string;
   isAlive: (pid: number) => boolean;
 }
 
-/** Whether a lock is stale (its process is gone); throws when it is held. */
+/** Whether a lock is stale (left by a process that is gone); false while it is held. */
 function isStale(a: Acquirer, seen: SeenLock): boolean {
-  if (!seen.info) return Date.now() - seen.mtimeMs > GRACE_MS;
+  const age = Date.now() - seen.mtimeMs;
+  if (!seen.info) return age > GRACE_MS;
   // A process on another host cannot be checked from here: never take its lock.
-  if (seen.info.hostname !== a.me.hostname || a.isAlive(seen.info.pid)) {
-    throw busyError(seen.info, a.path, a.me.hostname);
-  }
-  return true;
+  if (seen.info.hostname !== a.me.hostname) return false;
+  if (!a.isAlive(seen.info.pid)) return true;
+  return a.opts.staleAfterMs !== undefined && age > a.opts.staleAfterMs;
 }
 
 /**
@@ -165,23 +164,24 @@ function isStale(a: Acquirer, seen: SeenLock): boolean {
  * over it. Returns false when another process got in first: the caller looks again.
  */
 async function takeOver(a: Acquirer, stale: SeenLock): Promise<boolean> {
-  const takeoverPath = join(a.dir, TAKEOVER_NAME);
+  const path = a.opts.path;
+  const takeoverPath = `${path}.takeover`;
   if (!(await createExclusive(takeoverPath, a.text))) {
     await checkTakeoverHolder(a, takeoverPath);
     return false;
   }
   try {
-    const now = await readLock(a.path);
+    const now = await readLock(path);
     if (!now || !sameLock(now, stale)) return false;
-    const tmp = join(a.dir, `${LOCK_NAME}.${a.me.token}.tmp`);
+    const tmp = `${path}.${a.me.token}.tmp`;
     await writeFile(tmp, a.text, { mode: FILE_MODE, flag: 'wx' });
     try {
-      await rename(tmp, a.path);
+      await rename(tmp, path);
     } catch (err) {
       await unlink(tmp).catch(() => {});
       throw err;
     }
-    const after = await readLock(a.path);
+    const after = await readLock(path);
     return after?.info?.token === a.me.token;
   } finally {
     await unlink(takeoverPath).catch(() => {});
@@ -197,14 +197,14 @@ async function checkTakeoverHolder(a: Acquirer, takeoverPath: string): Promise<v
     : Date.now() - t.mtimeMs > GRACE_MS;
   if (dead) {
     // Removing it here could race with another process doing the same; a person must decide.
-    throw new UsageError(
-      `a payouts process${t.info ? ` (pid ${t.info.pid})` : ''} stopped while taking over the send lock; if no payouts send to this service is running, delete ${takeoverPath} and try again`,
+    throw new Error(
+      `a payouts process${t.info ? ` (pid ${t.info.pid})` : ''} stopped while taking over the lock ${a.opts.path}; if no other payouts process is using it, delete ${takeoverPath} and try again`,
     );
   }
 }
 
-/** One sending run per service on this machine, held as `send.lock` in the service's folder. */
-export class RunLock {
+/** An exclusive lock held as a file naming its process. */
+export class FileLock {
   private released = false;
 
   private constructor(
@@ -212,9 +212,9 @@ export class RunLock {
     readonly info: LockInfo,
   ) {}
 
-  /** Takes the service's send lock, taking over a stale one; UsageError when another send holds it. */
-  static async acquire(opts: AcquireLockOptions): Promise<RunLock> {
-    const dir = await ensureServiceDir(opts.stateDir, opts.serviceKey);
+  /** Takes the lock, taking over a stale one; throws `busy` while a live process holds it. */
+  static async acquire(opts: FileLockOptions): Promise<FileLock> {
+    await mkdir(dirname(opts.path), { recursive: true, mode: 0o700 });
     const me: LockInfo = {
       pid: opts.pid,
       hostname: opts.hostname ?? osHostname(),
@@ -223,21 +223,25 @@ export class RunLock {
       token: randomBytes(8).toString('hex'),
     };
     const a: Acquirer = {
-      dir,
-      path: join(dir, LOCK_NAME),
+      opts,
       me,
       text: `${JSON.stringify(me)}\n`,
       isAlive: opts.isAlive ?? isPidAlive,
     };
-    const deadline = Date.now() + WAIT_MS;
+    const waitUntil = Date.now() + (opts.waitMs ?? 0);
+    const churnUntil = waitUntil + CHURN_MS;
     for (;;) {
-      if (await createExclusive(a.path, a.text)) return new RunLock(a.path, me);
+      if (await createExclusive(opts.path, a.text)) return new FileLock(opts.path, me);
       // Absent means released in between: try to create it again at once.
-      const seen = await readLock(a.path);
-      if (seen && isStale(a, seen) && (await takeOver(a, seen))) return new RunLock(a.path, me);
-      if (Date.now() > deadline) {
-        throw new UsageError(
-          `could not take the send lock ${a.path}: other payouts processes keep changing it; try again`,
+      const seen = await readLock(opts.path);
+      if (seen && isStale(a, seen)) {
+        if (await takeOver(a, seen)) return new FileLock(opts.path, me);
+      } else if (seen?.info && Date.now() >= waitUntil) {
+        throw opts.busy(seen.info, opts.path, me.hostname);
+      }
+      if (Date.now() > churnUntil) {
+        throw new Error(
+          `could not take the lock ${opts.path}: other payouts processes keep changing it; try again`,
         );
       }
       if (seen) await backoff();

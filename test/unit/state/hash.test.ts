@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalDecimal, fastHash64 } from '../../../src/journal/ids.js';
-import { payoutHash, runIdFor, serviceId } from '../../../src/journal/index.js';
+import {
+  canonicalDecimal,
+  HASH_VERSION,
+  HASH_VERSION_V1,
+  payoutHash,
+  payoutHashV1,
+  runIdFor,
+  sameHash,
+  serviceId,
+} from '../../../src/state/hash.js';
 
 const base = { reference_id: 'PAY-1', amount: '10.5', currency: 'USD', recipient: 'a@example.com' };
 
@@ -22,7 +30,7 @@ describe('ids', () => {
 
   it('payoutHash compares amounts by value', () => {
     const h = payoutHash(base);
-    expect(h).toMatch(/^[0-9a-f]{16}$/);
+    expect(h).toMatch(/^[0-9a-f]{64}$/);
     expect(payoutHash({ ...base, amount: '10.50' })).toBe(h);
     expect(payoutHash({ ...base, amount: '010.500' })).toBe(h);
     expect(payoutHash({ ...base, amount: '10.51' })).not.toBe(h);
@@ -43,31 +51,28 @@ describe('ids', () => {
     expect(a).not.toBe(b);
   });
 
-  it('payoutHash is the hash of the joined fields, so journals of earlier versions still match', () => {
-    const amounts = [
-      '10.5',
-      '010.500',
-      ' 7 ',
-      '10.',
-      '0',
-      '000',
-      '0.000',
-      '.5',
-      '1e5',
-      'abc',
-      '',
-      '1.2.3',
-      '-4',
-    ];
+  it('payoutHash is the SHA-256 of the canonical joined fields', () => {
+    const amounts = ['10.5', '010.500', ' 7 ', '10.', '0', '000', '.5', '1e5', 'abc', '', '-4'];
     const refs = ['PAY-1', '', '日本-1', 'a|b', 'tab\there'];
     for (const reference_id of refs) {
       for (const amount of amounts) {
         for (const currency of ['USD', ' eur ']) {
           const p = { reference_id, amount, currency, recipient: 'r|é' };
           const joined = `${reference_id.length}:${reference_id}|${canonicalDecimal(amount)}|${currency.trim().toUpperCase()}|${p.recipient}`;
-          expect(payoutHash(p)).toBe(fastHash64(joined));
+          expect(payoutHash(p)).toBe(createHash('sha256').update(joined).digest('hex'));
         }
       }
     }
+  });
+
+  it('compares a stored hash by its version: v1 journals keep matching their payouts', () => {
+    // A hash the v1 journal writer produced for this payout (payouts 0.1).
+    const v1 = '81eee922e3359c63';
+    expect(payoutHashV1(base)).toBe(v1);
+    expect(sameHash(v1, HASH_VERSION_V1, base)).toBe(true);
+    expect(sameHash(v1, HASH_VERSION_V1, { ...base, amount: '10.50' })).toBe(true);
+    expect(sameHash(v1, HASH_VERSION_V1, { ...base, amount: '11' })).toBe(false);
+    expect(sameHash(payoutHash(base), HASH_VERSION, base)).toBe(true);
+    expect(sameHash(v1, HASH_VERSION, base)).toBe(false);
   });
 });

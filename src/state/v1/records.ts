@@ -1,4 +1,4 @@
-/** The lines of a run journal: one JSON record per line, parsed and checked field by field. */
+/** The lines of a v1 run journal (read only, for the one-time import): one JSON record per line. */
 
 /** First line of a journal: what the run is. */
 export interface RunRecord {
@@ -153,11 +153,6 @@ function isValidRecord(o: Obj): boolean {
   }
 }
 
-/** Whether a record is one the reader accepts: nothing else may be written. */
-export function isWritableRecord(record: JournalRecord): boolean {
-  return isValidRecord(record as unknown as Obj);
-}
-
 /** Parses one journal line; undefined when it is not a complete, valid record. */
 export function parseRecord(line: string): JournalRecord | undefined {
   let value: unknown;
@@ -178,10 +173,4 @@ export function isNewerVersionHeader(line: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** One record as its journal line, newline included. */
-export function formatRecord(record: JournalRecord): string {
-  // JSON.stringify escapes every control character, so a record never spans two lines.
-  return `${JSON.stringify(record)}\n`;
 }

@@ -1,4 +1,4 @@
-import { PayoutsError } from '../errors.js';
+import { PayoutsError } from '../../errors.js';
 
 /** A journal that cannot be read safely: which payouts were sent is not known, so nothing is sent. */
 export class JournalCorruptError extends PayoutsError {

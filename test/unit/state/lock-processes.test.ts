@@ -5,21 +5,21 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceId } from '../../../src/journal/index.js';
+import { sendLockPath } from '../../../src/state/index.js';
 import { SERVICE, tempStateDir } from './helpers.js';
 
-const LOCK_SOURCE = fileURLToPath(new URL('../../../src/journal/lock.ts', import.meta.url));
+const LOCK_SOURCE = fileURLToPath(new URL('../../../src/state/send-lock.ts', import.meta.url));
 
 /**
  * A contender: says "ready", waits for "go" so all start together, takes the lock with its real
  * pid, reports, and holds the lock until its stdin closes.
  */
 const CONTENDER = `
-import { RunLock } from './lock.mjs';
+import { acquireSendLock } from './lock.mjs';
 const [stateDir, serviceKey] = process.argv.slice(2);
 process.stdin.once('data', async () => {
   try {
-    const lock = await RunLock.acquire({ stateDir, serviceKey, pid: process.pid, command: 'contender' });
+    const lock = await acquireSendLock({ stateDir, serviceKey, pid: process.pid, command: 'contender' });
     process.stdout.write('won\\n');
     process.stdin.on('end', async () => { await lock.release(); process.exit(0); });
   } catch (err) {
@@ -89,10 +89,10 @@ function contender(stateDir: string): Contender {
   };
 }
 
-describe('RunLock across processes', () => {
+describe('the send lock across processes', () => {
   it('lets exactly one of three processes take over a stale lock, round after round', async () => {
     const stateDir = await tempStateDir();
-    const lockPath = join(stateDir, 'journals', serviceId(SERVICE), 'send.lock');
+    const lockPath = sendLockPath(stateDir, SERVICE);
     await mkdir(dirname(lockPath), { recursive: true });
     const stalePid = spawnSync(process.execPath, ['-e', '0']).pid!;
     for (let round = 0; round < 15; round++) {

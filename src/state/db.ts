@@ -1,0 +1,100 @@
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { PayoutsError } from '../errors.js';
+import { MIGRATIONS } from './schema.js';
+import { importV1Journals } from './v1/import.js';
+
+/** A connection to state.db (or to a scratch database of the same schema). */
+export type StateDb = Database.Database;
+
+/** File name of the state database in the state folder. */
+export const STATE_DB = 'state.db';
+
+/** How long a statement waits for another process's write to finish before failing. */
+const BUSY_TIMEOUT_MS = 30_000;
+
+/**
+ * Every connection, and through its cache every statement, for the life of the process:
+ * better-sqlite3 12 on Node 24 aborts the process when the garbage collector frees one of
+ * them outside JavaScript (an idle-time collection), so none may ever become garbage.
+ */
+const pinned: StateDb[] = [];
+
+/** Makes a connection's statements live as long as it does: prepare() returns one per text. */
+function pin(db: StateDb): StateDb {
+  pinned.push(db);
+  const prepare = db.prepare.bind(db);
+  const statements = new Map<string, Database.Statement>();
+  db.prepare = ((sql: string) => {
+    let stmt = statements.get(sql);
+    if (stmt === undefined) {
+      stmt = prepare(sql);
+      statements.set(sql, stmt);
+    }
+    return stmt;
+  }) as StateDb['prepare'];
+  return db;
+}
+
+/** Opens a database file (or '' for a private temporary one) whose statements are never freed. */
+export function openDatabase(path: string, opts: Database.Options = {}): StateDb {
+  return pin(new Database(path, opts));
+}
+
+/** The schema version of a database (db.pragma would make a statement for each call). */
+function userVersion(db: StateDb): number {
+  return (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+}
+
+/** Applies the migrations the database has not seen yet, in one transaction. */
+export function migrate(db: StateDb, path: string): void {
+  const current = userVersion(db);
+  if (current > MIGRATIONS.length) {
+    throw new PayoutsError(
+      `${path} was written by a newer version of payouts (schema ${current}, this version knows ${MIGRATIONS.length}); update payouts to use it`,
+    );
+  }
+  if (current === MIGRATIONS.length) return;
+  db.transaction(() => {
+    // Another process may have migrated since the version was read: read it again under the lock.
+    for (const step of MIGRATIONS.slice(userVersion(db))) db.exec(step);
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
+/**
+ * Opens (creating if need be) the state database of a state folder: WAL, every commit
+ * synced (synchronous=FULL), migrated, and with any v1 journals imported once.
+ */
+export async function openStateDb(stateDir: string): Promise<StateDb> {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  chmodSync(stateDir, 0o700);
+  const path = join(stateDir, STATE_DB);
+  // Created first with the owner's mode: SQLite gives its -wal and -shm files the same one.
+  closeSync(openSync(path, 'a', 0o600));
+  chmodSync(path, 0o600);
+  const db = openDatabase(path, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = FULL');
+    migrate(db, path);
+    await importV1Journals(db, stateDir);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** A private database of the same schema, deleted when closed: a dry run keeps nothing. */
+export function openScratchDb(): StateDb {
+  // '' is an anonymous temporary file: large runs spill to disk rather than fill memory.
+  const db = openDatabase('');
+  // 32 MiB of pages: a large run's index mostly stays in memory, and memory stays bounded.
+  db.exec(
+    'PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -32768',
+  );
+  migrate(db, '(scratch)');
+  return db;
+}

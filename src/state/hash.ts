@@ -1,0 +1,74 @@
+/** Identities of the state database: services, runs and payouts, as hashes. */
+import { createHash } from 'node:crypto';
+
+/** The payout hash this version writes: SHA-256 of the canonical form (see payoutHash). */
+export const HASH_VERSION = 2;
+/** The payout hash of v1 journals (a 64-bit non-cryptographic hash of the same form). */
+export const HASH_VERSION_V1 = 1;
+
+/** First 16 hex characters of the SHA-256 of a text. */
+function sha256Hex16(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+}
+
+/** Identifies a service (base URL and client id, or "sandbox") without revealing it. */
+export function serviceId(serviceKey: string): string {
+  return sha256Hex16(serviceKey);
+}
+
+/** The run id of an input sent to a service: the same files to the same service are the same run. */
+export function runIdFor(serviceKey: string, inputHash: string): string {
+  return sha256Hex16(`${serviceKey}\n${inputHash}`);
+}
+
+/** Decimal text reduced to its value, so "010.50" and "10.5" compare equal; other text is kept. */
+export function canonicalDecimal(text: string): string {
+  const t = text.trim();
+  const m = /^(\d+)(?:\.(\d*))?$/.exec(t);
+  if (!m) return t;
+  const int = (m[1] ?? '').replace(/^0+(?=\d)/, '');
+  const frac = (m[2] ?? '').replace(/0+$/, '');
+  return frac ? `${int}.${frac}` : int;
+}
+
+/** The fields that make a payout "the same" across runs. */
+export interface PayoutIdentity {
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+}
+
+/**
+ * The canonical form of a payout: the reference's length keeps the fields apart whatever it
+ * holds; amount and currency cannot hold "|", and the recipient comes last.
+ */
+export function canonicalPayout(p: PayoutIdentity): string {
+  return `${p.reference_id.length}:${p.reference_id}|${canonicalDecimal(p.amount)}|${p.currency.trim().toUpperCase()}|${p.recipient}`;
+}
+
+/** The payout hash (HASH_VERSION): SHA-256 of the canonical form, 64 hex characters. */
+export function payoutHash(p: PayoutIdentity): string {
+  return createHash('sha256').update(canonicalPayout(p), 'utf8').digest('hex');
+}
+
+/** The payout hash of v1 journals (cyrb53 mixing, both lanes kept), to compare with their rows. */
+export function payoutHashV1(p: PayoutIdentity): string {
+  const text = canonicalPayout(p);
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  const hex = (x: number) => (x >>> 0).toString(16).padStart(8, '0');
+  return hex(h2) + hex(h1);
+}
+
+/** Whether a stored payout hash of version `version` is the hash of `p`. */
+export function sameHash(stored: string, version: number, p: PayoutIdentity): boolean {
+  return stored === (version === HASH_VERSION_V1 ? payoutHashV1(p) : payoutHash(p));
+}

@@ -1,0 +1,16 @@
+/** The run's state in one SQLite database: payouts as rows, written ahead of every request. */
+export { openDatabase, openScratchDb, openStateDb, STATE_DB, type StateDb } from './db.js';
+export { HASH_VERSION, payoutHash, runIdFor, serviceId } from './hash.js';
+export { type IntakeRow, type Place, RunIntake, type Sighting } from './intake.js';
+export type { OutcomeResult } from './outcome-result.js';
+export { type ChargeMinor, type ReportRow, RunOutcomes } from './outcomes.js';
+export {
+  type OpenRunOptions,
+  type PriorRow,
+  type RunHeader,
+  type RunPayout,
+  RunState,
+} from './run-state.js';
+export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
+export { JournalCorruptError } from './v1/errors.js';
+export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

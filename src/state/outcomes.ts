@@ -1,0 +1,304 @@
+import type { OutcomeCounts, PayoutOutcome } from '../core/send/outcome.js';
+import {
+  NOT_SENT as NOT_SENT_STATUS,
+  OUTCOME_UNKNOWN as OUTCOME_UNKNOWN_STATUS,
+  type StatusKind,
+  statusKind,
+} from '../core/statuses.js';
+import type { StateDb } from './db.js';
+
+/** Status codes of a row (0: the run never reached the row). */
+const SUCCESS = 1;
+const PENDING = 2;
+const NOT_SENT = 3;
+/** Failed or canceled. */
+const FAILED = 4;
+/** The CLI's own "outcome unknown". */
+const OUTCOME_UNKNOWN = 5;
+/** A status the interface does not document. */
+const UNDOCUMENTED = 6;
+const STATUS_BITS = 7;
+const SENT_EARLIER = 8;
+const HAS_CHARGES = 16;
+
+/** Rows read per query when outcomes are listed. */
+const PAGE_ROWS = 1000;
+
+/** One payout of the run with where it was read and its outcome, for --report and --failed-out. */
+export interface ReportRow {
+  file: string;
+  location: string;
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  description?: string;
+  /** Undefined when the run never reached the row. */
+  outcome?: PayoutOutcome;
+}
+
+/** Converts a charge the service sent into minor units of its currency (undefined: not exact). */
+export type ChargeMinor = (currency: string, charges: number) => bigint | undefined;
+
+/** The code of a status, by its kind. */
+const STATUS_CODES: Record<StatusKind, number> = {
+  success: SUCCESS,
+  pending: PENDING,
+  not_sent: NOT_SENT,
+  failed: FAILED,
+  outcome_unknown: OUTCOME_UNKNOWN,
+  undocumented: UNDOCUMENTED,
+};
+
+/** A payouts row's outcome columns, as read. */
+interface OutcomeRow {
+  row: number;
+  reference_id: string;
+  amount: string;
+  currency: string;
+  outcome_status: string | null;
+  outcome_transaction_id: string | null;
+  outcome_charges: string | null;
+  outcome_message: string | null;
+  sent_earlier: number;
+}
+
+/** An outcome from its row. */
+function fromRow(r: OutcomeRow): PayoutOutcome {
+  const o: PayoutOutcome = {
+    reference_id: r.reference_id,
+    amount: r.amount,
+    currency: r.currency,
+    status: r.outcome_status ?? '',
+  };
+  if (r.outcome_transaction_id !== null) o.transaction_id = r.outcome_transaction_id;
+  if (r.outcome_charges !== null) o.charges = Number(r.outcome_charges);
+  if (r.outcome_message !== null) o.message = r.outcome_message;
+  if (r.sent_earlier) o.sent_earlier = true;
+  return o;
+}
+
+/** A charge as stored: the service's number as JSON writes it (exact for any double). */
+function chargesText(charges: number | undefined): string | null {
+  return typeof charges === 'number' && Number.isFinite(charges) ? String(charges) : null;
+}
+
+/**
+ * The outcome of each row of one send of a run, in the run's payouts rows (the outcome_*
+ * columns). Writes are buffered and go with the run's next commit; memory holds one code byte
+ * per row, and the counts and charge totals, kept as the outcomes arrive.
+ */
+export class RunOutcomes {
+  private codes = new Uint8Array(16);
+  private readonly pending = new Map<number, PayoutOutcome>();
+  private readonly counts = [0, 0, 0, 0, 0, 0, 0];
+  private sentEarlier = 0;
+  private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
+  private readonly write;
+  private readonly readOne;
+  private readonly readPage;
+  private readonly readAll;
+
+  constructor(
+    private readonly db: StateDb,
+    private readonly run: number,
+    private readonly chargeMinor: ChargeMinor,
+  ) {
+    this.write = db.prepare(
+      `UPDATE payouts SET outcome_status = ?, outcome_transaction_id = ?, outcome_charges = ?,
+         outcome_message = ?, sent_earlier = ? WHERE run = ? AND row = ?`,
+    );
+    const columns = `row, reference_id, amount, currency, outcome_status, outcome_transaction_id,
+      outcome_charges, outcome_message, sent_earlier`;
+    this.readOne = db.prepare(`SELECT ${columns} FROM payouts WHERE run = ? AND row = ?`);
+    this.readAll = db.prepare(
+      `SELECT ${columns}, file, location, recipient, description FROM payouts
+       WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
+    );
+    this.readPage = db.prepare(
+      `SELECT ${columns} FROM payouts WHERE run = ? AND row >= ? AND outcome_status IS NOT NULL
+       ORDER BY row LIMIT ${PAGE_ROWS}`,
+    );
+  }
+
+  /** Forgets the outcomes of an earlier send of the run: each send reports its own. */
+  reset(): void {
+    this.db
+      .prepare(
+        `UPDATE payouts SET outcome_status = NULL, outcome_transaction_id = NULL,
+           outcome_charges = NULL, outcome_message = NULL, sent_earlier = 0
+         WHERE run = ? AND outcome_status IS NOT NULL`,
+      )
+      .run(this.run);
+  }
+
+  /** Number of rows the run reached (sent, queued or sent earlier). */
+  get size(): number {
+    let n = 0;
+    for (const c of this.counts) n += c;
+    return n;
+  }
+
+  /** Whether a row has an outcome. */
+  has(row: number): boolean {
+    return row < this.codes.length && this.codes[row]! !== 0;
+  }
+
+  /** Records a row's outcome; a row sent earlier keeps that mark. */
+  set(row: number, outcome: PayoutOutcome): void {
+    if (row >= this.codes.length) this.grow(row + 1);
+    const prev = this.codes[row]!;
+    let o = outcome;
+    if (prev !== 0) {
+      this.counts[prev & STATUS_BITS]! -= 1;
+      if (prev & SENT_EARLIER) this.sentEarlier -= 1;
+      if (prev & HAS_CHARGES) {
+        const old = this.get(row);
+        if (old?.charges !== undefined) this.addCharges(old.currency, old.charges, -1);
+      }
+      if (prev & SENT_EARLIER && !o.sent_earlier) o = { ...o, sent_earlier: true };
+    }
+    let code = STATUS_CODES[statusKind(o.status)];
+    this.counts[code]! += 1;
+    if (o.sent_earlier) {
+      code |= SENT_EARLIER;
+      this.sentEarlier += 1;
+    }
+    if (o.charges !== undefined && this.addCharges(o.currency, o.charges, 1)) code |= HAS_CHARGES;
+    this.codes[row] = code;
+    this.pending.set(row, o);
+  }
+
+  /** A row's outcome; undefined when the run never reached the row. */
+  get(row: number): PayoutOutcome | undefined {
+    if (!this.has(row)) return undefined;
+    const waiting = this.pending.get(row);
+    if (waiting) return waiting;
+    const r = this.readOne.get(this.run, row) as OutcomeRow | undefined;
+    return r?.outcome_status == null ? undefined : fromRow(r);
+  }
+
+  /** Whether outcomes wait to be written. */
+  get dirty(): boolean {
+    return this.pending.size > 0;
+  }
+
+  /** Writes the buffered outcomes; called inside the run's commit. */
+  writePending(): void {
+    for (const [row, o] of this.pending) {
+      this.write.run(
+        o.status,
+        o.transaction_id ?? null,
+        chargesText(o.charges),
+        o.message ?? null,
+        o.sent_earlier ? 1 : 0,
+        this.run,
+        row,
+      );
+    }
+    this.pending.clear();
+  }
+
+  /** Every outcome in input order, read a page at a time. */
+  *values(): Generator<PayoutOutcome> {
+    if (this.dirty) this.db.transaction(() => this.writePending())();
+    let from = 0;
+    for (;;) {
+      const page = this.readPage.all(this.run, from) as OutcomeRow[];
+      for (const r of page) yield fromRow(r);
+      if (page.length < PAGE_ROWS) return;
+      from = page[page.length - 1]!.row + 1;
+    }
+  }
+
+  /** Every payout of the run in input order, with its outcome when the run reached it. */
+  *reportRows(): Generator<ReportRow> {
+    if (this.dirty) this.db.transaction(() => this.writePending())();
+    let from = 0;
+    for (;;) {
+      const page = this.readAll.all(this.run, from) as Array<
+        OutcomeRow & {
+          file: string;
+          location: string;
+          recipient: string;
+          description: string | null;
+        }
+      >;
+      for (const r of page) {
+        const row: ReportRow = {
+          file: r.file,
+          location: r.location,
+          reference_id: r.reference_id,
+          amount: r.amount,
+          currency: r.currency,
+          recipient: r.recipient,
+        };
+        if (r.description !== null) row.description = r.description;
+        if (r.outcome_status !== null) row.outcome = fromRow(r);
+        yield row;
+      }
+      if (page.length < PAGE_ROWS) return;
+      from = page[page.length - 1]!.row + 1;
+    }
+  }
+
+  /** The outcomes of rows that succeeded (true) or need attention (false), in input order. */
+  *withSuccess(success: boolean): Generator<PayoutOutcome> {
+    for (const o of this.values()) if ((statusKind(o.status) === 'success') === success) yield o;
+  }
+
+  /** Counts by status, as countOutcomes would make them. */
+  countsOf(): OutcomeCounts {
+    const n = this.counts;
+    return {
+      success: n[SUCCESS]!,
+      pending: n[PENDING]!,
+      failed: n[NOT_SENT]! + n[FAILED]!,
+      unknown: n[OUTCOME_UNKNOWN]! + n[UNDOCUMENTED]!,
+      notSent: n[NOT_SENT]!,
+      sentEarlier: this.sentEarlier,
+    };
+  }
+
+  /** Charge totals per currency in minor units (of max(digits, 6)), for currencies with charges. */
+  chargeEntries(): Array<{ currency: string; minor: bigint }> {
+    return [...this.chargeTotals.entries()]
+      .filter(([, t]) => t.rows > 0)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([currency, t]) => ({ currency, minor: t.minor }));
+  }
+
+  /** One status per kind present, for exitCodeForStatuses. */
+  statusKinds(): string[] {
+    const out: string[] = [];
+    if (this.counts[SUCCESS]) out.push('success');
+    if (this.counts[PENDING]) out.push('pending');
+    if (this.counts[NOT_SENT]) out.push(NOT_SENT_STATUS);
+    if (this.counts[FAILED]) out.push('failed');
+    if (this.counts[OUTCOME_UNKNOWN]) out.push(OUTCOME_UNKNOWN_STATUS);
+    // Stands for every undocumented status: exitCodeForStatuses treats them alike.
+    if (this.counts[UNDOCUMENTED]) out.push('undocumented');
+    return out;
+  }
+
+  /** Adds (sign 1) or takes back (-1) a charge; false when it is not an exact amount. */
+  private addCharges(currency: string, charges: number, sign: 1 | -1): boolean {
+    const minor = this.chargeMinor(currency, charges);
+    if (minor === undefined) return false;
+    const t = this.chargeTotals.get(currency);
+    if (t) {
+      t.rows += sign;
+      t.minor += sign === 1 ? minor : -minor;
+    } else this.chargeTotals.set(currency, { rows: 1, minor });
+    return true;
+  }
+
+  /** Makes room for `rows` rows. */
+  private grow(rows: number): void {
+    let n = this.codes.length;
+    while (n < rows) n *= 2;
+    const codes = new Uint8Array(n);
+    codes.set(this.codes);
+    this.codes = codes;
+  }
+}

@@ -1,0 +1,413 @@
+import type { PayoutRequest } from '../api/types.js';
+import type { StateDb } from './db.js';
+import { runIdFor, serviceId } from './hash.js';
+import { type RunIntake, removeRun } from './intake.js';
+import type { OutcomeResult } from './outcome-result.js';
+import { type ChargeMinor, RunOutcomes } from './outcomes.js';
+
+/** What the caller knows about a run when it opens its state. */
+export interface RunHeader {
+  service: string;
+  client_id: string;
+  inputs: string[];
+  input_hash: string;
+  payout_count: number;
+  batch_reference?: string;
+}
+
+/** Options of RunState.open. */
+export interface OpenRunOptions {
+  db: StateDb;
+  /** The rows pass 1 staged. */
+  intake: RunIntake;
+  serviceKey: string;
+  header: RunHeader;
+  chargeMinor: ChargeMinor;
+  now?: () => Date;
+}
+
+/** A payout of the run, as the engine sends it. */
+export interface RunPayout {
+  row: number;
+  payout: PayoutRequest;
+  hash: string;
+}
+
+/** One of this run's payouts that this or another run of the same service sent. */
+export interface PriorRow {
+  row: number;
+  payout: PayoutRequest;
+  /** The run that holds the state (this run's own id for an earlier attempt). */
+  run_id: string;
+  own: boolean;
+  /** That run's payout hash for the reference, and its version (null: not known). */
+  hash: string | null;
+  hash_version: number;
+  state: 'in_flight' | 'done' | 'unknown';
+  req: number | null;
+  sent_at: string | null;
+  status: string | null;
+  transaction_id: string | null;
+  charges: string | null;
+  message: string | null;
+}
+
+/** Rows read per query when the run's payouts are listed. */
+const PAGE_ROWS = 1000;
+/** Buffered records that make a commit start without waiting for an intent. */
+const MAX_BUFFERED = 10_000;
+
+/** A promise with its settle functions, shared by every caller of one group commit. */
+interface Batch {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Makes a batch whose rejection is never reported as unhandled before someone awaits it. */
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+/** A string as is, a number or boolean as its text, anything else as null. */
+function textOrNull(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return null;
+}
+
+/** Whether a resumed run's stored rows are the very payouts pass 1 staged now. */
+function sameRows(db: StateDb, stored: number, staged: number): boolean {
+  const differ = db
+    .prepare(
+      `SELECT 1 FROM payouts s LEFT JOIN payouts o ON o.run = ? AND o.row = s.row
+       WHERE s.run = ? AND (o.row IS NULL OR o.reference_id != s.reference_id
+         OR o.hash IS NOT s.hash OR o.hash_version != s.hash_version) LIMIT 1`,
+    )
+    .get(stored, staged);
+  return differ === undefined;
+}
+
+/**
+ * The state of one run in state.db, written ahead of every request: an intent (payouts in
+ * flight, with the request number and send time) is committed before the request is sent;
+ * outcomes are buffered and go with the next commit. Intents recorded in the same turn of the
+ * event loop share one commit (group commit).
+ */
+export class RunState {
+  readonly outcomes: RunOutcomes;
+  private ops: Array<() => void> = [];
+  private batch: Batch | undefined;
+  private failure: unknown;
+  private closed = false;
+  private lastReq: number;
+  private commits = 0;
+  private readonly now: () => Date;
+  private readonly stmts;
+
+  private constructor(
+    private readonly db: StateDb,
+    readonly id: number,
+    readonly runId: string,
+    readonly resumed: boolean,
+    opts: OpenRunOptions,
+  ) {
+    this.now = opts.now ?? (() => new Date());
+    this.outcomes = new RunOutcomes(db, id, opts.chargeMinor);
+    // These take a whole record's references as one JSON array: one call per record.
+    const refs = 'run = @run AND reference_id IN (SELECT value FROM json_each(@refs))';
+    this.stmts = {
+      intent: db.prepare(
+        `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, note = NULL,
+           updated_at = @at WHERE ${refs}`,
+      ),
+      done: db.prepare(
+        `UPDATE payouts SET state = 'done', req = ?, status = ?, transaction_id = ?, charges = ?,
+           message = ?, note = NULL, updated_at = ? WHERE run = ? AND reference_id = ?`,
+      ),
+      seen: db.prepare(
+        `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, updated_at = @at
+         WHERE ${refs} AND state = 'queued'`,
+      ),
+      notApplied: db.prepare(
+        `UPDATE payouts SET state = 'free', note = @why, updated_at = @at
+         WHERE ${refs} AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
+      ),
+      unknown: db.prepare(
+        `UPDATE payouts SET state = 'unknown', note = @why, updated_at = @at,
+           req = CASE WHEN state IN ('queued', 'free') THEN -1 ELSE req END,
+           sent_at = CASE WHEN state IN ('queued', 'free') THEN @at ELSE sent_at END
+         WHERE ${refs} AND state != 'done'`,
+      ),
+      touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
+      page: db.prepare(
+        `SELECT row, reference_id, amount, currency, recipient, description, hash
+         FROM payouts WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
+      ),
+    };
+    const r = db
+      .prepare(
+        'SELECT max(last_req, coalesce((SELECT max(req) FROM payouts WHERE run = ?), 0)) AS n FROM runs WHERE id = ?',
+      )
+      .get(id, id) as { n: number };
+    this.lastReq = r.n;
+  }
+
+  /**
+   * Opens the state of the run that pass 1 staged. A run sent before from the same files is
+   * resumed with its states, when its rows are these payouts; otherwise the staged rows
+   * become the run (an older run with other rows keeps its states under a suffixed id).
+   */
+  static open(opts: OpenRunOptions): RunState {
+    const { db, intake, header } = opts;
+    const now = (opts.now?.() ?? new Date()).toISOString();
+    const runId = runIdFor(opts.serviceKey, header.input_hash);
+    const opened = db
+      .transaction(() => {
+        const old = db.prepare('SELECT id, payout_count FROM runs WHERE run_id = ?').get(runId) as
+          | { id: number; payout_count: number }
+          | undefined;
+        if (old && old.payout_count === intake.count && sameRows(db, old.id, intake.id)) {
+          removeRun(db, intake.id);
+          db.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(now, old.id);
+          return { id: old.id, resumed: true };
+        }
+        if (old) {
+          db.prepare("UPDATE runs SET run_id = run_id || '-' || id WHERE id = ?").run(old.id);
+        }
+        db.prepare(
+          `UPDATE runs SET run_id = ?, service_id = ?, service = ?, client_id = ?, inputs = ?,
+           input_hash = ?, payout_count = ?, batch_reference = ?, staged_by = NULL,
+           created_at = ?, updated_at = ? WHERE id = ?`,
+        ).run(
+          runId,
+          serviceId(opts.serviceKey),
+          header.service,
+          header.client_id,
+          JSON.stringify(header.inputs),
+          header.input_hash,
+          header.payout_count,
+          header.batch_reference ?? null,
+          now,
+          now,
+          intake.id,
+        );
+        return { id: intake.id, resumed: false };
+      })
+      .immediate();
+    const state = new RunState(db, opened.id, runId, opened.resumed, opts);
+    if (opened.resumed) state.outcomes.reset();
+    return state;
+  }
+
+  /** Highest request id used so far, so a resumed run numbers new requests after it. */
+  get lastRequestId(): number {
+    return this.lastReq;
+  }
+
+  /** Number of commits so far, to observe group commit. */
+  get commitCount(): number {
+    return this.commits;
+  }
+
+  /** Durable: resolves once the intent is committed; intents of one turn share one commit. */
+  recordIntent(req: number, items: Array<{ ref: string; hash: string }>): Promise<void> {
+    try {
+      this.assertOpen();
+      if (!Number.isSafeInteger(req) || req <= this.lastReq)
+        throw new Error(`request id ${req} is already used`);
+      if (items.length === 0) throw new Error('an intent needs at least one payout');
+      if (this.failure !== undefined) throw this.failure;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    this.lastReq = req;
+    const at = this.now().toISOString();
+    const refs = JSON.stringify(items.map((i) => i.ref));
+    this.ops.push(() => this.stmts.intent.run({ run: this.id, refs, req, at }));
+    return this.commit();
+  }
+
+  /** Buffered: goes with the next commit; losing it in a crash is safe. */
+  recordOutcome(req: number, results: OutcomeResult[]): void {
+    this.assertOpen();
+    if (results.length === 0) return;
+    const at = this.now().toISOString();
+    const seen: string[] = [];
+    const done: Array<[string, string, string | null, string | null, string | null]> = [];
+    for (const r of results) {
+      const status = textOrNull(r.status);
+      const ref = textOrNull(r.ref) ?? '';
+      // A result without a status proves the service saw the payout, not what became of it.
+      if (!status) seen.push(ref);
+      else {
+        const charges =
+          typeof r.charges === 'number' && Number.isFinite(r.charges) ? String(r.charges) : null;
+        done.push([ref, status, textOrNull(r.transaction_id), charges, textOrNull(r.message)]);
+      }
+    }
+    const run = this.id;
+    this.buffer(() => {
+      if (seen.length) this.stmts.seen.run({ run, refs: JSON.stringify(seen), req, at });
+      for (const [ref, status, transactionId, charges, message] of done) {
+        this.stmts.done.run(req, status, transactionId, charges, message, at, run, ref);
+      }
+    });
+  }
+
+  /** Buffered: the request provably did not apply, so its payouts are free to send again. */
+  recordNotApplied(req: number, refs: string[], why: string): void {
+    this.assertOpen();
+    if (refs.length === 0) return;
+    const at = this.now().toISOString();
+    const list = JSON.stringify(refs);
+    this.buffer(() => this.stmts.notApplied.run({ run: this.id, refs: list, req, why, at }));
+  }
+
+  /** Buffered: the outcome of these payouts could not be established; they stay in flight. */
+  recordUnknown(refs: string[], why: string): void {
+    this.assertOpen();
+    if (refs.length === 0) return;
+    const at = this.now().toISOString();
+    const list = JSON.stringify(refs);
+    this.buffer(() => this.stmts.unknown.run({ run: this.id, refs: list, why, at }));
+  }
+
+  /** Commits everything buffered. */
+  flush(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ops.length === 0 && !this.outcomes.dirty && !this.batch) return Promise.resolve();
+    return this.commit();
+  }
+
+  /** Commits what is buffered; later record calls throw. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flush();
+    } finally {
+      this.closed = true;
+    }
+  }
+
+  /** The run's payouts in row order, read a page at a time. */
+  *payouts(): Generator<RunPayout> {
+    let from = 0;
+    for (;;) {
+      const page = this.stmts.page.all(this.id, from) as Array<PayoutRow & { hash: string }>;
+      for (const r of page) yield { row: r.row, payout: payoutOf(r), hash: r.hash };
+      if (page.length < PAGE_ROWS) return;
+      from = page[page.length - 1]!.row + 1;
+    }
+  }
+
+  /**
+   * What this run's earlier attempts and the other runs of the same service hold about this
+   * run's references: one indexed lookup per row, on (reference_id, run).
+   */
+  priorRows(serviceKey: string): PriorRow[] {
+    const rows = this.db
+      .prepare(
+        `SELECT m.row, m.reference_id, m.amount, m.currency, m.recipient, m.description,
+           r.run_id, o.run = m.run AS own, o.hash, o.hash_version, o.state, o.req, o.sent_at,
+           o.status, o.transaction_id, o.charges, o.message
+         FROM payouts m
+         JOIN payouts o ON o.reference_id = m.reference_id
+         JOIN runs r ON r.id = o.run
+         WHERE m.run = ? AND r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
+         ORDER BY m.row, o.run`,
+      )
+      .all(this.id, serviceId(serviceKey)) as Array<
+      PayoutRow & Omit<PriorRow, 'payout' | 'own'> & { own: number }
+    >;
+    return rows.map((r) => ({
+      row: r.row,
+      payout: payoutOf(r),
+      run_id: r.run_id,
+      own: r.own === 1,
+      hash: r.hash,
+      hash_version: r.hash_version,
+      state: r.state,
+      req: r.req,
+      sent_at: r.sent_at,
+      status: r.status,
+      transaction_id: r.transaction_id,
+      charges: r.charges,
+      message: r.message,
+    }));
+  }
+
+  /** Throws when the state is closed. */
+  private assertOpen(): void {
+    if (this.closed) throw new Error(`the state of run ${this.runId} is closed`);
+  }
+
+  /** Queues a buffered record; a long queue starts a commit of its own. */
+  private buffer(op: () => void): void {
+    this.ops.push(op);
+    if (this.ops.length >= MAX_BUFFERED) this.commit().catch(() => {});
+  }
+
+  /** Joins the commit of this turn of the event loop, or schedules one. */
+  private commit(): Promise<void> {
+    if (this.batch) return this.batch.promise;
+    const batch = newBatch();
+    this.batch = batch;
+    setImmediate(() => this.runBatch(batch));
+    return batch.promise;
+  }
+
+  /** Applies every queued record in one transaction; settles everyone who joined. */
+  private runBatch(batch: Batch): void {
+    // From here on, new records wait for the next batch.
+    this.batch = undefined;
+    if (this.failure !== undefined) {
+      batch.reject(this.failure);
+      return;
+    }
+    const ops = this.ops;
+    this.ops = [];
+    try {
+      this.db.transaction(() => {
+        for (const op of ops) op();
+        this.outcomes.writePending();
+        this.stmts.touch.run(this.lastReq, this.now().toISOString(), this.id);
+      })();
+      this.commits += 1;
+      batch.resolve();
+    } catch (err) {
+      // What was not committed is lost: the run must not go on as if it had been.
+      this.failure = err;
+      batch.reject(err);
+    }
+  }
+}
+
+/** A payouts row's payout columns. */
+interface PayoutRow {
+  row: number;
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  description: string | null;
+}
+
+/** The wire form of a stored payout. */
+function payoutOf(r: PayoutRow): PayoutRequest {
+  const p: PayoutRequest = {
+    reference_id: r.reference_id,
+    amount: r.amount,
+    currency: r.currency,
+    recipient: r.recipient,
+  };
+  if (r.description) p.description = r.description;
+  return p;
+}

@@ -1,0 +1,165 @@
+/** The runs in state.db, as `payouts runs` lists and shows them. */
+import { UsageError } from '../errors.js';
+import type { StateDb } from './db.js';
+
+/** A run as `payouts runs` lists it. */
+export interface RunSummary {
+  run_id: string;
+  service: string;
+  client_id: string;
+  inputs: string[];
+  created_at: string;
+  updated_at: string;
+  payout_count: number;
+  counts: {
+    success: number;
+    failed: number;
+    canceled: number;
+    pending: number;
+    in_flight: number;
+    not_sent: number;
+  };
+}
+
+/** What the state database says about one payout of a run. */
+export type PayoutState =
+  | {
+      state: 'confirmed';
+      req: number;
+      status: string;
+      transaction_id?: string;
+      charges?: number;
+      message?: string;
+    }
+  /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
+  | { state: 'in-flight'; req: number; hash: string; at: string }
+  | { state: 'free' };
+
+/** A run with the state of each of its payouts. */
+export interface RunDetail {
+  summary: RunSummary;
+  payouts: Array<{ reference_id: string; state: PayoutState }>;
+}
+
+/** The columns of a run and its counts. */
+const SUMMARY = `
+  SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
+    r.payout_count,
+    count(CASE WHEN p.state = 'done' AND lower(p.status) = 'success' THEN 1 END) AS success,
+    count(CASE WHEN p.state = 'done' AND lower(p.status) = 'failed' THEN 1 END) AS failed,
+    count(CASE WHEN p.state = 'done' AND lower(p.status) = 'canceled' THEN 1 END) AS canceled,
+    count(CASE WHEN p.state = 'done'
+      AND lower(p.status) NOT IN ('success', 'failed', 'canceled') THEN 1 END) AS pending,
+    count(CASE WHEN p.state IN ('in_flight', 'unknown') THEN 1 END) AS in_flight
+  FROM runs r LEFT JOIN payouts p ON p.run = r.id`;
+
+/** A row of SUMMARY. */
+interface SummaryRow {
+  id: number;
+  run_id: string;
+  service: string;
+  client_id: string;
+  inputs: string;
+  created_at: string;
+  updated_at: string;
+  payout_count: number;
+  success: number;
+  failed: number;
+  canceled: number;
+  pending: number;
+  in_flight: number;
+}
+
+/** A run's summary from its row; payouts never sent, or freed, are "not sent". */
+function summaryOf(r: SummaryRow): RunSummary {
+  const counts = {
+    success: r.success,
+    failed: r.failed,
+    canceled: r.canceled,
+    pending: r.pending,
+    in_flight: r.in_flight,
+    not_sent: 0,
+  };
+  const accounted = r.success + r.failed + r.canceled + r.pending + r.in_flight;
+  counts.not_sent = Math.max(0, r.payout_count - accounted);
+  return {
+    run_id: r.run_id,
+    service: r.service,
+    client_id: r.client_id,
+    inputs: JSON.parse(r.inputs) as string[],
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    payout_count: r.payout_count,
+    counts,
+  };
+}
+
+/** Summaries of every run of every service, newest first. */
+export function listRuns(db: StateDb): RunSummary[] {
+  const rows = db
+    .prepare(
+      `${SUMMARY} WHERE r.run_id IS NOT NULL GROUP BY r.id ORDER BY r.created_at DESC, r.run_id`,
+    )
+    .all() as SummaryRow[];
+  return rows.map(summaryOf);
+}
+
+/** A payouts row's state columns. */
+interface StateRow {
+  reference_id: string;
+  state: string;
+  req: number | null;
+  hash: string | null;
+  sent_at: string | null;
+  status: string | null;
+  transaction_id: string | null;
+  charges: string | null;
+  message: string | null;
+}
+
+/** The state of a payout from its row. */
+function stateOf(r: StateRow): PayoutState {
+  if (r.state === 'done') {
+    const s: PayoutState = { state: 'confirmed', req: r.req ?? -1, status: r.status ?? '' };
+    if (r.transaction_id !== null) s.transaction_id = r.transaction_id;
+    if (r.charges !== null) s.charges = Number(r.charges);
+    if (r.message !== null) s.message = r.message;
+    return s;
+  }
+  if (r.state === 'in_flight' || r.state === 'unknown') {
+    return { state: 'in-flight', req: r.req ?? -1, hash: r.hash ?? '', at: r.sent_at ?? '' };
+  }
+  return { state: 'free' };
+}
+
+/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
+export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+  const prefix = runIdPrefix.trim().toLowerCase();
+  if (!/^[a-z0-9_-]+$/.test(prefix)) {
+    throw new UsageError(
+      `invalid run id ${JSON.stringify(runIdPrefix)}: give the run id or its first characters`,
+    );
+  }
+  const runs = db
+    .prepare(`${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? GROUP BY r.id ORDER BY r.run_id`)
+    .all(prefix.length, prefix) as SummaryRow[];
+  const [only, ...others] = runs;
+  if (!only) {
+    throw new UsageError(`no run id starts with ${JSON.stringify(runIdPrefix)}: see payouts runs`);
+  }
+  if (others.length > 0) {
+    const ids = runs.map((r) => r.run_id).join(', ');
+    throw new UsageError(
+      `${runs.length} runs start with ${JSON.stringify(runIdPrefix)} (${ids}): give more characters`,
+    );
+  }
+  const payouts = (
+    db
+      .prepare(
+        `SELECT reference_id, state, req, hash, sent_at, status, transaction_id, charges, message
+         FROM payouts WHERE run = ? ORDER BY row`,
+      )
+      .all(only.id) as StateRow[]
+  ).map((r) => ({ reference_id: r.reference_id, state: stateOf(r) }));
+  return { summary: summaryOf(only), payouts };
+}

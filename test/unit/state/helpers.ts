@@ -1,0 +1,87 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import {
+  openStateDb,
+  payoutHash,
+  RunIntake,
+  type RunState,
+  RunState as State,
+  type StateDb,
+} from '../../../src/state/index.js';
+
+const made: string[] = [];
+const opened: StateDb[] = [];
+
+/** A fresh state folder, removed after the test. */
+export async function tempStateDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'payouts-state-'));
+  made.push(dir);
+  return join(dir, 'state');
+}
+
+afterEach(async () => {
+  for (const db of opened.splice(0)) if (db.open) db.close();
+  for (const dir of made.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+export const SERVICE = 'https://pay.example.com abc-client-id';
+
+/** A clock that ticks one second per call from a fixed start. */
+export function fakeClock(start = Date.UTC(2026, 0, 2, 3, 4, 5)): () => Date {
+  let t = start;
+  return () => {
+    const d = new Date(t);
+    t += 1000;
+    return d;
+  };
+}
+
+/** Opens the state database of a folder, closed after the test. */
+export async function openDb(stateDir: string): Promise<StateDb> {
+  const db = await openStateDb(stateDir);
+  opened.push(db);
+  return db;
+}
+
+/** A payout of reference `ref` (amount 1.00 EUR unless given). */
+export function payout(ref: string, amount = '1.00') {
+  return { reference_id: ref, amount, currency: 'EUR', recipient: 'a@example.com' };
+}
+
+/** Stages `refs` as pass 1 would and opens the run's state (of SERVICE unless given). */
+export function openRun(
+  db: StateDb,
+  refs: string[],
+  opts: { inputHash?: string; serviceKey?: string; amount?: string; now?: () => Date } = {},
+): RunState {
+  const rows = RunIntake.begin(db, { pid: process.pid, inputs: ['payouts.csv'], now: new Date() });
+  refs.forEach((ref, i) => {
+    const p = payout(ref, opts.amount);
+    rows.add({ ...p, file: 'payouts.csv', location: `line ${i + 2}`, hash: payoutHash(p) });
+  });
+  rows.finish();
+  return State.open({
+    db,
+    intake: rows,
+    serviceKey: opts.serviceKey ?? SERVICE,
+    chargeMinor: () => undefined,
+    now: opts.now ?? fakeClock(),
+    header: {
+      service: 'https://pay.example.com',
+      client_id: 'abc-client-id',
+      inputs: ['payouts.csv'],
+      input_hash: opts.inputHash ?? 'a'.repeat(64),
+      payout_count: refs.length,
+    },
+  });
+}
+
+/** The state columns of a run's payouts, by reference. */
+export function states(db: StateDb, state: RunState): Record<string, string> {
+  const rows = db
+    .prepare('SELECT reference_id, state FROM payouts WHERE run = ? ORDER BY row')
+    .all(state.id) as Array<{ reference_id: string; state: string }>;
+  return Object.fromEntries(rows.map((r) => [r.reference_id, r.state]));
+}

@@ -1,0 +1,189 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { priorState } from '../../../src/core/send/resume.js';
+import { InputError } from '../../../src/errors.js';
+import { openDatabase, STATE_DB, type StateDb } from '../../../src/state/index.js';
+import { fakeClock, openDb, openRun, SERVICE, states, tempStateDir } from './helpers.js';
+
+/** A second connection to the same database file, as another process (or a crash) would see it. */
+function otherConnection(stateDir: string): StateDb {
+  return openDatabase(join(stateDir, STATE_DB), { readonly: true });
+}
+
+/** The state columns of one payout, through another connection. */
+function seen(stateDir: string, ref: string) {
+  const db = otherConnection(stateDir);
+  try {
+    return db
+      .prepare('SELECT state, req, sent_at, status FROM payouts WHERE reference_id = ?')
+      .get(ref);
+  } finally {
+    db.close();
+  }
+}
+
+describe('RunState: written ahead', () => {
+  it('commits an intent, with its request and send time, before the promise resolves', async () => {
+    const stateDir = await tempStateDir();
+    const db = await openDb(stateDir);
+    const state = openRun(db, ['A', 'B'], { now: fakeClock(Date.UTC(2026, 0, 2)) });
+    const durable = state.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    // Nothing is committed yet within this turn: the commit is shared by every intent of it.
+    expect(seen(stateDir, 'A')).toMatchObject({ state: 'queued' });
+    await durable;
+    expect(seen(stateDir, 'A')).toMatchObject({
+      state: 'in_flight',
+      req: 1,
+      sent_at: expect.stringMatching(/^2026-01-02T00:00:\d\d\.000Z$/),
+    });
+    // An outcome is buffered: committed with the next intent, flush or close.
+    state.recordOutcome(1, [{ ref: 'A', status: 'success', transaction_id: 'T1', charges: 0.5 }]);
+    expect(seen(stateDir, 'A')).toMatchObject({ state: 'in_flight' });
+    await state.close();
+    expect(seen(stateDir, 'A')).toMatchObject({ state: 'done', req: 1, status: 'success' });
+    expect(() => state.recordOutcome(1, [{ ref: 'B', status: 'success' }])).toThrow(/closed/);
+  });
+
+  it('shares one commit between intents recorded in the same turn', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A', 'B', 'C', 'D']);
+    const before = state.commitCount;
+    await Promise.all(
+      ['A', 'B', 'C', 'D'].map((ref, i) => state.recordIntent(i + 1, [{ ref, hash: 'h' }])),
+    );
+    expect(state.commitCount).toBe(before + 1);
+    expect(state.lastRequestId).toBe(4);
+    await expect(state.recordIntent(4, [{ ref: 'A', hash: 'h' }])).rejects.toThrow(/already used/);
+  });
+
+  it('turns a failed commit into a failure of every later durable call', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A', 'B']);
+    db.close();
+    await expect(state.recordIntent(1, [{ ref: 'A', hash: 'h' }])).rejects.toThrow();
+    await expect(state.recordIntent(2, [{ ref: 'B', hash: 'h' }])).rejects.toThrow();
+    await expect(state.flush()).rejects.toThrow();
+  });
+});
+
+describe('RunState: states', () => {
+  it('follows intent -> outcome, intent -> not applied, and unknown', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A', 'B', 'C', 'D', 'E']);
+    await state.recordIntent(
+      1,
+      ['A', 'B', 'C'].map((ref) => ({ ref, hash: 'h' })),
+    );
+    state.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
+    state.recordNotApplied(1, ['B'], 'HTTP 429');
+    state.recordUnknown(['C'], 'timed out');
+    // Never named by an intent: unknown all the same (it may have been sent).
+    state.recordUnknown(['E'], 'lost');
+    await state.flush();
+    expect(states(db, state)).toEqual({
+      A: 'done',
+      B: 'free',
+      C: 'unknown',
+      D: 'queued',
+      E: 'unknown',
+    });
+    const e = db.prepare("SELECT req, sent_at, note FROM payouts WHERE reference_id = 'E'").get();
+    expect(e).toMatchObject({ req: -1, sent_at: expect.any(String), note: 'lost' });
+  });
+
+  it('frees only with the not-applied of the request carrying it, or of a read-back', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A', 'B']);
+    await state.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    await state.recordIntent(2, [{ ref: 'A', hash: 'h' }]);
+    state.recordNotApplied(1, ['A'], 'old request');
+    await state.recordIntent(3, [{ ref: 'B', hash: 'h' }]);
+    expect(states(db, state)).toMatchObject({ A: 'in_flight', B: 'in_flight' });
+    state.recordNotApplied(-1, ['B'], 'not found when read back');
+    await state.flush();
+    expect(states(db, state)).toMatchObject({ B: 'free' });
+  });
+
+  it('confirms by read-back (req -1) and never downgrades a confirmed payout', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A']);
+    await state.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    state.recordOutcome(-1, [{ ref: 'A', status: 'pending' }]);
+    state.recordNotApplied(-1, ['A'], 'late');
+    state.recordUnknown(['A'], 'late');
+    await state.flush();
+    expect(states(db, state)).toEqual({ A: 'done' });
+    expect(state.lastRequestId).toBe(1);
+  });
+});
+
+describe('RunState: resume and other runs', () => {
+  it('resumes a run sent before from the same files, with its states and request ids', async () => {
+    const db = await openDb(await tempStateDir());
+    const first = openRun(db, ['A', 'B', 'C']);
+    await first.recordIntent(7, [{ ref: 'A', hash: 'h' }]);
+    first.recordOutcome(7, [{ ref: 'A', status: 'success', transaction_id: 'T-A' }]);
+    await first.recordIntent(8, [{ ref: 'B', hash: 'h' }]);
+    await first.close();
+    const again = openRun(db, ['A', 'B', 'C']);
+    expect(again.resumed).toBe(true);
+    expect(again.runId).toBe(first.runId);
+    expect(again.lastRequestId).toBe(8);
+    const prior = priorState(again, SERVICE);
+    expect([...prior.settled]).toEqual([[0, { status: 'success', transaction_id: 'T-A' }]]);
+    expect([...prior.inFlight.keys()]).toEqual(['B']);
+    expect(prior.inFlight.get('B')?.payout).toMatchObject({ reference_id: 'B', amount: '1.00' });
+    expect(db.prepare('SELECT count(*) AS n FROM runs').get()).toEqual({ n: 1 });
+  });
+
+  it('keeps an earlier run of the same files whose rows differ under its own id', async () => {
+    const db = await openDb(await tempStateDir());
+    const first = openRun(db, ['A', 'B']);
+    await first.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    first.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
+    await first.close();
+    // Same bytes read with other options: other payouts.
+    const again = openRun(db, ['A', 'C']);
+    expect(again.resumed).toBe(false);
+    const ids = db.prepare('SELECT run_id FROM runs ORDER BY id').all();
+    expect(ids).toEqual([{ run_id: `${first.runId}-${first.id}` }, { run_id: again.runId }]);
+    expect([...priorState(again, SERVICE).settled.keys()]).toEqual([0]);
+  });
+
+  it('sees what other runs of the same service sent, and only of that service', async () => {
+    const db = await openDb(await tempStateDir());
+    const other = openRun(db, ['A', 'B', 'X'], { inputHash: 'other' });
+    await other.recordIntent(
+      1,
+      ['A', 'B', 'X'].map((ref) => ({ ref, hash: 'h' })),
+    );
+    other.recordOutcome(1, [{ ref: 'A', status: 'failed', message: 'closed account' }]);
+    await other.close();
+    const elsewhere = openRun(db, ['C'], { inputHash: 'elsewhere', serviceKey: 'sandbox' });
+    await elsewhere.recordIntent(1, [{ ref: 'C', hash: 'h' }]);
+    await elsewhere.close();
+    const mine = openRun(db, ['C', 'B', 'A', 'D'], { inputHash: 'mine' });
+    const prior = priorState(mine, SERVICE);
+    expect([...prior.settled]).toEqual([[2, { status: 'failed', message: 'closed account' }]]);
+    expect([...prior.inFlight.keys()]).toEqual(['B']);
+  });
+
+  it('refuses a reference another run of the service sent as a different payout, naming it', async () => {
+    const db = await openDb(await tempStateDir());
+    const other = openRun(db, ['A', 'B'], { inputHash: 'other', amount: '2.00' });
+    await other.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    await other.close();
+    const mine = openRun(db, ['A', 'B'], { inputHash: 'mine' });
+    const err = (() => {
+      try {
+        return priorState(mine, SERVICE);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(InputError);
+    const problems = (err as InputError).problems;
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ file: `run ${other.runId}`, value: 'A' });
+  });
+});
