@@ -95,6 +95,41 @@ function sameRows(db: StateDb, stored: number, staged: number): boolean {
   return differ === undefined;
 }
 
+/** The statements a run's state writes and reads with. */
+function statementsOf(db: StateDb) {
+  // These take a whole record's references as one JSON array: one call per record.
+  const refs = 'run = @run AND reference_id IN (SELECT value FROM json_each(@refs))';
+  return {
+    intent: db.prepare(
+      `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, note = NULL,
+         updated_at = @at WHERE ${refs}`,
+    ),
+    done: db.prepare(
+      `UPDATE payouts SET state = 'done', req = ?, status = ?, transaction_id = ?, charges = ?,
+         message = ?, note = NULL, updated_at = ? WHERE run = ? AND reference_id = ?`,
+    ),
+    seen: db.prepare(
+      `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, updated_at = @at
+       WHERE ${refs} AND state = 'queued'`,
+    ),
+    notApplied: db.prepare(
+      `UPDATE payouts SET state = 'free', note = @why, updated_at = @at
+       WHERE ${refs} AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
+    ),
+    unknown: db.prepare(
+      `UPDATE payouts SET state = 'unknown', note = @why, updated_at = @at,
+         req = CASE WHEN state IN ('queued', 'free') THEN -1 ELSE req END,
+         sent_at = CASE WHEN state IN ('queued', 'free') THEN @at ELSE sent_at END
+       WHERE ${refs} AND state != 'done'`,
+    ),
+    touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
+    page: db.prepare(
+      `SELECT row, reference_id, amount, currency, recipient, description, hash
+       FROM payouts WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
+    ),
+  };
+}
+
 /**
  * The state of one run in state.db, written ahead of every request: an intent (payouts in
  * flight, with the request number and send time) is committed before the request is sent;
@@ -102,7 +137,11 @@ function sameRows(db: StateDb, stored: number, staged: number): boolean {
  * event loop share one commit (group commit).
  */
 export class RunState {
+  readonly id: number;
+  readonly runId: string;
+  readonly resumed: boolean;
   readonly outcomes: RunOutcomes;
+  private readonly db: StateDb;
   private ops: Array<() => void> = [];
   private batch: Batch | undefined;
   private failure: unknown;
@@ -112,46 +151,16 @@ export class RunState {
   private readonly now: () => Date;
   private readonly stmts;
 
-  private constructor(
-    private readonly db: StateDb,
-    readonly id: number,
-    readonly runId: string,
-    readonly resumed: boolean,
-    opts: OpenRunOptions,
-  ) {
+  private constructor(run: { id: number; runId: string; resumed: boolean }, opts: OpenRunOptions) {
+    const { db } = opts;
+    const { id } = run;
+    this.db = db;
+    this.id = id;
+    this.runId = run.runId;
+    this.resumed = run.resumed;
     this.now = opts.now ?? (() => new Date());
     this.outcomes = new RunOutcomes(db, id, opts.chargeMinor);
-    // These take a whole record's references as one JSON array: one call per record.
-    const refs = 'run = @run AND reference_id IN (SELECT value FROM json_each(@refs))';
-    this.stmts = {
-      intent: db.prepare(
-        `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, note = NULL,
-           updated_at = @at WHERE ${refs}`,
-      ),
-      done: db.prepare(
-        `UPDATE payouts SET state = 'done', req = ?, status = ?, transaction_id = ?, charges = ?,
-           message = ?, note = NULL, updated_at = ? WHERE run = ? AND reference_id = ?`,
-      ),
-      seen: db.prepare(
-        `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, updated_at = @at
-         WHERE ${refs} AND state = 'queued'`,
-      ),
-      notApplied: db.prepare(
-        `UPDATE payouts SET state = 'free', note = @why, updated_at = @at
-         WHERE ${refs} AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
-      ),
-      unknown: db.prepare(
-        `UPDATE payouts SET state = 'unknown', note = @why, updated_at = @at,
-           req = CASE WHEN state IN ('queued', 'free') THEN -1 ELSE req END,
-           sent_at = CASE WHEN state IN ('queued', 'free') THEN @at ELSE sent_at END
-         WHERE ${refs} AND state != 'done'`,
-      ),
-      touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
-      page: db.prepare(
-        `SELECT row, reference_id, amount, currency, recipient, description, hash
-         FROM payouts WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
-      ),
-    };
+    this.stmts = statementsOf(db);
     const r = db
       .prepare(
         'SELECT max(last_req, coalesce((SELECT max(req) FROM payouts WHERE run = ?), 0)) AS n FROM runs WHERE id = ?',
@@ -202,7 +211,7 @@ export class RunState {
         return { id: intake.id, resumed: false };
       })
       .immediate();
-    const state = new RunState(db, opened.id, runId, opened.resumed, opts);
+    const state = new RunState({ ...opened, runId }, opts);
     if (opened.resumed) state.outcomes.reset();
     return state;
   }
