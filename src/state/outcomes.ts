@@ -253,7 +253,7 @@ export class RunOutcomes {
     return {
       success: n[SUCCESS]!,
       pending: n[PENDING]!,
-      failed: n[NOT_SENT]! + n[FAILED]!,
+      failed: n[FAILED]!,
       unknown: n[OUTCOME_UNKNOWN]! + n[UNDOCUMENTED]!,
       notSent: n[NOT_SENT]!,
       sentEarlier: this.sentEarlier,

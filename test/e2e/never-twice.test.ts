@@ -98,16 +98,19 @@ describe('never pay twice, as a process', () => {
     const child = spawnCli(['send', file, '--yes', '--chunk-size', '10', '--concurrency', '1'], {
       env,
     });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
+    // The closing lines go to standard output with the results.
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
     });
-    child.stdout.resume();
+    child.stderr.resume();
     await untilCreates(service, 1);
     child.kill('SIGINT');
     const code = await new Promise((r) => child.on('close', r));
     expect(code).toBe(130);
-    expect(stderr).toMatch(/Run the same command again to resume/);
+    expect(stdout).toMatch(
+      /Interrupted: 10 of 30 payouts sent \(10 succeeded\); 20 not sent, EUR [\d.]+\. Run the same command again to send them; nothing will be sent twice\./,
+    );
     expect(service.creates).toBe(1);
     const again = await runCli(['send', file, '--yes', '--json'], { env });
     expect(again.code).toBe(0);

@@ -179,6 +179,16 @@ export class SendEngine {
     });
   }
 
+  /** Records a payout the run stopped before reaching: it was never sent. */
+  notReached(p: PayoutRequest): void {
+    this.deps.outcomes.set(this.rows++, {
+      reference_id: p.reference_id,
+      amount: p.amount,
+      currency: p.currency,
+      status: 'not_sent',
+    });
+  }
+
   /** Queues a payout to send; a full chunk goes out as soon as a request slot is free. */
   enqueue(item: PendingPayout): void {
     // Until it has another outcome, a queued payout is "not_sent" (see settleLeftovers).

@@ -1,4 +1,4 @@
-import { isKnownUnpaid, statusKind } from '../statuses.js';
+import { statusKind } from '../statuses.js';
 
 /** The outcome of one payout of a run, as reported in tables, --json and --report. */
 export interface PayoutOutcome {
@@ -21,25 +21,26 @@ export interface PayoutOutcome {
 /** How many outcomes of each kind a run has. */
 export interface OutcomeCounts {
   success: number;
-  /** Failed, canceled or not sent: known not to have been paid. */
+  /** Failed or canceled, as the service stated. */
   failed: number;
   pending: number;
   /** Outcome unknown, or a status the interface does not document (e.g. "processing"). */
   unknown: number;
   sentEarlier: number;
+  /** Never applied: not sent, or refused whole by the service. */
   notSent: number;
 }
 
-/** Counts outcomes: canceled and not sent count as failed; see statusKind for the rest. */
+/** Counts outcomes: canceled counts as failed, not sent apart; see statusKind for the rest. */
 export function countOutcomes(outcomes: Iterable<PayoutOutcome>): OutcomeCounts {
   const c = { success: 0, failed: 0, pending: 0, unknown: 0, sentEarlier: 0, notSent: 0 };
   for (const o of outcomes) {
     const kind = statusKind(o.status);
     if (kind === 'success') c.success += 1;
     else if (kind === 'pending') c.pending += 1;
-    else if (isKnownUnpaid(kind)) c.failed += 1;
+    else if (kind === 'failed') c.failed += 1;
+    else if (kind === 'not_sent') c.notSent += 1;
     else c.unknown += 1;
-    if (kind === 'not_sent') c.notSent += 1;
     if (o.sent_earlier) c.sentEarlier += 1;
   }
   return c;

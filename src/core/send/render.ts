@@ -6,6 +6,7 @@ import {
   formatMinor,
   formatServiceNumber,
   minorFromServiceNumber,
+  parseAmount,
 } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
@@ -195,10 +196,12 @@ export function resultsHead(
 ): Record<string, unknown> {
   const c = summary.counts;
   return {
+    payout_count: summary.total,
     success_count: c.success,
     failed_count: c.failed,
     pending_count: c.pending,
     unknown_count: c.unknown,
+    not_sent_count: c.notSent,
     batch_reference: extra.batchReference ?? null,
     sent_earlier_count: c.sentEarlier,
     charges: summary.charges,
@@ -282,7 +285,10 @@ export async function resultsTable(
 ): Promise<string> {
   const long = results.total > LONG_RUN_ROWS && !all;
   // A long run reads back only the rows it shows: the successful ones are only counted.
-  const rows = [...results.withSuccess(false)];
+  // Rows never sent are summed up in one line unless --all lists every row.
+  const attention = [...results.withSuccess(false)];
+  const rows = all ? attention : attention.filter((o) => statusKind(o.status) !== 'not_sent');
+  const notSent = attention.length - rows.length;
   if (!long) rows.push(...results.withSuccess(true));
   const fineCount = results.successCount;
   const c = output.color;
@@ -305,6 +311,9 @@ export async function resultsTable(
   if (long && fineCount) {
     text += `${text ? '\n' : ''}${fineCount} successful payout${fineCount === 1 ? '' : 's'} not shown (use --all to list every row)`;
   }
+  if (notSent) {
+    text += `${text ? '\n' : ''}${notSent} payout${notSent === 1 ? '' : 's'} not sent, not listed (use --all to list every row)`;
+  }
   return text;
 }
 
@@ -322,8 +331,42 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance): string {
   ];
   // Outcome unknown, or a status the interface does not document: neither failed nor paid.
   if (n.unknown) parts.push(c.yellow(`${n.unknown} unknown`));
+  if (n.notSent) parts.push(`${n.notSent} not sent`);
   let line = `${total} payout${total === 1 ? '' : 's'}: ${parts.join(', ')}`;
   if (n.sentEarlier) line += ` (${n.sentEarlier} sent earlier, not sent again)`;
   if (charges) line += `; charges ${charges}`;
   return line;
+}
+
+/** Per-currency totals of the payouts not sent, as "EUR 579071.29, USD 12.00". */
+export function notSentTotals(
+  outcomes: Iterable<PayoutOutcome>,
+  currencies: CurrencyTable,
+): string {
+  const totals = new CurrencyTotals();
+  for (const o of outcomes) {
+    if (statusKind(o.status) !== 'not_sent') continue;
+    const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
+    if (r.ok) totals.add(o.currency, r.amount.minor);
+  }
+  return Object.entries(totalsDoc(totals, currencies))
+    .map(([cur, t]) => `${cur} ${t.total}`)
+    .join(', ');
+}
+
+/**
+ * What an interrupted run did with the money, in one line: "Interrupted: 800 of 2000 payouts
+ * sent (800 succeeded); 1200 not sent, EUR 579071.29. Run the same command again ...".
+ */
+export function interruptedLine(summary: ResultsSummary, notSent: string): string {
+  const n = summary.counts;
+  const sent = summary.total - n.notSent;
+  const how = [
+    `${n.success} succeeded`,
+    n.failed && `${n.failed} failed`,
+    n.pending && `${n.pending} pending`,
+    n.unknown && `${n.unknown} unknown`,
+  ].filter(Boolean);
+  const rest = n.notSent ? `; ${n.notSent} not sent, ${notSent}` : '';
+  return `Interrupted: ${sent} of ${summary.total} payouts sent (${how.join(', ')})${rest}. Run the same command again to send them; nothing will be sent twice.`;
 }

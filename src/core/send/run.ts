@@ -30,6 +30,8 @@ import {
   dryRunDoc,
   formatChargeTotals,
   formatRequestBody,
+  interruptedLine,
+  notSentTotals,
   type ResultsSummary,
   resultItems,
   resultsHead,
@@ -291,8 +293,12 @@ async function sendRows(
   engine: SendEngine,
 ): Promise<void> {
   for (const { row, payout, hash } of state.payouts()) {
-    if (engine.stopping) return;
     const known = settled.get(row);
+    // Every row has an outcome, whatever stopped the run: those never reached were not sent.
+    if (engine.stopping && !known) {
+      engine.notReached(payout);
+      continue;
+    }
     if (known) {
       engine.addSentEarlier(payout, known);
       continue;
@@ -374,13 +380,12 @@ async function finishRun(
       `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`,
     );
   const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.statusKinds())];
-  // Payouts of unknown outcome must be checked first: exit 7 then outranks the interruption.
-  if (interrupted && !engine.unknown.length) {
-    const notSent = counts.notSent;
-    output.warn(
-      `interrupted: ${notSent} payout${notSent === 1 ? '' : 's'} not sent. Run the same command again to resume; nothing will be sent twice.`,
-    );
-    codes.push(exitCodeForError(new InterruptedError('interrupted')));
+  if (interrupted) {
+    const line = interruptedLine(summary, notSentTotals(outcomes.values(), currencies));
+    if (output.json) output.warn(line);
+    else output.print(line);
+    // Payouts of unknown outcome must be checked first: exit 7 then outranks the interruption.
+    if (!engine.unknown.length) codes.push(exitCodeForError(new InterruptedError('interrupted')));
   }
   if (engine.fatal) {
     output.error(engine.fatal.message);

@@ -1,0 +1,123 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempHome } from '../helpers/cli.js';
+import { type CreatePolicy, LedgerService } from '../helpers/ledger-service.js';
+import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
+
+// Issue 18: every row of the input appears in every result, whatever stopped the run, and
+// the counts add up to the input's rows.
+
+let svc: LedgerService | undefined;
+const homes: Array<{ cleanup(): void }> = [];
+afterEach(async () => {
+  await svc?.close();
+  svc = undefined;
+  for (const h of homes.splice(0)) h.cleanup();
+});
+
+interface Doc {
+  payout_count: number;
+  success_count: number;
+  failed_count: number;
+  pending_count: number;
+  unknown_count: number;
+  not_sent_count: number;
+  results: Array<{ reference_id: string; status: string }>;
+}
+
+/** Sends 10 payouts of 1.25 EUR, 2 a request, one request at a time. */
+async function send(
+  policy: CreatePolicy,
+  opts: { interrupt?: AbortController; clock?: FakeClock; json?: boolean } = {},
+): Promise<MainResult> {
+  svc = await LedgerService.start(policy);
+  const home = tempHome();
+  homes.push(home);
+  const file = join(home.dir, 'run.csv');
+  const rows = Array.from({ length: 10 }, (_, i) => `ROW-${i + 1},1.25,EUR,r${i + 1}@example.com`);
+  writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+  const args = ['send', file, '--yes', '--chunk-size', '2', '--concurrency', '1'];
+  return runMain(opts.json === false ? args : [...args, '--json'], {
+    env: { ...svc.env(home.env), PAYOUTS_TIMEOUT: '2' },
+    clock: opts.clock ?? new FakeClock(),
+    interrupt: opts.interrupt?.signal,
+  });
+}
+
+/** The --json document, with its counts checked to add up to every input row. */
+function doc(r: MainResult): Doc {
+  const d = JSON.parse(r.stdout) as Doc;
+  expect(d.payout_count).toBe(10);
+  expect(d.results).toHaveLength(10);
+  const sum =
+    d.success_count + d.failed_count + d.pending_count + d.unknown_count + d.not_sent_count;
+  expect(sum).toBe(d.payout_count);
+  return d;
+}
+
+describe('every row in every result', () => {
+  it('interrupted before the first request: all ten not sent', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const r = await send(() => ({}), { interrupt: stop });
+    const d = doc(r);
+    expect(d.not_sent_count).toBe(10);
+    expect(r.code).toBe(130);
+    expect(svc!.creates).toBe(0);
+    expect(r.stderr).toMatch(
+      /Interrupted: 0 of 10 payouts sent \(0 succeeded\); 10 not sent, EUR 12\.50\. Run the same command again to send them; nothing will be sent twice\./,
+    );
+  });
+
+  it('interrupted mid-run: the sent ones succeeded, the rest not sent, none called failed', async () => {
+    const stop = new AbortController();
+    const r = await send(
+      (n) => {
+        if (n === 2) stop.abort();
+        return {};
+      },
+      { interrupt: stop, json: false },
+    );
+    expect(r.code).toBe(130);
+    expect(r.stdout).toMatch(/10 payouts: 4 succeeded, 0 failed, 0 pending, 6 not sent/);
+    expect(r.stdout).toMatch(
+      /Interrupted: 4 of 10 payouts sent \(4 succeeded\); 6 not sent, EUR 7\.50\./,
+    );
+    // The six rows never sent are summed up, not listed one by one.
+    expect(r.stdout).toMatch(/6 payouts not sent, not listed \(use --all to list every row\)/);
+    expect(r.stdout).not.toMatch(/ROW-10/);
+  });
+
+  it('interrupted during a read-back: the unknown ones and the rest add up, exit 7', async () => {
+    const stop = new AbortController();
+    const clock = new FakeClock();
+    const sleep = clock.sleep;
+    clock.sleep = (ms, signal) => {
+      if (ms >= 1000) stop.abort();
+      return sleep(ms, signal);
+    };
+    const r = await send((n) => (n === 3 ? { apply: 'none', cut: true } : {}), {
+      interrupt: stop,
+      clock,
+    });
+    const d = doc(r);
+    expect(d).toMatchObject({ success_count: 4, unknown_count: 2, not_sent_count: 4 });
+    expect(r.code).toBe(7);
+  });
+
+  it('stopped by a 401: every row is in the results, the refused and the unreached not sent', async () => {
+    const r = await send((n) =>
+      n === 2
+        ? {
+            apply: 'none',
+            status: 401,
+            body: { success: false, message: ['Invalid API credentials'], data: [] },
+          }
+        : {},
+    );
+    const d = doc(r);
+    expect(d).toMatchObject({ success_count: 2, failed_count: 0, not_sent_count: 8 });
+    expect(r.code).toBe(3);
+  });
+});
