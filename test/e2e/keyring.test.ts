@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_CREDENTIALS } from '../../src/sandbox/index.js';
-import { BIN } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import { testService } from '../helpers/sandbox.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -90,3 +90,37 @@ describe.runIf(canRun)(
     });
   },
 );
+
+describe('payouts config set-credentials without a system keyring, through the built binary', () => {
+  it('stores the secret in the 0600 config file, says so, and the file works for a check', async () => {
+    const service = await testService();
+    try {
+      const env = { ...service.home.env };
+      const secret = SANDBOX_CREDENTIALS.clientSecret;
+      const set = await runCli(
+        [
+          'config',
+          'set-credentials',
+          '--client-id',
+          SANDBOX_CREDENTIALS.clientId,
+          '--client-secret-stdin',
+          '--base-url',
+          service.sandbox.baseUrl,
+        ],
+        { env, stdin: secret },
+      );
+      expect(set.code, set.stderr).toBe(0);
+      expect(set.stdout).toMatch(
+        /Client-Secret stored in \S+config\.json \(no system keyring available: /,
+      );
+      expect(`${set.stdout}${set.stderr}`).not.toContain(secret);
+      const file = join(service.home.env.XDG_CONFIG_HOME as string, 'payouts', 'config.json');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readFileSync(file, 'utf8')).toContain(secret);
+      const check = await runCli(['config', 'check'], { env });
+      expect(check.code, check.stderr).toBe(0);
+    } finally {
+      await service.close();
+    }
+  });
+});
