@@ -226,6 +226,16 @@ export function formatServiceNumber(value: number, digits: number | undefined): 
   return minor === undefined || digits === undefined ? String(value) : formatMinor(minor, digits);
 }
 
+/**
+ * A decimal text with its whole part grouped by thousands, for people at a terminal:
+ * "1007965.07" -> "1,007,965.07". The digits are unchanged; files and --json keep them plain.
+ */
+export function groupThousands(text: string): string {
+  const m = /^(-?)(\d+)(\.\d+)?$/.exec(text);
+  if (!m) return text;
+  return `${m[1]}${m[2]!.replace(/\B(?=(\d{3})+$)/g, ',')}${m[3] ?? ''}`;
+}
+
 /** Running per-currency totals of minor units, in first-seen order. */
 export class CurrencyTotals {
   private readonly totals = new Map<string, { count: number; minor: bigint }>();

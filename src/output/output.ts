@@ -126,6 +126,11 @@ export class Output {
     return Boolean(this.opts.stdout.isTTY);
   }
 
+  /** Whether stderr is a terminal: messages there are read by a person. */
+  get stderrIsTerminal(): boolean {
+    return Boolean(this.opts.stderr.isTTY);
+  }
+
   /** Writes bytes to stdout as they are (a workbook), waiting for a slow reader to take them. */
   async printBytes(bytes: Uint8Array): Promise<void> {
     this.clearProgress();

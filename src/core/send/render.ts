@@ -5,6 +5,7 @@ import {
   CurrencyTotals,
   formatMinor,
   formatServiceNumber,
+  groupThousands,
   minorFromServiceNumber,
   parseAmount,
 } from '../../money/amount.js';
@@ -25,6 +26,8 @@ export interface Destination {
   sandbox: boolean;
   chunkSize: number;
   concurrency: { initial: number; max: number };
+  /** Totals grouped by thousands, for a terminal. */
+  grouped?: boolean;
 }
 
 /** The per-currency totals as {CUR: {count, total}} with exact decimal totals. */
@@ -61,12 +64,13 @@ export function summaryText(
     lines.push(c.bold.yellow('SANDBOX: a local rehearsal service; no money moves.'));
   lines.push(`${c.bold('Payouts:')}   ${plan.payoutCount}`);
   const totals = totalsDoc(plan.totals, currencies);
-  const width = Math.max(...Object.values(totals).map((t) => t.total.length), 1);
+  const grouped = (total: string) => (dest.grouped ? groupThousands(total) : total);
+  const width = Math.max(...Object.values(totals).map((t) => grouped(t.total).length), 1);
   let firstTotal = true;
   for (const [cur, t] of Object.entries(totals)) {
     const label = firstTotal ? `${c.bold('Totals:')}    ` : '           ';
     lines.push(
-      `${label}${cur} ${t.total.padStart(width)}  (${t.count} payout${t.count === 1 ? '' : 's'})`,
+      `${label}${cur} ${grouped(t.total).padStart(width)}  (${t.count} payout${t.count === 1 ? '' : 's'})`,
     );
     firstTotal = false;
   }
@@ -318,11 +322,11 @@ export async function resultsTable(
 }
 
 /** The closing summary line: counts and charges per currency. */
-export function closingLine(summary: ResultsSummary, c: ChalkInstance): string {
+export function closingLine(summary: ResultsSummary, c: ChalkInstance, grouped = false): string {
   const n = summary.counts;
   const total = summary.total;
   const charges = Object.entries(summary.charges)
-    .map(([cur, v]) => `${cur} ${v}`)
+    .map(([cur, v]) => `${cur} ${grouped ? groupThousands(v) : v}`)
     .join(', ');
   const parts = [
     c.green(`${n.success} succeeded`),
@@ -342,6 +346,7 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance): string {
 export function notSentTotals(
   outcomes: Iterable<PayoutOutcome>,
   currencies: CurrencyTable,
+  grouped = false,
 ): string {
   const totals = new CurrencyTotals();
   for (const o of outcomes) {
@@ -350,7 +355,7 @@ export function notSentTotals(
     if (r.ok) totals.add(o.currency, r.amount.minor);
   }
   return Object.entries(totalsDoc(totals, currencies))
-    .map(([cur, t]) => `${cur} ${t.total}`)
+    .map(([cur, t]) => `${cur} ${grouped ? groupThousands(t.total) : t.total}`)
     .join(', ');
 }
 

@@ -141,7 +141,12 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
         : await deps.preview();
       output.result(dryRunDoc(plan, currencies), () =>
         [
-          summaryText(plan, { ...dest, ...where }, currencies, output.color),
+          summaryText(
+            plan,
+            { ...dest, ...where, grouped: output.stdoutIsTerminal },
+            currencies,
+            output.color,
+          ),
           '',
           `Dry run: nothing was sent. First request (${plan.firstRequest.payouts.length} payout${plan.firstRequest.payouts.length === 1 ? '' : 's'}):`,
           formatRequestBody(plan.firstRequest),
@@ -154,7 +159,12 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       output.info(
         summaryText(
           plan,
-          { ...dest, baseUrl: service.settings.baseUrl, profile: service.settings.profile },
+          {
+            ...dest,
+            baseUrl: service.settings.baseUrl,
+            profile: service.settings.profile,
+            grouped: output.stderrIsTerminal,
+          },
           currencies,
           output.errColor,
         ),
@@ -371,7 +381,7 @@ async function finishRun(
     if (table) output.print(table);
     output.print(
       (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
-        closingLine(summary, output.color),
+        closingLine(summary, output.color, output.stdoutIsTerminal),
     );
   }
   if (opts.reportPath) output.info(`Report written to ${opts.reportPath}`);
@@ -381,7 +391,9 @@ async function finishRun(
     );
   const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.statusKinds())];
   if (interrupted) {
-    const line = interruptedLine(summary, notSentTotals(outcomes.values(), currencies));
+    // Grouped by thousands where a person reads it; plain digits on a pipe or beside --json.
+    const grouped = output.json ? output.stderrIsTerminal : output.stdoutIsTerminal;
+    const line = interruptedLine(summary, notSentTotals(outcomes.values(), currencies, grouped));
     if (output.json) output.warn(line);
     else output.print(line);
     // Payouts of unknown outcome must be checked first: exit 7 then outranks the interruption.
