@@ -1,4 +1,5 @@
 import { PassThrough, Readable } from 'node:stream';
+import { beforeEach } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { SecretStoreFactory } from '../../src/config/keyring.js';
 import type { Runtime } from '../../src/context.js';
@@ -85,4 +86,16 @@ export function memoryRuntime(): { runtime: Runtime; stdout(): string; stderr():
     interrupt: new AbortController().signal,
   };
   return { runtime, stdout: out.text, stderr: err.text };
+}
+
+/**
+ * For a test file of in-process runs: `payouts ARGS` through main() on a clock of the test's
+ * own, new for every test, so retry waits and quiet times take no real time.
+ */
+export function runsOnFakeClock(): (args: string[], opts?: MainOptions) => Promise<MainResult> {
+  let clock = new FakeClock();
+  beforeEach(() => {
+    clock = new FakeClock();
+  });
+  return (args, opts = {}) => runMain(args, { clock, ...opts });
 }

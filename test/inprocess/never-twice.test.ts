@@ -2,27 +2,20 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
-import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
+import { runsOnFakeClock } from '../helpers/main.js';
 import { doubleSends, testService, writeRun } from '../helpers/sandbox.js';
 
 // Never pay twice, with the CLI run in this process; the cases that need a process of its
 // own (SIGKILL, SIGINT, two runs at once) are in test/e2e/never-twice.test.ts.
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
-/** One clock for every run of a test: retry waits and quiet times take no real time. */
-let clock: FakeClock;
-beforeEach(() => {
-  clock = new FakeClock();
-});
 afterEach(async () => {
   await service?.close();
   service = undefined;
 });
 
-/** Runs `payouts ARGS` in process on the test's clock. */
-function run(args: string[], opts: MainOptions = {}) {
-  return runMain(args, { clock, ...opts });
-}
+/** Runs `payouts ARGS` in process on the test's own clock. */
+const run = runsOnFakeClock();
 
 /** Asserts every reference exists exactly once at the service, with no second create attempt. */
 async function expectExactlyOnce(refs: string[]): Promise<void> {

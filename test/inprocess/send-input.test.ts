@@ -4,24 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, tempHome, writeCsv } from '../helpers/cli.js';
-import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
+import { runsOnFakeClock } from '../helpers/main.js';
 import { testService } from '../helpers/sandbox.js';
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
-/** One clock for every run of a test: retry waits take no real time. */
-let clock: FakeClock;
-beforeEach(() => {
-  clock = new FakeClock();
-});
 afterEach(async () => {
   await service?.close();
   service = undefined;
 });
 
-/** Runs `payouts ARGS` in process on the test's clock. */
-function run(args: string[], opts: MainOptions = {}) {
-  return runMain(args, { clock, ...opts });
-}
+/** Runs `payouts ARGS` in process on the test's own clock. */
+const run = runsOnFakeClock();
 
 describe('payouts send: input formats', () => {
   it('detects tab-separated files, and takes --delimiter tab', async () => {

@@ -2,27 +2,20 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, sample, tempHome, writeCsv } from '../helpers/cli.js';
-import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
+import { runsOnFakeClock } from '../helpers/main.js';
 import { doubleSends, testService } from '../helpers/sandbox.js';
 
 // `payouts send` run in this process; a reader that closes stdout early needs a real pipe:
 // test/e2e/send.test.ts.
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
-/** One clock for every run of a test: retry waits take no real time. */
-let clock: FakeClock;
-beforeEach(() => {
-  clock = new FakeClock();
-});
 afterEach(async () => {
   await service?.close();
   service = undefined;
 });
 
-/** Runs `payouts ARGS` in process on the test's clock. */
-function run(args: string[], opts: MainOptions = {}) {
-  return runMain(args, { clock, ...opts });
-}
+/** Runs `payouts ARGS` in process on the test's own clock. */
+const run = runsOnFakeClock();
 
 interface SendDoc {
   success_count: number;
