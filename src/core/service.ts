@@ -12,6 +12,14 @@ import { configDir, stateDir } from '../paths.js';
 import { userAgent } from '../version.js';
 import { type Timing, timingFor } from './timing.js';
 
+/** The service key of the built-in sandbox. */
+export const SANDBOX_SERVICE_KEY = 'sandbox';
+
+/** What names a service in the state database: its base URL and the client id used. */
+export function serviceKeyOf(baseUrl: string, clientId: string): string {
+  return `${baseUrl} ${clientId}`;
+}
+
 /** A service to talk to: a client plus what identifies the service in journals and summaries. */
 export interface ServiceConnection {
   client: PayoutClient;
@@ -102,7 +110,7 @@ export async function openService(
       client,
       settings,
       sandbox: true,
-      serviceKey: 'sandbox',
+      serviceKey: SANDBOX_SERVICE_KEY,
       timing,
       close: async () => {
         await client.close();
@@ -119,7 +127,7 @@ export async function openService(
     client,
     settings,
     sandbox: false,
-    serviceKey: `${settings.baseUrl} ${settings.clientId}`,
+    serviceKey: serviceKeyOf(settings.baseUrl, settings.clientId),
     timing,
     close: () => client.close(),
   };

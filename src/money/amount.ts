@@ -262,4 +262,28 @@ export class CurrencyTotals {
   minorOf(currency: string): bigint {
     return this.totals.get(currency)?.minor ?? 0n;
   }
+
+  /** Number of amounts added, over every currency. */
+  get count(): number {
+    let n = 0;
+    for (const t of this.totals.values()) n += t.count;
+    return n;
+  }
+
+  /** These totals less others' (parts of them): currencies left with no amount drop out. */
+  without(...parts: CurrencyTotals[]): CurrencyTotals {
+    const out = new CurrencyTotals();
+    for (const [currency, t] of this.totals) {
+      let { count, minor } = t;
+      for (const p of parts) {
+        const q = p.totals.get(currency);
+        if (q) {
+          count -= q.count;
+          minor -= q.minor;
+        }
+      }
+      if (count > 0) out.totals.set(currency, { count, minor });
+    }
+    return out;
+  }
 }

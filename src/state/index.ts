@@ -6,11 +6,11 @@ export type { OutcomeResult } from './outcome-result.js';
 export { type ChargeMinor, type ReportRow, RunOutcomes } from './outcomes.js';
 export {
   type OpenRunOptions,
-  type PriorRow,
   type RunHeader,
   type RunPayout,
   RunState,
 } from './run-state.js';
+export { attachHistory, type PriorRow, priorRows } from './prior.js';
 export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
 export { JournalCorruptError } from './v1/errors.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

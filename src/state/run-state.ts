@@ -33,25 +33,6 @@ export interface RunPayout {
   hash: string;
 }
 
-/** One of this run's payouts that this or another run of the same service sent. */
-export interface PriorRow {
-  row: number;
-  payout: PayoutRequest;
-  /** The run that holds the state (this run's own id for an earlier attempt). */
-  run_id: string;
-  own: boolean;
-  /** That run's payout hash for the reference, and its version (null: not known). */
-  hash: string | null;
-  hash_version: number;
-  state: 'in_flight' | 'done' | 'unknown';
-  req: number | null;
-  sent_at: string | null;
-  status: string | null;
-  transaction_id: string | null;
-  charges: string | null;
-  message: string | null;
-}
-
 /** Rows read per query when the run's payouts are listed. */
 const PAGE_ROWS = 1000;
 /** Buffered records that make a commit start without waiting for an intent. */
@@ -317,42 +298,6 @@ export class RunState {
     }
   }
 
-  /**
-   * What this run's earlier attempts and the other runs of the same service hold about this
-   * run's references: one indexed lookup per row, on (reference_id, run).
-   */
-  priorRows(serviceKey: string): PriorRow[] {
-    const rows = this.db
-      .prepare(
-        `SELECT m.row, m.reference_id, m.amount, m.currency, m.recipient, m.description,
-           r.run_id, o.run = m.run AS own, o.hash, o.hash_version, o.state, o.req, o.sent_at,
-           o.status, o.transaction_id, o.charges, o.message
-         FROM payouts m
-         JOIN payouts o ON o.reference_id = m.reference_id
-         JOIN runs r ON r.id = o.run
-         WHERE m.run = ? AND r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
-         ORDER BY m.row, o.run`,
-      )
-      .all(this.id, serviceId(serviceKey)) as Array<
-      PayoutRow & Omit<PriorRow, 'payout' | 'own'> & { own: number }
-    >;
-    return rows.map((r) => ({
-      row: r.row,
-      payout: payoutOf(r),
-      run_id: r.run_id,
-      own: r.own === 1,
-      hash: r.hash,
-      hash_version: r.hash_version,
-      state: r.state,
-      req: r.req,
-      sent_at: r.sent_at,
-      status: r.status,
-      transaction_id: r.transaction_id,
-      charges: r.charges,
-      message: r.message,
-    }));
-  }
-
   /** Throws when the state is closed. */
   private assertOpen(): void {
     if (this.closed) throw new Error(`the state of run ${this.runId} is closed`);
@@ -400,7 +345,7 @@ export class RunState {
 }
 
 /** A payouts row's payout columns. */
-interface PayoutRow {
+export interface PayoutRow {
   row: number;
   reference_id: string;
   amount: string;
@@ -410,7 +355,7 @@ interface PayoutRow {
 }
 
 /** The wire form of a stored payout. */
-function payoutOf(r: PayoutRow): PayoutRequest {
+export function payoutOf(r: PayoutRow): PayoutRequest {
   const p: PayoutRequest = {
     reference_id: r.reference_id,
     amount: r.amount,

@@ -21,11 +21,14 @@ export interface MainOptions {
   interrupt?: AbortSignal;
   /** Stands in for the system keyring. */
   secretStore?: SecretStoreFactory;
+  /** Runs as at a terminal this many columns wide: `stdin` is what is typed. */
+  terminal?: { columns: number };
 }
 
-/** A stream that collects what is written to it, as a pipe (not a terminal). */
-function collector(): { stream: PassThrough; text(): string } {
+/** A stream that collects what is written to it, as a pipe or a terminal of `columns`. */
+function collector(columns?: number): { stream: PassThrough; text(): string } {
   const stream = new PassThrough();
+  if (columns !== undefined) Object.assign(stream, { isTTY: true, columns });
   const chunks: Buffer[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c));
   return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
@@ -33,13 +36,16 @@ function collector(): { stream: PassThrough; text(): string } {
 
 /** Runs `payouts ARGV` in this process through main(), as the entry point would. */
 export async function runMain(argv: string[], opts: MainOptions = {}): Promise<MainResult> {
-  const out = collector();
-  const err = collector();
+  const columns = opts.terminal?.columns;
+  const out = collector(columns);
+  const err = collector(columns);
+  const stdin = Readable.from([opts.stdin ?? '']);
+  if (columns !== undefined) Object.assign(stdin, { isTTY: true, setRawMode: () => stdin });
   const env: Record<string, string> = { LANG: 'C.UTF-8' };
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
   const runtime: Runtime = {
     env,
-    stdin: Readable.from([opts.stdin ?? '']),
+    stdin,
     stdout: out.stream,
     stderr: err.stream,
     cwd: process.cwd(),

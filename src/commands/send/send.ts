@@ -152,7 +152,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     const [
       { runSend },
       { parseMapOption, parseDelimiterOption },
-      { openService, loadSettings },
+      { openService, loadSettings, serviceKeyOf },
       { stateDir },
     ] = await Promise.all([
       import('../../core/send/run.js'),
@@ -195,7 +195,9 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);
-          return { baseUrl: s.baseUrl?.value, profile: s.profile.value };
+          const serviceKey =
+            s.baseUrl && s.clientId ? serviceKeyOf(s.baseUrl.value, s.clientId.value) : undefined;
+          return { baseUrl: s.baseUrl?.value, profile: s.profile.value, serviceKey };
         },
       },
     );

@@ -6,11 +6,10 @@ import {
   readPayouts,
   type ValidPayout,
 } from '../../input/index.js';
-import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
+import { CurrencyTotals } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { openScratchDb, payoutHash, RunIntake } from '../../state/index.js';
 import { LookalikeReferences, type RowPlace } from './lookalikes.js';
-import type { MaxTotal } from './options.js';
 import { combinedHash, type HashedSource } from './sources.js';
 
 /** What pass 1 learns about a run: every row valid, and the figures the summary shows. */
@@ -34,7 +33,6 @@ export interface PlanOptions {
   chunkSize: number;
   batchReference?: string;
   webhookUrl?: string;
-  maxTotals: MaxTotal[];
   warn: (message: string) => void;
   /** Keep each payout's identity hash (for sending); a dry run needs only uniqueness. */
   withHashes: boolean;
@@ -101,34 +99,6 @@ function pickFileValue(
     );
   }
   return distinct[0];
-}
-
-/** Checks --max-total ceilings against the run's totals, as problems. */
-function checkMaxTotals(
-  totals: CurrencyTotals,
-  maxTotals: MaxTotal[],
-  currencies: CurrencyTable,
-): Problem[] {
-  const problems: Problem[] = [];
-  for (const limit of maxTotals) {
-    const digits = currencies.minorUnits(limit.currency);
-    const parsed = parseAmount(limit.amountText, digits);
-    if (!parsed.ok || digits === undefined) {
-      throw new UsageError(
-        `--max-total ${limit.currency}=${limit.amountText}: ${parsed.ok ? 'unknown currency' : parsed.message}`,
-      );
-    }
-    const total = totals.minorOf(limit.currency);
-    if (total > parsed.amount.minor) {
-      problems.push({
-        file: '--max-total',
-        field: limit.currency,
-        value: limit.amountText,
-        message: `the run's ${limit.currency} total is ${formatMinor(total, digits)}, above the limit of ${limit.amountText}; nothing was sent`,
-      });
-    }
-  }
-  return problems;
 }
 
 /** What reading the files found. */
@@ -210,7 +180,6 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
   } finally {
     scratch?.close();
   }
-  for (const p of checkMaxTotals(r.totals, opts.maxTotals, opts.currencies)) r.problems.add(p);
   if (r.problems.total > 0) throw r.problems.toError();
   const batchReference = pickFileValue(
     opts.batchReference,

@@ -1,6 +1,4 @@
 import type { ChalkInstance } from 'chalk';
-import { serializeCreateRequest } from '../../api/body.js';
-import type { CreateRequest } from '../../api/types.js';
 import {
   CurrencyTotals,
   formatMinor,
@@ -11,24 +9,12 @@ import {
 } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
-import { type Output, RawNumber } from '../../output/output.js';
+import type { Output } from '../../output/output.js';
 import { statusKind } from '../statuses.js';
 import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from './outcome.js';
-import type { RunPlan } from './plan.js';
 
 /** Rows beyond which the results table shows only the rows that need attention. */
 export const LONG_RUN_ROWS = 50;
-
-/** Where the run goes, for the summary. */
-export interface Destination {
-  baseUrl?: string;
-  profile?: string;
-  sandbox: boolean;
-  chunkSize: number;
-  concurrency: { initial: number; max: number };
-  /** Totals grouped by thousands, for a terminal. */
-  grouped?: boolean;
-}
 
 /** The per-currency totals as {CUR: {count, total}} with exact decimal totals. */
 export function totalsDoc(
@@ -43,72 +29,6 @@ export function totalsDoc(
     };
   }
   return doc;
-}
-
-/** How many requests go at once: "4 at a time", or "4 at first, up to 16 as the service allows". */
-function pace(c: { initial: number; max: number }): string {
-  return c.initial === c.max
-    ? `${c.max} at a time`
-    : `${c.initial} at a time at first, up to ${c.max} as the service allows`;
-}
-
-/** The summary shown before sending and by --dry-run. */
-export function summaryText(
-  plan: RunPlan,
-  dest: Destination,
-  currencies: CurrencyTable,
-  c: ChalkInstance,
-): string {
-  const lines: string[] = [];
-  if (dest.sandbox)
-    lines.push(c.bold.yellow('SANDBOX: a local rehearsal service; no money moves.'));
-  lines.push(`${c.bold('Payouts:')}   ${plan.payoutCount}`);
-  const totals = totalsDoc(plan.totals, currencies);
-  const grouped = (total: string) => (dest.grouped ? groupThousands(total) : total);
-  const width = Math.max(...Object.values(totals).map((t) => grouped(t.total).length), 1);
-  let firstTotal = true;
-  for (const [cur, t] of Object.entries(totals)) {
-    const label = firstTotal ? `${c.bold('Totals:')}    ` : '           ';
-    lines.push(
-      `${label}${cur} ${grouped(t.total).padStart(width)}  (${t.count} payout${t.count === 1 ? '' : 's'})`,
-    );
-    firstTotal = false;
-  }
-  lines.push(
-    `${c.bold('Requests:')}  ${plan.requestCount} (up to ${dest.chunkSize} payouts each, ${pace(dest.concurrency)})`,
-  );
-  // The batch reference and webhook URL may come from an input file: shown escaped.
-  const shown = (v: string | undefined, none: string) => (v === undefined ? none : displayText(v));
-  lines.push(`${c.bold('Service:')}   ${shown(dest.baseUrl, '(not set)')}`);
-  lines.push(`${c.bold('Profile:')}   ${shown(dest.profile, '(not set)')}`);
-  lines.push(
-    `${c.bold('Batch:')}     ${shown(plan.batchReference, '(none: the service assigns one)')}`,
-  );
-  lines.push(`${c.bold('Webhook:')}   ${shown(plan.webhookUrl, '(account default)')}`);
-  return lines.join('\n');
-}
-
-/** The exact body of a create request, one payout per line (whitespace only is added). */
-export function formatRequestBody(req: CreateRequest): string {
-  const body = serializeCreateRequest(req);
-  return body
-    .replace(/\[\{/, '[\n  {')
-    .replace(/\},\{"amount"/g, '},\n  {"amount"')
-    .replace(/\}\]/, '}\n]');
-}
-
-/** The --dry-run --json document. */
-export function dryRunDoc(plan: RunPlan, currencies: CurrencyTable): unknown {
-  return {
-    dry_run: true,
-    payout_count: plan.payoutCount,
-    totals: totalsDoc(plan.totals, currencies),
-    request_count: plan.requestCount,
-    first_request: {
-      ...plan.firstRequest,
-      payouts: plan.firstRequest.payouts.map((p) => ({ ...p, amount: new RawNumber(p.amount) })),
-    },
-  };
 }
 
 /** Converts charges the service sent into minor units (max(digits, 6)), remembering each value. */
@@ -342,6 +262,17 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance, grouped =
   return line;
 }
 
+/** Totals as "EUR 579,071.29, USD 12.00", grouped by thousands where asked. */
+export function totalsText(
+  totals: CurrencyTotals,
+  currencies: CurrencyTable,
+  grouped = false,
+): string {
+  return Object.entries(totalsDoc(totals, currencies))
+    .map(([cur, t]) => `${cur} ${grouped ? groupThousands(t.total) : t.total}`)
+    .join(', ');
+}
+
 /** Per-currency totals of the payouts not sent, as "EUR 579071.29, USD 12.00". */
 export function notSentTotals(
   outcomes: Iterable<PayoutOutcome>,
@@ -354,9 +285,7 @@ export function notSentTotals(
     const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
     if (r.ok) totals.add(o.currency, r.amount.minor);
   }
-  return Object.entries(totalsDoc(totals, currencies))
-    .map(([cur, t]) => `${cur} ${grouped ? groupThousands(t.total) : t.total}`)
-    .join(', ');
+  return totalsText(totals, currencies, grouped);
 }
 
 /**

@@ -7,10 +7,24 @@ import { fromRecord } from './engine.js';
 import type { PayoutOutcome } from './outcome.js';
 import type { ReadBackResult } from './readback.js';
 
+/** A recorded outcome, without the payout's own fields. */
+export type KnownOutcome = Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>;
+
+/** A payout sent before, by this run's earlier attempt or another run of the same service. */
+export interface SentEarlier {
+  outcome: KnownOutcome;
+  currency: string;
+  /** Exact decimal text. */
+  amount: string;
+  /** The run that sent it and when its request went out (null when not recorded). */
+  runId: string;
+  at: string | null;
+}
+
 /** What earlier attempts tell about a run's payouts, before anything new is sent. */
 export interface PriorState {
-  /** Sent before (this run or another run to the same service), by row: not to be sent again. */
-  settled: Map<number, Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>>;
+  /** Sent before, by row: not to be sent again. */
+  settled: Map<number, SentEarlier>;
   /** Possibly sent, outcome never recorded, by reference: read back before sending. */
   inFlight: Map<string, InFlight>;
 }
@@ -24,14 +38,18 @@ export interface InFlight {
 }
 
 /** Fields of a confirmed payout, as an outcome. */
-function confirmedOutcome(
-  r: PriorRow,
-): Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'> {
+function confirmedOutcome(r: PriorRow): SentEarlier {
   return {
-    status: r.status ?? '',
-    ...(r.transaction_id ? { transaction_id: r.transaction_id } : {}),
-    ...(r.charges !== null ? { charges: Number(r.charges) } : {}),
-    ...(r.message ? { message: r.message } : {}),
+    outcome: {
+      status: r.status ?? '',
+      ...(r.transaction_id ? { transaction_id: r.transaction_id } : {}),
+      ...(r.charges !== null ? { charges: Number(r.charges) } : {}),
+      ...(r.message ? { message: r.message } : {}),
+    },
+    currency: r.payout.currency,
+    amount: r.payout.amount,
+    runId: r.run_id,
+    at: r.sent_at,
   };
 }
 
@@ -49,15 +67,15 @@ function conflict(r: PriorRow): Problem {
 
 /**
  * Gathers what this run's earlier attempts and every other run of the same service know
- * about the run's references, in one query. A reference held elsewhere with a different
+ * about the run's references (priorRows). A reference held elsewhere with a different
  * amount, currency or recipient is an input problem: nothing is sent.
  */
-export function priorState(state: RunState, serviceKey: string): PriorState {
+export function priorState(rows: PriorRow[]): PriorState {
   const settled: PriorState['settled'] = new Map();
   const inFlight = new Map<string, InFlight>();
   const conflicts: Problem[] = [];
-  for (const r of state.priorRows(serviceKey)) {
-    if (!r.own && r.hash !== null && !sameHash(r.hash, r.hash_version, r.payout)) {
+  for (const r of rows) {
+    if (r.hash !== null && !sameHash(r.hash, r.hash_version, r.payout)) {
       conflicts.push(conflict(r));
       continue;
     }
@@ -91,8 +109,11 @@ export function applyReadBack(prior: PriorState, r: ReadBackResult, state: RunSt
   }
   if (found.length) state.recordOutcome(-1, found);
   for (const { ref, ...outcome } of found) {
-    const row = prior.inFlight.get(ref)?.row;
-    if (row !== undefined) prior.settled.set(row, outcome);
+    const item = prior.inFlight.get(ref);
+    if (item) {
+      const { currency, amount } = item.payout;
+      prior.settled.set(item.row, { outcome, currency, amount, runId: state.runId, at: null });
+    }
     prior.inFlight.delete(ref);
   }
   if (notFound.length) state.recordNotApplied(-1, notFound, 'not found when read back');

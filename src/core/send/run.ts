@@ -1,46 +1,39 @@
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
 import { type Clock, systemClock } from '../../clock.js';
-import { InterruptedError, UsageError } from '../../errors.js';
-import {
-  ExitCode,
-  type ExitCodeValue,
-  exitCodeForError,
-  exitCodeForStatuses,
-  worstExitCode,
-} from '../../exit-codes.js';
+import { UsageError } from '../../errors.js';
+import { ExitCode } from '../../exit-codes.js';
 import type { IntakeOptions } from '../../input/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
-import { displayText } from '../../output/display.js';
-import { type InStream, type Output, rawListItem } from '../../output/output.js';
+import type { InStream, Output } from '../../output/output.js';
 import {
   acquireSendLock,
+  attachHistory,
+  openScratchDb,
   openStateDb,
+  priorRows,
   RunIntake,
   RunState,
   type StateDb,
 } from '../../state/index.js';
-import type { ServiceConnection } from '../service.js';
+import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
-import {
-  chargeMinorOf,
-  closingLine,
-  dryRunDoc,
-  formatChargeTotals,
-  formatRequestBody,
-  interruptedLine,
-  notSentTotals,
-  type ResultsSummary,
-  resultItems,
-  resultsHead,
-  resultsTable,
-  summaryText,
-} from './render.js';
-import { writeFailedOut, writeReport } from './report.js';
+import { chargeMinorOf } from './render.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
+import { finishRun } from './results.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
+import { checkMaxTotals, freshSplit, type RunSplit, splitRun } from './split.js';
+import {
+  type Destination,
+  dryRunDoc,
+  formatRequestBody,
+  nothingToSendLine,
+  payouts,
+  questionText,
+  summaryText,
+} from './summary.js';
 
 /** What `send` needs from its surroundings; it reads nothing from the process itself. */
 export interface SendDeps {
@@ -53,8 +46,8 @@ export interface SendDeps {
   commandLine: string;
   /** Connects to the service (or the sandbox); called only when something will be sent. */
   connect: () => Promise<ServiceConnection>;
-  /** Base URL and profile for the summary of a dry run, which needs no credentials. */
-  preview: () => Promise<{ baseUrl?: string; profile?: string }>;
+  /** Where a dry run would send, which needs no credentials; the key when the service is known. */
+  preview: () => Promise<{ baseUrl?: string; profile?: string; serviceKey?: string }>;
   retry?: RetryPolicy;
   /** Time for retry waits and read-back timing; the real clock unless a test passes one. */
   clock?: Clock;
@@ -87,146 +80,234 @@ async function openSources(
   };
 }
 
-/** A send's database and the rows pass 1 staged, until the run adopts them. */
+/**
+ * The database a run's rows are staged in, until the run adopts them: state.db for a send, a
+ * scratch database for a dry run (which records nothing).
+ */
 interface Staging {
   db: StateDb;
   rows: RunIntake;
-  adopted: boolean;
+  /** Rows adopted by a run, or of a scratch database: not to be discarded. */
+  kept: boolean;
+}
+
+/** Opens the database pass 1 stages a run's rows in. */
+async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
+  const now = new Date((deps.clock ?? systemClock).now());
+  if (opts.dryRun) {
+    const db = openScratchDb();
+    return { db, rows: RunIntake.begin(db, { pid: 0, inputs: [], now }), kept: true };
+  }
+  const db = await openStateDb(deps.stateDir);
+  return { db, rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }), kept: false };
+}
+
+/** How pass 1 reads the files. */
+function intakeOf(opts: SendOptions, currencies: CurrencyTable): IntakeOptions {
+  const { format, sheet, delimiter, map, encoding, decimalComma } = opts;
+  return { format, sheet, delimiter, map, encoding, decimalComma, currencies };
 }
 
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
-  const { output } = deps;
   const currencies = new CurrencyTable(opts.allowCurrencies);
-  const intake: IntakeOptions = {
-    format: opts.format,
-    sheet: opts.sheet,
-    delimiter: opts.delimiter,
-    map: opts.map,
-    encoding: opts.encoding,
-    decimalComma: opts.decimalComma,
-    currencies,
-  };
   const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
   let staging: Staging | undefined;
   try {
-    if (!opts.dryRun) {
-      const db = await openStateDb(deps.stateDir);
-      const now = deps.clock ? new Date(deps.clock.now()) : new Date();
-      staging = {
-        db,
-        rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }),
-        adopted: false,
-      };
-    }
+    staging = await stage(opts, deps);
     const plan = await planRun(sources, {
-      intake,
+      intake: intakeOf(opts, currencies),
       currencies,
       chunkSize: opts.chunkSize,
       batchReference: opts.batchReference,
       webhookUrl: opts.webhookUrl,
-      maxTotals: opts.maxTotals,
-      warn: (m) => output.warn(m),
+      warn: (m) => deps.output.warn(m),
       withHashes: !opts.dryRun,
-      ...(staging ? { rows: staging.rows } : {}),
+      rows: staging.rows,
     });
-    const dest = {
-      sandbox: opts.sandbox,
-      chunkSize: opts.chunkSize,
-      concurrency: concurrencyOf(opts),
-    };
-    if (!staging) {
-      const where = opts.sandbox
-        ? { baseUrl: '(sandbox, started when sending)', profile: 'sandbox' }
-        : await deps.preview();
-      output.result(dryRunDoc(plan, currencies), () =>
-        [
-          summaryText(
-            plan,
-            { ...dest, ...where, grouped: output.stdoutIsTerminal },
-            currencies,
-            output.color,
-          ),
-          '',
-          `Dry run: nothing was sent. First request (${plan.firstRequest.payouts.length} payout${plan.firstRequest.payouts.length === 1 ? '' : 's'}):`,
-          formatRequestBody(plan.firstRequest),
-        ].join('\n'),
-      );
-      return ExitCode.ok;
-    }
-    const service = await deps.connect();
-    try {
-      output.info(
-        summaryText(
-          plan,
-          {
-            ...dest,
-            baseUrl: service.settings.baseUrl,
-            profile: service.settings.profile,
-            grouped: output.stderrIsTerminal,
-          },
-          currencies,
-          output.errColor,
-        ),
-      );
-      await confirm(opts, service, output);
-      return await sendPlan(plan, staging, { opts, currencies, service, deps });
-    } finally {
-      await service.close();
-    }
+    const run = new SendRun({ opts, deps, currencies, plan, staging });
+    return opts.dryRun ? await run.preview() : await run.send();
   } finally {
     if (staging) {
       // Rows of a run that never began are of no use to anyone.
-      if (!staging.adopted) staging.rows.discard();
+      if (!staging.kept) staging.rows.discard();
       staging.db.close();
     }
     cleanup();
   }
 }
 
-/** Asks for confirmation on a terminal; requires --yes elsewhere. A sandbox run needs neither. */
-async function confirm(
-  opts: SendOptions,
-  service: ServiceConnection,
-  output: Output,
-): Promise<void> {
-  if (service.sandbox || opts.yes) return;
-  if (!output.interactive) {
-    throw new UsageError(
-      'no terminal to confirm on: pass --yes to send without asking (nothing was sent)',
+/** A connected run's state and engine, from opening its state to its last outcome. */
+interface Sending {
+  state: RunState;
+  engine: SendEngine;
+}
+
+/**
+ * One `payouts send` once pass 1 has read its files: the options, the plan, the staged rows
+ * and the currency table. `preview` is --dry-run; `send` resolves what earlier runs did, asks,
+ * sends under the service's run lock, and renders the results.
+ */
+export class SendRun {
+  readonly opts: SendOptions;
+  readonly deps: SendDeps;
+  readonly currencies: CurrencyTable;
+  readonly plan: RunPlan;
+  private readonly staging: Staging;
+
+  constructor(parts: {
+    opts: SendOptions;
+    deps: SendDeps;
+    currencies: CurrencyTable;
+    plan: RunPlan;
+    staging: Staging;
+  }) {
+    this.opts = parts.opts;
+    this.deps = parts.deps;
+    this.currencies = parts.currencies;
+    this.plan = parts.plan;
+    this.staging = parts.staging;
+  }
+
+  get output(): Output {
+    return this.deps.output;
+  }
+
+  /** Where the run goes, for its summary. */
+  private destination(
+    where: { baseUrl?: string; profile?: string },
+    grouped: boolean,
+  ): Destination {
+    const { opts } = this;
+    return {
+      ...where,
+      sandbox: opts.sandbox,
+      chunkSize: opts.chunkSize,
+      concurrency: concurrencyOf(opts),
+      grouped,
+    };
+  }
+
+  /** --dry-run: the summary, split by what this folder's runs sent earlier, and the first request. */
+  async preview(): Promise<number> {
+    const { opts, plan, currencies, output } = this;
+    const where = opts.sandbox
+      ? {
+          baseUrl: '(sandbox, started when sending)',
+          profile: 'sandbox',
+          serviceKey: SANDBOX_SERVICE_KEY,
+        }
+      : await this.deps.preview();
+    let split: RunSplit | null = null;
+    if (where.serviceKey !== undefined) {
+      const { db, rows } = this.staging;
+      split = attachHistory(db, this.deps.stateDir)
+        ? splitRun(
+            plan,
+            priorState(priorRows(db, rows.id, where.serviceKey, 'history')),
+            currencies,
+            opts.chunkSize,
+          )
+        : freshSplit(plan);
+    }
+    checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
+    const view = {
+      plan,
+      split,
+      dest: this.destination(where, output.stdoutIsTerminal),
+      maxTotals: opts.maxTotals,
+    };
+    const first = plan.firstRequest;
+    output.result(dryRunDoc(view, currencies), () =>
+      [
+        summaryText(view, currencies, output.color),
+        '',
+        `Dry run: nothing was sent. First request of the files (${payouts(first.payouts.length)}):`,
+        formatRequestBody(first),
+      ].join('\n'),
     );
+    return ExitCode.ok;
   }
-  if (!(await output.confirm('Send these payouts? They cannot be taken back.'))) {
-    throw new UsageError('not confirmed: nothing was sent');
+
+  /** Connects, then sends under the service's run lock; renders once the lock is released. */
+  async send(): Promise<number> {
+    const { deps } = this;
+    const service = await deps.connect();
+    try {
+      const lock = await acquireSendLock({
+        stateDir: deps.stateDir,
+        serviceKey: service.serviceKey,
+        pid: deps.pid,
+        command: deps.commandLine,
+      });
+      let sent: Sending;
+      try {
+        sent = await this.sendLocked(service);
+      } finally {
+        await lock.release();
+      }
+      return await finishRun(this, service, sent.engine, sent.state.runId);
+    } finally {
+      await service.close();
+    }
   }
-}
 
-/** What sending a plan needs besides the plan and its rows. */
-interface SendContext {
-  opts: SendOptions;
-  currencies: CurrencyTable;
-  service: ServiceConnection;
-  deps: SendDeps;
-}
+  /**
+   * Resolves what earlier runs did with these payouts, shows what this run will send and asks
+   * (asks nothing when everything was sent earlier), then sends.
+   */
+  private async sendLocked(service: ServiceConnection): Promise<Sending> {
+    const { opts, plan, currencies, output, staging } = this;
+    const prior = priorState(priorRows(staging.db, staging.rows.id, service.serviceKey));
+    const split = splitRun(plan, prior, currencies, opts.chunkSize);
+    checkMaxTotals(split, opts.maxTotals, currencies);
+    const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
+    if (nothingToSend) output.info(nothingToSendLine(split));
+    else {
+      const where = { baseUrl: service.settings.baseUrl, profile: service.settings.profile };
+      const view = {
+        plan,
+        split,
+        dest: this.destination(where, output.stderrIsTerminal),
+        maxTotals: opts.maxTotals,
+      };
+      output.info(summaryText(view, currencies, output.errColor));
+      if (!service.sandbox && !opts.yes) await this.confirm(split);
+    }
+    const state = this.openState(service);
+    const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
+    try {
+      const engine = this.newEngine(service, state, (text) => progress?.update(text));
+      await this.readBackInFlight(prior, engine, state);
+      await sendRows(state, prior.settled, engine);
+      await engine.finish();
+      return { state, engine };
+    } finally {
+      progress?.stop();
+      await state.close();
+    }
+  }
 
-/** Sends a validated plan under the run lock, its state written ahead, then renders the results. */
-async function sendPlan(plan: RunPlan, staging: Staging, ctx: SendContext): Promise<number> {
-  const { opts, service, deps } = ctx;
-  const { output } = deps;
-  const lock = await acquireSendLock({
-    stateDir: deps.stateDir,
-    serviceKey: service.serviceKey,
-    pid: deps.pid,
-    command: deps.commandLine,
-  });
-  let engine: SendEngine;
-  let state: RunState;
-  try {
-    state = RunState.open({
+  /** Asks on a terminal, naming what will move; elsewhere --yes is required. */
+  private async confirm(split: RunSplit): Promise<void> {
+    const { output } = this;
+    if (!output.interactive) {
+      throw new UsageError(
+        'no terminal to confirm on: pass --yes to send without asking (nothing was sent)',
+      );
+    }
+    const question = questionText(split, this.currencies, output.stderrIsTerminal);
+    if (!(await output.confirm(question))) throw new UsageError('not confirmed: nothing was sent');
+  }
+
+  /** Opens the run's state: the staged rows become the run, or resume it when sent before. */
+  private openState(service: ServiceConnection): RunState {
+    const { plan, staging, deps } = this;
+    const state = RunState.open({
       db: staging.db,
       intake: staging.rows,
       serviceKey: service.serviceKey,
-      chargeMinor: chargeMinorOf(ctx.currencies),
+      chargeMinor: chargeMinorOf(this.currencies),
       ...(deps.clock ? { now: () => new Date(deps.clock!.now()) } : {}),
       header: {
         service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
@@ -237,63 +318,62 @@ async function sendPlan(plan: RunPlan, staging: Staging, ctx: SendContext): Prom
         ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
       },
     });
-    staging.adopted = true;
-    const progress = await output.progress('Sending payouts…');
+    staging.kept = true;
+    return state;
+  }
+
+  /** The engine of a run, reporting progress through `show`. */
+  private newEngine(
+    service: ServiceConnection,
+    state: RunState,
+    show: (text: string) => void,
+  ): SendEngine {
+    const { opts, plan, deps, output } = this;
     const clock = deps.clock ?? systemClock;
     const began = clock.now();
     const rate = (n: number) => Math.round((n * 1000) / Math.max(1, clock.now() - began));
-    try {
-      engine = new SendEngine(
-        {
-          client: service.client,
-          journal: state,
-          outcomes: state.outcomes,
-          interrupt: deps.interrupt,
-          warn: (m) => output.warn(m),
-          progress: (d) =>
-            progress.update(
-              `Sending: ${d.payouts}/${plan.payoutCount} payouts done, ${engine.pace.inFlight} requests in flight, ${rate(d.payouts)} payouts/s`,
-            ),
-          paceChanged: (limit, why) => output.debug(`pace: ${limit} requests at a time (${why})`),
-          countdown: (s) =>
-            progress.update(
-              `Waiting ${s} s for the service to finish a request before reading back…`,
-            ),
-          clock: deps.clock,
-        },
-        {
-          chunkSize: opts.chunkSize,
-          concurrency: concurrencyOf(opts),
-          batchReference: plan.batchReference,
-          webhookUrl: plan.webhookUrl,
-          retry: deps.retry ?? DEFAULT_SEND_RETRY,
-          quietMs: service.timing.quietMs,
-        },
-      );
-      const prior = priorState(state, service.serviceKey);
-      if (prior.inFlight.size) {
-        output.info(
-          `Reading back ${prior.inFlight.size} payout${prior.inFlight.size === 1 ? '' : 's'} whose earlier request has no recorded outcome…`,
-        );
-        const items = [...prior.inFlight.values()];
-        const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
-        applyReadBack(prior, await engine.readBackEarlier(items, sentAt), state);
-      }
-      if (state.resumed || prior.settled.size) {
-        output.info(
-          `Resuming: ${prior.settled.size} of ${plan.payoutCount} payouts were sent earlier and will not be sent again.`,
-        );
-      }
-      await sendRows(state, prior.settled, engine);
-      await engine.finish();
-    } finally {
-      progress.stop();
-      await state.close();
-    }
-  } finally {
-    await lock.release();
+    const engine: SendEngine = new SendEngine(
+      {
+        client: service.client,
+        journal: state,
+        outcomes: state.outcomes,
+        interrupt: deps.interrupt,
+        warn: (m) => output.warn(m),
+        progress: (d) =>
+          show(
+            `Sending: ${d.payouts}/${plan.payoutCount} payouts done, ${engine.pace.inFlight} requests in flight, ${rate(d.payouts)} payouts/s`,
+          ),
+        paceChanged: (limit, why) => output.debug(`pace: ${limit} requests at a time (${why})`),
+        countdown: (s) =>
+          show(`Waiting ${s} s for the service to finish a request before reading back…`),
+        clock: deps.clock,
+      },
+      {
+        chunkSize: opts.chunkSize,
+        concurrency: concurrencyOf(opts),
+        batchReference: plan.batchReference,
+        webhookUrl: plan.webhookUrl,
+        retry: deps.retry ?? DEFAULT_SEND_RETRY,
+        quietMs: service.timing.quietMs,
+      },
+    );
+    return engine;
   }
-  return finishRun(plan, ctx, engine, state.runId);
+
+  /** Reads back the payouts an earlier attempt left in flight, before anything new is sent. */
+  private async readBackInFlight(
+    prior: PriorState,
+    engine: SendEngine,
+    state: RunState,
+  ): Promise<void> {
+    if (!prior.inFlight.size) return;
+    this.output.info(
+      `Reading back ${payouts(prior.inFlight.size)} whose earlier request has no recorded outcome…`,
+    );
+    const items = [...prior.inFlight.values()];
+    const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
+    applyReadBack(prior, await engine.readBackEarlier(items, sentAt), state);
+  }
 }
 
 /** Hands the run's payouts to the engine in row order, or records them as sent earlier. */
@@ -304,106 +384,16 @@ async function sendRows(
 ): Promise<void> {
   for (const { row, payout, hash } of state.payouts()) {
     const known = settled.get(row);
-    // Every row has an outcome, whatever stopped the run: those never reached were not sent.
-    if (engine.stopping && !known) {
-      engine.notReached(payout);
+    if (known) {
+      engine.addSentEarlier(payout, known.outcome);
       continue;
     }
-    if (known) {
-      engine.addSentEarlier(payout, known);
+    // Every row has an outcome, whatever stopped the run: those never reached were not sent.
+    if (engine.stopping) {
+      engine.notReached(payout);
       continue;
     }
     engine.enqueue({ payout, hash });
     await engine.ready();
   }
-}
-
-/** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
-function* resultListText(items: Iterable<string>): Generator<string> {
-  let text = '';
-  for (const item of items) {
-    text += rawListItem(item);
-    if (text.length >= 1 << 16) {
-      yield text;
-      text = '';
-    }
-  }
-  if (text) yield text;
-}
-
-/** Renders results, writes reports and decides the exit code. */
-async function finishRun(
-  plan: RunPlan,
-  ctx: SendContext,
-  engine: SendEngine,
-  runId: string,
-): Promise<number> {
-  const { opts, currencies, service, deps } = ctx;
-  const { output } = deps;
-  const outcomes = engine.outcomes;
-  const interrupted = deps.interrupt.aborted;
-  const batchReference = plan.batchReference ?? [...engine.batchReferences][0];
-  if (opts.reportPath) await writeReport(opts.reportPath, outcomes.reportRows(), currencies);
-  let failedOut = 0;
-  if (opts.failedOutPath)
-    failedOut = await writeFailedOut(opts.failedOutPath, outcomes.reportRows());
-  const counts = outcomes.countsOf();
-  const summary: ResultsSummary = {
-    total: outcomes.size,
-    counts,
-    charges: formatChargeTotals(outcomes.chargeEntries(), currencies),
-  };
-  const head = resultsHead(summary, {
-    batchReference,
-    runId,
-    sandbox: service.sandbox,
-    unknown: engine.unknown,
-    interrupted,
-    pace: engine.pace.record,
-  });
-  if (output.json)
-    await output.printJsonWithRawList(
-      head,
-      'results',
-      resultListText(resultItems(outcomes.values())),
-    );
-  else {
-    const table = await resultsTable(
-      {
-        total: summary.total,
-        successCount: counts.success,
-        withSuccess: (s) => outcomes.withSuccess(s),
-      },
-      output,
-      opts.all,
-      currencies,
-    );
-    if (table) output.print(table);
-    output.print(
-      (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
-        closingLine(summary, output.color, output.stdoutIsTerminal),
-    );
-  }
-  if (opts.reportPath) output.info(`Report written to ${opts.reportPath}`);
-  if (opts.failedOutPath)
-    output.info(
-      `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`,
-    );
-  const codes: ExitCodeValue[] = [exitCodeForStatuses(outcomes.statusKinds())];
-  if (interrupted) {
-    // Grouped by thousands where a person reads it; plain digits on a pipe or beside --json.
-    const grouped = output.json ? output.stderrIsTerminal : output.stdoutIsTerminal;
-    const line = interruptedLine(summary, notSentTotals(outcomes.values(), currencies, grouped));
-    if (output.json) output.warn(line);
-    else output.print(line);
-    // Payouts of unknown outcome must be checked first: exit 7 then outranks the interruption.
-    if (!engine.unknown.length) codes.push(exitCodeForError(new InterruptedError('interrupted')));
-  }
-  if (engine.fatal) {
-    output.error(engine.fatal.message);
-    if (engine.unknown.length)
-      output.info(`Outcome unknown: ${engine.unknown.map(displayText).join(', ')}`);
-    codes.push(exitCodeForError(engine.fatal));
-  }
-  return worstExitCode(codes);
 }

@@ -23,7 +23,6 @@ async function plan(sources: HashedSource[], withHashes = false) {
       intake: { currencies },
       currencies,
       chunkSize: 100,
-      maxTotals: [],
       warn: (m) => warnings.push(m),
       withHashes,
     });

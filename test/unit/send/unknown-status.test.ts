@@ -12,8 +12,8 @@ import {
   resultsHead,
   resultsTable,
   summarize,
-  summaryText,
 } from '../../../src/core/send/render.js';
+import { summaryText } from '../../../src/core/send/summary.js';
 import { writeFailedOut } from '../../../src/core/send/report.js';
 import { exitCodeForStatuses } from '../../../src/exit-codes.js';
 import { CurrencyTotals } from '../../../src/money/amount.js';
@@ -168,13 +168,17 @@ describe('send output shows text from outside escaped', () => {
       webhookUrl: `https://h.example/${EVIL}`,
     } as unknown as RunPlan;
     const text = summaryText(
-      plan,
-      { sandbox: false, chunkSize: 100, concurrency: { initial: 4, max: 4 } },
+      {
+        plan,
+        split: null,
+        dest: { sandbox: false, chunkSize: 100, concurrency: { initial: 4, max: 4 } },
+        maxTotals: [],
+      },
       currencies,
       new Chalk({ level: 0 }),
     );
     expect(text).not.toMatch(RAW);
-    expect(text).toContain(`Batch:     B${SHOWN}\n`);
-    expect(text).toContain(`Webhook:   https://h.example/${SHOWN}`);
+    expect(text).toContain(`Batch:          B${SHOWN}\n`);
+    expect(text).toContain(`Webhook:        https://h.example/${SHOWN}`);
   });
 });

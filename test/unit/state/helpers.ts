@@ -2,8 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import { type PriorState, priorState } from '../../../src/core/send/resume.js';
 import {
   openStateDb,
+  priorRows,
   payoutHash,
   RunIntake,
   type RunState,
@@ -50,18 +52,38 @@ export function payout(ref: string, amount = '1.00') {
   return { reference_id: ref, amount, currency: 'EUR', recipient: 'a@example.com' };
 }
 
+/** Stages `refs` as pass 1 would. */
+function stage(db: StateDb, refs: string[], amount?: string): RunIntake {
+  const rows = RunIntake.begin(db, { pid: process.pid, inputs: ['payouts.csv'], now: new Date() });
+  refs.forEach((ref, i) => {
+    const p = payout(ref, amount);
+    rows.add({ ...p, file: 'payouts.csv', location: `line ${i + 2}`, hash: payoutHash(p) });
+  });
+  rows.finish();
+  return rows;
+}
+
+/** What a send of `refs` finds before it asks: staged, looked up (of SERVICE unless given), discarded. */
+export function priorOf(
+  db: StateDb,
+  refs: string[],
+  opts: { serviceKey?: string; amount?: string } = {},
+): PriorState {
+  const rows = stage(db, refs, opts.amount);
+  try {
+    return priorState(priorRows(db, rows.id, opts.serviceKey ?? SERVICE));
+  } finally {
+    rows.discard();
+  }
+}
+
 /** Stages `refs` as pass 1 would and opens the run's state (of SERVICE unless given). */
 export function openRun(
   db: StateDb,
   refs: string[],
   opts: { inputHash?: string; serviceKey?: string; amount?: string; now?: () => Date } = {},
 ): RunState {
-  const rows = RunIntake.begin(db, { pid: process.pid, inputs: ['payouts.csv'], now: new Date() });
-  refs.forEach((ref, i) => {
-    const p = payout(ref, opts.amount);
-    rows.add({ ...p, file: 'payouts.csv', location: `line ${i + 2}`, hash: payoutHash(p) });
-  });
-  rows.finish();
+  const rows = stage(db, refs, opts.amount);
   return State.open({
     db,
     intake: rows,

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { priorState } from '../../../src/core/send/resume.js';
 import { InputError } from '../../../src/errors.js';
 import { openDatabase, STATE_DB, type StateDb } from '../../../src/state/index.js';
-import { fakeClock, openDb, openRun, SERVICE, states, tempStateDir } from './helpers.js';
+import { fakeClock, openDb, openRun, priorOf, states, tempStateDir } from './helpers.js';
 
 /** A second connection to the same database file, as another process (or a crash) would see it. */
 function otherConnection(stateDir: string): StateDb {
@@ -125,14 +124,25 @@ describe('RunState: resume and other runs', () => {
     first.recordOutcome(7, [{ ref: 'A', status: 'success', transaction_id: 'T-A' }]);
     await first.recordIntent(8, [{ ref: 'B', hash: 'h' }]);
     await first.close();
+    const prior = priorOf(db, ['A', 'B', 'C']);
+    expect([...prior.settled]).toEqual([
+      [
+        0,
+        {
+          outcome: { status: 'success', transaction_id: 'T-A' },
+          currency: 'EUR',
+          amount: '1.00',
+          runId: first.runId,
+          at: expect.stringMatching(/^2026-01-02T/),
+        },
+      ],
+    ]);
+    expect([...prior.inFlight.keys()]).toEqual(['B']);
+    expect(prior.inFlight.get('B')?.payout).toMatchObject({ reference_id: 'B', amount: '1.00' });
     const again = openRun(db, ['A', 'B', 'C']);
     expect(again.resumed).toBe(true);
     expect(again.runId).toBe(first.runId);
     expect(again.lastRequestId).toBe(8);
-    const prior = priorState(again, SERVICE);
-    expect([...prior.settled]).toEqual([[0, { status: 'success', transaction_id: 'T-A' }]]);
-    expect([...prior.inFlight.keys()]).toEqual(['B']);
-    expect(prior.inFlight.get('B')?.payout).toMatchObject({ reference_id: 'B', amount: '1.00' });
     expect(db.prepare('SELECT count(*) AS n FROM runs').get()).toEqual({ n: 1 });
   });
 
@@ -143,11 +153,11 @@ describe('RunState: resume and other runs', () => {
     first.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
     await first.close();
     // Same bytes read with other options: other payouts.
+    expect([...priorOf(db, ['A', 'C']).settled.keys()]).toEqual([0]);
     const again = openRun(db, ['A', 'C']);
     expect(again.resumed).toBe(false);
     const ids = db.prepare('SELECT run_id FROM runs ORDER BY id').all();
     expect(ids).toEqual([{ run_id: `${first.runId}-${first.id}` }, { run_id: again.runId }]);
-    expect([...priorState(again, SERVICE).settled.keys()]).toEqual([0]);
   });
 
   it('sees what other runs of the same service sent, and only of that service', async () => {
@@ -162,9 +172,10 @@ describe('RunState: resume and other runs', () => {
     const elsewhere = openRun(db, ['C'], { inputHash: 'elsewhere', serviceKey: 'sandbox' });
     await elsewhere.recordIntent(1, [{ ref: 'C', hash: 'h' }]);
     await elsewhere.close();
-    const mine = openRun(db, ['C', 'B', 'A', 'D'], { inputHash: 'mine' });
-    const prior = priorState(mine, SERVICE);
-    expect([...prior.settled]).toEqual([[2, { status: 'failed', message: 'closed account' }]]);
+    const prior = priorOf(db, ['C', 'B', 'A', 'D']);
+    expect([...prior.settled]).toEqual([
+      [2, expect.objectContaining({ outcome: { status: 'failed', message: 'closed account' } })],
+    ]);
     expect([...prior.inFlight.keys()]).toEqual(['B']);
   });
 
@@ -173,10 +184,9 @@ describe('RunState: resume and other runs', () => {
     const other = openRun(db, ['A', 'B'], { inputHash: 'other', amount: '2.00' });
     await other.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
     await other.close();
-    const mine = openRun(db, ['A', 'B'], { inputHash: 'mine' });
     const err = (() => {
       try {
-        return priorState(mine, SERVICE);
+        return priorOf(db, ['A', 'B']);
       } catch (e) {
         return e;
       }

@@ -1,0 +1,210 @@
+import type { ChalkInstance } from 'chalk';
+import { serializeCreateRequest } from '../../api/body.js';
+import type { CreateRequest } from '../../api/types.js';
+import { type CurrencyTotals, groupThousands } from '../../money/amount.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import { displayText } from '../../output/display.js';
+import { RawNumber } from '../../output/output.js';
+import type { MaxTotal } from './options.js';
+import type { RunPlan } from './plan.js';
+import { totalsDoc, totalsText } from './render.js';
+import type { EarlierRun, RunSplit } from './split.js';
+
+/** Where the run goes, for the summary. */
+export interface Destination {
+  baseUrl?: string;
+  profile?: string;
+  sandbox: boolean;
+  chunkSize: number;
+  concurrency: { initial: number; max: number };
+  /** Totals grouped by thousands, for a terminal. */
+  grouped?: boolean;
+}
+
+/** What the summary before a send (or a dry run) shows. */
+export interface SummaryView {
+  plan: RunPlan;
+  /** Null when the service, and so what it was sent earlier, is not known (a dry run). */
+  split: RunSplit | null;
+  dest: Destination;
+  maxTotals: MaxTotal[];
+}
+
+/** Width of the summary's labels. */
+const LABEL = 16;
+
+/** "1 payout", "2 payouts". */
+export function payouts(n: number): string {
+  return `${n} payout${n === 1 ? '' : 's'}`;
+}
+
+/** How many requests go at once: "4 at a time", or "4 at first, up to 16 as the service allows". */
+function pace(c: { initial: number; max: number }): string {
+  return c.initial === c.max
+    ? `${c.max} at a time`
+    : `${c.initial} at a time at first, up to ${c.max} as the service allows`;
+}
+
+/** An ISO time as "2026-11-24 14:02 UTC". */
+function when(at: string | null): string {
+  return at === null ? 'at a time not recorded' : `on ${at.slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** "run 3f2a… on 2026-11-24 14:02 UTC", or the first three runs with their counts. */
+export function earlierRunsText(runs: EarlierRun[]): string {
+  const first = runs[0];
+  if (first && runs.length === 1) return `run ${first.runId} ${when(first.at)}`;
+  const shown = runs.slice(0, 3).map((r) => `run ${r.runId} ${when(r.at)} (${r.count})`);
+  const more = runs.length - shown.length;
+  return `${shown.join(', ')}${more ? ` and ${more} more run${more === 1 ? '' : 's'}` : ''}`;
+}
+
+/** One part of the split: its label, its totals (null: not known) and a note. */
+type Part = [label: string, totals: CurrencyTotals | null, note: string];
+
+/** The parts of the split to show: the files, then what is sent earlier, read back and sent now. */
+function partsOf(view: SummaryView): Part[] {
+  const { plan, split } = view;
+  if (!split)
+    return [
+      ['Totals:', plan.totals, ''],
+      ['Sent earlier:', null, ''],
+    ];
+  const parts: Part[] = [
+    ['Totals:', split.files, ''],
+    ['Sent earlier:', split.sentEarlier, 'not sent again'],
+  ];
+  if (split.readBack.count) {
+    parts.push(['To read back:', split.readBack, 'sent only if the service does not have them']);
+  }
+  if (split.toSend.count !== split.files.count) parts.push(['To send now:', split.toSend, '']);
+  return parts;
+}
+
+/** The totals of the split, one line per part and currency, amounts aligned on one column. */
+function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstance): string[] {
+  const grouped = (t: string) => (view.dest.grouped ? groupThousands(t) : t);
+  const parts = partsOf(view).map(([label, totals, note]) => ({
+    label,
+    note,
+    rows: totals && Object.entries(totalsDoc(totals, currencies)),
+  }));
+  const width = Math.max(
+    1,
+    ...parts.flatMap((p) => p.rows ?? []).map(([, t]) => grouped(t.total).length),
+  );
+  const lines = [field('Payouts:', String(view.plan.payoutCount), c)];
+  for (const p of parts) {
+    if (p.rows === null) lines.push(field(p.label, 'not known: no service is configured', c));
+    else if (p.rows.length === 0) lines.push(field(p.label, 'none', c));
+    p.rows?.forEach(([cur, t], i) => {
+      const note = p.note && i === 0 ? `; ${p.note}` : '';
+      const text = `${cur} ${grouped(t.total).padStart(width)}  (${payouts(t.count)}${note})`;
+      lines.push(i ? ' '.repeat(LABEL) + text : field(p.label, text, c));
+    });
+    if (p.label === 'Sent earlier:' && view.split?.earlierRuns.length) {
+      lines.push(`${' '.repeat(LABEL)}by ${displayText(earlierRunsText(view.split.earlierRuns))}`);
+    }
+  }
+  const { split } = view;
+  if (!split || split.toSend.count === split.files.count) {
+    const n = view.plan.payoutCount;
+    lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
+  }
+  return lines;
+}
+
+/** A label and its value, aligned with the split's rows. */
+function field(label: string, value: string, c: ChalkInstance): string {
+  return `${c.bold(label)}${' '.repeat(Math.max(1, LABEL - label.length))}${value}`;
+}
+
+/** The summary shown before sending and by --dry-run: what the files hold and what will move. */
+export function summaryText(
+  view: SummaryView,
+  currencies: CurrencyTable,
+  c: ChalkInstance,
+): string {
+  const { plan, split, dest } = view;
+  const lines: string[] = [];
+  if (dest.sandbox)
+    lines.push(c.bold.yellow('SANDBOX: a local rehearsal service; no money moves.'));
+  lines.push(...splitLines(view, currencies, c));
+  const requests = split ? split.requestCount : plan.requestCount;
+  lines.push(
+    field(
+      'Requests:',
+      `${requests} (up to ${dest.chunkSize} payouts each, ${pace(dest.concurrency)})`,
+      c,
+    ),
+  );
+  if (view.maxTotals.length) {
+    const limits = view.maxTotals.map((m) => `${m.currency} ${m.amountText}`).join(', ');
+    lines.push(field('Limit:', `--max-total ${limits}, on what this run sends`, c));
+  }
+  // The batch reference and webhook URL may come from an input file: shown escaped.
+  const shown = (v: string | undefined, none: string) => (v === undefined ? none : displayText(v));
+  lines.push(field('Service:', shown(dest.baseUrl, '(not set)'), c));
+  lines.push(field('Profile:', shown(dest.profile, '(not set)'), c));
+  lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
+  lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
+  return lines.join('\n');
+}
+
+/**
+ * The confirmation question, naming what will move: "Send 1200 payouts (EUR 579,071.29)?
+ * They cannot be taken back."
+ */
+export function questionText(split: RunSplit, currencies: CurrencyTable, grouped: boolean): string {
+  const send = split.toSend;
+  const back = split.readBack;
+  const sendText = `${payouts(send.count)} (${totalsText(send, currencies, grouped)})`;
+  const backText = `${payouts(back.count)} to read back (${totalsText(back, currencies, grouped)})`;
+  let what = `Send ${sendText}`;
+  if (back.count && send.count)
+    what += `, and those of the ${backText} that the service does not have`;
+  else if (back.count) what = `Send those of the ${backText} that the service does not have`;
+  return `${what}? They cannot be taken back.`;
+}
+
+/** The one line of a run whose payouts were all sent earlier. */
+export function nothingToSendLine(split: RunSplit): string {
+  const n = split.files.count;
+  const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
+  return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${displayText(earlierRunsText(split.earlierRuns))}. Their recorded results:`;
+}
+
+/** The exact body of a create request, one payout per line (whitespace only is added). */
+export function formatRequestBody(req: CreateRequest): string {
+  const body = serializeCreateRequest(req);
+  return body
+    .replace(/\[\{/, '[\n  {')
+    .replace(/\},\{"amount"/g, '},\n  {"amount"')
+    .replace(/\}\]/, '}\n]');
+}
+
+/** A part of the split as {payout_count, totals}, or null when not known. */
+function partDoc(totals: CurrencyTotals | null, currencies: CurrencyTable) {
+  return totals && { payout_count: totals.count, totals: totalsDoc(totals, currencies) };
+}
+
+/** The --dry-run --json document. */
+export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown {
+  const { plan, split } = view;
+  return {
+    dry_run: true,
+    payout_count: plan.payoutCount,
+    totals: totalsDoc(plan.totals, currencies),
+    request_count: plan.requestCount,
+    sent_earlier: partDoc(split?.sentEarlier ?? null, currencies),
+    to_read_back: partDoc(split?.readBack ?? null, currencies),
+    to_send: {
+      ...partDoc(split?.toSend ?? plan.totals, currencies),
+      request_count: split ? split.requestCount : plan.requestCount,
+    },
+    first_request: {
+      ...plan.firstRequest,
+      payouts: plan.firstRequest.payouts.map((p) => ({ ...p, amount: new RawNumber(p.amount) })),
+    },
+  };
+}

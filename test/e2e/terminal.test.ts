@@ -1,0 +1,95 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BIN, tempHome } from '../helpers/cli.js';
+import { LedgerService } from '../helpers/ledger-service.js';
+import { writeRun } from '../helpers/sandbox.js';
+
+// Issue 18, as a finance person meets it at a terminal: confirm, Ctrl-C halfway, run again,
+// run a third time. The built binary runs on a pseudo-terminal driven by a small Python script.
+
+const DRIVER = fileURLToPath(new URL('../helpers/pty-driver.py', import.meta.url));
+
+type Step = { expect: string } | { send: string } | { wait_file: string };
+
+interface Screen {
+  output: string;
+  code: number;
+  steps: number;
+}
+
+/** Runs `payouts ARGS` on a 100-column pseudo-terminal, playing `script`. */
+function onTerminal(args: string[], script: Step[], env: Record<string, string>): Promise<Screen> {
+  const command = [DRIVER, JSON.stringify(script), '--', process.execPath, BIN, ...args];
+  const fullEnv = { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8', TERM: 'xterm', ...env };
+  return new Promise((resolve, reject) => {
+    execFile('python3', command, { env: fullEnv, timeout: 90_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${err.message}\n${stderr}`));
+      else {
+        const screen = JSON.parse(stdout) as Screen;
+        resolve({ ...screen, output: screen.output.replace(/\r\n/g, '\n') });
+      }
+    });
+  });
+}
+
+let svc: LedgerService | undefined;
+const homes: Array<{ cleanup(): void }> = [];
+afterEach(async () => {
+  await svc?.close();
+  svc = undefined;
+  for (const h of homes.splice(0)) h.cleanup();
+});
+
+describe('at a terminal: confirm, Ctrl-C, run again, run a third time', () => {
+  it('tells the truth about the money at every step, and pays each payout once', async () => {
+    const home = tempHome();
+    homes.push(home);
+    const marker = join(home.dir, 'third-request');
+    // The third request marks its arrival and is answered a moment later: Ctrl-C comes
+    // while it is in flight, so six payouts are sent and fourteen are not.
+    svc = await LedgerService.start((n) => {
+      if (n === 3) writeFileSync(marker, '');
+      return n === 3 ? { delayMs: 500 } : {};
+    });
+    const { file, refs } = writeRun(home.dir, 20);
+    const env = { ...svc.env(home.env), NO_COLOR: '1' };
+    const args = ['send', file, '--chunk-size', '2', '--concurrency', '1'];
+
+    const first = await onTerminal(
+      args,
+      [{ expect: '[y/N]' }, { send: 'y\r' }, { wait_file: marker }, { send: '\u0003' }],
+      env,
+    );
+    expect(first.steps).toBe(4);
+    expect(first.output).toContain('Send 20 payouts (EUR 215.00)? They cannot be taken back.');
+    expect(first.output).toContain(
+      'Interrupted: 6 of 20 payouts sent (6 succeeded); 14 not sent, EUR 192.50. Run the same command again to send them; nothing will be sent twice.',
+    );
+    expect(first.output).toMatch(/20 payouts: 6 succeeded, 0 failed, 0 pending, 14 not sent/);
+    // Nothing failed: a payout that was not sent is never called failed.
+    expect(first.output).not.toMatch(/[1-9]\d* failed|\bfailed\b(?!,)/);
+    expect(first.code).toBe(130);
+
+    const second = await onTerminal(args, [{ expect: '[y/N]' }, { send: 'y\r' }], env);
+    expect(second.output).toMatch(/Sent earlier: +EUR +22\.50 +\(6 payouts; not sent again\)/);
+    expect(second.output).toMatch(/To send now: +EUR +192\.50 +\(14 payouts\)/);
+    expect(second.output).toContain(
+      'Send 14 payouts (EUR 192.50)? They cannot be taken back. [y/N]',
+    );
+    expect(second.output).toMatch(/20 payouts: 20 succeeded, 0 failed, 0 pending \(6 sent earlier/);
+    expect(second.code).toBe(0);
+
+    const third = await onTerminal(args, [], env);
+    expect(third.output).toMatch(
+      /Nothing to send: all 20 payouts of these files were sent earlier/,
+    );
+    expect(third.output).not.toContain('[y/N]');
+    expect(third.code).toBe(0);
+
+    expect([...svc.held.keys()].sort()).toEqual([...refs].sort());
+    expect(svc.appliedTwice()).toEqual([]);
+  });
+});
