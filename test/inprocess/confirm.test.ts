@@ -69,9 +69,7 @@ describe('the confirmation names what this run will send', () => {
     expect(r.stderr).toMatch(/Payouts: +10\n/);
     expect(r.stderr).toMatch(/Totals: +EUR 12\.50 +\(10 payouts\)\n/);
     expect(r.stderr).toMatch(/Sent earlier: +EUR +5\.00 +\(4 payouts; not sent again\)\n/);
-    expect(r.stderr).toMatch(
-      new RegExp(`by run ${runId} on 2026-11-24 12:00 UTC\\n`),
-    );
+    expect(r.stderr).toMatch(new RegExp(`by run ${runId} on 2026-11-24 12:00 UTC\\n`));
     expect(r.stderr).toMatch(/To send now: +EUR +7\.50 +\(6 payouts\)\n/);
     expect(r.stderr).toMatch(/Requests: +3 \(up to 2 payouts each/);
     expect(r.stderr).toContain('Send 6 payouts (EUR 7.50)? They cannot be taken back. [y/N]');
