@@ -1,21 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import * as XLSX from '@e965/xlsx';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, tempHome } from '../helpers/cli.js';
-import { LedgerService } from '../helpers/ledger-service.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
 
 // The same payouts as four files finance actually has: a UTF-8 CSV, a German Excel "CSV"
 // (Windows-1252, ";", decimal commas, CRLF), Excel "Unicode text" (UTF-16LE with a
 // byte-order mark, tabs, CRLF) and an .xlsx workbook. Each, sent by the built binary, must
 // reach the service as the very same request bodies.
 
-const services: LedgerService[] = [];
-const homes: Array<{ cleanup(): void }> = [];
-afterEach(async () => {
-  for (const s of services.splice(0)) await s.close();
-  for (const h of homes.splice(0)) h.cleanup();
-});
+const fixture = ledgerPerTest();
 
 const HEADER = ['reference_id', 'amount', 'currency', 'recipient', 'description'];
 /** reference, amount as written with a point, as written with a decimal comma, recipient, description. */
@@ -80,10 +75,8 @@ const FILES: Array<{ name: string; bytes: Buffer; flags: string[] }> = [
 
 /** Sends one file to a service of its own, from a home of its own; the bodies it received. */
 async function bodiesOf(file: (typeof FILES)[number]): Promise<string[]> {
-  const svc = await LedgerService.start();
-  services.push(svc);
-  const home = tempHome();
-  homes.push(home);
+  const svc = await fixture.start();
+  const home = fixture.home();
   const path = join(home.dir, file.name);
   writeFileSync(path, file.bytes);
   const args = ['send', path, '--yes', '--json', '--chunk-size', '2', '--concurrency', '1'];

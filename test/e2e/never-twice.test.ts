@@ -1,24 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { parseJsonStdout, runCli, spawnCli, tempHome } from '../helpers/cli.js';
-import { type CreatePolicy, LedgerService } from '../helpers/ledger-service.js';
+import { describe, expect, it } from 'vitest';
+import { parseJsonStdout, runCli, spawnCli } from '../helpers/cli.js';
+import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { writeRun } from '../helpers/sandbox.js';
 
 // What only a process shows: killed mid-request, interrupted, and two at once. The other
 // never-pay-twice cases run in process: test/inprocess/never-twice.test.ts.
 
 let svc: LedgerService | undefined;
-const homes: Array<{ cleanup(): void }> = [];
-afterEach(async () => {
-  await svc?.close();
-  svc = undefined;
-  for (const h of homes.splice(0)) h.cleanup();
-});
+const fixture = ledgerPerTest();
 
 /** A loopback service answering by `policy`, a private home, a run of `n` payouts and its env. */
 async function setUp(policy: CreatePolicy, n: number) {
-  svc = await LedgerService.start(policy);
-  const home = tempHome();
-  homes.push(home);
+  svc = await fixture.start(policy);
+  const home = fixture.home();
   const { file, refs } = writeRun(home.dir, n);
   // A short response timeout keeps a read-back's quiet time short.
   const env = { ...svc.env(home.env), PAYOUTS_TIMEOUT: '2' };

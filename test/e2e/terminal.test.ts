@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, tempHome } from '../helpers/cli.js';
-import { LedgerService } from '../helpers/ledger-service.js';
+import { describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/cli.js';
+import { type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { writeRun } from '../helpers/sandbox.js';
 
 // Issue 18, as a finance person meets it at a terminal: confirm, Ctrl-C halfway, run again,
@@ -36,21 +36,15 @@ function onTerminal(args: string[], script: Step[], env: Record<string, string>)
 }
 
 let svc: LedgerService | undefined;
-const homes: Array<{ cleanup(): void }> = [];
-afterEach(async () => {
-  await svc?.close();
-  svc = undefined;
-  for (const h of homes.splice(0)) h.cleanup();
-});
+const fixture = ledgerPerTest();
 
 describe('at a terminal: confirm, Ctrl-C, run again, run a third time', () => {
   it('tells the truth about the money at every step, and pays each payout once', async () => {
-    const home = tempHome();
-    homes.push(home);
+    const home = fixture.home();
     const marker = join(home.dir, 'third-request');
     // The third request marks its arrival and is answered a moment later: Ctrl-C comes
     // while it is in flight, so six payouts are sent and fourteen are not.
-    svc = await LedgerService.start((n) => {
+    svc = await fixture.start((n) => {
       if (n === 3) writeFileSync(marker, '');
       return n === 3 ? { delayMs: 500 } : {};
     });

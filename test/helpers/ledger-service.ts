@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach } from 'vitest';
+import { tempHome } from './cli.js';
 import { refOf, sendJson, startServer, type TestServer } from './http-servers.js';
 
 /** A payout as the service holds it. */
@@ -182,4 +184,32 @@ export class LedgerService {
       data: { ...record, transaction_id: `T-${ref}`, created_at: '2026-11-24T12:00:00Z' },
     });
   }
+}
+
+/**
+ * For a test file: ledger services and private homes made through it are closed and removed
+ * after each test.
+ */
+export function ledgerPerTest(): {
+  start(policy?: CreatePolicy): Promise<LedgerService>;
+  home(): ReturnType<typeof tempHome>;
+} {
+  const services: LedgerService[] = [];
+  const homes: Array<{ cleanup(): void }> = [];
+  afterEach(async () => {
+    for (const s of services.splice(0)) await s.close();
+    for (const h of homes.splice(0)) h.cleanup();
+  });
+  return {
+    start: async (policy) => {
+      const svc = await LedgerService.start(policy);
+      services.push(svc);
+      return svc;
+    },
+    home: () => {
+      const home = tempHome();
+      homes.push(home);
+      return home;
+    },
+  };
 }

@@ -1,20 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { tempHome } from '../helpers/cli.js';
-import { type CreatePolicy, LedgerService } from '../helpers/ledger-service.js';
+import { describe, expect, it } from 'vitest';
+import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
 
 // Issue 18: every row of the input appears in every result, whatever stopped the run, and
 // the counts add up to the input's rows.
 
 let svc: LedgerService | undefined;
-const homes: Array<{ cleanup(): void }> = [];
-afterEach(async () => {
-  await svc?.close();
-  svc = undefined;
-  for (const h of homes.splice(0)) h.cleanup();
-});
+const fixture = ledgerPerTest();
 
 interface Doc {
   payout_count: number;
@@ -31,9 +25,8 @@ async function send(
   policy: CreatePolicy,
   opts: { interrupt?: AbortController; clock?: FakeClock; json?: boolean } = {},
 ): Promise<MainResult> {
-  svc = await LedgerService.start(policy);
-  const home = tempHome();
-  homes.push(home);
+  svc = await fixture.start(policy);
+  const home = fixture.home();
   const file = join(home.dir, 'run.csv');
   const rows = Array.from({ length: 10 }, (_, i) => `ROW-${i + 1},1.25,EUR,r${i + 1}@example.com`);
   writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);

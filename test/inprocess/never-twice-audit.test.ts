@@ -1,22 +1,21 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
-import { tempHome } from '../helpers/cli.js';
 import { sendJson } from '../helpers/http-servers.js';
-import { type CreatePolicy, LedgerService, type Reply } from '../helpers/ledger-service.js';
+import {
+  type CreatePolicy,
+  type LedgerService,
+  ledgerPerTest,
+  type Reply,
+} from '../helpers/ledger-service.js';
 import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
 
 // One test per finding of the never-pay-twice audit (issue 16): each runs against a loopback
 // service that answers that way and logs what it applied, then runs the same command again.
 
 let svc: LedgerService | undefined;
-const homes: Array<{ cleanup(): void }> = [];
-afterEach(async () => {
-  await svc?.close();
-  svc = undefined;
-  for (const h of homes.splice(0)) h.cleanup();
-});
+const fixture = ledgerPerTest();
 
 interface Doc {
   success_count: number;
@@ -60,10 +59,9 @@ async function twoRuns(
     setup?: (svc: LedgerService) => void;
   } = {},
 ): Promise<Runs> {
-  svc = await LedgerService.start(policy);
+  svc = await fixture.start(policy);
   opts.setup?.(svc);
-  const home = tempHome();
-  homes.push(home);
+  const home = fixture.home();
   const refs = Array.from({ length: opts.n ?? 4 }, (_, i) => `AUD-${i + 1}`);
   const file = join(home.dir, 'run.csv');
   const rows = refs.map((r, i) => `${r},${i + 1}0.50,EUR,${r.toLowerCase()}@example.com`);
@@ -261,9 +259,8 @@ describe('3. the read-back waits until the request can no longer be in progress'
 
 describe('3b. stopping the wait', () => {
   it('Ctrl-C while waiting for the quiet time leaves the payouts unknown (exit 7); the next run settles them once', async () => {
-    svc = await LedgerService.start((n) => (n === 1 ? { apply: 'none', cut: true } : {}));
-    const home = tempHome();
-    homes.push(home);
+    svc = await fixture.start((n) => (n === 1 ? { apply: 'none', cut: true } : {}));
+    const home = fixture.home();
     const file = join(home.dir, 'run.csv');
     writeFileSync(file, 'reference_id,amount,currency,recipient\nW-1,10.50,EUR,w@example.com\n');
     const stop = new AbortController();

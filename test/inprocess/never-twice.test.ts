@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { runsOnFakeClock } from '../helpers/main.js';
 import { doubleSends, testService, writeRun } from '../helpers/sandbox.js';

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, tempHome, writeCsv } from '../helpers/cli.js';
 import { runsOnFakeClock } from '../helpers/main.js';
 import { testService } from '../helpers/sandbox.js';

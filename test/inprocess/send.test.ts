@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, sample, tempHome, writeCsv } from '../helpers/cli.js';
 import { runsOnFakeClock } from '../helpers/main.js';
 import { doubleSends, testService } from '../helpers/sandbox.js';
