@@ -3,10 +3,13 @@ import type { Clock } from '../clock.js';
 /**
  * How many requests go to the service at once, and how fast: the pace the service allows.
  *
- * Concurrency follows AIMD, as TCP's congestion window: it starts at `initial`, grows by one
+ * Concurrency follows AIMD, as TCP's congestion window: it starts at `initial`, grows by two
  * per answer until the first sign of overload (slow start), then by one per window of answers,
  * and shrinks multiplicatively on a 429 or when answers take clearly longer than the fastest
- * seen (a latency signal, as Netflix's Vegas and Gradient limits use). A 429 also pauses every
+ * seen (a latency signal, as Netflix's Vegas and Gradient limits use). A 429 that ends slow
+ * start brings the limit down to what the service took at once (one fewer than were in flight
+ * when the first refused request started), and one decrease answers for every request started
+ * before it, as TCP reacts once per round trip. A 429 also pauses every
  * new request until its Retry-After, and then paces starts at the rate measured when it came,
  * raised a little each second (as the AWS SDKs' adaptive mode sets its token bucket's rate),
  * so a rate-limited service is met at its rate instead of being hit again and again.
@@ -34,6 +37,8 @@ export type Answered =
 /** One request's place in the pace, from acquire to release. */
 export interface Permit {
   startedAt: number;
+  /** Requests in flight when it started, itself included. */
+  inFlight: number;
 }
 
 /**
@@ -68,6 +73,8 @@ export class Pace {
   private windowLatencies: number[] = [];
   /** Answers since the last decrease: at most one decrease per window. */
   private sinceDecrease = Number.POSITIVE_INFINITY;
+  /** When the last decrease came: a 429 to a request started before it says nothing new. */
+  private decreasedAt = Number.NEGATIVE_INFINITY;
   private pauseUntil = 0;
   /** The paced rate after a 429 (undefined: not paced): where it starts, its ceiling, since when. */
   private rate: { start: number; ceiling: number; since: number } | undefined;
@@ -82,6 +89,8 @@ export class Pace {
   private afterDecrease: number | undefined;
   /** Whether a start waited for the paced rate since the last 429: then the rate binds. */
   private waitedForRate = false;
+  /** Whether the last decrease left slow start. */
+  private exitedSlowStartLast = false;
   private peak: number;
   private throttles = 0;
   private readonly clock: Clock;
@@ -113,7 +122,8 @@ export class Pace {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
     this.active += 1;
-    return { startedAt: await this.turn() };
+    const inFlight = this.active;
+    return { startedAt: await this.turn(), inFlight };
   }
 
   /**
@@ -122,7 +132,7 @@ export class Pace {
    */
   async again(permit: Permit): Promise<void> {
     this.release();
-    permit.startedAt = (await this.acquire()).startedAt;
+    Object.assign(permit, await this.acquire());
   }
 
   /** Marks the moment a request goes out under a permit: its latency counts from here. */
@@ -134,7 +144,7 @@ export class Pace {
   answered(permit: Permit, how: Answered): void {
     const now = this.clock.now();
     this.sinceDecrease += 1;
-    if (how.kind === 'throttled') this.throttled(now, how.retryAfterMs);
+    if (how.kind === 'throttled') this.throttled(now, permit, how.retryAfterMs);
     if (how.kind !== 'ok') return;
     this.answeredAt.push(now);
     while (this.answeredAt.length && this.answeredAt[0]! < now - RATE_WINDOW_MS) {
@@ -183,18 +193,25 @@ export class Pace {
 
   /**
    * A 429: pause until its Retry-After, shrink the limit, and pace starts when the rate is
-   * what binds: a 429 that came with no more requests in flight than the last decrease
+   * what binds: a 429 to a request started with no more in flight than the last decrease
    * allowed (fewer in flight did not help, so the service counts requests a second), or one
-   * that came while starts were already waiting for the paced rate.
+   * that came while starts were already waiting for the paced rate. A 429 to a request
+   * started before the last decrease only tells how many the service took.
    */
-  private throttled(now: number, retryAfterMs: number | undefined): void {
+  private throttled(now: number, permit: Permit, retryAfterMs: number | undefined): void {
     this.throttles += 1;
-    this.pausedUntilBefore = this.pauseUntil;
     if (retryAfterMs !== undefined) {
+      this.pausedUntilBefore = this.pauseUntil;
       this.pauseUntil = Math.max(this.pauseUntil, now + Math.min(retryAfterMs, MAX_PAUSE_MS));
     }
+    if (permit.startedAt < this.decreasedAt) {
+      this.tookFewer(permit.inFlight - 1);
+      return;
+    }
     const safe = this.afterDecrease;
-    const rateBinds = this.rate ? this.waitedForRate : safe !== undefined && this.active <= safe;
+    const rateBinds = this.rate
+      ? this.waitedForRate
+      : safe !== undefined && permit.inFlight <= safe;
     this.waitedForRate = false;
     const measured = rateBinds ? this.measuredRate(now) : undefined;
     if (measured !== undefined) {
@@ -204,9 +221,20 @@ export class Pace {
       this.rate = { start, ceiling, since: Math.max(now, this.pauseUntil) };
       this.opts.onChange?.(this.limit, `pacing at ${start.toFixed(1)} requests a second`);
     }
-    this.decrease(
-      `the service answered 429${retryAfterMs ? ` (Retry-After ${retryAfterMs} ms)` : ''}`,
-    );
+    const why = `the service answered 429${retryAfterMs ? ` (Retry-After ${retryAfterMs} ms)` : ''}`;
+    // Leaving slow start, the service took one fewer than were in flight when this started.
+    this.decrease(why, this.slowStart ? permit.inFlight - 1 : undefined);
+  }
+
+  /**
+   * A 429 from the round before the last decrease: when the decrease left slow start, the
+   * limit comes down to what the service took in that round.
+   */
+  private tookFewer(took: number): void {
+    if (!this.exitedSlowStartLast || took >= this.limit) return;
+    this.limitValue = Math.max(1, took);
+    this.afterDecrease = this.limit;
+    this.opts.onChange?.(this.limit, `the service took ${this.limit} at once`);
   }
 
   /** Answers a second over the last window since any pause ended, if long enough to tell. */
@@ -250,16 +278,22 @@ export class Pace {
     }
   }
 
-  /** Multiplicative decrease, at most once per window of answers. */
-  private decrease(why: string): void {
-    // Leaving slow start, the limit overshot by up to a window: halve it, as TCP does.
-    const factor = this.slowStart ? 0.5 : BACKOFF;
+  /**
+   * Multiplicative decrease, at most once per window of answers. Leaving slow start, the
+   * limit overshot by up to a window: it comes down to `took`, what the service was seen to
+   * take at once, or else by half, as TCP does.
+   */
+  private decrease(why: string, took?: number): void {
+    const leaving = this.slowStart;
     this.slowStart = false;
     if (this.sinceDecrease < this.limit) return;
     this.sinceDecrease = 0;
+    this.decreasedAt = this.clock.now();
+    this.exitedSlowStartLast = leaving;
     this.windowLatencies = [];
     const before = this.limit;
-    this.limitValue = Math.max(1, this.limitValue * factor);
+    const target = leaving ? (took ?? this.limitValue * 0.5) : this.limitValue * BACKOFF;
+    this.limitValue = Math.max(1, Math.min(this.limitValue, target));
     this.afterDecrease = this.limit;
     if (this.limit !== before) this.opts.onChange?.(this.limit, why);
   }

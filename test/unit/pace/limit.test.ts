@@ -30,16 +30,46 @@ describe('Pace: how the limit moves', () => {
     expect(p.record.peakConcurrency).toBe(16);
   });
 
-  it('halves on the first 429, then grows by one per window of answers', async () => {
-    const { p, answer, changes } = pace(16, 16);
+  it('leaving slow start on a 429, comes down to what the service took at once', async () => {
+    const { p, clock, changes } = pace(12, 16);
+    const permits = await Promise.all(Array.from({ length: 12 }, () => p.acquire()));
+    clock.t += 5;
+    // The 11th and 12th were refused: the service took 10 at once.
+    p.answered(permits[10]!, { kind: 'throttled' });
+    expect(p.limit).toBe(10);
+    expect(changes.at(-1)).toMatch(/429/);
+    p.answered(permits[11]!, { kind: 'throttled' });
+    expect(p.limit).toBe(10);
+    expect(p.record.throttled).toBe(2);
+  });
+
+  it('a 429 from before the decrease that left slow start lowers the limit to what was taken', async () => {
+    const { p, clock, changes } = pace(16, 16);
+    const permits = await Promise.all(Array.from({ length: 16 }, () => p.acquire()));
+    clock.t += 5;
+    p.answered(permits[12]!, { kind: 'throttled' });
+    expect(p.limit).toBe(12);
+    p.answered(permits[5]!, { kind: 'throttled' });
+    expect(p.limit).toBe(5);
+    expect(changes.at(-1)).toBe('5 the service took 5 at once');
+  });
+
+  it('after slow start, a 429 keeps 0.8 of the limit, once per window, then grows by one a window', async () => {
+    const { p, clock, answer } = pace(12, 16);
+    const permits = await Promise.all(Array.from({ length: 12 }, () => p.acquire()));
+    clock.t += 5;
+    p.answered(permits[10]!, { kind: 'throttled' });
+    for (let i = 0; i < permits.length; i++) p.release();
+    expect(p.limit).toBe(10);
+    for (let i = 0; i < 10; i++) await answer(100);
+    expect(p.limit).toBe(10);
+    await answer(100);
+    expect(p.limit).toBe(11);
     await answer(100, 'throttled');
     expect(p.limit).toBe(8);
-    expect(changes.at(-1)).toMatch(/429/);
-    for (let i = 0; i < 8; i++) await answer(100);
+    // Within the window of that decrease, another 429 does not shrink it again.
+    await answer(100, 'throttled');
     expect(p.limit).toBe(8);
-    await answer(100);
-    expect(p.limit).toBe(9);
-    expect(p.record.throttled).toBe(1);
   });
 
   it('backs off when answers take clearly longer than the fastest seen', async () => {
@@ -53,7 +83,7 @@ describe('Pace: how the limit moves', () => {
   it('with a fixed ceiling (--concurrency N), climbs back to N after backing off', async () => {
     const { p, answer } = pace(6, 6);
     await answer(50, 'throttled');
-    expect(p.limit).toBe(3);
+    expect(p.limit).toBe(1);
     for (let i = 0; i < 30; i++) await answer(50);
     expect(p.limit).toBe(6);
   });
