@@ -163,6 +163,7 @@ export class SendEngine {
   private readonly unprepared: Waiting[] = [];
   /** Waiting chunks whose intent is written (or being written). */
   private preparedCount = 0;
+  private prepareScheduled = false;
   private nextReq: number;
   private requestsDone = 0;
   private payoutsDone = 0;
@@ -276,13 +277,13 @@ export class SendEngine {
   private async dispatch(chunk: Queued[]): Promise<void> {
     const waiting: Waiting = { chunk };
     this.unprepared.push(waiting);
-    this.prepareAhead();
+    this.schedulePrepare();
     const permit = await this.pace.acquire();
     const k = this.unprepared.indexOf(waiting);
     if (k !== -1) this.unprepared.splice(k, 1);
     if (waiting.prepared) {
       this.preparedCount -= 1;
-      this.prepareAhead();
+      this.schedulePrepare();
     }
     const run = this.runChunk(chunk, permit, waiting.prepared)
       .catch((err: unknown) => {
@@ -294,6 +295,19 @@ export class SendEngine {
         this.running.delete(run);
       });
     this.running.add(run);
+  }
+
+  /**
+   * Prepares intents in the next check phase, after the requests started now: undici writes a
+   * request on a reused connection there, and the commit would otherwise come first.
+   */
+  private schedulePrepare(): void {
+    if (this.prepareScheduled) return;
+    this.prepareScheduled = true;
+    setImmediate(() => {
+      this.prepareScheduled = false;
+      this.prepareAhead();
+    });
   }
 
   /** Writes the intent of the oldest waiting chunks, up to PREPARED_AHEAD of them. */
@@ -369,7 +383,6 @@ export class SendEngine {
       this.withdraw(prepared.req, chunk, 'the run stopped before it was sent');
     }
     for (let attempt = 1; items.length && !this.stopping; attempt++) {
-      if (attempt > 1) await this.pace.again(permit);
       const req = await this.intentFor(items, attempt === 1 ? prepared : undefined);
       const sentAt = this.clock.now();
       this.pace.sending(permit);
@@ -387,7 +400,8 @@ export class SendEngine {
         return;
       }
       const wait = next.waitMs ?? backoffDelay(policy, attempt, this.random);
-      await this.clock.sleep(wait).catch(() => {});
+      // What is sent again was not applied: nothing is in doubt, so the place serves others.
+      await this.pace.again(permit, this.clock.sleep(wait).catch(() => {}));
     }
     this.requestsDone += 1;
     this.payoutsDone += chunk.length;

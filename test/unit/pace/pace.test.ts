@@ -68,12 +68,15 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
     let attempt = 0;
     try {
       for (;;) {
+        p.sending(permit);
         const how = await call();
         p.answered(permit, how);
         if (how.kind === 'ok') return;
-        // As the engine does: a backoff with full jitter (250 ms at first) before sending again.
-        await clock.sleep(Math.floor(random() * 250 * 2 ** Math.min(attempt++, 5)));
-        await p.again(permit);
+        // As the engine does: a backoff with full jitter (250 ms at first), its place free.
+        await p.again(
+          permit,
+          clock.sleep(Math.floor(random() * 250 * 2 ** Math.min(attempt++, 5))),
+        );
       }
     } finally {
       p.release();
