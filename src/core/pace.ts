@@ -219,8 +219,8 @@ export class Pace {
    */
   private throttled(now: number, permit: Permit, retryAfterMs: number | undefined): void {
     this.throttles += 1;
+    this.pausedUntilBefore = this.pauseUntil;
     if (retryAfterMs !== undefined) {
-      this.pausedUntilBefore = this.pauseUntil;
       this.pauseUntil = Math.max(this.pauseUntil, now + Math.min(retryAfterMs, MAX_PAUSE_MS));
     }
     const took = this.sentBefore(permit);
