@@ -124,7 +124,9 @@ describe('Pace against simulated services (200 requests)', () => {
       expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.1);
       expect(r.overall, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
       // The limit never falls far below the 10 the service takes (halving took it to 6).
-      const lows = r.changes.filter((c) => /answered 429/.test(c)).map((c) => Number.parseInt(c));
+      const lows = r.changes
+        .filter((c) => /answered 429/.test(c))
+        .map((c) => Number.parseInt(c, 10));
       expect(Math.min(...lows), r.changes.join('\n')).toBeGreaterThanOrEqual(8);
     });
 
