@@ -46,6 +46,31 @@ interface Queued extends PendingPayout {
   row: number;
 }
 
+/** An intent written ahead for a chunk that waits for its place: its request id and commit. */
+interface Prepared {
+  req: number;
+  at: number;
+  committed: Promise<void>;
+}
+
+/** A full chunk waiting for a place in the pace, with its intent once written ahead. */
+interface Waiting {
+  chunk: Queued[];
+  prepared?: Prepared;
+}
+
+/**
+ * Chunks whose intent is written while they wait for a place, so that a freed place sends at
+ * once rather than after a commit: a crash leaves at most this many more to read back.
+ */
+const PREPARED_AHEAD = 2;
+/**
+ * A prepared intent older than this share of the quiet time is withdrawn and written afresh
+ * when its place comes, so the read-back after a crash still waits the quiet time after the
+ * send, less at most this share of its margin beyond the request's deadline.
+ */
+const PREPARED_MAX_AGE_SHARE = 1 / 50;
+
 /** What the engine needs from outside. */
 export interface EngineDeps {
   client: Pick<PayoutClient, 'createPayouts' | 'getPayout'>;
@@ -134,6 +159,11 @@ export class SendEngine {
   private rows = 0;
   /** Full chunks waiting for a request slot, oldest first (each settles when it starts). */
   private readonly waitingChunks: Array<Promise<void>> = [];
+  /** Waiting chunks with no intent yet, oldest first. */
+  private readonly unprepared: Waiting[] = [];
+  /** Waiting chunks whose intent is written (or being written). */
+  private preparedCount = 0;
+  private prepareScheduled = false;
   private nextReq: number;
   private requestsDone = 0;
   private payoutsDone = 0;
@@ -205,8 +235,9 @@ export class SendEngine {
 
   /**
    * Backpressure for the reader: while two full chunks wait for a request slot, a promise
-   * that settles when one is left, so reading keeps to the pace of the service. Waiting
-   * chunks have no intent yet, so a crash leaves only the requests in flight to read back.
+   * that settles when one is left, so reading keeps to the pace of the service. At most
+   * PREPARED_AHEAD waiting chunks have an intent, so a crash leaves at most that many more
+   * than the requests in flight to read back.
    */
   ready(): Promise<void> | undefined {
     const n = this.waitingChunks.length;
@@ -244,8 +275,17 @@ export class SendEngine {
    * limit's worth of chunks can be in doubt at once.
    */
   private async dispatch(chunk: Queued[]): Promise<void> {
+    const waiting: Waiting = { chunk };
+    this.unprepared.push(waiting);
+    this.schedulePrepare();
     const permit = await this.pace.acquire();
-    const run = this.runChunk(chunk, permit)
+    const k = this.unprepared.indexOf(waiting);
+    if (k !== -1) this.unprepared.splice(k, 1);
+    if (waiting.prepared) {
+      this.preparedCount -= 1;
+      this.schedulePrepare();
+    }
+    const run = this.runChunk(chunk, permit, waiting.prepared)
       .catch((err: unknown) => {
         this.fatal ??= err instanceof Error ? err : new Error(String(err));
       })
@@ -255,6 +295,55 @@ export class SendEngine {
         this.running.delete(run);
       });
     this.running.add(run);
+  }
+
+  /**
+   * Prepares intents in the next check phase, after the requests started now: undici writes a
+   * request on a reused connection there, and the commit would otherwise come first.
+   */
+  private schedulePrepare(): void {
+    if (this.prepareScheduled) return;
+    this.prepareScheduled = true;
+    setImmediate(() => {
+      this.prepareScheduled = false;
+      this.prepareAhead();
+    });
+  }
+
+  /** Writes the intent of the oldest waiting chunks, up to PREPARED_AHEAD of them. */
+  private prepareAhead(): void {
+    while (this.preparedCount < PREPARED_AHEAD && this.unprepared.length && !this.stopping) {
+      const waiting = this.unprepared.shift()!;
+      const req = this.nextReq++;
+      const committed = this.deps.journal.recordIntent(req, intentItems(waiting.chunk));
+      // A failed commit is the chunk's error when it comes to be sent.
+      committed.catch(() => {});
+      waiting.prepared = { req, at: this.clock.now(), committed };
+      this.preparedCount += 1;
+    }
+  }
+
+  /**
+   * The request id of an attempt, once its intent is committed: the prepared one when still
+   * fresh, otherwise a new one (a stale prepared intent is withdrawn: nothing was sent).
+   */
+  private async intentFor(items: Queued[], prepared: Prepared | undefined): Promise<number> {
+    if (prepared) {
+      await prepared.committed;
+      if (this.clock.now() - prepared.at <= this.quietMs * PREPARED_MAX_AGE_SHARE) {
+        return prepared.req;
+      }
+      this.withdraw(prepared.req, items, 'its intent was written too long before it was sent');
+    }
+    const req = this.nextReq++;
+    await this.deps.journal.recordIntent(req, intentItems(items));
+    return req;
+  }
+
+  /** Frees the payouts of an intent whose request was never sent. */
+  private withdraw(req: number, items: Queued[], why: string): void {
+    const refs = items.map((i) => i.payout.reference_id);
+    this.deps.journal.recordNotApplied(req, refs, `not sent: ${why}`);
   }
 
   /** Records as not sent the payouts of a finished chunk that got no outcome (stopped early). */
@@ -281,15 +370,20 @@ export class SendEngine {
     return req;
   }
 
-  /** Sends one chunk until each payout has an outcome, sending again only what was not applied. */
-  private async runChunk(chunk: Queued[], permit: Permit): Promise<void> {
+  /**
+   * Sends one chunk until each payout has an outcome, sending again only what was not applied.
+   * Its first attempt uses the intent prepared while it waited, if any.
+   */
+  private async runChunk(chunk: Queued[], permit: Permit, prepared?: Prepared): Promise<void> {
     const policy = this.settings.retry;
     const started = this.clock.now();
     let items = chunk;
+    if (prepared && this.stopping) {
+      await prepared.committed;
+      this.withdraw(prepared.req, chunk, 'the run stopped before it was sent');
+    }
     for (let attempt = 1; items.length && !this.stopping; attempt++) {
-      if (attempt > 1) await this.pace.again(permit);
-      const req = this.nextReq++;
-      await this.deps.journal.recordIntent(req, intentItems(items));
+      const req = await this.intentFor(items, attempt === 1 ? prepared : undefined);
       const sentAt = this.clock.now();
       this.pace.sending(permit);
       const exchange = await this.exchange(items);
@@ -306,7 +400,8 @@ export class SendEngine {
         return;
       }
       const wait = next.waitMs ?? backoffDelay(policy, attempt, this.random);
-      await this.clock.sleep(wait).catch(() => {});
+      // What is sent again was not applied: nothing is in doubt, so the place serves others.
+      await this.pace.again(permit, this.clock.sleep(wait).catch(() => {}));
     }
     this.requestsDone += 1;
     this.payoutsDone += chunk.length;

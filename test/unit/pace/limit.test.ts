@@ -13,6 +13,7 @@ function pace(initial: number, max: number) {
     retryAfterMs?: number,
   ) => {
     const permit = await p.acquire();
+    p.sending(permit);
     clock.t += latencyMs;
     p.answered(permit, how === 'ok' ? { kind: 'ok' } : { kind: 'throttled', retryAfterMs });
     p.release();
@@ -30,16 +31,95 @@ describe('Pace: how the limit moves', () => {
     expect(p.record.peakConcurrency).toBe(16);
   });
 
-  it('halves on the first 429, then grows by one per window of answers', async () => {
-    const { p, answer, changes } = pace(16, 16);
+  it('leaving slow start on a 429, comes down to what the service took at once', async () => {
+    const { p, clock, changes } = pace(12, 16);
+    const permits = await Promise.all(Array.from({ length: 12 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    // The 11th and 12th were refused: the service took 10 at once.
+    p.answered(permits[10]!, { kind: 'throttled' });
+    expect(p.limit).toBe(10);
+    expect(changes.at(-1)).toMatch(/429/);
+    p.answered(permits[11]!, { kind: 'throttled' });
+    expect(p.limit).toBe(10);
+    expect(p.record.throttled).toBe(2);
+  });
+
+  it('a 429 from before the decrease that left slow start lowers the limit to what was taken, by half at most', async () => {
+    const { p, clock, changes } = pace(16, 16);
+    const permits = await Promise.all(Array.from({ length: 16 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    p.answered(permits[12]!, { kind: 'throttled' });
+    expect(p.limit).toBe(12);
+    p.answered(permits[9]!, { kind: 'throttled' });
+    expect(p.limit).toBe(9);
+    expect(changes.at(-1)).toBe('9 the service took 9 at once');
+    // But by half at most: the count may miss requests answered just before.
+    p.answered(permits[5]!, { kind: 'throttled' });
+    expect(p.limit).toBe(8);
+    expect(changes.at(-1)).toBe('8 the service took 5 at once');
+  });
+
+  it('after slow start, a 429 keeps what the service held, shrinking by 0.8 at most, once per window', async () => {
+    const { p, clock, answer } = pace(12, 16);
+    const permits = await Promise.all(Array.from({ length: 12 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    p.answered(permits[10]!, { kind: 'throttled' });
+    expect(p.limit).toBe(10);
+    clock.t += 250;
+    // A window of answers later, one more in flight.
+    for (const [i, permit] of permits.entries()) {
+      if (i !== 10) p.answered(permit, { kind: 'ok' });
+      p.release();
+    }
+    expect(p.limit).toBe(11);
+    // Refused with nothing else in flight: the 0.8 floor.
     await answer(100, 'throttled');
     expect(p.limit).toBe(8);
-    expect(changes.at(-1)).toMatch(/429/);
-    for (let i = 0; i < 8; i++) await answer(100);
+    // Within the window of that decrease, another 429 does not shrink it again.
+    await answer(100, 'throttled');
     expect(p.limit).toBe(8);
-    await answer(100);
-    expect(p.limit).toBe(9);
-    expect(p.record.throttled).toBe(1);
+  });
+
+  it('a 429 with ten others held keeps ten, and then grows slowly back to eleven', async () => {
+    const { p, clock, answer } = pace(11, 16);
+    const permits = await Promise.all(Array.from({ length: 11 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    p.answered(permits[10]!, { kind: 'throttled' });
+    expect(p.limit).toBe(10);
+    clock.t += 250;
+    for (const [i, permit] of permits.entries()) {
+      if (i !== 10) p.answered(permit, { kind: 'ok' });
+      p.release();
+    }
+    // Next to the limit of the last 429, a quarter of the usual pace: four windows.
+    for (let i = 0; i < 20; i++) await answer(100);
+    expect(p.limit).toBe(10);
+    for (let i = 0; i < 20; i++) await answer(100);
+    expect(p.limit).toBe(11);
+  });
+
+  it('after a 429, no request starts until an answer comes back', async () => {
+    const { p, clock } = pace(4, 4);
+    const permits = await Promise.all(Array.from({ length: 3 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    p.answered(permits[2]!, { kind: 'throttled' });
+    p.release();
+    let started = false;
+    const next = p.acquire().then(() => {
+      started = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(started).toBe(false);
+    clock.t += 100;
+    p.answered(permits[0]!, { kind: 'ok' });
+    p.release();
+    await next;
+    expect(started).toBe(true);
   });
 
   it('backs off when answers take clearly longer than the fastest seen', async () => {

@@ -11,9 +11,19 @@ interface Model {
   bucket?: { rate: number; burst: number };
 }
 
-/** Sends `n` requests through a pace against a model: wall time over the ideal, and the share of 429s after the first second. */
+/** A seeded pseudo-random source in [0, 1): the same jitter every run. */
+function lcg(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1_103_515_245 + 12_345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+}
+
+/** Sends `n` requests through a pace against a model: wall time over the ideal, and the share of 429s (overall, and after the first second). */
 async function simulate(model: Model, n: number, pace: { initial: number; max: number }) {
   const clock = new SimClock();
+  const random = lcg(19);
   const changes: string[] = [];
   const p = new Pace({ ...pace, clock, onChange: (l, why) => changes.push(`${l}: ${why}`) });
   let inFlight = 0;
@@ -55,14 +65,18 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
   };
   const one = async () => {
     const permit = await p.acquire();
+    let attempt = 0;
     try {
       for (;;) {
+        p.sending(permit);
         const how = await call();
         p.answered(permit, how);
         if (how.kind === 'ok') return;
-        // As the engine does: a short backoff before sending a throttled request again.
-        await clock.sleep(100);
-        await p.again(permit);
+        // As the engine does: a backoff with full jitter (250 ms at first), its place free.
+        await p.again(
+          permit,
+          clock.sleep(Math.floor(random() * 250 * 2 ** Math.min(attempt++, 5))),
+        );
       }
     } finally {
       p.release();
@@ -77,31 +91,43 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
   changes.push(
     `ratio ${(clock.t / ideal).toFixed(3)}, 429s ${((throttled / requests) * 100).toFixed(1)}% (steady ${(share * 100).toFixed(1)}%)`,
   );
-  if (process.env.PACE_DEBUG) console.log(changes.at(-1));
-  return { ratio: clock.t / ideal, share, record: p.record, changes };
+  if (process.env.PACE_DEBUG) console.log(changes.join('\n'));
+  return {
+    ratio: clock.t / ideal,
+    share,
+    overall: throttled / requests,
+    record: p.record,
+    changes,
+  };
 }
 
 describe('Pace against simulated services (200 requests)', () => {
   for (const flags of [
-    { name: 'default', initial: 4, max: 16 },
+    { name: 'default', initial: 8, max: 16 },
     { name: '--concurrency 16', initial: 16, max: 16 },
   ]) {
-    it(`${flags.name}: a token bucket of 20/s (burst 5), 100 ms: within 1.15x, at most 10% 429s in steady state`, async () => {
+    it(`${flags.name}: a token bucket of 20/s (burst 5), 100 ms: within 1.15x, at most 10% 429s`, async () => {
       const r = await simulate({ latencyMs: 100, bucket: { rate: 20, burst: 5 } }, 200, flags);
       expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
-      expect(r.share, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
+      expect(r.overall, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
+      expect(r.share, r.changes.join('\n')).toBeLessThanOrEqual(0.05);
     });
 
-    it(`${flags.name}: at most 16 in flight, 250 ms: within 1.15x, at most 10% 429s in steady state`, async () => {
+    it(`${flags.name}: at most 16 in flight, 250 ms: within 1.15x, no 429`, async () => {
       const r = await simulate({ latencyMs: 250, cap: 16 }, 200, flags);
       expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
-      expect(r.share).toBeLessThanOrEqual(0.1);
+      expect(r.overall).toBe(0);
     });
 
-    it(`${flags.name}: at most 10 in flight, 250 ms: within 1.15x, at most 10% 429s in steady state`, async () => {
+    it(`${flags.name}: at most 10 in flight, 250 ms: within 1.1x, at most 10% 429s`, async () => {
       const r = await simulate({ latencyMs: 250, cap: 10 }, 200, flags);
-      expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
-      expect(r.share, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
+      expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.1);
+      expect(r.overall, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
+      // The limit never falls far below the 10 the service takes (halving took it to 6).
+      const lows = r.changes
+        .filter((c) => /answered 429/.test(c))
+        .map((c) => Number.parseInt(c, 10));
+      expect(Math.min(...lows), r.changes.join('\n')).toBeGreaterThanOrEqual(8);
     });
 
     it(`${flags.name}: no limit, 300 ms: reaches 16 in flight, within 1.15x`, async () => {

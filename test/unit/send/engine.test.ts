@@ -77,6 +77,7 @@ function newEngine(
   settings: { chunkSize: number; concurrency: number },
   interrupt: AbortSignal = new AbortController().signal,
   warn: (message: string) => void = () => {},
+  clock = new FakeClock(),
 ) {
   return new SendEngine(
     {
@@ -86,7 +87,7 @@ function newEngine(
       interrupt,
       warn,
       progress: () => {},
-      clock: new FakeClock(),
+      clock,
       random: () => 0,
     },
     {
@@ -211,8 +212,8 @@ describe('SendEngine', () => {
     expect(statuses).toEqual(['A:success']);
   });
 
-  it('writes no intent for a chunk waiting for a slot: a crash leaves only requests in flight', async () => {
-    const opened = await openState(['A', 'B', 'C']);
+  it('writes the intent of at most two waiting chunks ahead: a crash leaves at most two more', async () => {
+    const opened = await openState(['A', 'B', 'C', 'D']);
     let release!: () => void;
     const gate = new Promise<void>((r) => {
       release = r;
@@ -222,15 +223,67 @@ describe('SendEngine', () => {
       return okAll(req, n, s);
     });
     const engine = newEngine(svc, opened, { chunkSize: 1, concurrency: 1 });
-    for (const ref of ['A', 'B', 'C']) engine.enqueue(pending(ref));
+    for (const ref of ['A', 'B', 'C', 'D']) engine.enqueue(pending(ref));
     await new Promise((r) => setTimeout(r, 20));
     await opened.state.flush();
-    expect(states(opened.db, opened.state)).toEqual({ A: 'in_flight', B: 'queued', C: 'queued' });
+    // A is sent; B and C wait with their intent written; D waits without one.
+    expect(svc.creates).toEqual([['A']]);
+    expect(states(opened.db, opened.state)).toEqual({
+      A: 'in_flight',
+      B: 'in_flight',
+      C: 'in_flight',
+      D: 'queued',
+    });
     expect(engine.ready()).toBeDefined();
     release();
     await engine.finish();
     await opened.state.close();
-    expect(states(opened.db, opened.state)).toEqual({ A: 'done', B: 'done', C: 'done' });
-    expect(svc.creates).toEqual([['A'], ['B'], ['C']]);
+    expect(states(opened.db, opened.state)).toEqual({ A: 'done', B: 'done', C: 'done', D: 'done' });
+    expect(svc.creates).toEqual([['A'], ['B'], ['C'], ['D']]);
+  });
+
+  it('frees a waiting chunk whose intent was written when the run stops before sending it', async () => {
+    const opened = await openState(['A', 'B']);
+    const stop = new AbortController();
+    const svc = new FakeService((req, n, s) => {
+      stop.abort();
+      return okAll(req, n, s);
+    });
+    const engine = newEngine(svc, opened, { chunkSize: 1, concurrency: 1 }, stop.signal);
+    for (const ref of ['A', 'B']) engine.enqueue(pending(ref));
+    await engine.finish();
+    await opened.state.close();
+    expect(svc.creates).toEqual([['A']]);
+    // B was never sent: free to send on the next run, not in flight to read back.
+    expect(states(opened.db, opened.state)).toEqual({ A: 'done', B: 'free' });
+    expect([...engine.outcomes.values()].map((o) => o.status)).toEqual(['success', 'not_sent']);
+  });
+
+  it('writes a fresh intent for a chunk that waited long after its intent was written', async () => {
+    const opened = await openState(['A', 'B']);
+    const clock = new FakeClock();
+    const svc = new FakeService(async (req, n, s) => {
+      // The first request takes longer than a prepared intent may wait (1/50 of 50 s).
+      if (n === 1) clock.t += 5_000;
+      return okAll(req, n, s);
+    });
+    const engine = newEngine(
+      svc,
+      opened,
+      { chunkSize: 1, concurrency: 1 },
+      undefined,
+      undefined,
+      clock,
+    );
+    for (const ref of ['A', 'B']) engine.enqueue(pending(ref));
+    await engine.finish();
+    const reqs = opened.db
+      .prepare('SELECT reference_id, req FROM payouts WHERE run = ? ORDER BY row')
+      .all(opened.state.id) as Array<{ reference_id: string; req: number }>;
+    await opened.state.close();
+    expect(svc.creates).toEqual([['A'], ['B']]);
+    // B's prepared intent (request 2) was withdrawn; it went out as request 3.
+    expect(reqs.map((r) => `${r.reference_id}:${r.req}`)).toEqual(['A:1', 'B:3']);
+    expect(states(opened.db, opened.state)).toEqual({ A: 'done', B: 'done' });
   });
 });
