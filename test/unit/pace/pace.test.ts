@@ -103,7 +103,7 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
 
 describe('Pace against simulated services (200 requests)', () => {
   for (const flags of [
-    { name: 'default', initial: 8, max: 16 },
+    { name: 'default', initial: 4, max: 16 },
     { name: '--concurrency 16', initial: 16, max: 16 },
   ]) {
     it(`${flags.name}: a token bucket of 20/s (burst 5), 100 ms: within 1.15x, at most 10% 429s`, async () => {
