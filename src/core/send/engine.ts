@@ -401,7 +401,10 @@ export class SendEngine {
       }
       const wait = next.waitMs ?? backoffDelay(policy, attempt, this.random);
       // What is sent again was not applied: nothing is in doubt, so the place serves others.
-      await this.pace.again(permit, this.clock.sleep(wait).catch(() => {}));
+      await this.pace.again(
+        permit,
+        this.clock.sleep(wait).catch(() => {}),
+      );
     }
     this.requestsDone += 1;
     this.payoutsDone += chunk.length;
