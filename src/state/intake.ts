@@ -1,14 +1,18 @@
 /**
  * Pass 1's side of the state database: every valid payout of a run becomes a row, staged
- * under a run without an id until the service is known (RunState.open adopts it). The unique
- * index on (reference_id, run) finds a reference used twice as the rows go in.
+ * under a run without an id until the service is known (RunState.open adopts it). A dry run
+ * stages its rows in a private database instead (see RunIntake.scratch). A reference used
+ * twice is found in memory (RefIndex) as the rows go in, and confirmed against the rows.
  */
 import { isPidAlive } from '../lock.js';
-import type { StateDb } from './db.js';
+import { openPrivateDb, type StateDb } from './db.js';
 import { HASH_VERSION } from './hash.js';
+import { RefIndex, refHash } from './ref-index.js';
 
 /** Rows inserted per transaction: one commit per batch keeps pass 1 quick. */
 const BATCH_ROWS = 10_000;
+/** Rows per INSERT statement: one call for many rows saves most of the per-call cost. */
+const ROWS_PER_INSERT = 64;
 
 /** Where a row is. */
 export interface Place {
@@ -21,8 +25,13 @@ export interface Sighting extends Place {
   order: number;
 }
 
-/** A validated payout as pass 1 stores it. */
-export interface IntakeRow extends Place {
+/** A validated payout as pass 1 stores it: where it is, by its line or its location's text. */
+export interface IntakeRow {
+  file: string;
+  /** The line number when the row's place is a line ("line 12"). */
+  line?: number;
+  /** The place's text when it is not a line ("item 3", "sheet Payouts row 12"). */
+  location?: string;
   reference_id: string;
   /** Exact decimal text. */
   amount: string;
@@ -33,37 +42,125 @@ export interface IntakeRow extends Place {
   hash: string;
 }
 
-/** The number in "line 12" or "item 3". */
-function lineOf(location: string): number | null {
-  const m = /\d+/.exec(location);
+/** The row's line, or the number in its location's text ("item 3": 3). */
+function lineOf(p: IntakeRow): number | null {
+  if (p.line !== undefined) return p.line;
+  const m = /\d+/.exec(p.location ?? '');
   return m ? Number(m[0]) : null;
+}
+
+/** The text of the row's place. */
+function locationOf(p: IntakeRow): string {
+  return p.line !== undefined ? `line ${p.line}` : (p.location ?? '');
+}
+
+/**
+ * The tables of a dry run's private database: the rows with their places and what the
+ * summary, and a lookup of earlier sends, need (a later step may ATTACH state.db and join its
+ * payouts on reference_id, which its index serves).
+ */
+const STAGED_TABLES = `
+CREATE TABLE staged_files (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE staged (
+  row INTEGER PRIMARY KEY,
+  reference_id TEXT NOT NULL,
+  file INTEGER NOT NULL REFERENCES staged_files (id),
+  line INTEGER,
+  -- NULL when the place is "line <line>".
+  location TEXT,
+  amount TEXT NOT NULL,
+  currency TEXT NOT NULL,
+  recipient TEXT NOT NULL
+)`;
+
+/** Where a run's rows go: the columns of one row and the statements that write and read them. */
+interface RowTable {
+  /** Appends one row's values to `out`, in the order of `columns`. */
+  values(run: number, row: number, p: IntakeRow, out: unknown[]): void;
+  insert(rows: number): { run(params: unknown[]): unknown };
+  /** A stored row's reference and place. */
+  at(run: number, row: number): { reference_id: string; file: string; location: string };
+}
+
+/** The statements inserting one row and ROWS_PER_INSERT rows of `width` values into `head`'s columns. */
+function inserts(db: StateDb, head: string, width: number): RowTable['insert'] {
+  const one = `(${new Array(width).fill('?').join(', ')})`;
+  const single = db.prepare(`${head} VALUES ${one}`);
+  const many = db.prepare(`${head} VALUES ${new Array(ROWS_PER_INSERT).fill(one).join(', ')}`);
+  return (rows) => (rows === 1 ? single : many);
+}
+
+/** state.db's payouts table. */
+function payoutsTable(db: StateDb): RowTable {
+  const head = `INSERT INTO payouts (run, row, reference_id, file, line, location, amount,
+    currency, recipient, description, hash, hash_version)`;
+  const at = db.prepare(
+    'SELECT reference_id, file, location FROM payouts WHERE run = ? AND row = ?',
+  );
+  return {
+    values(run, row, p, out) {
+      out.push(run, row, p.reference_id, p.file, lineOf(p), locationOf(p));
+      out.push(p.amount, p.currency, p.recipient, p.description ?? null, p.hash, HASH_VERSION);
+    },
+    insert: inserts(db, head, 12),
+    at: (run, row) => at.get(run, row) as ReturnType<RowTable['at']>,
+  };
+}
+
+/** A dry run's staged table; its files are numbered as they come. */
+function stagedTable(db: StateDb): RowTable {
+  const head =
+    'INSERT INTO staged (row, reference_id, file, line, location, amount, currency, recipient)';
+  const addFile = db.prepare('INSERT INTO staged_files (id, name) VALUES (?, ?)');
+  const at = db.prepare(
+    `SELECT s.reference_id, f.name AS file, coalesce(s.location, 'line ' || s.line) AS location
+     FROM staged s JOIN staged_files f ON f.id = s.file WHERE s.row = ?`,
+  );
+  const files: string[] = [];
+  const fileId = (name: string): number => {
+    // Files come one after the other: the last one is almost always the one.
+    let id = files.length - 1;
+    if (files[id] !== name) {
+      id = files.indexOf(name);
+      if (id === -1) {
+        id = files.push(name) - 1;
+        addFile.run(id, name);
+      }
+    }
+    return id;
+  };
+  return {
+    values(_run, row, p, out) {
+      const line = p.line ?? null;
+      const location = line === null ? (p.location ?? '') : null;
+      out.push(row, p.reference_id, fileId(p.file), line, location);
+      out.push(p.amount, p.currency, p.recipient);
+    },
+    insert: inserts(db, head, 8),
+    at: (_run, row) => at.get(row) as ReturnType<RowTable['at']>,
+  };
 }
 
 /** The rows of one run as pass 1 reads them. */
 export class RunIntake {
   private rows = 0;
+  /** Rows handed to the database so far; the others wait in `pending`. */
+  private written = 0;
+  private pending: unknown[] = [];
   private inTransaction = false;
+  private readonly refs = new RefIndex();
   /** References of refused rows (not stored), with where they were first seen. */
   private readonly refusedRefs = new Map<string, Sighting>();
   /** For each row not stored (refused or repeated), how many rows were stored before it. */
   private readonly skippedAt: number[] = [];
-  private readonly insert;
-  private readonly findRef;
 
   private constructor(
     private readonly db: StateDb,
     readonly id: number,
-  ) {
-    this.insert = db.prepare(
-      `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
-         recipient, description, hash, hash_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${HASH_VERSION})
-       ON CONFLICT (reference_id, run) DO NOTHING`,
-    );
-    this.findRef = db.prepare(
-      'SELECT row, file, location FROM payouts WHERE reference_id = ? AND run = ?',
-    );
-  }
+    private readonly table: RowTable,
+    /** Whether the database is this intake's own, unsynced, and closed with it. */
+    private readonly owned = false,
+  ) {}
 
   /** Starts staging a run's rows; removes what runs staged by processes now gone left. */
   static begin(db: StateDb, opts: { pid: number; inputs: string[]; now: Date }): RunIntake {
@@ -83,7 +180,17 @@ export class RunIntake {
           .run(JSON.stringify(opts.inputs), opts.pid, at, at).lastInsertRowid,
       );
     })();
-    return new RunIntake(db, id);
+    return new RunIntake(db, id, payoutsTable(db));
+  }
+
+  /**
+   * Stages a dry run's rows in a private database of their own (table `staged`), unsynced and
+   * deleted when closed: a dry run keeps nothing.
+   */
+  static scratch(): RunIntake {
+    const db = openPrivateDb();
+    db.exec(STAGED_TABLES);
+    return new RunIntake(db, 0, stagedTable(db), true);
   }
 
   /** Number of rows stored. */
@@ -93,32 +200,24 @@ export class RunIntake {
 
   /** Stores a valid payout; when its reference is already used, returns where, and stores nothing. */
   add(p: IntakeRow): Sighting | undefined {
-    const earlier = this.refusedRefs.get(p.reference_id);
+    const ref = p.reference_id;
+    const earlier = this.refusedRefs.get(ref);
     if (earlier) {
       this.skippedAt.push(this.rows);
       return earlier;
     }
-    this.begin();
-    const done = this.insert.run(
-      this.id,
-      this.rows,
-      p.reference_id,
-      p.file,
-      lineOf(p.location),
-      p.location,
-      p.amount,
-      p.currency,
-      p.recipient,
-      p.description ?? null,
-      p.hash,
-    );
-    if (done.changes === 0) {
-      const first = this.sighting(p.reference_id);
+    const hash = refHash(ref);
+    const first = this.stored(ref, hash);
+    if (first) {
       this.skippedAt.push(this.rows);
       return first;
     }
+    this.refs.add(hash, this.rows);
+    this.table.values(this.id, this.rows, p, this.pending);
     this.rows += 1;
-    if (this.rows % BATCH_ROWS === 0) this.commit();
+    if (this.rows - this.written === ROWS_PER_INSERT) this.write();
+    // A private database keeps one transaction: its commits would only write pages sooner.
+    if (this.rows % BATCH_ROWS === 0 && !this.owned) this.commit();
     return undefined;
   }
 
@@ -143,15 +242,7 @@ export class RunIntake {
 
   /** Where a reference was first used in the run, with its position among pass 1's rows. */
   sighting(ref: string): Sighting | undefined {
-    const refused = this.refusedRefs.get(ref);
-    if (refused) return refused;
-    const r = this.findRef.get(ref, this.id) as
-      | { row: number; file: string; location: string }
-      | undefined;
-    if (r === undefined) return undefined;
-    // Rows not stored before this one count in pass 1's order too.
-    const skipped = this.skippedAt.filter((n) => n <= r.row).length;
-    return { file: r.file, location: r.location, order: r.row + skipped };
+    return this.refusedRefs.get(ref) ?? this.stored(ref, refHash(ref));
   }
 
   /** Commits the rows stored so far. */
@@ -161,11 +252,42 @@ export class RunIntake {
 
   /** Drops the staged rows (the run stops before sending anything). */
   discard(): void {
+    this.pending = [];
+    this.written = this.rows;
     if (this.inTransaction) {
       this.db.exec('ROLLBACK');
       this.inTransaction = false;
     }
-    this.db.transaction(() => removeRun(this.db, this.id))();
+    if (this.owned) this.db.close();
+    else this.db.transaction(() => removeRun(this.db, this.id))();
+  }
+
+  /** The stored row with exactly this reference, as a sighting. */
+  private stored(ref: string, hash: number): Sighting | undefined {
+    for (const row of this.refs.rowsOf(hash)) {
+      if (row >= this.written) this.write();
+      const r = this.table.at(this.id, row);
+      if (r.reference_id !== ref) continue;
+      // Rows not stored before this one count in pass 1's order too.
+      const skipped = this.skippedAt.filter((n) => n <= row).length;
+      return { file: r.file, location: r.location, order: row + skipped };
+    }
+    return undefined;
+  }
+
+  /** Hands the pending rows to the database. */
+  private write(): void {
+    const n = this.rows - this.written;
+    if (n === 0) return;
+    this.begin();
+    const insert = this.table.insert(n === ROWS_PER_INSERT ? ROWS_PER_INSERT : 1);
+    if (n === ROWS_PER_INSERT) insert.run(this.pending);
+    else {
+      const width = this.pending.length / n;
+      for (let i = 0; i < n; i++) insert.run(this.pending.slice(i * width, (i + 1) * width));
+    }
+    this.pending.length = 0;
+    this.written = this.rows;
   }
 
   /** Opens the transaction of the current batch. */
@@ -177,6 +299,7 @@ export class RunIntake {
 
   /** Commits the current batch. */
   private commit(): void {
+    this.write();
     if (!this.inTransaction) return;
     this.db.exec('COMMIT');
     this.inTransaction = false;

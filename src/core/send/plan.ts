@@ -8,7 +8,7 @@ import {
 } from '../../input/index.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
-import { openScratchDb, payoutHash, RunIntake } from '../../state/index.js';
+import { payoutHash, RunIntake } from '../../state/index.js';
 import { LookalikeReferences, type RowPlace } from './lookalikes.js';
 import type { MaxTotal } from './options.js';
 import { combinedHash, type HashedSource } from './sources.js';
@@ -170,7 +170,7 @@ async function readAll(
         const earlier = rows.add({
           reference_id: p.reference_id,
           file: p.file,
-          location: p.location,
+          ...(p.line === undefined ? { location: p.location } : { line: p.line }),
           amount: p.amount.text,
           currency: p.currency,
           recipient: p.recipient,
@@ -202,13 +202,12 @@ async function readAll(
  * every problem when any exists.
  */
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
-  const scratch = opts.rows ? undefined : openScratchDb();
-  const rows = opts.rows ?? RunIntake.begin(scratch!, { pid: 0, inputs: [], now: new Date() });
+  const rows = opts.rows ?? RunIntake.scratch();
   let r: Reading;
   try {
     r = await readAll(sources, opts, rows);
   } finally {
-    scratch?.close();
+    if (!opts.rows) rows.discard();
   }
   for (const p of checkMaxTotals(r.totals, opts.maxTotals, opts.currencies)) r.problems.add(p);
   if (r.problems.total > 0) throw r.problems.toError();
