@@ -6,7 +6,7 @@
  */
 import { isPidAlive } from '../lock.js';
 import { openPrivateDb, type StateDb } from './db.js';
-import { HASH_VERSION } from './hash.js';
+import { HASH_VERSION, serviceId } from './hash.js';
 import { RefIndex, refHash } from './ref-index.js';
 
 /** Rows inserted per transaction: one commit per batch keeps pass 1 quick. */
@@ -72,6 +72,20 @@ CREATE TABLE staged (
   currency TEXT NOT NULL,
   recipient TEXT NOT NULL
 )`;
+
+/** A staged row of a dry run whose reference a service's runs hold (see RunIntake.sentEarlier). */
+export interface EarlierRow {
+  row: number;
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  /** The earlier run's state of the payout: sent and answered, in flight, or unknown. */
+  state: 'done' | 'in_flight' | 'unknown';
+}
+
+/** Staged rows read per query by sentEarlier. */
+const PAGE_ROWS = 1000;
 
 /** Where a run's rows go: the columns of one row and the statements that write and read them. */
 interface RowTable {
@@ -243,6 +257,39 @@ export class RunIntake {
   /** Where a reference was first used in the run, with its position among pass 1's rows. */
   sighting(ref: string): Sighting | undefined {
     return this.refusedRefs.get(ref) ?? this.stored(ref, refHash(ref));
+  }
+
+  /**
+   * A dry run's rows whose reference some run of the service in the state database at
+   * `stateDbPath` (an existing file, read only) holds as sent, in flight or unknown, in row
+   * order; the most advanced state when several runs hold it.
+   */
+  *sentEarlier(stateDbPath: string, serviceKey: string): Generator<EarlierRow> {
+    if (!this.owned) throw new Error('sentEarlier reads the rows of a dry run');
+    this.commit();
+    // An attached database takes the locking mode of the others: state.db is shared with sends.
+    this.db.exec('PRAGMA locking_mode = NORMAL');
+    this.db.prepare('ATTACH ? AS state').run(stateDbPath);
+    try {
+      const page = this.db.prepare(
+        `SELECT s.row, s.reference_id, s.amount, s.currency, s.recipient,
+           (SELECT o.state FROM state.payouts o JOIN state.runs r ON r.id = o.run
+            WHERE o.reference_id = s.reference_id AND r.service_id = @service
+              AND o.state IN ('done', 'in_flight', 'unknown')
+            ORDER BY o.state = 'done' DESC, o.state = 'in_flight' DESC LIMIT 1) AS state
+         FROM staged s WHERE s.row >= @from AND state IS NOT NULL
+         ORDER BY s.row LIMIT ${PAGE_ROWS}`,
+      );
+      const service = serviceId(serviceKey);
+      for (let from = 0; ; ) {
+        const rows = page.all({ service, from }) as EarlierRow[];
+        yield* rows;
+        if (rows.length < PAGE_ROWS) return;
+        from = rows[rows.length - 1]!.row + 1;
+      }
+    } finally {
+      this.db.exec('DETACH state');
+    }
   }
 
   /** Commits the rows stored so far. */

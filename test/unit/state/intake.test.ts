@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { RunIntake } from '../../../src/state/index.js';
 import { RefIndex, refHash } from '../../../src/state/ref-index.js';
-import { openDb, tempStateDir } from './helpers.js';
+import { join } from 'node:path';
+import { STATE_DB } from '../../../src/state/index.js';
+import { openDb, openRun, SERVICE, tempStateDir } from './helpers.js';
 
 /** A valid row of reference `ref` on line `line` of payouts.csv. */
 function row(ref: string, line: number) {
@@ -65,6 +67,34 @@ describe('RunIntake', () => {
     const { line: _line, ...p } = row('J-1', 0);
     rows.add({ ...p, file: 'payouts.json', location: 'item 1' });
     expect(rows.sighting('J-1')).toEqual({ file: 'payouts.json', location: 'item 1', order: 0 });
+    rows.discard();
+  });
+});
+
+describe('RunIntake.sentEarlier', () => {
+  it("gives a dry run's rows that the service's runs sent, in flight or answered", async () => {
+    const stateDir = await tempStateDir();
+    const db = await openDb(stateDir);
+    const sent = openRun(db, ['A', 'B', 'C']);
+    await sent.recordIntent(1, [
+      { ref: 'A', hash: 'h' },
+      { ref: 'B', hash: 'h' },
+    ]);
+    sent.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
+    await sent.close();
+    // Another service's run of D says nothing about this service.
+    const other = openRun(db, ['D'], { serviceKey: 'https://other.example.com x' });
+    await other.recordIntent(1, [{ ref: 'D', hash: 'h' }]);
+    await other.close();
+
+    const rows = RunIntake.scratch();
+    ['D', 'C', 'B', 'A'].forEach((ref, i) => rows.add(row(ref, i + 2)));
+    // state.db stays open in this process meanwhile, as it would in another.
+    const earlier = [...rows.sentEarlier(join(stateDir, STATE_DB), SERVICE)];
+    expect(earlier.map((r) => [r.row, r.reference_id, r.state, r.currency, r.amount])).toEqual([
+      [2, 'B', 'in_flight', 'EUR', '1.00'],
+      [3, 'A', 'done', 'EUR', '1.00'],
+    ]);
     rows.discard();
   });
 });
