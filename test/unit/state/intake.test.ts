@@ -88,7 +88,7 @@ describe('RunIntake.sentEarlier', () => {
     await other.close();
 
     const rows = RunIntake.scratch();
-    ['D', 'C', 'B', 'A'].forEach((ref, i) => rows.add(row(ref, i + 2)));
+    for (const [i, ref] of ['D', 'C', 'B', 'A'].entries()) rows.add(row(ref, i + 2));
     // state.db stays open in this process meanwhile, as it would in another.
     const earlier = [...rows.sentEarlier(join(stateDir, STATE_DB), SERVICE)];
     expect(earlier.map((r) => [r.row, r.reference_id, r.state, r.currency, r.amount])).toEqual([
