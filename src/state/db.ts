@@ -91,9 +91,9 @@ export async function openStateDb(stateDir: string): Promise<StateDb> {
 export function openPrivateDb(): StateDb {
   // '' is an anonymous temporary file: large runs spill to disk rather than fill memory.
   const db = openDatabase('');
-  // 32 MiB of pages: memory stays bounded whatever the run's size.
+  // 8 MiB of pages: memory stays bounded whatever the run's size (a larger cache was no quicker).
   db.exec(
-    'PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -32768',
+    'PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -8192',
   );
   return db;
 }
