@@ -215,7 +215,7 @@ export class RunIntake {
   /** Stores a valid payout; when its reference is already used, returns where, and stores nothing. */
   add(p: IntakeRow): Sighting | undefined {
     const ref = p.reference_id;
-    const earlier = this.refusedRefs.get(ref);
+    const earlier = this.refusedRefs.size ? this.refusedRefs.get(ref) : undefined;
     if (earlier) {
       this.skippedAt.push(this.rows);
       return earlier;

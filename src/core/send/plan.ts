@@ -170,7 +170,9 @@ async function readAll(
         const earlier = rows.add({
           reference_id: p.reference_id,
           file: p.file,
-          ...(p.line === undefined ? { location: p.location } : { line: p.line }),
+          line: p.line,
+          // Made only when the place is not a line: a line's text is made from its number.
+          location: p.line === undefined ? p.location : undefined,
           amount: p.amount.text,
           currency: p.currency,
           recipient: p.recipient,
