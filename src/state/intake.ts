@@ -155,6 +155,18 @@ function stagedTable(db: StateDb): RowTable {
   };
 }
 
+/** How many numbers of an ascending list are at most `n` (a binary search: files with many repeats). */
+function countAtMost(ascending: readonly number[], n: number): number {
+  let lo = 0;
+  let hi = ascending.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ascending[mid]! <= n) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The rows of one run as pass 1 reads them. */
 export class RunIntake {
   private rows = 0;
@@ -316,7 +328,7 @@ export class RunIntake {
       const r = this.table.at(this.id, row);
       if (r.reference_id !== ref) continue;
       // Rows not stored before this one count in pass 1's order too.
-      const skipped = this.skippedAt.filter((n) => n <= row).length;
+      const skipped = countAtMost(this.skippedAt, row);
       return { file: r.file, location: r.location, order: row + skipped };
     }
     return undefined;

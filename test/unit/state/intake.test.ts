@@ -62,6 +62,19 @@ describe('RunIntake', () => {
     });
   }
 
+  it("counts refused and repeated rows in a row's place in pass 1's order", () => {
+    const rows = RunIntake.scratch();
+    rows.add(row('A', 2));
+    rows.refused('X', { file: 'payouts.csv', location: 'line 3' });
+    rows.add(row('B', 4));
+    expect(rows.add(row('A', 5))?.order).toBe(0);
+    rows.add(row('C', 6));
+    expect(rows.sighting('B')?.order).toBe(2);
+    expect(rows.sighting('X')?.order).toBe(1);
+    expect(rows.sighting('C')?.order).toBe(4);
+    rows.discard();
+  });
+
   it('keeps a place that is not a line as its text', () => {
     const rows = RunIntake.scratch();
     const { line: _line, ...p } = row('J-1', 0);
