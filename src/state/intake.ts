@@ -55,23 +55,21 @@ function locationOf(p: IntakeRow): string {
 }
 
 /**
- * The tables of a dry run's private database: the rows with their places and what the
- * summary, and a lookup of earlier sends, need (a later step may ATTACH state.db and join its
- * payouts on reference_id, which its index serves).
+ * The tables of a dry run's private database. Its rows are kept a chunk to a row of
+ * `staged_chunks` (a JSON array of [reference, file, line, location, amount, currency,
+ * recipient] per payout, `location` null when the place is "line <line>"): one insert per
+ * chunk costs a fraction of one per payout. The view `staged` has one row per payout, for
+ * what the summary, and a lookup of earlier sends, need (a later step may ATTACH state.db and
+ * join its payouts on reference_id, which its index serves).
  */
 const STAGED_TABLES = `
 CREATE TABLE staged_files (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-CREATE TABLE staged (
-  row INTEGER PRIMARY KEY,
-  reference_id TEXT NOT NULL,
-  file INTEGER NOT NULL REFERENCES staged_files (id),
-  line INTEGER,
-  -- NULL when the place is "line <line>".
-  location TEXT,
-  amount TEXT NOT NULL,
-  currency TEXT NOT NULL,
-  recipient TEXT NOT NULL
-)`;
+CREATE TABLE staged_chunks (first_row INTEGER PRIMARY KEY, payouts TEXT NOT NULL);
+CREATE VIEW staged AS
+  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
+    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
+    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient
+  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`;
 
 /** A staged row of a dry run whose reference a service's runs hold (see RunIntake.sentEarlier). */
 export interface EarlierRow {
@@ -87,21 +85,25 @@ export interface EarlierRow {
 /** Staged rows read per query by sentEarlier. */
 const PAGE_ROWS = 1000;
 
-/** Where a run's rows go: the columns of one row and the statements that write and read them. */
+/** Where a run's rows go: how a row waits to be written, and the statements that write and read rows. */
 interface RowTable {
-  /** Appends one row's values to `out`, in the order of `columns`. */
+  /** Appends what one row needs written to `out`. */
   values(run: number, row: number, p: IntakeRow, out: unknown[]): void;
-  insert(rows: number): { run(params: unknown[]): unknown };
+  /** Writes `rows` rows from `firstRow` on, whose values `values` appended to `pending`. */
+  write(firstRow: number, rows: number, pending: unknown[]): void;
   /** A stored row's reference and place. */
   at(run: number, row: number): { reference_id: string; file: string; location: string };
 }
 
-/** The statements inserting one row and ROWS_PER_INSERT rows of `width` values into `head`'s columns. */
-function inserts(db: StateDb, head: string, width: number): RowTable['insert'] {
+/** Writes rows of `width` values each with a statement for one row and one for ROWS_PER_INSERT. */
+function insertsOf(db: StateDb, head: string, width: number): RowTable['write'] {
   const one = `(${new Array(width).fill('?').join(', ')})`;
   const single = db.prepare(`${head} VALUES ${one}`);
   const many = db.prepare(`${head} VALUES ${new Array(ROWS_PER_INSERT).fill(one).join(', ')}`);
-  return (rows) => (rows === 1 ? single : many);
+  return (_firstRow, rows, pending) => {
+    if (rows === ROWS_PER_INSERT) many.run(pending);
+    else for (let i = 0; i < rows; i++) single.run(pending.slice(i * width, (i + 1) * width));
+  };
 }
 
 /** state.db's payouts table. */
@@ -116,19 +118,17 @@ function payoutsTable(db: StateDb): RowTable {
       out.push(run, row, p.reference_id, p.file, lineOf(p), locationOf(p));
       out.push(p.amount, p.currency, p.recipient, p.description ?? null, p.hash, HASH_VERSION);
     },
-    insert: inserts(db, head, 12),
+    write: insertsOf(db, head, 12),
     at: (run, row) => at.get(run, row) as ReturnType<RowTable['at']>,
   };
 }
 
-/** A dry run's staged table; its files are numbered as they come. */
+/** A dry run's staged chunks; its files are numbered as they come. */
 function stagedTable(db: StateDb): RowTable {
-  const head =
-    'INSERT INTO staged (row, reference_id, file, line, location, amount, currency, recipient)';
+  const insert = db.prepare('INSERT INTO staged_chunks (first_row, payouts) VALUES (?, ?)');
   const addFile = db.prepare('INSERT INTO staged_files (id, name) VALUES (?, ?)');
-  const at = db.prepare(
-    `SELECT s.reference_id, f.name AS file, coalesce(s.location, 'line ' || s.line) AS location
-     FROM staged s JOIN staged_files f ON f.id = s.file WHERE s.row = ?`,
+  const chunk = db.prepare(
+    'SELECT first_row, payouts FROM staged_chunks WHERE first_row <= ? ORDER BY first_row DESC LIMIT 1',
   );
   const files: string[] = [];
   const fileId = (name: string): number => {
@@ -144,14 +144,23 @@ function stagedTable(db: StateDb): RowTable {
     return id;
   };
   return {
-    values(_run, row, p, out) {
+    values(_run, _row, p, out) {
       const line = p.line ?? null;
       const location = line === null ? (p.location ?? '') : null;
-      out.push(row, p.reference_id, fileId(p.file), line, location);
-      out.push(p.amount, p.currency, p.recipient);
+      out.push([p.reference_id, fileId(p.file), line, location, p.amount, p.currency, p.recipient]);
     },
-    insert: inserts(db, head, 8),
-    at: (_run, row) => at.get(row) as ReturnType<RowTable['at']>,
+    write: (firstRow, _rows, pending) => insert.run(firstRow, JSON.stringify(pending)),
+    at(_run, row) {
+      const c = chunk.get(row) as { first_row: number; payouts: string };
+      const [ref, file, line, location] = (JSON.parse(c.payouts) as unknown[][])[
+        row - c.first_row
+      ]!;
+      return {
+        reference_id: ref as string,
+        file: files[file as number]!,
+        location: (location as string | null) ?? `line ${line}`,
+      };
+    },
   };
 }
 
@@ -283,21 +292,21 @@ export class RunIntake {
     this.db.exec('PRAGMA locking_mode = NORMAL');
     this.db.prepare('ATTACH ? AS state').run(stateDbPath);
     try {
+      // Paged by chunk: the rows of the chunks that start in [from, from + PAGE_ROWS).
       const page = this.db.prepare(
-        `SELECT s.row, s.reference_id, s.amount, s.currency, s.recipient,
+        `SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id,
+           j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
            (SELECT o.state FROM state.payouts o JOIN state.runs r ON r.id = o.run
-            WHERE o.reference_id = s.reference_id AND r.service_id = @service
+            WHERE o.reference_id = j.value ->> 0 AND r.service_id = @service
               AND o.state IN ('done', 'in_flight', 'unknown')
             ORDER BY o.state = 'done' DESC, o.state = 'in_flight' DESC LIMIT 1) AS state
-         FROM staged s WHERE s.row >= @from AND state IS NOT NULL
-         ORDER BY s.row LIMIT ${PAGE_ROWS}`,
+         FROM staged_chunks c, json_each(c.payouts) j
+         WHERE c.first_row >= @from AND c.first_row < @from + ${PAGE_ROWS} AND state IS NOT NULL
+         ORDER BY row`,
       );
       const service = serviceId(serviceKey);
-      for (let from = 0; ; ) {
-        const rows = page.all({ service, from }) as EarlierRow[];
-        yield* rows;
-        if (rows.length < PAGE_ROWS) return;
-        from = rows[rows.length - 1]!.row + 1;
+      for (let from = 0; from < this.rows; from += PAGE_ROWS) {
+        yield* page.all({ service, from }) as EarlierRow[];
       }
     } finally {
       this.db.exec('DETACH state');
@@ -339,12 +348,7 @@ export class RunIntake {
     const n = this.rows - this.written;
     if (n === 0) return;
     this.begin();
-    const insert = this.table.insert(n === ROWS_PER_INSERT ? ROWS_PER_INSERT : 1);
-    if (n === ROWS_PER_INSERT) insert.run(this.pending);
-    else {
-      const width = this.pending.length / n;
-      for (let i = 0; i < n; i++) insert.run(this.pending.slice(i * width, (i + 1) * width));
-    }
+    this.table.write(this.written, n, this.pending);
     this.pending.length = 0;
     this.written = this.rows;
   }

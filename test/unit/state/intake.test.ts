@@ -101,12 +101,15 @@ describe('RunIntake.sentEarlier', () => {
     await other.close();
 
     const rows = RunIntake.scratch();
-    for (const [i, ref] of ['D', 'C', 'B', 'A'].entries()) rows.add(row(ref, i + 2));
+    // Past the first page of the lookup, and with a chunk cut short by a repeat's lookup.
+    for (let i = 0; i < 2500; i++) rows.add(row(`F-${i}`, i + 2));
+    rows.add(row('F-7', 2502));
+    for (const [i, ref] of ['D', 'C', 'B', 'A'].entries()) rows.add(row(ref, i + 2503));
     // state.db stays open in this process meanwhile, as it would in another.
     const earlier = [...rows.sentEarlier(join(stateDir, STATE_DB), SERVICE)];
     expect(earlier.map((r) => [r.row, r.reference_id, r.state, r.currency, r.amount])).toEqual([
-      [2, 'B', 'in_flight', 'EUR', '1.00'],
-      [3, 'A', 'done', 'EUR', '1.00'],
+      [2502, 'B', 'in_flight', 'EUR', '1.00'],
+      [2503, 'A', 'done', 'EUR', '1.00'],
     ]);
     rows.discard();
   });
