@@ -183,7 +183,8 @@ export class RunIntake {
   private written = 0;
   private pending: unknown[] = [];
   private inTransaction = false;
-  private readonly refs = new RefIndex();
+  /** Pass 1's index of references; dropped by seal(). */
+  private refs: RefIndex | undefined = new RefIndex();
   /** References of refused rows (not stored), with where they were first seen. */
   private readonly refusedRefs = new Map<string, Sighting>();
   /** For each row not stored (refused or repeated), how many rows were stored before it. */
@@ -247,7 +248,7 @@ export class RunIntake {
       this.skippedAt.push(this.rows);
       return first;
     }
-    this.refs.add(hash, this.rows);
+    this.refs!.add(hash, this.rows);
     this.table.values(this.id, this.rows, p, this.pending);
     this.rows += 1;
     if (this.rows - this.written === ROWS_PER_INSERT) this.write();
@@ -313,6 +314,15 @@ export class RunIntake {
     }
   }
 
+  /**
+   * Ends pass 1: frees the in-memory index of references (16 MiB at a million rows) before
+   * the run goes on; a sighting is then looked up in state.db's reference index.
+   */
+  seal(): void {
+    this.commit();
+    if (!this.owned) this.refs = undefined;
+  }
+
   /** Commits the rows stored so far. */
   finish(): void {
     this.commit();
@@ -332,7 +342,7 @@ export class RunIntake {
 
   /** The stored row with exactly this reference, as a sighting. */
   private stored(ref: string, hash: number): Sighting | undefined {
-    for (const row of this.refs.rowsOf(hash)) {
+    for (const row of this.candidates(ref, hash)) {
       if (row >= this.written) this.write();
       const r = this.table.at(this.id, row);
       if (r.reference_id !== ref) continue;
@@ -341,6 +351,15 @@ export class RunIntake {
       return { file: r.file, location: r.location, order: row + skipped };
     }
     return undefined;
+  }
+
+  /** The rows that may have this reference: by its hash in pass 1, else through state.db's index. */
+  private candidates(ref: string, hash: number): readonly number[] {
+    if (this.refs) return this.refs.rowsOf(hash);
+    const r = this.db
+      .prepare('SELECT row FROM payouts WHERE reference_id = ? AND run = ?')
+      .get(ref, this.id) as { row: number } | undefined;
+    return r === undefined ? [] : [r.row];
   }
 
   /** Hands the pending rows to the database. */

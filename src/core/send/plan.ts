@@ -195,6 +195,7 @@ async function readAll(
   }
   rows.finish();
   lookalikes.confirm((ref) => rows.sighting(ref));
+  rows.seal();
   return r;
 }
 

@@ -51,6 +51,8 @@ describe('RunIntake', () => {
       expect(rows.add(row('NEW', 25_003))).toBeUndefined();
       expect(rows.add(row('NEW', 25_004))?.location).toBe('line 25003');
       rows.finish();
+      // Sealed, state.db's rows are found through its reference index instead.
+      rows.seal();
       expect(rows.count).toBe(25_001);
       expect(rows.sighting('R-24999')).toEqual({
         file: 'payouts.csv',
