@@ -60,6 +60,10 @@ class PayoutRow implements ValidPayout {
   get location(): string {
     return locationText(this.where);
   }
+
+  get line(): number | undefined {
+    return typeof this.where === 'number' ? this.where : undefined;
+  }
 }
 
 /** The start of a long text, for quoting it in a message. */

@@ -59,6 +59,8 @@ export interface ValidPayout {
   file: string;
   /** "line 12" (CSV, NDJSON), "item 3" (JSON) or "sheet Payouts row 12" (.xlsx). */
   location: string;
+  /** The line number, when the location is a line (CSV, NDJSON). */
+  line?: number;
   reference_id: string;
   amount: Amount;
   currency: string;

@@ -1,14 +1,18 @@
 /**
  * Pass 1's side of the state database: every valid payout of a run becomes a row, staged
- * under a run without an id until the service is known (RunState.open adopts it). The unique
- * index on (reference_id, run) finds a reference used twice as the rows go in.
+ * under a run without an id until the service is known (RunState.open adopts it). A dry run
+ * stages its rows in a private database instead (see RunIntake.scratch). A reference used
+ * twice is found in memory (RefIndex) as the rows go in, and confirmed against the rows.
  */
 import { isPidAlive } from '../lock.js';
-import type { StateDb } from './db.js';
-import { HASH_VERSION } from './hash.js';
+import { openPrivateDb, type StateDb } from './db.js';
+import { HASH_VERSION, serviceId } from './hash.js';
+import { RefIndex, refHash } from './ref-index.js';
 
 /** Rows inserted per transaction: one commit per batch keeps pass 1 quick. */
 const BATCH_ROWS = 10_000;
+/** Rows per INSERT statement: one call for many rows saves most of the per-call cost. */
+const ROWS_PER_INSERT = 64;
 
 /** Where a row is. */
 export interface Place {
@@ -21,8 +25,13 @@ export interface Sighting extends Place {
   order: number;
 }
 
-/** A validated payout as pass 1 stores it. */
-export interface IntakeRow extends Place {
+/** A validated payout as pass 1 stores it: where it is, by its line or its location's text. */
+export interface IntakeRow {
+  file: string;
+  /** The line number when the row's place is a line ("line 12"). */
+  line?: number;
+  /** The place's text when it is not a line ("item 3", "sheet Payouts row 12"). */
+  location?: string;
   reference_id: string;
   /** Exact decimal text. */
   amount: string;
@@ -33,37 +42,161 @@ export interface IntakeRow extends Place {
   hash: string;
 }
 
-/** The number in "line 12" or "item 3". */
-function lineOf(location: string): number | null {
-  const m = /\d+/.exec(location);
+/** The row's line, or the number in its location's text ("item 3": 3). */
+function lineOf(p: IntakeRow): number | null {
+  if (p.line !== undefined) return p.line;
+  const m = /\d+/.exec(p.location ?? '');
   return m ? Number(m[0]) : null;
+}
+
+/** The text of the row's place. */
+function locationOf(p: IntakeRow): string {
+  return p.line !== undefined ? `line ${p.line}` : (p.location ?? '');
+}
+
+/**
+ * The tables of a dry run's private database. Its rows are kept a chunk to a row of
+ * `staged_chunks` (a JSON array of [reference, file, line, location, amount, currency,
+ * recipient] per payout, `location` null when the place is "line <line>"): one insert per
+ * chunk costs a fraction of one per payout. The view `staged` has one row per payout, for
+ * what the summary, and a lookup of earlier sends, need (a later step may ATTACH state.db and
+ * join its payouts on reference_id, which its index serves).
+ */
+const STAGED_TABLES = `
+CREATE TABLE staged_files (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE staged_chunks (first_row INTEGER PRIMARY KEY, payouts TEXT NOT NULL);
+CREATE VIEW staged AS
+  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
+    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
+    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient
+  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`;
+
+/** A staged row of a dry run whose reference a service's runs hold (see RunIntake.sentEarlier). */
+export interface EarlierRow {
+  row: number;
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  /** The earlier run's state of the payout: sent and answered, in flight, or unknown. */
+  state: 'done' | 'in_flight' | 'unknown';
+}
+
+/** Staged rows read per query by sentEarlier. */
+const PAGE_ROWS = 1000;
+
+/** Where a run's rows go: how a row waits to be written, and the statements that write and read rows. */
+interface RowTable {
+  /** Appends what one row needs written to `out`. */
+  values(run: number, row: number, p: IntakeRow, out: unknown[]): void;
+  /** Writes `rows` rows from `firstRow` on, whose values `values` appended to `pending`. */
+  write(firstRow: number, rows: number, pending: unknown[]): void;
+  /** A stored row's reference and place. */
+  at(run: number, row: number): { reference_id: string; file: string; location: string };
+}
+
+/** Writes rows of `width` values each with a statement for one row and one for ROWS_PER_INSERT. */
+function insertsOf(db: StateDb, head: string, width: number): RowTable['write'] {
+  const one = `(${new Array(width).fill('?').join(', ')})`;
+  const single = db.prepare(`${head} VALUES ${one}`);
+  const many = db.prepare(`${head} VALUES ${new Array(ROWS_PER_INSERT).fill(one).join(', ')}`);
+  return (_firstRow, rows, pending) => {
+    if (rows === ROWS_PER_INSERT) many.run(pending);
+    else for (let i = 0; i < rows; i++) single.run(pending.slice(i * width, (i + 1) * width));
+  };
+}
+
+/** state.db's payouts table. */
+function payoutsTable(db: StateDb): RowTable {
+  const head = `INSERT INTO payouts (run, row, reference_id, file, line, location, amount,
+    currency, recipient, description, hash, hash_version)`;
+  const at = db.prepare(
+    'SELECT reference_id, file, location FROM payouts WHERE run = ? AND row = ?',
+  );
+  return {
+    values(run, row, p, out) {
+      out.push(run, row, p.reference_id, p.file, lineOf(p), locationOf(p));
+      out.push(p.amount, p.currency, p.recipient, p.description ?? null, p.hash, HASH_VERSION);
+    },
+    write: insertsOf(db, head, 12),
+    at: (run, row) => at.get(run, row) as ReturnType<RowTable['at']>,
+  };
+}
+
+/** A dry run's staged chunks; its files are numbered as they come. */
+function stagedTable(db: StateDb): RowTable {
+  const insert = db.prepare('INSERT INTO staged_chunks (first_row, payouts) VALUES (?, ?)');
+  const addFile = db.prepare('INSERT INTO staged_files (id, name) VALUES (?, ?)');
+  const chunk = db.prepare(
+    'SELECT first_row, payouts FROM staged_chunks WHERE first_row <= ? ORDER BY first_row DESC LIMIT 1',
+  );
+  const files: string[] = [];
+  const fileId = (name: string): number => {
+    // Files come one after the other: the last one is almost always the one.
+    let id = files.length - 1;
+    if (files[id] !== name) {
+      id = files.indexOf(name);
+      if (id === -1) {
+        id = files.push(name) - 1;
+        addFile.run(id, name);
+      }
+    }
+    return id;
+  };
+  return {
+    values(_run, _row, p, out) {
+      const line = p.line ?? null;
+      const location = line === null ? (p.location ?? '') : null;
+      out.push([p.reference_id, fileId(p.file), line, location, p.amount, p.currency, p.recipient]);
+    },
+    write: (firstRow, _rows, pending) => insert.run(firstRow, JSON.stringify(pending)),
+    at(_run, row) {
+      const c = chunk.get(row) as { first_row: number; payouts: string };
+      const [ref, file, line, location] = (JSON.parse(c.payouts) as unknown[][])[
+        row - c.first_row
+      ]!;
+      return {
+        reference_id: ref as string,
+        file: files[file as number]!,
+        location: (location as string | null) ?? `line ${line}`,
+      };
+    },
+  };
+}
+
+/** How many numbers of an ascending list are at most `n` (a binary search: files with many repeats). */
+function countAtMost(ascending: readonly number[], n: number): number {
+  let lo = 0;
+  let hi = ascending.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ascending[mid]! <= n) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** The rows of one run as pass 1 reads them. */
 export class RunIntake {
   private rows = 0;
+  /** Rows handed to the database so far; the others wait in `pending`. */
+  private written = 0;
+  private pending: unknown[] = [];
   private inTransaction = false;
+  /** Pass 1's index of references; dropped by seal(). */
+  private refs: RefIndex | undefined = new RefIndex();
   /** References of refused rows (not stored), with where they were first seen. */
   private readonly refusedRefs = new Map<string, Sighting>();
   /** For each row not stored (refused or repeated), how many rows were stored before it. */
   private readonly skippedAt: number[] = [];
-  private readonly insert;
-  private readonly findRef;
 
   private constructor(
     private readonly db: StateDb,
     readonly id: number,
-  ) {
-    this.insert = db.prepare(
-      `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
-         recipient, description, hash, hash_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${HASH_VERSION})
-       ON CONFLICT (reference_id, run) DO NOTHING`,
-    );
-    this.findRef = db.prepare(
-      'SELECT row, file, location FROM payouts WHERE reference_id = ? AND run = ?',
-    );
-  }
+    private readonly table: RowTable,
+    /** Whether the database is this intake's own, unsynced, and closed with it. */
+    private readonly owned = false,
+  ) {}
 
   /** Starts staging a run's rows; removes what runs staged by processes now gone left. */
   static begin(db: StateDb, opts: { pid: number; inputs: string[]; now: Date }): RunIntake {
@@ -83,7 +216,17 @@ export class RunIntake {
           .run(JSON.stringify(opts.inputs), opts.pid, at, at).lastInsertRowid,
       );
     })();
-    return new RunIntake(db, id);
+    return new RunIntake(db, id, payoutsTable(db));
+  }
+
+  /**
+   * Stages a dry run's rows in a private database of their own (table `staged`), unsynced and
+   * deleted when closed: a dry run keeps nothing.
+   */
+  static scratch(): RunIntake {
+    const db = openPrivateDb();
+    db.exec(STAGED_TABLES);
+    return new RunIntake(db, 0, stagedTable(db), true);
   }
 
   /** Number of rows stored. */
@@ -93,32 +236,24 @@ export class RunIntake {
 
   /** Stores a valid payout; when its reference is already used, returns where, and stores nothing. */
   add(p: IntakeRow): Sighting | undefined {
-    const earlier = this.refusedRefs.get(p.reference_id);
+    const ref = p.reference_id;
+    const earlier = this.refusedRefs.size ? this.refusedRefs.get(ref) : undefined;
     if (earlier) {
       this.skippedAt.push(this.rows);
       return earlier;
     }
-    this.begin();
-    const done = this.insert.run(
-      this.id,
-      this.rows,
-      p.reference_id,
-      p.file,
-      lineOf(p.location),
-      p.location,
-      p.amount,
-      p.currency,
-      p.recipient,
-      p.description ?? null,
-      p.hash,
-    );
-    if (done.changes === 0) {
-      const first = this.sighting(p.reference_id);
+    const hash = refHash(ref);
+    const first = this.stored(ref, hash);
+    if (first) {
       this.skippedAt.push(this.rows);
       return first;
     }
+    this.refs!.add(hash, this.rows);
+    this.table.values(this.id, this.rows, p, this.pending);
     this.rows += 1;
-    if (this.rows % BATCH_ROWS === 0) this.commit();
+    if (this.rows - this.written === ROWS_PER_INSERT) this.write();
+    // A private database keeps one transaction: its commits would only write pages sooner.
+    if (this.rows % BATCH_ROWS === 0 && !this.owned) this.commit();
     return undefined;
   }
 
@@ -143,15 +278,49 @@ export class RunIntake {
 
   /** Where a reference was first used in the run, with its position among pass 1's rows. */
   sighting(ref: string): Sighting | undefined {
-    const refused = this.refusedRefs.get(ref);
-    if (refused) return refused;
-    const r = this.findRef.get(ref, this.id) as
-      | { row: number; file: string; location: string }
-      | undefined;
-    if (r === undefined) return undefined;
-    // Rows not stored before this one count in pass 1's order too.
-    const skipped = this.skippedAt.filter((n) => n <= r.row).length;
-    return { file: r.file, location: r.location, order: r.row + skipped };
+    return this.refusedRefs.get(ref) ?? this.stored(ref, refHash(ref));
+  }
+
+  /**
+   * A dry run's rows whose reference some run of the service in the state database at
+   * `stateDbPath` (an existing file, read only) holds as sent, in flight or unknown, in row
+   * order; the most advanced state when several runs hold it.
+   */
+  *sentEarlier(stateDbPath: string, serviceKey: string): Generator<EarlierRow> {
+    if (!this.owned) throw new Error('sentEarlier reads the rows of a dry run');
+    this.commit();
+    // An attached database takes the locking mode of the others: state.db is shared with sends.
+    this.db.exec('PRAGMA locking_mode = NORMAL');
+    this.db.prepare('ATTACH ? AS state').run(stateDbPath);
+    try {
+      // Paged by chunk: the rows of the chunks that start in [from, from + PAGE_ROWS).
+      const page = this.db.prepare(
+        `SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id,
+           j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
+           (SELECT o.state FROM state.payouts o JOIN state.runs r ON r.id = o.run
+            WHERE o.reference_id = j.value ->> 0 AND r.service_id = @service
+              AND o.state IN ('done', 'in_flight', 'unknown')
+            ORDER BY o.state = 'done' DESC, o.state = 'in_flight' DESC LIMIT 1) AS state
+         FROM staged_chunks c, json_each(c.payouts) j
+         WHERE c.first_row >= @from AND c.first_row < @from + ${PAGE_ROWS} AND state IS NOT NULL
+         ORDER BY row`,
+      );
+      const service = serviceId(serviceKey);
+      for (let from = 0; from < this.rows; from += PAGE_ROWS) {
+        yield* page.all({ service, from }) as EarlierRow[];
+      }
+    } finally {
+      this.db.exec('DETACH state');
+    }
+  }
+
+  /**
+   * Ends pass 1: frees the in-memory index of references (16 MiB at a million rows) before
+   * the run goes on; a sighting is then looked up in state.db's reference index.
+   */
+  seal(): void {
+    this.commit();
+    if (!this.owned) this.refs = undefined;
   }
 
   /** Commits the rows stored so far. */
@@ -161,11 +330,46 @@ export class RunIntake {
 
   /** Drops the staged rows (the run stops before sending anything). */
   discard(): void {
+    this.pending = [];
+    this.written = this.rows;
     if (this.inTransaction) {
       this.db.exec('ROLLBACK');
       this.inTransaction = false;
     }
-    this.db.transaction(() => removeRun(this.db, this.id))();
+    if (this.owned) this.db.close();
+    else this.db.transaction(() => removeRun(this.db, this.id))();
+  }
+
+  /** The stored row with exactly this reference, as a sighting. */
+  private stored(ref: string, hash: number): Sighting | undefined {
+    for (const row of this.candidates(ref, hash)) {
+      if (row >= this.written) this.write();
+      const r = this.table.at(this.id, row);
+      if (r.reference_id !== ref) continue;
+      // Rows not stored before this one count in pass 1's order too.
+      const skipped = countAtMost(this.skippedAt, row);
+      return { file: r.file, location: r.location, order: row + skipped };
+    }
+    return undefined;
+  }
+
+  /** The rows that may have this reference: by its hash in pass 1, else through state.db's index. */
+  private candidates(ref: string, hash: number): readonly number[] {
+    if (this.refs) return this.refs.rowsOf(hash);
+    const r = this.db
+      .prepare('SELECT row FROM payouts WHERE reference_id = ? AND run = ?')
+      .get(ref, this.id) as { row: number } | undefined;
+    return r === undefined ? [] : [r.row];
+  }
+
+  /** Hands the pending rows to the database. */
+  private write(): void {
+    const n = this.rows - this.written;
+    if (n === 0) return;
+    this.begin();
+    this.table.write(this.written, n, this.pending);
+    this.pending.length = 0;
+    this.written = this.rows;
   }
 
   /** Opens the transaction of the current batch. */
@@ -177,6 +381,7 @@ export class RunIntake {
 
   /** Commits the current batch. */
   private commit(): void {
+    this.write();
     if (!this.inTransaction) return;
     this.db.exec('COMMIT');
     this.inTransaction = false;

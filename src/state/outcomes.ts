@@ -104,9 +104,15 @@ export class RunOutcomes {
     private readonly run: number,
     private readonly chargeMinor: ChargeMinor,
   ) {
+    // The buffered outcomes as one JSON array of [row, status, transaction id, charges,
+    // message, sent earlier] (MATERIALIZED makes the array the outer loop).
     this.write = db.prepare(
-      `UPDATE payouts SET outcome_status = ?, outcome_transaction_id = ?, outcome_charges = ?,
-         outcome_message = ?, sent_earlier = ? WHERE run = ? AND row = ?`,
+      `WITH j (row, status, transaction_id, charges, message, sent_earlier) AS MATERIALIZED (
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
+         FROM json_each(?))
+       UPDATE payouts SET outcome_status = j.status, outcome_transaction_id = j.transaction_id,
+         outcome_charges = j.charges, outcome_message = j.message, sent_earlier = j.sent_earlier
+       FROM j WHERE payouts.run = ? AND payouts.row = j.row`,
     );
     const columns = `row, reference_id, amount, currency, outcome_status, outcome_transaction_id,
       outcome_charges, outcome_message, sent_earlier`;
@@ -185,17 +191,20 @@ export class RunOutcomes {
 
   /** Writes the buffered outcomes; called inside the run's commit. */
   writePending(): void {
+    if (this.pending.size === 0) return;
+    const list: unknown[] = [];
     for (const [row, o] of this.pending) {
-      this.write.run(
+      const charges = chargesText(o.charges);
+      list.push([
+        row,
         o.status,
         o.transaction_id ?? null,
-        chargesText(o.charges),
+        charges,
         o.message ?? null,
         o.sent_earlier ? 1 : 0,
-        this.run,
-        row,
-      );
+      ]);
     }
+    this.write.run(JSON.stringify(list), this.run);
     this.pending.clear();
   }
 

@@ -85,9 +85,16 @@ function statementsOf(db: StateDb) {
       `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, note = NULL,
          updated_at = @at WHERE ${refs}`,
     ),
+    // One statement per record: its results as a JSON array of [ref, status, transaction id,
+    // charges, message], looked up by reference (MATERIALIZED makes the array the outer loop).
     done: db.prepare(
-      `UPDATE payouts SET state = 'done', req = ?, status = ?, transaction_id = ?, charges = ?,
-         message = ?, note = NULL, updated_at = ? WHERE run = ? AND reference_id = ?`,
+      `WITH j (ref, status, transaction_id, charges, message) AS MATERIALIZED (
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4
+         FROM json_each(@list))
+       UPDATE payouts SET state = 'done', req = @req, status = j.status,
+         transaction_id = j.transaction_id, charges = j.charges, message = j.message,
+         note = NULL, updated_at = @at
+       FROM j WHERE payouts.run = @run AND payouts.reference_id = j.ref`,
     ),
     seen: db.prepare(
       `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, updated_at = @at
@@ -231,7 +238,8 @@ export class RunState {
     if (results.length === 0) return;
     const at = this.now().toISOString();
     const seen: string[] = [];
-    const done: Array<[string, string, string | null, string | null, string | null]> = [];
+    // By reference: a reference stated twice keeps its last result.
+    const done = new Map<string, [string, string, string | null, string | null, string | null]>();
     for (const r of results) {
       const status = textOrNull(r.status);
       const ref = textOrNull(r.ref) ?? '';
@@ -240,15 +248,15 @@ export class RunState {
       else {
         const charges =
           typeof r.charges === 'number' && Number.isFinite(r.charges) ? String(r.charges) : null;
-        done.push([ref, status, textOrNull(r.transaction_id), charges, textOrNull(r.message)]);
+        done.delete(ref);
+        done.set(ref, [ref, status, textOrNull(r.transaction_id), charges, textOrNull(r.message)]);
       }
     }
     const run = this.id;
+    const list = done.size ? JSON.stringify([...done.values()]) : undefined;
     this.buffer(() => {
       if (seen.length) this.stmts.seen.run({ run, refs: JSON.stringify(seen), req, at });
-      for (const [ref, status, transactionId, charges, message] of done) {
-        this.stmts.done.run(req, status, transactionId, charges, message, at, run, ref);
-      }
+      if (list !== undefined) this.stmts.done.run({ run, list, req, at });
     });
   }
 

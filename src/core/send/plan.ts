@@ -8,7 +8,7 @@ import {
 } from '../../input/index.js';
 import { CurrencyTotals } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
-import { openScratchDb, payoutHash, RunIntake } from '../../state/index.js';
+import { payoutHash, RunIntake } from '../../state/index.js';
 import { LookalikeReferences, type RowPlace } from './lookalikes.js';
 import { combinedHash, type HashedSource } from './sources.js';
 
@@ -140,7 +140,9 @@ async function readAll(
         const earlier = rows.add({
           reference_id: p.reference_id,
           file: p.file,
-          location: p.location,
+          line: p.line,
+          // Made only when the place is not a line: a line's text is made from its number.
+          location: p.line === undefined ? p.location : undefined,
           amount: p.amount.text,
           currency: p.currency,
           recipient: p.recipient,
@@ -163,6 +165,7 @@ async function readAll(
   }
   rows.finish();
   lookalikes.confirm((ref) => rows.sighting(ref));
+  rows.seal();
   return r;
 }
 
@@ -172,13 +175,12 @@ async function readAll(
  * every problem when any exists.
  */
 export async function planRun(sources: HashedSource[], opts: PlanOptions): Promise<RunPlan> {
-  const scratch = opts.rows ? undefined : openScratchDb();
-  const rows = opts.rows ?? RunIntake.begin(scratch!, { pid: 0, inputs: [], now: new Date() });
+  const rows = opts.rows ?? RunIntake.scratch();
   let r: Reading;
   try {
     r = await readAll(sources, opts, rows);
   } finally {
-    scratch?.close();
+    if (!opts.rows) rows.discard();
   }
   if (r.problems.total > 0) throw r.problems.toError();
   const batchReference = pickFileValue(
