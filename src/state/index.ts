@@ -2,7 +2,6 @@
 export { openDatabase, openScratchDb, openStateDb, STATE_DB, type StateDb } from './db.js';
 export { HASH_VERSION, payoutHash, runIdFor, serviceId } from './hash.js';
 export {
-  type EarlierRow,
   type IntakeRow,
   type Place,
   RunIntake,
@@ -16,7 +15,7 @@ export {
   type RunPayout,
   RunState,
 } from './run-state.js';
-export { attachHistory, type PriorRow, priorRows } from './prior.js';
+export { type PriorRow, priorRows } from './prior.js';
 export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
 export { JournalCorruptError } from './v1/errors.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

@@ -6,7 +6,7 @@
  */
 import { isPidAlive } from '../lock.js';
 import { openPrivateDb, type StateDb } from './db.js';
-import { HASH_VERSION, serviceId } from './hash.js';
+import { HASH_VERSION } from './hash.js';
 import { RefIndex, refHash } from './ref-index.js';
 
 /** Rows inserted per transaction: one commit per batch keeps pass 1 quick. */
@@ -70,20 +70,6 @@ CREATE VIEW staged AS
     j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
     j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient
   FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`;
-
-/** A staged row of a dry run whose reference a service's runs hold (see RunIntake.sentEarlier). */
-export interface EarlierRow {
-  row: number;
-  reference_id: string;
-  amount: string;
-  currency: string;
-  recipient: string;
-  /** The earlier run's state of the payout: sent and answered, in flight, or unknown. */
-  state: 'done' | 'in_flight' | 'unknown';
-}
-
-/** Staged rows read per query by sentEarlier. */
-const PAGE_ROWS = 1000;
 
 /** Where a run's rows go: how a row waits to be written, and the statements that write and read rows. */
 interface RowTable {
@@ -191,11 +177,12 @@ export class RunIntake {
   private readonly skippedAt: number[] = [];
 
   private constructor(
-    private readonly db: StateDb,
+    readonly db: StateDb,
     readonly id: number,
     private readonly table: RowTable,
     /** Whether the database is this intake's own, unsynced, and closed with it. */
-    private readonly owned = false,
+    /** A dry run's rows, in a private database of their own (table `staged`). */
+    readonly owned = false,
   ) {}
 
   /** Starts staging a run's rows; removes what runs staged by processes now gone left. */
@@ -279,39 +266,6 @@ export class RunIntake {
   /** Where a reference was first used in the run, with its position among pass 1's rows. */
   sighting(ref: string): Sighting | undefined {
     return this.refusedRefs.get(ref) ?? this.stored(ref, refHash(ref));
-  }
-
-  /**
-   * A dry run's rows whose reference some run of the service in the state database at
-   * `stateDbPath` (an existing file, read only) holds as sent, in flight or unknown, in row
-   * order; the most advanced state when several runs hold it.
-   */
-  *sentEarlier(stateDbPath: string, serviceKey: string): Generator<EarlierRow> {
-    if (!this.owned) throw new Error('sentEarlier reads the rows of a dry run');
-    this.commit();
-    // An attached database takes the locking mode of the others: state.db is shared with sends.
-    this.db.exec('PRAGMA locking_mode = NORMAL');
-    this.db.prepare('ATTACH ? AS state').run(stateDbPath);
-    try {
-      // Paged by chunk: the rows of the chunks that start in [from, from + PAGE_ROWS).
-      const page = this.db.prepare(
-        `SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id,
-           j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
-           (SELECT o.state FROM state.payouts o JOIN state.runs r ON r.id = o.run
-            WHERE o.reference_id = j.value ->> 0 AND r.service_id = @service
-              AND o.state IN ('done', 'in_flight', 'unknown')
-            ORDER BY o.state = 'done' DESC, o.state = 'in_flight' DESC LIMIT 1) AS state
-         FROM staged_chunks c, json_each(c.payouts) j
-         WHERE c.first_row >= @from AND c.first_row < @from + ${PAGE_ROWS} AND state IS NOT NULL
-         ORDER BY row`,
-      );
-      const service = serviceId(serviceKey);
-      for (let from = 0; from < this.rows; from += PAGE_ROWS) {
-        yield* page.all({ service, from }) as EarlierRow[];
-      }
-    } finally {
-      this.db.exec('DETACH state');
-    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
 import { STATE_DB, type StateDb } from './db.js';
+import type { RunIntake } from './intake.js';
 import { serviceId } from './hash.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
 
@@ -23,29 +24,34 @@ export interface PriorRow {
   message: string | null;
 }
 
+/** The staged rows of a send (state.db's payouts of its run), or of a dry run (its view). */
+const STAGED = {
+  send: { rows: 'main.payouts m', description: 'm.description', where: 'm.run = @run AND' },
+  dryRun: { rows: 'main.staged m', description: 'NULL AS description', where: '' },
+};
+
 /**
  * What the runs of a service hold about the references of a run's staged rows: one indexed
- * lookup per row, on (reference_id, run). `history` names the schema the runs are in, so a
- * dry run can stage its rows in a scratch database and attach the state database read-only.
+ * lookup per row, on (reference_id, run), in the schema `history`.
  */
-export function priorRows(
+function query(
   db: StateDb,
-  stagedRun: number,
-  serviceKey: string,
-  history = 'main',
+  staged: (typeof STAGED)['send'],
+  history: string,
+  params: { run: number; service: string },
 ): PriorRow[] {
   const rows = db
     .prepare(
-      `SELECT m.row, m.reference_id, m.amount, m.currency, m.recipient, m.description,
+      `SELECT m.row, m.reference_id, m.amount, m.currency, m.recipient, ${staged.description},
          r.run_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
          o.status, o.transaction_id, o.charges, o.message
-       FROM main.payouts m
+       FROM ${staged.rows}
        JOIN ${history}.payouts o ON o.reference_id = m.reference_id
        JOIN ${history}.runs r ON r.id = o.run
-       WHERE m.run = ? AND r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
+       WHERE ${staged.where} r.service_id = @service AND o.state IN ('in_flight', 'done', 'unknown')
        ORDER BY m.row, o.run`,
     )
-    .all(stagedRun, serviceId(serviceKey)) as Array<PayoutRow & Omit<PriorRow, 'payout'>>;
+    .all(params) as Array<PayoutRow & Omit<PriorRow, 'payout'>>;
   return rows.map((r) => ({
     row: r.row,
     payout: payoutOf(r),
@@ -63,15 +69,27 @@ export function priorRows(
 }
 
 /**
- * Attaches a state folder's database to a scratch database as `history`, for reading only;
- * false when there is none yet (nothing was ever sent from this folder).
+ * What the runs of a service hold about a run's staged references. A send's rows are in
+ * state.db itself; a dry run's private database attaches the state folder's state.db for
+ * reading only, when there is one (else nothing was ever sent from this folder).
  */
-export function attachHistory(db: StateDb, stateDir: string): boolean {
+export function priorRows(intake: RunIntake, serviceKey: string, stateDir: string): PriorRow[] {
+  const params = { run: intake.id, service: serviceId(serviceKey) };
+  if (!intake.owned) return query(intake.db, STAGED.send, 'main', params);
+  const { db } = intake;
   const path = join(stateDir, STATE_DB);
-  if (!existsSync(path)) return false;
-  // A scratch database locks exclusively; the state database must stay open to other runs.
+  if (!existsSync(path)) return [];
+  // Databases are attached and detached outside a transaction.
+  intake.finish();
+  // A private database locks exclusively; state.db must stay open to other runs.
   db.exec('PRAGMA locking_mode = NORMAL');
   db.prepare('ATTACH DATABASE ? AS history').run(path);
-  db.exec('PRAGMA query_only = 1');
-  return true;
+  try {
+    const any = db
+      .prepare('SELECT 1 FROM history.runs WHERE service_id = ? LIMIT 1')
+      .get(params.service);
+    return any ? query(db, STAGED.dryRun, 'history', params) : [];
+  } finally {
+    db.exec('DETACH DATABASE history');
+  }
 }

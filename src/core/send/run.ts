@@ -6,16 +6,7 @@ import { ExitCode } from '../../exit-codes.js';
 import type { IntakeOptions } from '../../input/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
-import {
-  acquireSendLock,
-  attachHistory,
-  openScratchDb,
-  openStateDb,
-  priorRows,
-  RunIntake,
-  RunState,
-  type StateDb,
-} from '../../state/index.js';
+import { acquireSendLock, openStateDb, priorRows, RunIntake, RunState } from '../../state/index.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
@@ -81,25 +72,21 @@ async function openSources(
 }
 
 /**
- * The database a run's rows are staged in, until the run adopts them: state.db for a send, a
- * scratch database for a dry run (which records nothing).
+ * A run's rows as pass 1 stages them, until the run adopts them: in state.db for a send, in a
+ * private database for a dry run (which records nothing).
  */
 interface Staging {
-  db: StateDb;
   rows: RunIntake;
-  /** Rows adopted by a run, or of a scratch database: not to be discarded. */
+  /** Adopted by the run: not to be discarded. */
   kept: boolean;
 }
 
-/** Opens the database pass 1 stages a run's rows in. */
+/** Opens where pass 1 stages a run's rows. */
 async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
+  if (opts.dryRun) return { rows: RunIntake.scratch(), kept: false };
   const now = new Date((deps.clock ?? systemClock).now());
-  if (opts.dryRun) {
-    const db = openScratchDb();
-    return { db, rows: RunIntake.begin(db, { pid: 0, inputs: [], now }), kept: true };
-  }
   const db = await openStateDb(deps.stateDir);
-  return { db, rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }), kept: false };
+  return { rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }), kept: false };
 }
 
 /** How pass 1 reads the files. */
@@ -131,7 +118,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     if (staging) {
       // Rows of a run that never began are of no use to anyone.
       if (!staging.kept) staging.rows.discard();
-      staging.db.close();
+      if (staging.rows.db.open) staging.rows.db.close();
     }
     cleanup();
   }
@@ -200,15 +187,8 @@ export class SendRun {
       : await this.deps.preview();
     let split: RunSplit | null = null;
     if (where.serviceKey !== undefined) {
-      const { db, rows } = this.staging;
-      split = attachHistory(db, this.deps.stateDir)
-        ? splitRun(
-            plan,
-            priorState(priorRows(db, rows.id, where.serviceKey, 'history')),
-            currencies,
-            opts.chunkSize,
-          )
-        : freshSplit(plan);
+      const rows = priorRows(this.staging.rows, where.serviceKey, this.deps.stateDir);
+      split = splitRun(plan, priorState(rows), currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
     const view = {
@@ -258,7 +238,7 @@ export class SendRun {
    */
   private async sendLocked(service: ServiceConnection): Promise<Sending> {
     const { opts, plan, currencies, output, staging } = this;
-    const prior = priorState(priorRows(staging.db, staging.rows.id, service.serviceKey));
+    const prior = priorState(priorRows(staging.rows, service.serviceKey, this.deps.stateDir));
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
@@ -304,7 +284,7 @@ export class SendRun {
   private openState(service: ServiceConnection): RunState {
     const { plan, staging, deps } = this;
     const state = RunState.open({
-      db: staging.db,
+      db: staging.rows.db,
       intake: staging.rows,
       serviceKey: service.serviceKey,
       chargeMinor: chargeMinorOf(this.currencies),

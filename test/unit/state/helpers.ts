@@ -71,7 +71,7 @@ export function priorOf(
 ): PriorState {
   const rows = stage(db, refs, opts.amount);
   try {
-    return priorState(priorRows(db, rows.id, opts.serviceKey ?? SERVICE));
+    return priorState(priorRows(rows, opts.serviceKey ?? SERVICE, ''));
   } finally {
     rows.discard();
   }

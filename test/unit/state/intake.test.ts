@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RunIntake } from '../../../src/state/index.js';
+import { priorRows, RunIntake } from '../../../src/state/index.js';
 import { RefIndex, refHash } from '../../../src/state/ref-index.js';
-import { join } from 'node:path';
-import { STATE_DB } from '../../../src/state/index.js';
 import { openDb, openRun, SERVICE, tempStateDir } from './helpers.js';
 
 /** A valid row of reference `ref` on line `line` of payouts.csv. */
@@ -86,7 +84,7 @@ describe('RunIntake', () => {
   });
 });
 
-describe('RunIntake.sentEarlier', () => {
+describe('priorRows of a dry run', () => {
   it("gives a dry run's rows that the service's runs sent, in flight or answered", async () => {
     const stateDir = await tempStateDir();
     const db = await openDb(stateDir);
@@ -108,11 +106,16 @@ describe('RunIntake.sentEarlier', () => {
     rows.add(row('F-7', 2502));
     for (const [i, ref] of ['D', 'C', 'B', 'A'].entries()) rows.add(row(ref, i + 2503));
     // state.db stays open in this process meanwhile, as it would in another.
-    const earlier = [...rows.sentEarlier(join(stateDir, STATE_DB), SERVICE)];
-    expect(earlier.map((r) => [r.row, r.reference_id, r.state, r.currency, r.amount])).toEqual([
-      [2502, 'B', 'in_flight', 'EUR', '1.00'],
-      [2503, 'A', 'done', 'EUR', '1.00'],
+    const earlier = priorRows(rows, SERVICE, stateDir);
+    expect(
+      earlier.map((r) => [r.row, r.payout.reference_id, r.state, r.run_id, r.payout.amount]),
+    ).toEqual([
+      [2502, 'B', 'in_flight', sent.runId, '1.00'],
+      [2503, 'A', 'done', sent.runId, '1.00'],
     ]);
+    // Nothing is known of a service no run of the folder sent to, nor of an empty folder.
+    expect(priorRows(rows, 'https://none.example.com x', stateDir)).toEqual([]);
+    expect(priorRows(rows, SERVICE, await tempStateDir())).toEqual([]);
     rows.discard();
   });
 });
