@@ -21,6 +21,18 @@ const STATUS_BITS = 7;
 const SENT_EARLIER = 8;
 const HAS_CHARGES = 16;
 
+/** How a written row's columns change: its outcome, the journal's "done" too, or only that. */
+const OUTCOME_ONLY = 0;
+const OUTCOME_AND_DONE = 1;
+const DONE_ONLY = 2;
+
+/** The journal's "done" record of a stated result, written with the row's outcome. */
+interface DoneRecord {
+  req: number;
+  at: string;
+  outcome: PayoutOutcome;
+}
+
 /** Rows read per query when outcomes are listed. */
 const PAGE_ROWS = 1000;
 
@@ -83,6 +95,21 @@ function chargesText(charges: number | undefined): string | null {
   return typeof charges === 'number' && Number.isFinite(charges) ? String(charges) : null;
 }
 
+/** One row of RunOutcomes' write: its outcome, and the journal's "done" record when `d` is given. */
+function writeEntry(row: number, o: PayoutOutcome, d?: DoneRecord, mode?: number): unknown[] {
+  const e: unknown[] = [
+    row,
+    o.status,
+    o.transaction_id ?? null,
+    chargesText(o.charges),
+    o.message ?? null,
+    o.sent_earlier ? 1 : 0,
+    mode ?? (d ? OUTCOME_AND_DONE : OUTCOME_ONLY),
+  ];
+  if (d) e.push(d.req, d.at);
+  return e;
+}
+
 /**
  * The outcome of each row of one send of a run, in the run's payouts rows (the outcome_*
  * columns). Writes are buffered and go with the run's next commit; memory holds one code byte
@@ -91,6 +118,8 @@ function chargesText(charges: number | undefined): string | null {
 export class RunOutcomes {
   private codes = new Uint8Array(16);
   private readonly pending = new Map<number, PayoutOutcome>();
+  /** Journal "done" records waiting to be written, by row. */
+  private readonly done = new Map<number, DoneRecord>();
   private readonly counts = [0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
@@ -105,13 +134,25 @@ export class RunOutcomes {
     private readonly chargeMinor: ChargeMinor,
   ) {
     // The buffered outcomes as one JSON array of [row, status, transaction id, charges,
-    // message, sent earlier] (MATERIALIZED makes the array the outer loop).
+    // message, sent earlier, mode, req, at] (MATERIALIZED makes the array the outer loop):
+    // one statement rewrites a row once for its outcome and the journal's "done" alike.
+    const keep = (col: string, mode: number, value: string) =>
+      `${col} = iif(j.mode = ${mode}, payouts.${col}, ${value})`;
+    const outcome = (col: string, value: string) => keep(col, DONE_ONLY, value);
+    const done = (col: string, value: string) => keep(col, OUTCOME_ONLY, value);
     this.write = db.prepare(
-      `WITH j (row, status, transaction_id, charges, message, sent_earlier) AS MATERIALIZED (
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
+      `WITH j (row, status, transaction_id, charges, message, sent_earlier, mode, req, at)
+       AS MATERIALIZED (
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,
+           value ->> 6, value ->> 7, value ->> 8
          FROM json_each(?))
-       UPDATE payouts SET outcome_status = j.status, outcome_transaction_id = j.transaction_id,
-         outcome_charges = j.charges, outcome_message = j.message, sent_earlier = j.sent_earlier
+       UPDATE payouts SET ${outcome('outcome_status', 'j.status')},
+         ${outcome('outcome_transaction_id', 'j.transaction_id')},
+         ${outcome('outcome_charges', 'j.charges')}, ${outcome('outcome_message', 'j.message')},
+         ${outcome('sent_earlier', 'j.sent_earlier')}, ${done('state', "'done'")},
+         ${done('req', 'j.req')}, ${done('status', 'j.status')},
+         ${done('transaction_id', 'j.transaction_id')}, ${done('charges', 'j.charges')},
+         ${done('message', 'j.message')}, ${done('note', 'NULL')}, ${done('updated_at', 'j.at')}
        FROM j WHERE payouts.run = ? AND payouts.row = j.row`,
     );
     const columns = `row, reference_id, amount, currency, outcome_status, outcome_transaction_id,
@@ -175,6 +216,16 @@ export class RunOutcomes {
     this.pending.set(row, o);
   }
 
+  /**
+   * Records a result the service stated for a row: its outcome, and the journal's record that
+   * request `req` settled the payout ("done", as RunState.recordOutcome writes it), both
+   * written by one statement with the run's next commit.
+   */
+  setDone(row: number, outcome: PayoutOutcome, journal: { req: number; at: string }): void {
+    this.set(row, outcome);
+    this.done.set(row, { req: journal.req, at: journal.at, outcome: this.pending.get(row)! });
+  }
+
   /** A row's outcome; undefined when the run never reached the row. */
   get(row: number): PayoutOutcome | undefined {
     if (!this.has(row)) return undefined;
@@ -186,26 +237,30 @@ export class RunOutcomes {
 
   /** Whether outcomes wait to be written. */
   get dirty(): boolean {
-    return this.pending.size > 0;
+    return this.pending.size > 0 || this.done.size > 0;
   }
 
-  /** Writes the buffered outcomes; called inside the run's commit. */
+  /** Number of rows whose outcome waits to be written. */
+  get pendingRows(): number {
+    return this.pending.size;
+  }
+
+  /** Writes the buffered outcomes and "done" records; called inside the run's commit. */
   writePending(): void {
-    if (this.pending.size === 0) return;
+    if (!this.dirty) return;
     const list: unknown[] = [];
     for (const [row, o] of this.pending) {
-      const charges = chargesText(o.charges);
-      list.push([
-        row,
-        o.status,
-        o.transaction_id ?? null,
-        charges,
-        o.message ?? null,
-        o.sent_earlier ? 1 : 0,
-      ]);
+      const d = this.done.get(row);
+      // A "done" record whose outcome was replaced since is written on its own, below.
+      if (d?.outcome === o) this.done.delete(row);
+      list.push(writeEntry(row, o, d?.outcome === o ? d : undefined));
     }
-    this.write.run(JSON.stringify(list), this.run);
+    const alone: unknown[] = [];
+    for (const [row, d] of this.done) alone.push(writeEntry(row, d.outcome, d, DONE_ONLY));
+    if (list.length) this.write.run(JSON.stringify(list), this.run);
+    if (alone.length) this.write.run(JSON.stringify(alone), this.run);
     this.pending.clear();
+    this.done.clear();
   }
 
   /** Every outcome in input order, read a page at a time. */

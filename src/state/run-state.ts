@@ -1,4 +1,5 @@
 import type { PayoutRequest } from '../api/types.js';
+import type { PayoutOutcome } from '../core/send/outcome.js';
 import type { StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
@@ -258,6 +259,18 @@ export class RunState {
       if (seen.length) this.stmts.seen.run({ run, refs: JSON.stringify(seen), req, at });
       if (list !== undefined) this.stmts.done.run({ run, list, req, at });
     });
+  }
+
+  /**
+   * Buffered: the results the service stated for payouts of request `req`, each with the
+   * outcome its row reports; the journal's "done" and the outcome go in one write per row.
+   */
+  recordResults(req: number, rows: Array<{ row: number; outcome: PayoutOutcome }>): void {
+    this.assertOpen();
+    if (rows.length === 0) return;
+    const journal = { req, at: this.now().toISOString() };
+    for (const r of rows) this.outcomes.setDone(r.row, r.outcome, journal);
+    if (this.outcomes.pendingRows >= MAX_BUFFERED) this.commit().catch(() => {});
   }
 
   /** Buffered: the request provably did not apply, so its payouts are free to send again. */
