@@ -82,12 +82,28 @@ export interface ResultsJudgement<T extends Sent> {
   strays: string[];
 }
 
+/**
+ * sameDecimal, with the usual case first: the service's number written as JavaScript writes
+ * it is our very text, in plain digits (no exponent), so it is the same decimal.
+ */
+function sameAmount(text: string, value: number | string): boolean {
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    const written = String(value);
+    if (written === text && !written.includes('e')) return true;
+  }
+  return sameDecimal(text, value);
+}
+
 /** Checks one result against the payout sent; returns why it cannot be taken as stated. */
 function resultProblem(p: PayoutRequest, r: CreateResult): string | undefined {
-  if (r.amount !== undefined && !sameDecimal(p.amount, r.amount)) {
+  if (r.amount !== undefined && !sameAmount(p.amount, r.amount)) {
     return `the service's result says amount ${r.amount}, not the ${p.amount} sent`;
   }
-  if (r.currency !== undefined && r.currency.toUpperCase() !== p.currency.toUpperCase()) {
+  if (
+    r.currency !== undefined &&
+    r.currency !== p.currency &&
+    r.currency.toUpperCase() !== p.currency.toUpperCase()
+  ) {
     return `the service's result says currency ${r.currency}, not the ${p.currency} sent`;
   }
   return undefined;
