@@ -62,31 +62,33 @@ const STATUS_CODES: Record<StatusKind, number> = {
   undocumented: UNDOCUMENTED,
 };
 
-/** A payouts row's outcome columns, as read. */
-interface OutcomeRow {
-  row: number;
-  reference_id: string;
-  amount: string;
-  currency: string;
-  outcome_status: string | null;
-  outcome_transaction_id: string | null;
-  outcome_charges: string | null;
-  outcome_message: string | null;
-  sent_earlier: number;
-}
+/**
+ * A payouts row's outcome columns, as read (raw: arrays cost less than objects): row,
+ * reference_id, amount, currency, outcome_status, outcome_transaction_id, outcome_charges,
+ * outcome_message, sent_earlier.
+ */
+type OutcomeRow = [
+  number,
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number,
+];
+
+/** The same with file, location, recipient and description after them (reportRows). */
+type ReportRowColumns = [...OutcomeRow, string, string, string, string | null];
 
 /** An outcome from its row. */
-function fromRow(r: OutcomeRow): PayoutOutcome {
-  const o: PayoutOutcome = {
-    reference_id: r.reference_id,
-    amount: r.amount,
-    currency: r.currency,
-    status: r.outcome_status ?? '',
-  };
-  if (r.outcome_transaction_id !== null) o.transaction_id = r.outcome_transaction_id;
-  if (r.outcome_charges !== null) o.charges = Number(r.outcome_charges);
-  if (r.outcome_message !== null) o.message = r.outcome_message;
-  if (r.sent_earlier) o.sent_earlier = true;
+function fromRow(r: OutcomeRow | ReportRowColumns): PayoutOutcome {
+  const o: PayoutOutcome = { reference_id: r[1], amount: r[2], currency: r[3], status: r[4] ?? '' };
+  if (r[5] !== null) o.transaction_id = r[5];
+  if (r[6] !== null) o.charges = Number(r[6]);
+  if (r[7] !== null) o.message = r[7];
+  if (r[8]) o.sent_earlier = true;
   return o;
 }
 
@@ -166,15 +168,19 @@ export class RunOutcomes {
     );
     const columns = `row, reference_id, amount, currency, outcome_status, outcome_transaction_id,
       outcome_charges, outcome_message, sent_earlier`;
-    this.readOne = db.prepare(`SELECT ${columns} FROM payouts WHERE run = ? AND row = ?`);
-    this.readAll = db.prepare(
-      `SELECT ${columns}, file, location, recipient, description FROM payouts
-       WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
-    );
-    this.readPage = db.prepare(
-      `SELECT ${columns} FROM payouts WHERE run = ? AND row >= ? AND outcome_status IS NOT NULL
-       ORDER BY row LIMIT ${PAGE_ROWS}`,
-    );
+    this.readOne = db.prepare(`SELECT ${columns} FROM payouts WHERE run = ? AND row = ?`).raw(true);
+    this.readAll = db
+      .prepare(
+        `SELECT ${columns}, file, location, recipient, description FROM payouts
+         WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
+      )
+      .raw(true);
+    this.readPage = db
+      .prepare(
+        `SELECT ${columns} FROM payouts WHERE run = ? AND row >= ? AND outcome_status IS NOT NULL
+         ORDER BY row LIMIT ${PAGE_ROWS}`,
+      )
+      .raw(true);
   }
 
   /** Forgets the outcomes of an earlier send of the run: each send reports its own. */
@@ -241,7 +247,7 @@ export class RunOutcomes {
     const waiting = this.pending.get(row);
     if (waiting) return waiting;
     const r = this.readOne.get(this.run, row) as OutcomeRow | undefined;
-    return r?.outcome_status == null ? undefined : fromRow(r);
+    return r?.[4] == null ? undefined : fromRow(r);
   }
 
   /** Whether outcomes wait to be written. */
@@ -292,7 +298,7 @@ export class RunOutcomes {
       const page = this.readPage.all(this.run, from) as OutcomeRow[];
       for (const r of page) yield fromRow(r);
       if (page.length < PAGE_ROWS) return;
-      from = page[page.length - 1]!.row + 1;
+      from = page[page.length - 1]![0] + 1;
     }
   }
 
@@ -301,29 +307,22 @@ export class RunOutcomes {
     if (this.dirty) this.db.transaction(() => this.writePending())();
     let from = 0;
     for (;;) {
-      const page = this.readAll.all(this.run, from) as Array<
-        OutcomeRow & {
-          file: string;
-          location: string;
-          recipient: string;
-          description: string | null;
-        }
-      >;
+      const page = this.readAll.all(this.run, from) as ReportRowColumns[];
       for (const r of page) {
         const row: ReportRow = {
-          file: r.file,
-          location: r.location,
-          reference_id: r.reference_id,
-          amount: r.amount,
-          currency: r.currency,
-          recipient: r.recipient,
+          file: r[9],
+          location: r[10],
+          reference_id: r[1],
+          amount: r[2],
+          currency: r[3],
+          recipient: r[11],
         };
-        if (r.description !== null) row.description = r.description;
-        if (r.outcome_status !== null) row.outcome = fromRow(r);
+        if (r[12] !== null) row.description = r[12];
+        if (r[4] !== null) row.outcome = fromRow(r);
         yield row;
       }
       if (page.length < PAGE_ROWS) return;
-      from = page[page.length - 1]!.row + 1;
+      from = page[page.length - 1]![0] + 1;
     }
   }
 

@@ -112,10 +112,14 @@ function statementsOf(db: StateDb) {
        WHERE ${refs} AND state != 'done'`,
     ),
     touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
-    page: db.prepare(
-      `SELECT row, reference_id, amount, currency, recipient, description, hash
-       FROM payouts WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
-    ),
+    // Raw rows (arrays cost less than objects): row, reference_id, amount, currency,
+    // recipient, description, hash.
+    page: db
+      .prepare(
+        `SELECT row, reference_id, amount, currency, recipient, description, hash
+         FROM payouts WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
+      )
+      .raw(true),
   };
 }
 
@@ -312,10 +316,16 @@ export class RunState {
   *payouts(): Generator<RunPayout> {
     let from = 0;
     for (;;) {
-      const page = this.stmts.page.all(this.id, from) as Array<PayoutRow & { hash: string }>;
-      for (const r of page) yield { row: r.row, payout: payoutOf(r), hash: r.hash };
+      const page = this.stmts.page.all(this.id, from) as Array<
+        [number, string, string, string, string, string | null, string]
+      >;
+      for (const [row, reference_id, amount, currency, recipient, description, hash] of page) {
+        const payout: PayoutRequest = { reference_id, amount, currency, recipient };
+        if (description) payout.description = description;
+        yield { row, payout, hash };
+      }
       if (page.length < PAGE_ROWS) return;
-      from = page[page.length - 1]!.row + 1;
+      from = page[page.length - 1]![0] + 1;
     }
   }
 

@@ -130,8 +130,8 @@ export function judgeResults<T extends Sent>(
       out.readBack.push({ item, why: 'the service did not report this payout' });
       continue;
     }
-    const statuses = new Set(list.map((r) => r.status));
-    if (statuses.size > 1) {
+    const statuses = list.length === 1 ? undefined : new Set(list.map((r) => r.status));
+    if (statuses && statuses.size > 1) {
       const why = `the service reported this payout twice, as ${[...statuses].join(' and ')}`;
       out.readBack.push({ item, why });
       continue;
