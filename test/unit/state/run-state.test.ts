@@ -119,6 +119,18 @@ describe('RunState: written ahead', () => {
     expect(row('C')).toMatchObject({ state: 'in_flight', status: null, outcome_status: null });
     expect([...state.outcomes.values()].map((o) => o.status)).toEqual(['success', 'unknown']);
   });
+  it('puts every payout of an intent in flight, however many it names', async () => {
+    const db = await openDb(await tempStateDir());
+    const refs = Array.from({ length: 251 }, (_, i) => `R${i}`);
+    const state = openRun(db, refs);
+    await state.recordIntent(
+      1,
+      refs.slice(0, 250).map((ref) => ({ ref, hash: 'h' })),
+    );
+    const all = states(db, state);
+    expect(Object.values(all).filter((s) => s === 'in_flight')).toHaveLength(250);
+    expect(all.R250).toBe('queued');
+  });
 });
 
 describe('RunState: states', () => {
