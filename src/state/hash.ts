@@ -1,5 +1,5 @@
 /** Identities of the state database: services, runs and payouts, as hashes. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The payout hash this version writes: SHA-256 of the canonical form (see payoutHash). */
 export const HASH_VERSION = 2;
@@ -8,7 +8,7 @@ export const HASH_VERSION_V1 = 1;
 
 /** First 16 hex characters of the SHA-256 of a text. */
 function sha256Hex16(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+  return hash('sha256', text, 'hex').slice(0, 16);
 }
 
 /** Identifies a service (base URL and client id, or "sandbox") without revealing it. */
@@ -49,7 +49,8 @@ export function canonicalPayout(p: PayoutIdentity): string {
 
 /** The payout hash (HASH_VERSION): SHA-256 of the canonical form, 64 hex characters. */
 export function payoutHash(p: PayoutIdentity): string {
-  return createHash('sha256').update(canonicalPayout(p), 'utf8').digest('hex');
+  // The one-shot form: a Hash object per payout costs more than the digest itself.
+  return hash('sha256', canonicalPayout(p), 'hex');
 }
 
 /** The payout hash of v1 journals (cyrb53 mixing, both lanes kept), to compare with their rows. */

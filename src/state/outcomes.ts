@@ -21,6 +21,18 @@ const STATUS_BITS = 7;
 const SENT_EARLIER = 8;
 const HAS_CHARGES = 16;
 
+/** How a written row's columns change: its outcome, the journal's "done" too, or only that. */
+const OUTCOME_ONLY = 0;
+const OUTCOME_AND_DONE = 1;
+const DONE_ONLY = 2;
+
+/** The journal's "done" record of a stated result, written with the row's outcome. */
+interface DoneRecord {
+  req: number;
+  at: string;
+  outcome: PayoutOutcome;
+}
+
 /** Rows read per query when outcomes are listed. */
 const PAGE_ROWS = 1000;
 
@@ -50,37 +62,65 @@ const STATUS_CODES: Record<StatusKind, number> = {
   undocumented: UNDOCUMENTED,
 };
 
-/** A payouts row's outcome columns, as read. */
-interface OutcomeRow {
-  row: number;
-  reference_id: string;
-  amount: string;
-  currency: string;
-  outcome_status: string | null;
-  outcome_transaction_id: string | null;
-  outcome_charges: string | null;
-  outcome_message: string | null;
-  sent_earlier: number;
-}
+/**
+ * A payouts row's outcome columns, as read (raw: arrays cost less than objects): row,
+ * reference_id, amount, currency, outcome_status, outcome_transaction_id, outcome_charges,
+ * outcome_message, sent_earlier.
+ */
+type OutcomeRow = [
+  number,
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number,
+];
+
+/** The same with file, location, recipient and description after them (reportRows). */
+type ReportRowColumns = [...OutcomeRow, string, string, string, string | null];
 
 /** An outcome from its row. */
-function fromRow(r: OutcomeRow): PayoutOutcome {
-  const o: PayoutOutcome = {
-    reference_id: r.reference_id,
-    amount: r.amount,
-    currency: r.currency,
-    status: r.outcome_status ?? '',
-  };
-  if (r.outcome_transaction_id !== null) o.transaction_id = r.outcome_transaction_id;
-  if (r.outcome_charges !== null) o.charges = Number(r.outcome_charges);
-  if (r.outcome_message !== null) o.message = r.outcome_message;
-  if (r.sent_earlier) o.sent_earlier = true;
+function fromRow(r: OutcomeRow | ReportRowColumns): PayoutOutcome {
+  const o: PayoutOutcome = { reference_id: r[1], amount: r[2], currency: r[3], status: r[4] ?? '' };
+  if (r[5] !== null) o.transaction_id = r[5];
+  if (r[6] !== null) o.charges = Number(r[6]);
+  if (r[7] !== null) o.message = r[7];
+  if (r[8]) o.sent_earlier = true;
   return o;
 }
 
 /** A charge as stored: the service's number as JSON writes it (exact for any double). */
 function chargesText(charges: number | undefined): string | null {
   return typeof charges === 'number' && Number.isFinite(charges) ? String(charges) : null;
+}
+
+/** Values of one row in RunOutcomes' write (see its statement). */
+const WRITE_WIDTH = 9;
+/** Rows a write statement takes: a shorter list is padded with rows of NULLs, which match none. */
+const ROWS_PER_WRITE = 100;
+
+/** Appends a row to a write: its outcome, and the journal's "done" record when `d` is given. */
+function pushEntry(
+  out: unknown[],
+  row: number,
+  o: PayoutOutcome,
+  d?: DoneRecord,
+  mode?: number,
+): void {
+  out.push(
+    row,
+    o.status,
+    o.transaction_id ?? null,
+    chargesText(o.charges),
+    o.message ?? null,
+    o.sent_earlier ? 1 : 0,
+    mode ?? (d ? OUTCOME_AND_DONE : OUTCOME_ONLY),
+    d ? d.req : null,
+    d ? d.at : null,
+  );
 }
 
 /**
@@ -91,6 +131,8 @@ function chargesText(charges: number | undefined): string | null {
 export class RunOutcomes {
   private codes = new Uint8Array(16);
   private readonly pending = new Map<number, PayoutOutcome>();
+  /** Journal "done" records waiting to be written, by row. */
+  private readonly done = new Map<number, DoneRecord>();
   private readonly counts = [0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
@@ -104,27 +146,41 @@ export class RunOutcomes {
     private readonly run: number,
     private readonly chargeMinor: ChargeMinor,
   ) {
-    // The buffered outcomes as one JSON array of [row, status, transaction id, charges,
-    // message, sent earlier] (MATERIALIZED makes the array the outer loop).
+    // The buffered outcomes as bound rows of (row, status, transaction id, charges, message,
+    // sent earlier, mode, req, at): one statement rewrites a row once for its outcome and the
+    // journal's "done" alike (bound values cost SQLite less than a JSON list).
+    const keep = (col: string, mode: number, value: string) =>
+      `${col} = iif(j.mode = ${mode}, payouts.${col}, ${value})`;
+    const outcome = (col: string, value: string) => keep(col, DONE_ONLY, value);
+    const done = (col: string, value: string) => keep(col, OUTCOME_ONLY, value);
+    const one = `(${new Array(WRITE_WIDTH).fill('?').join(', ')})`;
     this.write = db.prepare(
-      `WITH j (row, status, transaction_id, charges, message, sent_earlier) AS MATERIALIZED (
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5
-         FROM json_each(?))
-       UPDATE payouts SET outcome_status = j.status, outcome_transaction_id = j.transaction_id,
-         outcome_charges = j.charges, outcome_message = j.message, sent_earlier = j.sent_earlier
+      `WITH j (row, status, transaction_id, charges, message, sent_earlier, mode, req, at)
+       AS (VALUES ${new Array(ROWS_PER_WRITE).fill(one).join(', ')})
+       UPDATE payouts SET ${outcome('outcome_status', 'j.status')},
+         ${outcome('outcome_transaction_id', 'j.transaction_id')},
+         ${outcome('outcome_charges', 'j.charges')}, ${outcome('outcome_message', 'j.message')},
+         ${outcome('sent_earlier', 'j.sent_earlier')}, ${done('state', "'done'")},
+         ${done('req', 'j.req')}, ${done('status', 'j.status')},
+         ${done('transaction_id', 'j.transaction_id')}, ${done('charges', 'j.charges')},
+         ${done('message', 'j.message')}, ${done('note', 'NULL')}, ${done('updated_at', 'j.at')}
        FROM j WHERE payouts.run = ? AND payouts.row = j.row`,
     );
     const columns = `row, reference_id, amount, currency, outcome_status, outcome_transaction_id,
       outcome_charges, outcome_message, sent_earlier`;
-    this.readOne = db.prepare(`SELECT ${columns} FROM payouts WHERE run = ? AND row = ?`);
-    this.readAll = db.prepare(
-      `SELECT ${columns}, file, location, recipient, description FROM payouts
-       WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
-    );
-    this.readPage = db.prepare(
-      `SELECT ${columns} FROM payouts WHERE run = ? AND row >= ? AND outcome_status IS NOT NULL
-       ORDER BY row LIMIT ${PAGE_ROWS}`,
-    );
+    this.readOne = db.prepare(`SELECT ${columns} FROM payouts WHERE run = ? AND row = ?`).raw(true);
+    this.readAll = db
+      .prepare(
+        `SELECT ${columns}, file, location, recipient, description FROM payouts
+         WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
+      )
+      .raw(true);
+    this.readPage = db
+      .prepare(
+        `SELECT ${columns} FROM payouts WHERE run = ? AND row >= ? AND outcome_status IS NOT NULL
+         ORDER BY row LIMIT ${PAGE_ROWS}`,
+      )
+      .raw(true);
   }
 
   /** Forgets the outcomes of an earlier send of the run: each send reports its own. */
@@ -175,37 +231,63 @@ export class RunOutcomes {
     this.pending.set(row, o);
   }
 
+  /**
+   * Records a result the service stated for a row: its outcome, and the journal's record that
+   * request `req` settled the payout ("done", as RunState.recordOutcome writes it), both
+   * written by one statement with the run's next commit.
+   */
+  setDone(row: number, outcome: PayoutOutcome, journal: { req: number; at: string }): void {
+    this.set(row, outcome);
+    this.done.set(row, { req: journal.req, at: journal.at, outcome: this.pending.get(row)! });
+  }
+
   /** A row's outcome; undefined when the run never reached the row. */
   get(row: number): PayoutOutcome | undefined {
     if (!this.has(row)) return undefined;
     const waiting = this.pending.get(row);
     if (waiting) return waiting;
     const r = this.readOne.get(this.run, row) as OutcomeRow | undefined;
-    return r?.outcome_status == null ? undefined : fromRow(r);
+    return r?.[4] == null ? undefined : fromRow(r);
   }
 
   /** Whether outcomes wait to be written. */
   get dirty(): boolean {
-    return this.pending.size > 0;
+    return this.pending.size > 0 || this.done.size > 0;
   }
 
-  /** Writes the buffered outcomes; called inside the run's commit. */
+  /** Number of rows whose outcome waits to be written. */
+  get pendingRows(): number {
+    return this.pending.size;
+  }
+
+  /** Writes the buffered outcomes and "done" records; called inside the run's commit. */
   writePending(): void {
-    if (this.pending.size === 0) return;
-    const list: unknown[] = [];
+    if (!this.dirty) return;
+    const values: unknown[] = [];
     for (const [row, o] of this.pending) {
-      const charges = chargesText(o.charges);
-      list.push([
-        row,
-        o.status,
-        o.transaction_id ?? null,
-        charges,
-        o.message ?? null,
-        o.sent_earlier ? 1 : 0,
-      ]);
+      const d = this.done.get(row);
+      // A "done" record whose outcome was replaced since is written on its own, below.
+      if (d?.outcome === o) this.done.delete(row);
+      pushEntry(values, row, o, d?.outcome === o ? d : undefined);
+      if (values.length === WRITE_WIDTH * ROWS_PER_WRITE) this.writeRows(values);
     }
-    this.write.run(JSON.stringify(list), this.run);
+    this.writeRows(values);
+    for (const [row, d] of this.done) {
+      pushEntry(values, row, d.outcome, d, DONE_ONLY);
+      if (values.length === WRITE_WIDTH * ROWS_PER_WRITE) this.writeRows(values);
+    }
+    this.writeRows(values);
     this.pending.clear();
+    this.done.clear();
+  }
+
+  /** Runs the write statement over `values` (padded with NULL rows), then empties it. */
+  private writeRows(values: unknown[]): void {
+    if (values.length === 0) return;
+    while (values.length < WRITE_WIDTH * ROWS_PER_WRITE) values.push(null);
+    values.push(this.run);
+    this.write.run(values);
+    values.length = 0;
   }
 
   /** Every outcome in input order, read a page at a time. */
@@ -216,7 +298,7 @@ export class RunOutcomes {
       const page = this.readPage.all(this.run, from) as OutcomeRow[];
       for (const r of page) yield fromRow(r);
       if (page.length < PAGE_ROWS) return;
-      from = page[page.length - 1]!.row + 1;
+      from = page[page.length - 1]![0] + 1;
     }
   }
 
@@ -225,29 +307,22 @@ export class RunOutcomes {
     if (this.dirty) this.db.transaction(() => this.writePending())();
     let from = 0;
     for (;;) {
-      const page = this.readAll.all(this.run, from) as Array<
-        OutcomeRow & {
-          file: string;
-          location: string;
-          recipient: string;
-          description: string | null;
-        }
-      >;
+      const page = this.readAll.all(this.run, from) as ReportRowColumns[];
       for (const r of page) {
         const row: ReportRow = {
-          file: r.file,
-          location: r.location,
-          reference_id: r.reference_id,
-          amount: r.amount,
-          currency: r.currency,
-          recipient: r.recipient,
+          file: r[9],
+          location: r[10],
+          reference_id: r[1],
+          amount: r[2],
+          currency: r[3],
+          recipient: r[11],
         };
-        if (r.description !== null) row.description = r.description;
-        if (r.outcome_status !== null) row.outcome = fromRow(r);
+        if (r[12] !== null) row.description = r[12];
+        if (r[4] !== null) row.outcome = fromRow(r);
         yield row;
       }
       if (page.length < PAGE_ROWS) return;
-      from = page[page.length - 1]!.row + 1;
+      from = page[page.length - 1]![0] + 1;
     }
   }
 

@@ -1,4 +1,5 @@
 import type { PayoutRequest } from '../api/types.js';
+import type { PayoutOutcome } from '../core/send/outcome.js';
 import type { StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
@@ -37,6 +38,9 @@ export interface RunPayout {
 const PAGE_ROWS = 1000;
 /** Buffered records that make a commit start without waiting for an intent. */
 const MAX_BUFFERED = 10_000;
+
+/** References an intent statement takes (see statementsOf). */
+const INTENT_REFS = 100;
 
 /** A promise with its settle functions, shared by every caller of one group commit. */
 interface Batch {
@@ -81,9 +85,11 @@ function statementsOf(db: StateDb) {
   // These take a whole record's references as one JSON array: one call per record.
   const refs = 'run = @run AND reference_id IN (SELECT value FROM json_each(@refs))';
   return {
+    // An intent's references as bound values (cheaper than a JSON list), INTENT_REFS at a
+    // time, padded with NULLs, which match nothing.
     intent: db.prepare(
-      `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, note = NULL,
-         updated_at = @at WHERE ${refs}`,
+      `UPDATE payouts SET state = 'in_flight', req = ?, sent_at = ?, note = NULL,
+         updated_at = ? WHERE run = ? AND reference_id IN (${new Array(INTENT_REFS).fill('?').join(', ')})`,
     ),
     // One statement per record: its results as a JSON array of [ref, status, transaction id,
     // charges, message], looked up by reference (MATERIALIZED makes the array the outer loop).
@@ -111,10 +117,14 @@ function statementsOf(db: StateDb) {
        WHERE ${refs} AND state != 'done'`,
     ),
     touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
-    page: db.prepare(
-      `SELECT row, reference_id, amount, currency, recipient, description, hash
-       FROM payouts WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
-    ),
+    // Raw rows (arrays cost less than objects): row, reference_id, amount, currency,
+    // recipient, description, hash.
+    page: db
+      .prepare(
+        `SELECT row, reference_id, amount, currency, recipient, description, hash
+         FROM payouts WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
+      )
+      .raw(true),
   };
 }
 
@@ -227,8 +237,14 @@ export class RunState {
     }
     this.lastReq = req;
     const at = this.now().toISOString();
-    const refs = JSON.stringify(items.map((i) => i.ref));
-    this.ops.push(() => this.stmts.intent.run({ run: this.id, refs, req, at }));
+    const refs = items.map((i) => i.ref);
+    this.ops.push(() => {
+      for (let k = 0; k < refs.length; k += INTENT_REFS) {
+        const part = refs.slice(k, k + INTENT_REFS);
+        while (part.length < INTENT_REFS) part.push(null as unknown as string);
+        this.stmts.intent.run(req, at, at, this.id, ...part);
+      }
+    });
     return this.commit();
   }
 
@@ -258,6 +274,18 @@ export class RunState {
       if (seen.length) this.stmts.seen.run({ run, refs: JSON.stringify(seen), req, at });
       if (list !== undefined) this.stmts.done.run({ run, list, req, at });
     });
+  }
+
+  /**
+   * Buffered: the results the service stated for payouts of request `req`, each with the
+   * outcome its row reports; the journal's "done" and the outcome go in one write per row.
+   */
+  recordResults(req: number, rows: Array<{ row: number; outcome: PayoutOutcome }>): void {
+    this.assertOpen();
+    if (rows.length === 0) return;
+    const journal = { req, at: this.now().toISOString() };
+    for (const r of rows) this.outcomes.setDone(r.row, r.outcome, journal);
+    if (this.outcomes.pendingRows >= MAX_BUFFERED) this.commit().catch(() => {});
   }
 
   /** Buffered: the request provably did not apply, so its payouts are free to send again. */
@@ -299,10 +327,16 @@ export class RunState {
   *payouts(): Generator<RunPayout> {
     let from = 0;
     for (;;) {
-      const page = this.stmts.page.all(this.id, from) as Array<PayoutRow & { hash: string }>;
-      for (const r of page) yield { row: r.row, payout: payoutOf(r), hash: r.hash };
+      const page = this.stmts.page.all(this.id, from) as Array<
+        [number, string, string, string, string, string | null, string]
+      >;
+      for (const [row, reference_id, amount, currency, recipient, description, hash] of page) {
+        const payout: PayoutRequest = { reference_id, amount, currency, recipient };
+        if (description) payout.description = description;
+        yield { row, payout, hash };
+      }
       if (page.length < PAGE_ROWS) return;
-      from = page[page.length - 1]!.row + 1;
+      from = page[page.length - 1]![0] + 1;
     }
   }
 

@@ -75,7 +75,10 @@ const PREPARED_MAX_AGE_SHARE = 1 / 50;
 export interface EngineDeps {
   client: Pick<PayoutClient, 'createPayouts' | 'getPayout'>;
   journal: RunState;
-  /** Where each payout's outcome goes, by row number (the order of enqueue/addSentEarlier calls). */
+  /**
+   * Where each payout's outcome goes, by row number (the order of enqueue/addSentEarlier
+   * calls): the journal's own store, which its commits write (stated results go through it).
+   */
   outcomes: RunOutcomes;
   /** Aborted on SIGINT/SIGTERM: no new request starts after that. */
   interrupt: AbortSignal;
@@ -175,6 +178,9 @@ export class SendEngine {
     private readonly deps: EngineDeps,
     private readonly settings: EngineSettings,
   ) {
+    if (deps.outcomes !== deps.journal.outcomes) {
+      throw new Error("the engine's outcome store must be its journal's");
+    }
     this.chunkSize = Math.max(1, settings.chunkSize);
     this.nextReq = deps.journal.lastRequestId + 1;
     this.clock = deps.clock ?? systemClock;
@@ -538,25 +544,12 @@ export class SendEngine {
     return { retry, error: answer.error ?? new Error(why) };
   }
 
-  /** Records per-payout results in the journal and the outcome store. */
+  /** Records per-payout results: the journal's "done" and the outcome store, in one write. */
   private recordResults(req: number, pairs: Array<[Queued, CreateResult]>): void {
     if (!pairs.length) return;
-    this.deps.journal.recordOutcome(
-      req,
-      pairs.map(([, r]) => ({
-        ref: r.reference_id,
-        status: r.status,
-        transaction_id: r.transaction_id,
-        charges: r.charges,
-        amount: r.amount,
-        currency: r.currency,
-        message: r.message,
-      })),
-    );
-    const store = this.deps.outcomes;
-    for (const [item, r] of pairs) {
+    const rows = pairs.map(([item, r]) => {
       const p = item.payout;
-      store.set(item.row, {
+      const outcome: PayoutOutcome = {
         reference_id: p.reference_id,
         amount: p.amount,
         currency: p.currency,
@@ -564,8 +557,10 @@ export class SendEngine {
         transaction_id: r.transaction_id,
         charges: r.charges,
         message: r.message,
-      });
-    }
+      };
+      return { row: item.row, outcome };
+    });
+    this.deps.journal.recordResults(req, rows);
   }
 
   /**

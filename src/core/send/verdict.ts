@@ -82,12 +82,28 @@ export interface ResultsJudgement<T extends Sent> {
   strays: string[];
 }
 
+/**
+ * sameDecimal, with the usual case first: the service's number written as JavaScript writes
+ * it is our very text, in plain digits (no exponent), so it is the same decimal.
+ */
+function sameAmount(text: string, value: number | string): boolean {
+  if (typeof value === 'number' && Number.isFinite(value)) {
+    const written = String(value);
+    if (written === text && !written.includes('e')) return true;
+  }
+  return sameDecimal(text, value);
+}
+
 /** Checks one result against the payout sent; returns why it cannot be taken as stated. */
 function resultProblem(p: PayoutRequest, r: CreateResult): string | undefined {
-  if (r.amount !== undefined && !sameDecimal(p.amount, r.amount)) {
+  if (r.amount !== undefined && !sameAmount(p.amount, r.amount)) {
     return `the service's result says amount ${r.amount}, not the ${p.amount} sent`;
   }
-  if (r.currency !== undefined && r.currency.toUpperCase() !== p.currency.toUpperCase()) {
+  if (
+    r.currency !== undefined &&
+    r.currency !== p.currency &&
+    r.currency.toUpperCase() !== p.currency.toUpperCase()
+  ) {
     return `the service's result says currency ${r.currency}, not the ${p.currency} sent`;
   }
   return undefined;
@@ -114,8 +130,8 @@ export function judgeResults<T extends Sent>(
       out.readBack.push({ item, why: 'the service did not report this payout' });
       continue;
     }
-    const statuses = new Set(list.map((r) => r.status));
-    if (statuses.size > 1) {
+    const statuses = list.length === 1 ? undefined : new Set(list.map((r) => r.status));
+    if (statuses && statuses.size > 1) {
       const why = `the service reported this payout twice, as ${[...statuses].join(' and ')}`;
       out.readBack.push({ item, why });
       continue;

@@ -57,6 +57,20 @@ describe('judgeResults', () => {
     ...extra,
   });
 
+  it('takes an amount written as our very text, or as the same decimal, and nothing else', () => {
+    const j = judgeResults(
+      [
+        r('A', { amount: 10.5 }),
+        r('B', { amount: 1e21 }),
+        r('C', { amount: 10.5 }),
+        r('D', { amount: 10.05 }),
+      ],
+      [p('A', '10.5'), p('B', '1e+21'), p('C', '10.50'), p('D', '10.5')],
+    );
+    expect(j.stated.map((s) => s.item.payout.reference_id)).toEqual(['A', 'B', 'C']);
+    expect(j.readBack.map((x) => x.item.payout.reference_id)).toEqual(['D']);
+  });
+
   it('states matching results, reads back missing, mismatched and twice-answered ones', () => {
     const j = judgeResults(
       [

@@ -63,6 +63,74 @@ describe('RunState: written ahead', () => {
     await expect(state.recordIntent(2, [{ ref: 'B', hash: 'h' }])).rejects.toThrow();
     await expect(state.flush()).rejects.toThrow();
   });
+  it('writes a stated result as "done" and as the row\'s outcome, each kept apart when replaced', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A', 'B', 'C']);
+    await state.recordIntent(
+      1,
+      ['A', 'B', 'C'].map((ref) => ({ ref, hash: 'h' })),
+    );
+    const base = { amount: '10.00', currency: 'EUR' };
+    state.recordResults(1, [
+      {
+        row: 0,
+        outcome: {
+          ...base,
+          reference_id: 'A',
+          status: 'success',
+          transaction_id: 'T1',
+          charges: 0.5,
+        },
+      },
+      { row: 1, outcome: { ...base, reference_id: 'B', status: 'failed', message: 'closed' } },
+    ]);
+    // A later outcome of the row replaces the reported one; the journal keeps what was stated.
+    state.outcomes.set(1, { ...base, reference_id: 'B', status: 'unknown', message: 'later' });
+    expect(state.outcomes.get(0)).toMatchObject({ status: 'success', transaction_id: 'T1' });
+    await state.close();
+    const row = (ref: string) =>
+      db
+        .prepare(
+          `SELECT state, req, status, transaction_id, charges, message, note, outcome_status,
+             outcome_transaction_id, outcome_charges, outcome_message FROM payouts
+           WHERE run = ? AND reference_id = ?`,
+        )
+        .get(state.id, ref);
+    expect(row('A')).toEqual({
+      state: 'done',
+      req: 1,
+      status: 'success',
+      transaction_id: 'T1',
+      charges: '0.5',
+      message: null,
+      note: null,
+      outcome_status: 'success',
+      outcome_transaction_id: 'T1',
+      outcome_charges: '0.5',
+      outcome_message: null,
+    });
+    expect(row('B')).toMatchObject({
+      state: 'done',
+      status: 'failed',
+      message: 'closed',
+      outcome_status: 'unknown',
+      outcome_message: 'later',
+    });
+    expect(row('C')).toMatchObject({ state: 'in_flight', status: null, outcome_status: null });
+    expect([...state.outcomes.values()].map((o) => o.status)).toEqual(['success', 'unknown']);
+  });
+  it('puts every payout of an intent in flight, however many it names', async () => {
+    const db = await openDb(await tempStateDir());
+    const refs = Array.from({ length: 251 }, (_, i) => `R${i}`);
+    const state = openRun(db, refs);
+    await state.recordIntent(
+      1,
+      refs.slice(0, 250).map((ref) => ({ ref, hash: 'h' })),
+    );
+    const all = states(db, state);
+    expect(Object.values(all).filter((s) => s === 'in_flight')).toHaveLength(250);
+    expect(all.R250).toBe('queued');
+  });
 });
 
 describe('RunState: states', () => {
