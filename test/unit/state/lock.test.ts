@@ -238,7 +238,7 @@ describe('the send lock', () => {
   it('lets exactly one of several concurrent takeovers of a stale lock win, every time', async () => {
     const stateDir = await tempStateDir();
     const stalePid = 100;
-    const rounds = 200;
+    const rounds = 80;
     for (let round = 0; round < rounds; round++) {
       await plantLock(stateDir, { pid: stalePid, token: `stale-${round}` });
       const contenders = round % 2 === 0 ? [201, 202] : [301, 302, 303, 304];
