@@ -21,6 +21,24 @@ function pace(initial: number, max: number) {
   return { p, clock, changes, answer };
 }
 
+/**
+ * Holds `n` places; the eleventh is answered 429 with ten others held (the limit comes down to
+ * those ten), and a round later the others are answered.
+ */
+async function throttledAmongHeld(t: ReturnType<typeof pace>, n: number): Promise<void> {
+  const { p, clock } = t;
+  const permits = await Promise.all(Array.from({ length: n }, () => p.acquire()));
+  for (const permit of permits) p.sending(permit);
+  clock.t += 5;
+  p.answered(permits[10]!, { kind: 'throttled' });
+  expect(p.limit).toBe(10);
+  clock.t += 250;
+  for (const [i, permit] of permits.entries()) {
+    if (i !== 10) p.answered(permit, { kind: 'ok' });
+    p.release();
+  }
+}
+
 describe('Pace: how the limit moves', () => {
   it('grows by two per answer in slow start, up to the cap', async () => {
     const { p, answer } = pace(4, 16);
@@ -62,18 +80,10 @@ describe('Pace: how the limit moves', () => {
   });
 
   it('after slow start, a 429 keeps what the service held, shrinking by 0.8 at most, once per window', async () => {
-    const { p, clock, answer } = pace(12, 16);
-    const permits = await Promise.all(Array.from({ length: 12 }, () => p.acquire()));
-    for (const permit of permits) p.sending(permit);
-    clock.t += 5;
-    p.answered(permits[10]!, { kind: 'throttled' });
-    expect(p.limit).toBe(10);
-    clock.t += 250;
+    const t = pace(12, 16);
+    const { p, answer } = t;
+    await throttledAmongHeld(t, 12);
     // A window of answers later, one more in flight.
-    for (const [i, permit] of permits.entries()) {
-      if (i !== 10) p.answered(permit, { kind: 'ok' });
-      p.release();
-    }
     expect(p.limit).toBe(11);
     // Refused with nothing else in flight: the 0.8 floor.
     await answer(100, 'throttled');
@@ -84,17 +94,9 @@ describe('Pace: how the limit moves', () => {
   });
 
   it('a 429 with ten others held keeps ten, and then grows slowly back to eleven', async () => {
-    const { p, clock, answer } = pace(11, 16);
-    const permits = await Promise.all(Array.from({ length: 11 }, () => p.acquire()));
-    for (const permit of permits) p.sending(permit);
-    clock.t += 5;
-    p.answered(permits[10]!, { kind: 'throttled' });
-    expect(p.limit).toBe(10);
-    clock.t += 250;
-    for (const [i, permit] of permits.entries()) {
-      if (i !== 10) p.answered(permit, { kind: 'ok' });
-      p.release();
-    }
+    const t = pace(11, 16);
+    const { p, answer } = t;
+    await throttledAmongHeld(t, 11);
     // Next to the limit of the last 429, a quarter of the usual pace: four windows.
     for (let i = 0; i < 20; i++) await answer(100);
     expect(p.limit).toBe(10);
