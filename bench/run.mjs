@@ -806,24 +806,27 @@ async function historyState(name, extra) {
   const { id } = runsQuery.get();
   const insert = db.prepare(
     `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
-       recipient, hash, hash_version, state, req, status, transaction_id)
-     VALUES (?, ?, ?, 'old.csv', ?, ?, '12.34', 'EUR', 'someone@example.com', ?, 2, 'done', 1,
-       'success', ?)`,
+       recipient, hash, hash_version)
+     VALUES (?, ?, ?, 'old.csv', ?, ?, '12.34', 'EUR', 'someone@example.com', ?, 2)`,
   );
-  keptDbs.push(insert);
+  const result = db.prepare(
+    `INSERT INTO results (run, row, req, status, transaction_id) VALUES (?, ?, 1, 'success', ?)`,
+  );
+  keptDbs.push(insert, result);
   const t0 = Date.now();
   db.transaction(() => {
     for (let i = 1; i <= extra; i++) {
       const ref = `OLD-${String(i).padStart(8, '0')}`;
+      const row = i + HISTORY_SEND_ROWS;
       insert.run(
         id,
-        i + HISTORY_SEND_ROWS,
+        row,
         ref,
         i + 1,
         `line ${i + 1}`,
         createHash('sha256').update(ref).digest('hex'),
-        `T-${i}`,
       );
+      result.run(id, row, `T-${i}`);
     }
   })();
   db.close();
@@ -873,7 +876,7 @@ async function rowSendHistory() {
   row.pass = row.ratio <= TARGETS.sendHistory;
   row.samples.push(`figure ms: ${figure.map((x) => x.toFixed(0)).join(', ')}`);
   row.samples.push(`floor ms: ${floor.map((x) => x.toFixed(0)).join(', ')}`);
-  row.method = `Wall time of \`node bin/payouts.js send FILE --yes --json\` of ${HISTORY_SEND_ROWS} payouts (references new to the service each run, so each send is a new run whose references are all looked up among the service's earlier payouts) to bench/service.mjs, in two state folders made alike by one send: one where ${fmtRows(HISTORY_ROWS)} more payouts of the same service are then inserted into state.db directly (one prepared statement, one transaction), and one left as it is. One unrecorded warm-up send each, then ${HISTORY_RUNS} runs each, alternating, medians compared. Checks: exit 0, ${HISTORY_SEND_ROWS} successes, and the service received each reference once.`;
+  row.method = `Wall time of \`node bin/payouts.js send FILE --yes --json\` of ${HISTORY_SEND_ROWS} payouts (references new to the service each run, so each send is a new run whose references are all looked up among the service's earlier payouts) to bench/service.mjs, in two state folders made alike by one send: one where ${fmtRows(HISTORY_ROWS)} more payouts of the same service are then inserted into state.db directly (a payouts row and a results row each, one transaction), and one left as it is. One unrecorded warm-up send each, then ${HISTORY_RUNS} runs each, alternating, medians compared. Checks: exit 0, ${HISTORY_SEND_ROWS} successes, and the service received each reference once.`;
   rows.push(row);
 }
 

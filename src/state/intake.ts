@@ -344,6 +344,8 @@ export class RunIntake {
 
 /** Deletes a run and its rows. */
 export function removeRun(db: StateDb, id: number): void {
-  db.prepare('DELETE FROM payouts WHERE run = ?').run(id);
+  for (const table of ['payouts', 'intents', 'results', 'reports']) {
+    db.prepare(`DELETE FROM ${table} WHERE run = ?`).run(id);
+  }
   db.prepare('DELETE FROM runs WHERE id = ?').run(id);
 }

@@ -20,16 +20,17 @@ const UNDOCUMENTED = 6;
 const STATUS_BITS = 7;
 const SENT_EARLIER = 8;
 const HAS_CHARGES = 16;
+/** The outcome is in `reports`, not the row's stated result in `results`. */
+const REPORTED = 32;
 
-/** How a written row's columns change: its outcome, the journal's "done" too, or only that. */
-const OUTCOME_ONLY = 0;
-const OUTCOME_AND_DONE = 1;
-const DONE_ONLY = 2;
-
-/** The journal's "done" record of a stated result, written with the row's outcome. */
-interface DoneRecord {
+/** What a stated result is recorded with: its request and time. */
+interface Stated {
   req: number;
   at: string;
+}
+
+/** A stated result waiting to be written, with the outcome it was stated as. */
+interface StatedResult extends Stated {
   outcome: PayoutOutcome;
 }
 
@@ -63,32 +64,31 @@ const STATUS_CODES: Record<StatusKind, number> = {
 };
 
 /**
- * A payouts row's outcome columns, as read (raw: arrays cost less than objects): row,
- * reference_id, amount, currency, outcome_status, outcome_transaction_id, outcome_charges,
- * outcome_message, sent_earlier.
+ * A row with its outcome columns, as read (raw: arrays cost less than objects): row,
+ * reference_id, amount, currency, then status, transaction_id, charges, message of its stated
+ * result and of its report, and the report's sent_earlier; then file, location, recipient and
+ * description (reportRows).
  */
-type OutcomeRow = [
-  number,
-  string,
-  string,
-  string,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-  number,
-];
+type OutcomeRow = [number, string, string, string, ...Array<string | number | null>];
 
-/** The same with file, location, recipient and description after them (reportRows). */
-type ReportRowColumns = [...OutcomeRow, string, string, string, string | null];
+/** Where the outcome columns start in an OutcomeRow: the stated result's, the report's. */
+const STATED_AT = 4;
+const REPORT_AT = 8;
 
-/** An outcome from its row. */
-function fromRow(r: OutcomeRow | ReportRowColumns): PayoutOutcome {
-  const o: PayoutOutcome = { reference_id: r[1], amount: r[2], currency: r[3], status: r[4] ?? '' };
-  if (r[5] !== null) o.transaction_id = r[5];
-  if (r[6] !== null) o.charges = Number(r[6]);
-  if (r[7] !== null) o.message = r[7];
-  if (r[8]) o.sent_earlier = true;
+/** An outcome from its row's stated result (REPORTED clear) or report (set). */
+function fromRow(r: OutcomeRow, reported: boolean): PayoutOutcome {
+  const at = reported ? REPORT_AT : STATED_AT;
+  const o: PayoutOutcome = {
+    reference_id: r[1],
+    amount: r[2],
+    currency: r[3],
+    status: (r[at] as string | null) ?? '',
+  };
+  const [tx, charges, message] = [r[at + 1], r[at + 2], r[at + 3]] as Array<string | null>;
+  if (tx != null) o.transaction_id = tx;
+  if (charges != null) o.charges = Number(charges);
+  if (message != null) o.message = message;
+  if (reported && r[12]) o.sent_earlier = true;
   return o;
 }
 
@@ -97,101 +97,83 @@ function chargesText(charges: number | undefined): string | null {
   return typeof charges === 'number' && Number.isFinite(charges) ? String(charges) : null;
 }
 
-/** Values of one row in RunOutcomes' write (see its statement). */
-const WRITE_WIDTH = 9;
-/** Rows a write statement takes: a shorter list is padded with rows of NULLs, which match none. */
+/** Rows an insert statement takes at once; fewer go by a statement of their own length. */
 const ROWS_PER_WRITE = 100;
 
-/** Appends a row to a write: its outcome, and the journal's "done" record when `d` is given. */
-function pushEntry(
-  out: unknown[],
-  row: number,
-  o: PayoutOutcome,
-  d?: DoneRecord,
-  mode?: number,
-): void {
-  out.push(
-    row,
-    o.status,
-    o.transaction_id ?? null,
-    chargesText(o.charges),
-    o.message ?? null,
-    o.sent_earlier ? 1 : 0,
-    mode ?? (d ? OUTCOME_AND_DONE : OUTCOME_ONLY),
-    d ? d.req : null,
-    d ? d.at : null,
-  );
+/** Inserts (or replaces) rows of `width` values each, ROWS_PER_WRITE to a statement. */
+function writerOf(db: StateDb, head: string, width: number): (values: unknown[]) => void {
+  const one = `(${new Array(width).fill('?').join(', ')})`;
+  const sql = (n: number) => `${head} VALUES ${new Array(n).fill(one).join(', ')}`;
+  const full = db.prepare(sql(ROWS_PER_WRITE));
+  return (values) => {
+    const n = values.length / width;
+    if (n === 0) return;
+    (n === ROWS_PER_WRITE ? full : db.prepare(sql(n))).run(values);
+    values.length = 0;
+  };
 }
 
 /**
- * The outcome of each row of one send of a run, in the run's payouts rows (the outcome_*
- * columns). Writes are buffered and go with the run's next commit; memory holds one code byte
- * per row, and the counts and charge totals, kept as the outcomes arrive.
+ * The outcome of each row of one send of a run. A result the service stated goes to the
+ * journal's `results` once, and is the row's outcome; any other outcome (not sent, unknown,
+ * sent earlier) goes to `reports`. Writes are buffered and go with the run's next commit;
+ * memory holds one code byte per row, and the counts and charge totals, kept as they arrive.
  */
 export class RunOutcomes {
   private codes = new Uint8Array(16);
+  /** Outcomes not written yet, by row, with the request and time of a stated result. */
   private readonly pending = new Map<number, PayoutOutcome>();
-  /** Journal "done" records waiting to be written, by row. */
-  private readonly done = new Map<number, DoneRecord>();
+  private readonly stated = new Map<number, StatedResult>();
   private readonly counts = [0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
-  private readonly write;
+  private readonly writeResults;
+  private readonly writeReports;
   private readonly readOne;
   private readonly readPage;
-  private readonly readAll;
+  private readonly readStated;
+  /** Rows whose outcome is in `reports` (REPORTED), as set; 0 lets reads skip the table. */
+  private reportedRows = 0;
 
   constructor(
     private readonly db: StateDb,
     private readonly run: number,
     private readonly chargeMinor: ChargeMinor,
   ) {
-    // The buffered outcomes as bound rows of (row, status, transaction id, charges, message,
-    // sent earlier, mode, req, at): one statement rewrites a row once for its outcome and the
-    // journal's "done" alike (bound values cost SQLite less than a JSON list).
-    const keep = (col: string, mode: number, value: string) =>
-      `${col} = iif(j.mode = ${mode}, payouts.${col}, ${value})`;
-    const outcome = (col: string, value: string) => keep(col, DONE_ONLY, value);
-    const done = (col: string, value: string) => keep(col, OUTCOME_ONLY, value);
-    const one = `(${new Array(WRITE_WIDTH).fill('?').join(', ')})`;
-    this.write = db.prepare(
-      `WITH j (row, status, transaction_id, charges, message, sent_earlier, mode, req, at)
-       AS (VALUES ${new Array(ROWS_PER_WRITE).fill(one).join(', ')})
-       UPDATE payouts SET ${outcome('outcome_status', 'j.status')},
-         ${outcome('outcome_transaction_id', 'j.transaction_id')},
-         ${outcome('outcome_charges', 'j.charges')}, ${outcome('outcome_message', 'j.message')},
-         ${outcome('sent_earlier', 'j.sent_earlier')}, ${done('state', "'done'")},
-         ${done('req', 'j.req')}, ${done('status', 'j.status')},
-         ${done('transaction_id', 'j.transaction_id')}, ${done('charges', 'j.charges')},
-         ${done('message', 'j.message')}, ${done('note', 'NULL')}, ${done('updated_at', 'j.at')}
-       FROM j WHERE payouts.run = ? AND payouts.row = j.row`,
+    this.writeResults = writerOf(
+      db,
+      `INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)`,
+      8,
     );
-    const columns = `row, reference_id, amount, currency, outcome_status, outcome_transaction_id,
-      outcome_charges, outcome_message, sent_earlier`;
-    this.readOne = db.prepare(`SELECT ${columns} FROM payouts WHERE run = ? AND row = ?`).raw(true);
-    this.readAll = db
-      .prepare(
-        `SELECT ${columns}, file, location, recipient, description FROM payouts
-         WHERE run = ? AND row >= ? ORDER BY row LIMIT ${PAGE_ROWS}`,
-      )
-      .raw(true);
+    this.writeReports = writerOf(
+      db,
+      `INSERT OR REPLACE INTO reports (run, row, status, transaction_id, charges, message,
+        sent_earlier)`,
+      7,
+    );
+    const select = `SELECT p.row, p.reference_id, p.amount, p.currency, d.status,
+        d.transaction_id, d.charges, d.message, o.status, o.transaction_id, o.charges,
+        o.message, o.sent_earlier, p.file, p.location, p.recipient, p.description
+      FROM payouts p LEFT JOIN results d ON d.run = p.run AND d.row = p.row
+        LEFT JOIN reports o ON o.run = p.run AND o.row = p.row`;
+    this.readOne = db.prepare(`${select} WHERE p.run = ? AND p.row = ?`).raw(true);
     this.readPage = db
+      .prepare(`${select} WHERE p.run = ? AND p.row >= ? ORDER BY p.row LIMIT ${PAGE_ROWS}`)
+      .raw(true);
+    // Outcomes when none is reported: the stated results, in row order, and only those.
+    this.readStated = db
       .prepare(
-        `SELECT ${columns} FROM payouts WHERE run = ? AND row >= ? AND outcome_status IS NOT NULL
-         ORDER BY row LIMIT ${PAGE_ROWS}`,
+        `SELECT p.row, p.reference_id, p.amount, p.currency, d.status, d.transaction_id,
+           d.charges, d.message
+         FROM results d JOIN payouts p ON p.run = d.run AND p.row = d.row
+         WHERE d.run = ? AND d.row >= ? ORDER BY d.row LIMIT ${PAGE_ROWS}`,
       )
       .raw(true);
   }
 
-  /** Forgets the outcomes of an earlier send of the run: each send reports its own. */
+  /** Forgets the reports of an earlier send of the run: each send reports its own. */
   reset(): void {
-    this.db
-      .prepare(
-        `UPDATE payouts SET outcome_status = NULL, outcome_transaction_id = NULL,
-           outcome_charges = NULL, outcome_message = NULL, sent_earlier = 0
-         WHERE run = ? AND outcome_status IS NOT NULL`,
-      )
-      .run(this.run);
+    this.db.prepare('DELETE FROM reports WHERE run = ?').run(this.run);
   }
 
   /** Number of rows the run reached (sent, queued or sent earlier). */
@@ -206,8 +188,8 @@ export class RunOutcomes {
     return row < this.codes.length && this.codes[row]! !== 0;
   }
 
-  /** Records a row's outcome; a row sent earlier keeps that mark. */
-  set(row: number, outcome: PayoutOutcome): void {
+  /** Records a row's outcome (reported, unless `stated` gives the result's request); a row sent earlier keeps that mark. */
+  set(row: number, outcome: PayoutOutcome, stated?: Stated): void {
     if (row >= this.codes.length) this.grow(row + 1);
     const prev = this.codes[row]!;
     let o = outcome;
@@ -227,18 +209,22 @@ export class RunOutcomes {
       this.sentEarlier += 1;
     }
     if (o.charges !== undefined && this.addCharges(o.currency, o.charges, 1)) code |= HAS_CHARGES;
+    // A stated result is the outcome itself, unless the row was sent earlier as well.
+    if (!stated || o.sent_earlier) code |= REPORTED;
+    if ((code & REPORTED) !== (prev & REPORTED)) this.reportedRows += code & REPORTED ? 1 : -1;
     this.codes[row] = code;
     this.pending.set(row, o);
+    // The journal keeps what was stated, whatever the row's outcome becomes later.
+    if (stated) this.stated.set(row, { ...stated, outcome: o });
   }
 
   /**
-   * Records a result the service stated for a row: its outcome, and the journal's record that
-   * request `req` settled the payout ("done", as RunState.recordOutcome writes it), both
-   * written by one statement with the run's next commit.
+   * Records a result the service stated for a row, from request `req`: the journal's result
+   * (which settles the payout, as RunState.recordOutcome writes it) and the row's outcome,
+   * written with the run's next commit.
    */
-  setDone(row: number, outcome: PayoutOutcome, journal: { req: number; at: string }): void {
-    this.set(row, outcome);
-    this.done.set(row, { req: journal.req, at: journal.at, outcome: this.pending.get(row)! });
+  setDone(row: number, outcome: PayoutOutcome, journal: Stated): void {
+    this.set(row, outcome, journal);
   }
 
   /** A row's outcome; undefined when the run never reached the row. */
@@ -247,12 +233,12 @@ export class RunOutcomes {
     const waiting = this.pending.get(row);
     if (waiting) return waiting;
     const r = this.readOne.get(this.run, row) as OutcomeRow | undefined;
-    return r?.[4] == null ? undefined : fromRow(r);
+    return r && fromRow(r, (this.codes[row]! & REPORTED) !== 0);
   }
 
   /** Whether outcomes wait to be written. */
   get dirty(): boolean {
-    return this.pending.size > 0 || this.done.size > 0;
+    return this.pending.size > 0;
   }
 
   /** Number of rows whose outcome waits to be written. */
@@ -260,43 +246,43 @@ export class RunOutcomes {
     return this.pending.size;
   }
 
-  /** Writes the buffered outcomes and "done" records; called inside the run's commit. */
+  /** Writes the buffered results and reports; called inside the run's commit. */
   writePending(): void {
     if (!this.dirty) return;
-    const values: unknown[] = [];
+    const results: unknown[] = [];
+    const reports: unknown[] = [];
+    const run = this.run;
+    for (const [row, d] of this.stated) {
+      const o = d.outcome;
+      const [tx, message] = [o.transaction_id ?? null, o.message ?? null];
+      results.push(run, row, d.req, o.status, tx, chargesText(o.charges), message, d.at);
+      if (results.length === 8 * ROWS_PER_WRITE) this.writeResults(results);
+    }
     for (const [row, o] of this.pending) {
-      const d = this.done.get(row);
-      // A "done" record whose outcome was replaced since is written on its own, below.
-      if (d?.outcome === o) this.done.delete(row);
-      pushEntry(values, row, o, d?.outcome === o ? d : undefined);
-      if (values.length === WRITE_WIDTH * ROWS_PER_WRITE) this.writeRows(values);
+      if (!(this.codes[row]! & REPORTED)) continue;
+      const [tx, message] = [o.transaction_id ?? null, o.message ?? null];
+      const earlier = o.sent_earlier ? 1 : 0;
+      reports.push(run, row, o.status, tx, chargesText(o.charges), message, earlier);
+      if (reports.length === 7 * ROWS_PER_WRITE) this.writeReports(reports);
     }
-    this.writeRows(values);
-    for (const [row, d] of this.done) {
-      pushEntry(values, row, d.outcome, d, DONE_ONLY);
-      if (values.length === WRITE_WIDTH * ROWS_PER_WRITE) this.writeRows(values);
-    }
-    this.writeRows(values);
+    this.writeResults(results);
+    this.writeReports(reports);
     this.pending.clear();
-    this.done.clear();
-  }
-
-  /** Runs the write statement over `values` (padded with NULL rows), then empties it. */
-  private writeRows(values: unknown[]): void {
-    if (values.length === 0) return;
-    while (values.length < WRITE_WIDTH * ROWS_PER_WRITE) values.push(null);
-    values.push(this.run);
-    this.write.run(values);
-    values.length = 0;
+    this.stated.clear();
   }
 
   /** Every outcome in input order, read a page at a time. */
   *values(): Generator<PayoutOutcome> {
+    if (this.reportedRows > 0) {
+      for (const r of this.reportRows()) if (r.outcome) yield r.outcome;
+      return;
+    }
     if (this.dirty) this.db.transaction(() => this.writePending())();
     let from = 0;
     for (;;) {
-      const page = this.readPage.all(this.run, from) as OutcomeRow[];
-      for (const r of page) yield fromRow(r);
+      const page = this.readStated.all(this.run, from) as OutcomeRow[];
+      // A result stated for a row this send did not reach is an earlier send's.
+      for (const r of page) if (this.has(r[0])) yield fromRow(r, false);
       if (page.length < PAGE_ROWS) return;
       from = page[page.length - 1]![0] + 1;
     }
@@ -307,18 +293,19 @@ export class RunOutcomes {
     if (this.dirty) this.db.transaction(() => this.writePending())();
     let from = 0;
     for (;;) {
-      const page = this.readAll.all(this.run, from) as ReportRowColumns[];
+      const page = this.readPage.all(this.run, from) as OutcomeRow[];
       for (const r of page) {
         const row: ReportRow = {
-          file: r[9],
-          location: r[10],
+          file: r[13] as string,
+          location: r[14] as string,
           reference_id: r[1],
           amount: r[2],
           currency: r[3],
-          recipient: r[11],
+          recipient: r[15] as string,
         };
-        if (r[12] !== null) row.description = r[12];
-        if (r[4] !== null) row.outcome = fromRow(r);
+        if (r[16] != null) row.description = r[16] as string;
+        const code = this.has(r[0]) ? this.codes[r[0]]! : 0;
+        if (code !== 0) row.outcome = fromRow(r, (code & REPORTED) !== 0);
         yield row;
       }
       if (page.length < PAGE_ROWS) return;

@@ -32,7 +32,7 @@ const STAGED = {
 
 /**
  * What the runs of a service hold about the references of a run's staged rows: one indexed
- * lookup per row, on (reference_id, run), in the schema `history`.
+ * lookup per row, on (reference_id, run), through the view `journal` of the schema `history`.
  */
 function query(
   db: StateDb,
@@ -46,7 +46,7 @@ function query(
          r.run_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
          o.status, o.transaction_id, o.charges, o.message
        FROM ${staged.rows}
-       JOIN ${history}.payouts o ON o.reference_id = m.reference_id
+       JOIN ${history}.journal o ON o.reference_id = m.reference_id
        JOIN ${history}.runs r ON r.id = o.run
        WHERE ${staged.where} r.service_id = @service AND o.state IN ('in_flight', 'done', 'unknown')
        ORDER BY m.row, o.run`,
@@ -75,7 +75,11 @@ function query(
  */
 export function priorRows(intake: RunIntake, serviceKey: string, stateDir: string): PriorRow[] {
   const params = { run: intake.id, service: serviceId(serviceKey) };
-  if (!intake.owned) return query(intake.db, STAGED.send, 'main', params);
+  if (!intake.owned) {
+    return sentBefore(intake.db, 'main', params.service)
+      ? query(intake.db, STAGED.send, 'main', params)
+      : [];
+  }
   const { db } = intake;
   const path = join(stateDir, STATE_DB);
   if (!existsSync(path)) return [];
@@ -85,11 +89,18 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
   db.exec('PRAGMA locking_mode = NORMAL');
   db.prepare('ATTACH DATABASE ? AS history').run(path);
   try {
-    const any = db
-      .prepare('SELECT 1 FROM history.runs WHERE service_id = ? LIMIT 1')
-      .get(params.service);
-    return any ? query(db, STAGED.dryRun, 'history', params) : [];
+    return sentBefore(db, 'history', params.service)
+      ? query(db, STAGED.dryRun, 'history', params)
+      : [];
   } finally {
     db.exec('DETACH DATABASE history');
   }
+}
+
+/** Whether the schema holds a run of the service (a staged run has none yet): else nothing to look up. */
+function sentBefore(db: StateDb, schema: string, service: string): boolean {
+  return (
+    db.prepare(`SELECT 1 FROM ${schema}.runs WHERE service_id = ? LIMIT 1`).get(service) !==
+    undefined
+  );
 }

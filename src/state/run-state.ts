@@ -39,8 +39,8 @@ const PAGE_ROWS = 1000;
 /** Buffered records that make a commit start without waiting for an intent. */
 const MAX_BUFFERED = 10_000;
 
-/** References an intent statement takes (see statementsOf). */
-const INTENT_REFS = 100;
+/** Payouts an intent statement takes (see statementsOf). */
+const INTENT_ROWS = 100;
 
 /** A promise with its settle functions, shared by every caller of one group commit. */
 interface Batch {
@@ -80,41 +80,50 @@ function sameRows(db: StateDb, stored: number, staged: number): boolean {
   return differ === undefined;
 }
 
+/** An intent's insert of `n` payouts: a row of intents each, or its state again if it had one. */
+function intentSql(n: number): string {
+  return `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
+    VALUES ${new Array(n).fill("(?, ?, 'in_flight', ?, ?, NULL, ?)").join(', ')}
+    ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
+      sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`;
+}
+
 /** The statements a run's state writes and reads with. */
 function statementsOf(db: StateDb) {
-  // These take a whole record's references as one JSON array: one call per record.
-  const refs = 'run = @run AND reference_id IN (SELECT value FROM json_each(@refs))';
+  // These take a record's references as one JSON array, found through the reference index.
+  const rows = `SELECT p.row FROM payouts p WHERE p.run = @run
+    AND p.reference_id IN (SELECT value FROM json_each(@refs))`;
+  const open = 'NOT EXISTS (SELECT 1 FROM results d WHERE d.run = @run AND d.row = p.row)';
   return {
-    // An intent's references as bound values (cheaper than a JSON list), INTENT_REFS at a
-    // time, padded with NULLs, which match nothing.
-    intent: db.prepare(
-      `UPDATE payouts SET state = 'in_flight', req = ?, sent_at = ?, note = NULL,
-         updated_at = ? WHERE run = ? AND reference_id IN (${new Array(INTENT_REFS).fill('?').join(', ')})`,
-    ),
-    // One statement per record: its results as a JSON array of [ref, status, transaction id,
-    // charges, message], looked up by reference (MATERIALIZED makes the array the outer loop).
+    intent: db.prepare(intentSql(INTENT_ROWS)),
+    intentOf: (n: number) => db.prepare(intentSql(n)),
+    // Results read back by reference: [ref, status, transaction id, charges, message] each.
     done: db.prepare(
-      `WITH j (ref, status, transaction_id, charges, message) AS MATERIALIZED (
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4
-         FROM json_each(@list))
-       UPDATE payouts SET state = 'done', req = @req, status = j.status,
-         transaction_id = j.transaction_id, charges = j.charges, message = j.message,
-         note = NULL, updated_at = @at
-       FROM j WHERE payouts.run = @run AND payouts.reference_id = j.ref`,
+      `INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)
+       SELECT @run, p.row, @req, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, @at
+       FROM json_each(@list) j JOIN payouts p ON p.run = @run AND p.reference_id = j.value ->> 0`,
     ),
+    // Seen by the service, status not known: in flight, if this run had not sent it yet.
     seen: db.prepare(
-      `UPDATE payouts SET state = 'in_flight', req = @req, sent_at = @at, updated_at = @at
-       WHERE ${refs} AND state = 'queued'`,
+      `INSERT INTO intents (run, row, state, req, sent_at, updated_at)
+       SELECT @run, p.row, 'in_flight', @req, @at, @at FROM payouts p
+       WHERE p.run = @run AND p.reference_id IN (SELECT value FROM json_each(@refs)) AND ${open}
+       ON CONFLICT (run, row) DO NOTHING`,
     ),
     notApplied: db.prepare(
-      `UPDATE payouts SET state = 'free', note = @why, updated_at = @at
-       WHERE ${refs} AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
+      `UPDATE intents SET state = 'free', note = @why, updated_at = @at
+       WHERE run = @run AND row IN (${rows} AND ${open})
+         AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
     ),
+    // A payout never sent, or freed, becomes unknown as of now (request -1).
     unknown: db.prepare(
-      `UPDATE payouts SET state = 'unknown', note = @why, updated_at = @at,
-         req = CASE WHEN state IN ('queued', 'free') THEN -1 ELSE req END,
-         sent_at = CASE WHEN state IN ('queued', 'free') THEN @at ELSE sent_at END
-       WHERE ${refs} AND state != 'done'`,
+      `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
+       SELECT @run, p.row, 'unknown', -1, @at, @why, @at FROM payouts p
+       WHERE p.run = @run AND p.reference_id IN (SELECT value FROM json_each(@refs)) AND ${open}
+       ON CONFLICT (run, row) DO UPDATE SET state = 'unknown', note = excluded.note,
+         updated_at = excluded.updated_at,
+         req = iif(intents.state = 'free', -1, intents.req),
+         sent_at = iif(intents.state = 'free', excluded.sent_at, intents.sent_at)`,
     ),
     touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
     // Raw rows (arrays cost less than objects): row, reference_id, amount, currency,
@@ -139,7 +148,7 @@ export class RunState {
   readonly runId: string;
   readonly resumed: boolean;
   readonly outcomes: RunOutcomes;
-  private readonly db: StateDb;
+  readonly db: StateDb;
   private ops: Array<() => void> = [];
   private batch: Batch | undefined;
   private failure: unknown;
@@ -161,9 +170,11 @@ export class RunState {
     this.stmts = statementsOf(db);
     const r = db
       .prepare(
-        'SELECT max(last_req, coalesce((SELECT max(req) FROM payouts WHERE run = ?), 0)) AS n FROM runs WHERE id = ?',
+        `SELECT max(last_req, coalesce((SELECT max(req) FROM intents WHERE run = @id), 0),
+           coalesce((SELECT max(req) FROM results WHERE run = @id), 0)) AS n
+         FROM runs WHERE id = @id`,
       )
-      .get(id, id) as { n: number };
+      .get({ id }) as { n: number };
     this.lastReq = r.n;
   }
 
@@ -224,25 +235,32 @@ export class RunState {
     return this.commits;
   }
 
-  /** Durable: resolves once the intent is committed; intents of one turn share one commit. */
-  recordIntent(req: number, items: Array<{ ref: string; hash: string }>): Promise<void> {
+  /**
+   * Durable: resolves once the intent of request `req` for these rows of the run is committed;
+   * intents of one turn share one commit.
+   */
+  recordIntent(req: number, rows: readonly number[]): Promise<void> {
     try {
       this.assertOpen();
       if (!Number.isSafeInteger(req) || req <= this.lastReq)
         throw new Error(`request id ${req} is already used`);
-      if (items.length === 0) throw new Error('an intent needs at least one payout');
+      if (rows.length === 0) throw new Error('an intent needs at least one payout');
       if (this.failure !== undefined) throw this.failure;
     } catch (err) {
       return Promise.reject(err);
     }
     this.lastReq = req;
     const at = this.now().toISOString();
-    const refs = items.map((i) => i.ref);
+    const run = this.id;
     this.ops.push(() => {
-      for (let k = 0; k < refs.length; k += INTENT_REFS) {
-        const part = refs.slice(k, k + INTENT_REFS);
-        while (part.length < INTENT_REFS) part.push(null as unknown as string);
-        this.stmts.intent.run(req, at, at, this.id, ...part);
+      const values: unknown[] = [];
+      for (let k = 0; k < rows.length; k += INTENT_ROWS) {
+        const part = rows.slice(k, k + INTENT_ROWS);
+        for (const row of part) values.push(run, row, req, at, at);
+        const stmt =
+          part.length === INTENT_ROWS ? this.stmts.intent : this.stmts.intentOf(part.length);
+        stmt.run(values);
+        values.length = 0;
       }
     });
     return this.commit();

@@ -41,17 +41,28 @@ export interface RunDetail {
   payouts: Array<{ reference_id: string; state: PayoutState }>;
 }
 
-/** The columns of a run and its counts. */
+/**
+ * The columns of a run and its counts: results by status, and payouts in flight (sent or
+ * unknown, with no result).
+ */
 const SUMMARY = `
   SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
-    r.payout_count,
-    count(CASE WHEN p.state = 'done' AND lower(p.status) = 'success' THEN 1 END) AS success,
-    count(CASE WHEN p.state = 'done' AND lower(p.status) = 'failed' THEN 1 END) AS failed,
-    count(CASE WHEN p.state = 'done' AND lower(p.status) = 'canceled' THEN 1 END) AS canceled,
-    count(CASE WHEN p.state = 'done'
-      AND lower(p.status) NOT IN ('success', 'failed', 'canceled') THEN 1 END) AS pending,
-    count(CASE WHEN p.state IN ('in_flight', 'unknown') THEN 1 END) AS in_flight
-  FROM runs r LEFT JOIN payouts p ON p.run = r.id`;
+    r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
+    coalesce(d.canceled, 0) AS canceled, coalesce(d.pending, 0) AS pending,
+    coalesce(f.in_flight, 0) AS in_flight
+  FROM runs r
+  LEFT JOIN (
+    SELECT run,
+      count(CASE WHEN lower(status) = 'success' THEN 1 END) AS success,
+      count(CASE WHEN lower(status) = 'failed' THEN 1 END) AS failed,
+      count(CASE WHEN lower(status) = 'canceled' THEN 1 END) AS canceled,
+      count(CASE WHEN lower(status) NOT IN ('success', 'failed', 'canceled') THEN 1 END) AS pending
+    FROM results GROUP BY run) d ON d.run = r.id
+  LEFT JOIN (
+    SELECT i.run, count(*) AS in_flight FROM intents i
+    WHERE i.state IN ('in_flight', 'unknown')
+      AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = i.run AND x.row = i.row)
+    GROUP BY i.run) f ON f.run = r.id`;
 
 /** A row of SUMMARY. */
 interface SummaryRow {
@@ -97,14 +108,12 @@ function summaryOf(r: SummaryRow): RunSummary {
 /** Summaries of every run of every service, newest first. */
 export function listRuns(db: StateDb): RunSummary[] {
   const rows = db
-    .prepare(
-      `${SUMMARY} WHERE r.run_id IS NOT NULL GROUP BY r.id ORDER BY r.created_at DESC, r.run_id`,
-    )
+    .prepare(`${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.created_at DESC, r.run_id`)
     .all() as SummaryRow[];
   return rows.map(summaryOf);
 }
 
-/** A payouts row's state columns. */
+/** A payout's state columns, from the view `journal`. */
 interface StateRow {
   reference_id: string;
   state: string;
@@ -141,7 +150,7 @@ export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
     );
   }
   const runs = db
-    .prepare(`${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? GROUP BY r.id ORDER BY r.run_id`)
+    .prepare(`${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`)
     .all(prefix.length, prefix) as SummaryRow[];
   const [only, ...others] = runs;
   if (!only) {
@@ -157,7 +166,7 @@ export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
     db
       .prepare(
         `SELECT reference_id, state, req, hash, sent_at, status, transaction_id, charges, message
-         FROM payouts WHERE run = ? ORDER BY row`,
+         FROM journal WHERE run = ? ORDER BY row`,
       )
       .all(only.id) as StateRow[]
   ).map((r) => ({ reference_id: r.reference_id, state: stateOf(r) }));

@@ -113,9 +113,9 @@ export function fromRecord(rec: PayoutRecord): Pick<PayoutOutcome, 'status' | 't
   };
 }
 
-/** The [reference, payout hash] pairs of an intent. */
-function intentItems(items: PendingPayout[]): Array<{ ref: string; hash: string }> {
-  return items.map((i) => ({ ref: i.payout.reference_id, hash: i.hash }));
+/** The rows of an intent. */
+function intentRows(items: Queued[]): number[] {
+  return items.map((i) => i.row);
 }
 
 /** What follows a settled attempt: payouts to send again (after a wait), or halves to send. */
@@ -321,7 +321,7 @@ export class SendEngine {
     while (this.preparedCount < PREPARED_AHEAD && this.unprepared.length && !this.stopping) {
       const waiting = this.unprepared.shift()!;
       const req = this.nextReq++;
-      const committed = this.deps.journal.recordIntent(req, intentItems(waiting.chunk));
+      const committed = this.deps.journal.recordIntent(req, intentRows(waiting.chunk));
       // A failed commit is the chunk's error when it comes to be sent.
       committed.catch(() => {});
       waiting.prepared = { req, at: this.clock.now(), committed };
@@ -342,7 +342,7 @@ export class SendEngine {
       this.withdraw(prepared.req, items, 'its intent was written too long before it was sent');
     }
     const req = this.nextReq++;
-    await this.deps.journal.recordIntent(req, intentItems(items));
+    await this.deps.journal.recordIntent(req, intentRows(items));
     return req;
   }
 

@@ -81,48 +81,30 @@ function insertRun(db: StateDb, run: V1Run): void {
       h.created_at,
       run.table.lastAt ?? h.created_at,
     ).lastInsertRowid;
-  const insert = db.prepare(
-    `INSERT INTO payouts (run, row, reference_id, hash, hash_version, state, req, sent_at, status,
-       transaction_id, charges, message, updated_at)
-     VALUES (?, ?, ?, ?, ${HASH_VERSION_V1}, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  const payout = db.prepare(
+    `INSERT INTO payouts (run, row, reference_id, hash, hash_version)
+     VALUES (?, ?, ?, ?, ${HASH_VERSION_V1})`,
+  );
+  const intent = db.prepare(
+    `INSERT INTO intents (run, row, state, req, sent_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const result = db.prepare(
+    `INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   let row = 0;
   for (const [ref, t] of run.table.entries()) {
     const s = t.state;
     const at = run.table.lastAt ?? h.created_at;
+    const hash = s.state === 'in-flight' ? s.hash || (t.hash ?? null) : (t.hash ?? null);
+    payout.run(id, row, ref, hash);
     if (s.state === 'confirmed') {
-      insert.run(
-        id,
-        row++,
-        ref,
-        t.hash ?? null,
-        'done',
-        s.req,
-        null,
-        s.status,
-        s.transaction_id ?? null,
-        s.charges === undefined ? null : String(s.charges),
-        s.message ?? null,
-        at,
-      );
-    } else if (s.state === 'in-flight') {
-      insert.run(
-        id,
-        row++,
-        ref,
-        s.hash || (t.hash ?? null),
-        'in_flight',
-        s.req,
-        s.at,
-        null,
-        null,
-        null,
-        null,
-        at,
-      );
-    } else {
-      insert.run(id, row++, ref, t.hash ?? null, 'free', null, null, null, null, null, null, at);
-    }
+      const charges = s.charges === undefined ? null : String(s.charges);
+      const tx = s.transaction_id ?? null;
+      result.run(id, row, s.req, s.status, tx, charges, s.message ?? null, at);
+    } else if (s.state === 'in-flight') intent.run(id, row, 'in_flight', s.req, s.at, at);
+    else intent.run(id, row, 'free', null, null, at);
+    row += 1;
   }
 }
 

@@ -278,7 +278,7 @@ describe('SendEngine', () => {
     for (const ref of ['A', 'B']) engine.enqueue(pending(ref));
     await engine.finish();
     const reqs = opened.db
-      .prepare('SELECT reference_id, req FROM payouts WHERE run = ? ORDER BY row')
+      .prepare('SELECT reference_id, req FROM journal WHERE run = ? ORDER BY row')
       .all(opened.state.id) as Array<{ reference_id: string; req: number }>;
     await opened.state.close();
     expect(svc.creates).toEqual([['A'], ['B']]);

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase, openStateDb } from '../../../src/state/db.js';
@@ -25,6 +26,81 @@ describe('state.db', () => {
     file.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
     file.close();
     await expect(openStateDb(stateDir)).rejects.toThrow(join(stateDir, 'state.db'));
+  });
+
+  it('moves schema 1 rows (one wide row per payout) into the narrow tables of schema 2', async () => {
+    const stateDir = await tempStateDir();
+    mkdirSync(stateDir, { recursive: true });
+    const old = openDatabase(join(stateDir, 'state.db'));
+    old.exec(MIGRATIONS[0]!);
+    old.exec('PRAGMA user_version = 1');
+    old.exec(`INSERT INTO meta VALUES ('v1-import', 'done');
+      INSERT INTO runs (id, run_id, service_id, inputs, payout_count, last_req, created_at, updated_at)
+        VALUES (1, 'r1', 's', '[]', 4, 3, 't0', 't1');
+      INSERT INTO payouts (run, row, reference_id, amount, hash, hash_version, state, req, sent_at,
+          status, transaction_id, note, outcome_status, outcome_message)
+        VALUES (1, 0, 'Q', '1.00', 'h', 2, 'queued', NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+          (1, 1, 'F', '2.00', 'h', 2, 'in_flight', 2, 't2', NULL, NULL, NULL, 'unknown', 'cut'),
+          (1, 2, 'D', '3.00', 'h', 2, 'done', 3, 't3', 'success', 'T-D', NULL, 'success', NULL),
+          (1, 3, 'X', '4.00', 'h', 2, 'free', 1, 't1', NULL, NULL, 'HTTP 429', NULL, NULL);`);
+    old.close();
+    const db = await openDb(stateDir);
+    const journal = db
+      .prepare(
+        'SELECT reference_id, amount, state, req, sent_at, status, transaction_id, note FROM journal ORDER BY row',
+      )
+      .all();
+    expect(journal).toEqual([
+      {
+        reference_id: 'Q',
+        amount: '1.00',
+        state: 'queued',
+        req: null,
+        sent_at: null,
+        status: null,
+        transaction_id: null,
+        note: null,
+      },
+      {
+        reference_id: 'F',
+        amount: '2.00',
+        state: 'in_flight',
+        req: 2,
+        sent_at: 't2',
+        status: null,
+        transaction_id: null,
+        note: null,
+      },
+      {
+        reference_id: 'D',
+        amount: '3.00',
+        state: 'done',
+        req: 3,
+        sent_at: 't3',
+        status: 'success',
+        transaction_id: 'T-D',
+        note: null,
+      },
+      {
+        reference_id: 'X',
+        amount: '4.00',
+        state: 'free',
+        req: 1,
+        sent_at: 't1',
+        status: null,
+        transaction_id: null,
+        note: 'HTTP 429',
+      },
+    ]);
+    expect(db.prepare('SELECT row, status, message FROM reports ORDER BY row').all()).toEqual([
+      { row: 1, status: 'unknown', message: 'cut' },
+      { row: 2, status: 'success', message: null },
+    ]);
+    // The reference index is back: the cross-run lookup is one probe.
+    const plan = db
+      .prepare("EXPLAIN QUERY PLAN SELECT state FROM journal WHERE reference_id = 'D' AND run = 1")
+      .all() as Array<{ detail: string }>;
+    expect(plan.map((p) => p.detail).join('\n')).toMatch(/payouts_reference/);
   });
 
   it('keeps one statement per text for the life of the connection (none is ever freed)', () => {

@@ -103,7 +103,17 @@ export function openRun(
 /** The state columns of a run's payouts, by reference. */
 export function states(db: StateDb, state: RunState): Record<string, string> {
   const rows = db
-    .prepare('SELECT reference_id, state FROM payouts WHERE run = ? ORDER BY row')
+    .prepare('SELECT reference_id, state FROM journal WHERE run = ? ORDER BY row')
     .all(state.id) as Array<{ reference_id: string; state: string }>;
   return Object.fromEntries(rows.map((r) => [r.reference_id, r.state]));
+}
+
+/** The rows of a run's payouts of these references, for an intent. */
+export function rowsOf(state: RunState, ...refs: string[]): number[] {
+  return refs.map((ref) => {
+    const r = state.db
+      .prepare('SELECT row FROM payouts WHERE run = ? AND reference_id = ?')
+      .get(state.id, ref) as { row: number };
+    return r.row;
+  });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { priorRows, RunIntake } from '../../../src/state/index.js';
 import { RefIndex, refHash } from '../../../src/state/ref-index.js';
-import { openDb, openRun, SERVICE, tempStateDir } from './helpers.js';
+import { openDb, openRun, rowsOf, SERVICE, tempStateDir } from './helpers.js';
 
 /** A valid row of reference `ref` on line `line` of payouts.csv. */
 function row(ref: string, line: number) {
@@ -89,15 +89,12 @@ describe('priorRows of a dry run', () => {
     const stateDir = await tempStateDir();
     const db = await openDb(stateDir);
     const sent = openRun(db, ['A', 'B', 'C']);
-    await sent.recordIntent(1, [
-      { ref: 'A', hash: 'h' },
-      { ref: 'B', hash: 'h' },
-    ]);
+    await sent.recordIntent(1, rowsOf(sent, 'A', 'B'));
     sent.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
     await sent.close();
     // Another service's run of D says nothing about this service.
     const other = openRun(db, ['D'], { serviceKey: 'https://other.example.com x' });
-    await other.recordIntent(1, [{ ref: 'D', hash: 'h' }]);
+    await other.recordIntent(1, rowsOf(other, 'D'));
     await other.close();
 
     const rows = RunIntake.scratch();

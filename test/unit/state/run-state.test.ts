@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../../src/errors.js';
 import { openDatabase, STATE_DB, type StateDb } from '../../../src/state/index.js';
-import { fakeClock, openDb, openRun, priorOf, states, tempStateDir } from './helpers.js';
+import { fakeClock, openDb, openRun, priorOf, rowsOf, states, tempStateDir } from './helpers.js';
 
 /** A second connection to the same database file, as another process (or a crash) would see it. */
 function otherConnection(stateDir: string): StateDb {
@@ -14,7 +14,7 @@ function seen(stateDir: string, ref: string) {
   const db = otherConnection(stateDir);
   try {
     return db
-      .prepare('SELECT state, req, sent_at, status FROM payouts WHERE reference_id = ?')
+      .prepare('SELECT state, req, sent_at, status FROM journal WHERE reference_id = ?')
       .get(ref);
   } finally {
     db.close();
@@ -26,7 +26,7 @@ describe('RunState: written ahead', () => {
     const stateDir = await tempStateDir();
     const db = await openDb(stateDir);
     const state = openRun(db, ['A', 'B'], { now: fakeClock(Date.UTC(2026, 0, 2)) });
-    const durable = state.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    const durable = state.recordIntent(1, rowsOf(state, 'A'));
     // Nothing is committed yet within this turn: the commit is shared by every intent of it.
     expect(seen(stateDir, 'A')).toMatchObject({ state: 'queued' });
     await durable;
@@ -48,28 +48,25 @@ describe('RunState: written ahead', () => {
     const state = openRun(db, ['A', 'B', 'C', 'D']);
     const before = state.commitCount;
     await Promise.all(
-      ['A', 'B', 'C', 'D'].map((ref, i) => state.recordIntent(i + 1, [{ ref, hash: 'h' }])),
+      ['A', 'B', 'C', 'D'].map((ref, i) => state.recordIntent(i + 1, rowsOf(state, ref))),
     );
     expect(state.commitCount).toBe(before + 1);
     expect(state.lastRequestId).toBe(4);
-    await expect(state.recordIntent(4, [{ ref: 'A', hash: 'h' }])).rejects.toThrow(/already used/);
+    await expect(state.recordIntent(4, rowsOf(state, 'A'))).rejects.toThrow(/already used/);
   });
 
   it('turns a failed commit into a failure of every later durable call', async () => {
     const db = await openDb(await tempStateDir());
     const state = openRun(db, ['A', 'B']);
     db.close();
-    await expect(state.recordIntent(1, [{ ref: 'A', hash: 'h' }])).rejects.toThrow();
-    await expect(state.recordIntent(2, [{ ref: 'B', hash: 'h' }])).rejects.toThrow();
+    await expect(state.recordIntent(1, [0])).rejects.toThrow();
+    await expect(state.recordIntent(2, [1])).rejects.toThrow();
     await expect(state.flush()).rejects.toThrow();
   });
   it('writes a stated result as "done" and as the row\'s outcome, each kept apart when replaced', async () => {
     const db = await openDb(await tempStateDir());
     const state = openRun(db, ['A', 'B', 'C']);
-    await state.recordIntent(
-      1,
-      ['A', 'B', 'C'].map((ref) => ({ ref, hash: 'h' })),
-    );
+    await state.recordIntent(1, rowsOf(state, 'A', 'B', 'C'));
     const base = { amount: '10.00', currency: 'EUR' };
     state.recordResults(1, [
       {
@@ -91,9 +88,10 @@ describe('RunState: written ahead', () => {
     const row = (ref: string) =>
       db
         .prepare(
-          `SELECT state, req, status, transaction_id, charges, message, note, outcome_status,
-             outcome_transaction_id, outcome_charges, outcome_message FROM payouts
-           WHERE run = ? AND reference_id = ?`,
+          `SELECT j.state, j.req, j.status, j.transaction_id, j.charges, j.message, j.note,
+             o.status AS report_status, o.message AS report_message
+           FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
+           WHERE j.run = ? AND j.reference_id = ?`,
         )
         .get(state.id, ref);
     expect(row('A')).toEqual({
@@ -104,29 +102,25 @@ describe('RunState: written ahead', () => {
       charges: '0.5',
       message: null,
       note: null,
-      outcome_status: 'success',
-      outcome_transaction_id: 'T1',
-      outcome_charges: '0.5',
-      outcome_message: null,
+      // The stated result is the outcome: no report of its own.
+      report_status: null,
+      report_message: null,
     });
     expect(row('B')).toMatchObject({
       state: 'done',
       status: 'failed',
       message: 'closed',
-      outcome_status: 'unknown',
-      outcome_message: 'later',
+      report_status: 'unknown',
+      report_message: 'later',
     });
-    expect(row('C')).toMatchObject({ state: 'in_flight', status: null, outcome_status: null });
+    expect(row('C')).toMatchObject({ state: 'in_flight', status: null, report_status: null });
     expect([...state.outcomes.values()].map((o) => o.status)).toEqual(['success', 'unknown']);
   });
   it('puts every payout of an intent in flight, however many it names', async () => {
     const db = await openDb(await tempStateDir());
     const refs = Array.from({ length: 251 }, (_, i) => `R${i}`);
     const state = openRun(db, refs);
-    await state.recordIntent(
-      1,
-      refs.slice(0, 250).map((ref) => ({ ref, hash: 'h' })),
-    );
+    await state.recordIntent(1, rowsOf(state, ...refs.slice(0, 250)));
     const all = states(db, state);
     expect(Object.values(all).filter((s) => s === 'in_flight')).toHaveLength(250);
     expect(all.R250).toBe('queued');
@@ -137,10 +131,7 @@ describe('RunState: states', () => {
   it('follows intent -> outcome, intent -> not applied, and unknown', async () => {
     const db = await openDb(await tempStateDir());
     const state = openRun(db, ['A', 'B', 'C', 'D', 'E']);
-    await state.recordIntent(
-      1,
-      ['A', 'B', 'C'].map((ref) => ({ ref, hash: 'h' })),
-    );
+    await state.recordIntent(1, rowsOf(state, 'A', 'B', 'C'));
     state.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
     state.recordNotApplied(1, ['B'], 'HTTP 429');
     state.recordUnknown(['C'], 'timed out');
@@ -154,17 +145,17 @@ describe('RunState: states', () => {
       D: 'queued',
       E: 'unknown',
     });
-    const e = db.prepare("SELECT req, sent_at, note FROM payouts WHERE reference_id = 'E'").get();
+    const e = db.prepare("SELECT req, sent_at, note FROM journal WHERE reference_id = 'E'").get();
     expect(e).toMatchObject({ req: -1, sent_at: expect.any(String), note: 'lost' });
   });
 
   it('frees only with the not-applied of the request carrying it, or of a read-back', async () => {
     const db = await openDb(await tempStateDir());
     const state = openRun(db, ['A', 'B']);
-    await state.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
-    await state.recordIntent(2, [{ ref: 'A', hash: 'h' }]);
+    await state.recordIntent(1, rowsOf(state, 'A'));
+    await state.recordIntent(2, rowsOf(state, 'A'));
     state.recordNotApplied(1, ['A'], 'old request');
-    await state.recordIntent(3, [{ ref: 'B', hash: 'h' }]);
+    await state.recordIntent(3, rowsOf(state, 'B'));
     expect(states(db, state)).toMatchObject({ A: 'in_flight', B: 'in_flight' });
     state.recordNotApplied(-1, ['B'], 'not found when read back');
     await state.flush();
@@ -174,7 +165,7 @@ describe('RunState: states', () => {
   it('confirms by read-back (req -1) and never downgrades a confirmed payout', async () => {
     const db = await openDb(await tempStateDir());
     const state = openRun(db, ['A']);
-    await state.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    await state.recordIntent(1, rowsOf(state, 'A'));
     state.recordOutcome(-1, [{ ref: 'A', status: 'pending' }]);
     state.recordNotApplied(-1, ['A'], 'late');
     state.recordUnknown(['A'], 'late');
@@ -188,9 +179,9 @@ describe('RunState: resume and other runs', () => {
   it('resumes a run sent before from the same files, with its states and request ids', async () => {
     const db = await openDb(await tempStateDir());
     const first = openRun(db, ['A', 'B', 'C']);
-    await first.recordIntent(7, [{ ref: 'A', hash: 'h' }]);
+    await first.recordIntent(7, rowsOf(first, 'A'));
     first.recordOutcome(7, [{ ref: 'A', status: 'success', transaction_id: 'T-A' }]);
-    await first.recordIntent(8, [{ ref: 'B', hash: 'h' }]);
+    await first.recordIntent(8, rowsOf(first, 'B'));
     await first.close();
     const prior = priorOf(db, ['A', 'B', 'C']);
     expect([...prior.settled]).toEqual([
@@ -217,7 +208,7 @@ describe('RunState: resume and other runs', () => {
   it('keeps an earlier run of the same files whose rows differ under its own id', async () => {
     const db = await openDb(await tempStateDir());
     const first = openRun(db, ['A', 'B']);
-    await first.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    await first.recordIntent(1, rowsOf(first, 'A'));
     first.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
     await first.close();
     // Same bytes read with other options: other payouts.
@@ -231,14 +222,11 @@ describe('RunState: resume and other runs', () => {
   it('sees what other runs of the same service sent, and only of that service', async () => {
     const db = await openDb(await tempStateDir());
     const other = openRun(db, ['A', 'B', 'X'], { inputHash: 'other' });
-    await other.recordIntent(
-      1,
-      ['A', 'B', 'X'].map((ref) => ({ ref, hash: 'h' })),
-    );
+    await other.recordIntent(1, rowsOf(other, 'A', 'B', 'X'));
     other.recordOutcome(1, [{ ref: 'A', status: 'failed', message: 'closed account' }]);
     await other.close();
     const elsewhere = openRun(db, ['C'], { inputHash: 'elsewhere', serviceKey: 'sandbox' });
-    await elsewhere.recordIntent(1, [{ ref: 'C', hash: 'h' }]);
+    await elsewhere.recordIntent(1, rowsOf(elsewhere, 'C'));
     await elsewhere.close();
     const prior = priorOf(db, ['C', 'B', 'A', 'D']);
     expect([...prior.settled]).toEqual([
@@ -250,7 +238,7 @@ describe('RunState: resume and other runs', () => {
   it('refuses a reference another run of the service sent as a different payout, naming it', async () => {
     const db = await openDb(await tempStateDir());
     const other = openRun(db, ['A', 'B'], { inputHash: 'other', amount: '2.00' });
-    await other.recordIntent(1, [{ ref: 'A', hash: 'h' }]);
+    await other.recordIntent(1, rowsOf(other, 'A'));
     await other.close();
     const err = (() => {
       try {

@@ -5,7 +5,7 @@ import { showRunList } from '../../../src/core/runs/runs.js';
 import { UsageError } from '../../../src/errors.js';
 import { listRuns, readRun, runIdFor, type StateDb } from '../../../src/state/index.js';
 import { memoryOutput } from '../status/output-helper.js';
-import { fakeClock, openDb, openRun, tempStateDir } from './helpers.js';
+import { fakeClock, openDb, openRun, rowsOf, tempStateDir } from './helpers.js';
 
 /** Two runs of one service and one of another, created a day apart each. */
 async function setup() {
@@ -16,15 +16,7 @@ async function setup() {
     inputHash: 'older',
     now: fakeClock(Date.UTC(2026, 0, 1)),
   });
-  await older.recordIntent(1, [
-    { ref: 'S1', hash: 'h' },
-    { ref: 'S2', hash: 'h' },
-    { ref: 'F1', hash: 'h' },
-    { ref: 'C1', hash: 'h' },
-    { ref: 'P1', hash: 'h' },
-    { ref: 'IF', hash: 'h' },
-    { ref: 'NA', hash: 'h' },
-  ]);
+  await older.recordIntent(1, rowsOf(older, 'S1', 'S2', 'F1', 'C1', 'P1', 'IF', 'NA'));
   older.recordOutcome(1, [
     { ref: 'S1', status: 'success' },
     { ref: 'S2', status: 'success' },
@@ -46,7 +38,7 @@ async function setup() {
     serviceKey: 'sandbox',
     now: fakeClock(Date.UTC(2026, 0, 1) + 2 * day),
   });
-  await sandbox.recordIntent(1, [{ ref: 'Z', hash: 'h' }]);
+  await sandbox.recordIntent(1, rowsOf(sandbox, 'Z'));
   sandbox.recordOutcome(1, [{ ref: 'Z', status: 'success' }]);
   await sandbox.close();
   return { stateDir, db, older, newer, sandbox };
