@@ -99,6 +99,7 @@ let CLI = join(ROOT, 'bin/payouts.js');
 let buildId = 'unknown';
 const CSV_FLOOR = join(ROOT, 'bench/floors/csv-count.mjs');
 const SEND_FLOOR = join(ROOT, 'bench/floors/undici-send.mjs');
+const JOURNAL_FLOOR = join(ROOT, 'bench/floors/sqlite-journal.mjs');
 const STATUS_REF = 'BENCH-STATUS-0001';
 const MIB = 1024 * 1024;
 
@@ -570,9 +571,13 @@ async function rowDryRun() {
   row.floorText = fmtMs(median(s.floorMs));
   row.ratio = median(s.ms) / median(s.floorMs);
   row.pass = row.ratio <= TARGETS.dryrun;
+  row.notes.push(
+    `the journal's own rules alone (bench/floors/sqlite-journal.mjs: csv-parse, the rows, ${n / CHUNK / 2} synced commits of intents and results, the rows and results read back; no HTTP): ${fmtMs(median(journalMs))}, ${fmtRatio(median(journalMs) / median(s.floorMs))} the floor`,
+  );
   cpuAndPairNotes(row, s);
   row.samples.push(`figure ms: ${s.ms.map((x) => x.toFixed(0)).join(', ')}`);
   row.samples.push(`floor ms: ${s.floorMs.map((x) => x.toFixed(0)).join(', ')}`);
+  row.samples.push(`journal alone ms: ${journalMs.map((x) => x.toFixed(0)).join(', ')}`);
   row.method = `Wall time of \`node bin/payouts.js send FILE --dry-run --json\` over a generated ${fmtRows(n)}-row CSV (${(file.bytes / MIB).toFixed(1)} MiB) against bench/floors/csv-count.mjs, which pipes the same file through csv-parse (default options: arrays, no column mapping) and counts the records; ${BIG_RUNS} runs each, alternating, medians compared; both run under /usr/bin/time so they pay the same wrapper. Checks: the dry run's payout_count and every currency's count and exact total equal the generator's (BigInt) figures; the floor counts ${n} records plus the header.`;
   rows.push(row);
 }
@@ -665,6 +670,23 @@ async function sendFloor(row, file) {
   return r;
 }
 
+/** The journal floor: what state.db's rules cost alone, in a fresh folder (for information). */
+async function journalFloor(row, file) {
+  const dir = mkdtempSync(join(tmpRoot, 'journal-floor-'));
+  try {
+    const r = await nodeRun([JOURNAL_FLOOR, file.path, dir, String(CHUNK)], {
+      timeoutMs: 1_200_000,
+    });
+    const doc = parseJson(r.stdout);
+    if (r.code !== 0 || doc.read !== file.rows) {
+      addProblems(row, [`journal floor: ${failure(r)}`]);
+    }
+    return r;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const SEND_FLAGS = `--yes --json --chunk-size ${CHUNK} --concurrency ${CONCURRENCY}`;
 
 async function rowSend() {
@@ -676,11 +698,14 @@ async function rowSend() {
     `≤ ${TARGETS.send.toFixed(1)}`,
   );
   const file = await csvOf(n);
+  const journalMs = [];
   for (let i = 0; i < BIG_RUNS; i++) {
     const a = await sendFigure(row, file);
     const b = await sendFloor(row, file);
+    const j = await journalFloor(row, file);
+    journalMs.push(j.ms);
     log(
-      `send ${fmtRows(n)} ${i + 1}/${BIG_RUNS}: ${fmtMs(a.ms)} (${fmtMiB(a.rssKiB)}) vs floor ${fmtMs(b.ms)} (${fmtMiB(b.rssKiB)})`,
+      `send ${fmtRows(n)} ${i + 1}/${BIG_RUNS}: ${fmtMs(a.ms)} (${fmtMiB(a.rssKiB)}) vs floor ${fmtMs(b.ms)} (${fmtMiB(b.rssKiB)}); journal alone ${fmtMs(j.ms)}`,
     );
   }
   const s = sends.get(n);
@@ -691,9 +716,13 @@ async function rowSend() {
   row.notes.push(
     `peak RSS: CLI ${fmtMiB(median(s.rss))}, floor ${fmtMiB(median(s.floorRss))}; journal ${(median(s.journal) / MIB).toFixed(1)} MiB (${(median(s.journal) / n).toFixed(0)} B/payout)`,
   );
+  row.notes.push(
+    `the journal's own rules alone (bench/floors/sqlite-journal.mjs: csv-parse, the rows, ${n / CHUNK / 2} synced commits of intents and results, the rows and results read back; no HTTP): ${fmtMs(median(journalMs))}, ${fmtRatio(median(journalMs) / median(s.floorMs))} the floor`,
+  );
   cpuAndPairNotes(row, s);
   row.samples.push(`figure ms: ${s.ms.map((x) => x.toFixed(0)).join(', ')}`);
   row.samples.push(`floor ms: ${s.floorMs.map((x) => x.toFixed(0)).join(', ')}`);
+  row.samples.push(`journal alone ms: ${journalMs.map((x) => x.toFixed(0)).join(', ')}`);
   row.method = `Wall time of \`node bin/payouts.js send FILE ${SEND_FLAGS}\` (journal on, fresh state folder each run) of ${fmtRows(n)} generated payouts to bench/service.mjs, a node:http server in its own process that answers every create request at once, against bench/floors/undici-send.mjs, which reads the whole file with csv-parse into prebuilt bodies of ${CHUNK} payouts and only then posts them with undici.request through one shared Agent, ${CONCURRENCY} at a time, reading every answer; ${BIG_RUNS} runs each, alternating, medians compared. Checks after every run (the service's counts are reset before it): the service received exactly ${n} distinct references and no duplicates; the CLI exits 0 with success_count ${n}, failed_count 0 and ${n} results, and wrote a journal; the floor counts ${n} successes.`;
   rows.push(row);
 }

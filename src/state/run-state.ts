@@ -296,7 +296,7 @@ export class RunState {
 
   /**
    * Buffered: the results the service stated for payouts of request `req`, each with the
-   * outcome its row reports; the journal's "done" and the outcome go in one write per row.
+   * outcome its row reports; a stated result is one row of `results`, which is also the outcome.
    */
   recordResults(req: number, rows: Array<{ row: number; outcome: PayoutOutcome }>): void {
     this.assertOpen();

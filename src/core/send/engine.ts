@@ -544,7 +544,7 @@ export class SendEngine {
     return { retry, error: answer.error ?? new Error(why) };
   }
 
-  /** Records per-payout results: the journal's "done" and the outcome store, in one write. */
+  /** Records per-payout results: the journal's result, which is also the row's outcome. */
   private recordResults(req: number, pairs: Array<[Queued, CreateResult]>): void {
     if (!pairs.length) return;
     const rows = pairs.map(([item, r]) => {
