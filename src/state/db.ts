@@ -42,6 +42,37 @@ export function openDatabase(path: string, opts: Database.Options = {}): StateDb
   return pin(new Database(path, opts));
 }
 
+/** How rowWriter writes: `head VALUES (?, ...), ... tail`, `width` values a row. */
+export interface RowWriterSql {
+  head: string;
+  width: number;
+  /** Rows one statement takes; a shorter rest goes by a statement of its own length. */
+  perStatement: number;
+  /** What follows the rows (an ON CONFLICT clause). */
+  tail?: string;
+}
+
+/**
+ * Writes rows of bound values, many to a statement (one call for many rows saves most of the
+ * per-call cost), and empties the list it is given.
+ */
+export function rowWriter(db: StateDb, sql: RowWriterSql): (values: unknown[]) => void {
+  const one = `(${new Array(sql.width).fill('?').join(', ')})`;
+  const text = (n: number) =>
+    `${sql.head} VALUES ${new Array(n).fill(one).join(', ')} ${sql.tail ?? ''}`;
+  const full = db.prepare(text(sql.perStatement));
+  const step = sql.width * sql.perStatement;
+  return (values) => {
+    let k = 0;
+    for (; k + step <= values.length; k += step) {
+      full.run(k === 0 && values.length === step ? values : values.slice(k, k + step));
+    }
+    const rest = (values.length - k) / sql.width;
+    if (rest > 0) db.prepare(text(rest)).run(values.slice(k));
+    values.length = 0;
+  };
+}
+
 /** The schema version of a database (db.pragma would make a statement for each call). */
 function userVersion(db: StateDb): number {
   return (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;

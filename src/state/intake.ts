@@ -5,7 +5,7 @@
  * twice is found in memory (RefIndex) as the rows go in, and confirmed against the rows.
  */
 import { isPidAlive } from '../lock.js';
-import { openPrivateDb, type StateDb } from './db.js';
+import { openPrivateDb, rowWriter, type StateDb } from './db.js';
 import { HASH_VERSION } from './hash.js';
 import { RefIndex, refHash } from './ref-index.js';
 
@@ -81,21 +81,14 @@ interface RowTable {
   at(run: number, row: number): { reference_id: string; file: string; location: string };
 }
 
-/** Writes rows of `width` values each with a statement for one row and one for ROWS_PER_INSERT. */
-function insertsOf(db: StateDb, head: string, width: number): RowTable['write'] {
-  const one = `(${new Array(width).fill('?').join(', ')})`;
-  const single = db.prepare(`${head} VALUES ${one}`);
-  const many = db.prepare(`${head} VALUES ${new Array(ROWS_PER_INSERT).fill(one).join(', ')}`);
-  return (_firstRow, rows, pending) => {
-    if (rows === ROWS_PER_INSERT) many.run(pending);
-    else for (let i = 0; i < rows; i++) single.run(pending.slice(i * width, (i + 1) * width));
-  };
-}
-
 /** state.db's payouts table. */
 function payoutsTable(db: StateDb): RowTable {
-  const head = `INSERT INTO payouts (run, row, reference_id, file, line, location, amount,
-    currency, recipient, description, hash, hash_version)`;
+  const insert = rowWriter(db, {
+    head: `INSERT INTO payouts (run, row, reference_id, file, line, location, amount,
+      currency, recipient, description, hash, hash_version)`,
+    width: 12,
+    perStatement: ROWS_PER_INSERT,
+  });
   const at = db.prepare(
     'SELECT reference_id, file, location FROM payouts WHERE run = ? AND row = ?',
   );
@@ -104,7 +97,7 @@ function payoutsTable(db: StateDb): RowTable {
       out.push(run, row, p.reference_id, p.file, lineOf(p), locationOf(p));
       out.push(p.amount, p.currency, p.recipient, p.description ?? null, p.hash, HASH_VERSION);
     },
-    write: insertsOf(db, head, 12),
+    write: (_firstRow, _rows, pending) => insert(pending),
     at: (run, row) => at.get(run, row) as ReturnType<RowTable['at']>,
   };
 }

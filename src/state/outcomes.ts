@@ -5,7 +5,7 @@ import {
   type StatusKind,
   statusKind,
 } from '../core/statuses.js';
-import type { StateDb } from './db.js';
+import { rowWriter, type StateDb } from './db.js';
 
 /** Status codes of a row (0: the run never reached the row). */
 const SUCCESS = 1;
@@ -97,21 +97,8 @@ function chargesText(charges: number | undefined): string | null {
   return typeof charges === 'number' && Number.isFinite(charges) ? String(charges) : null;
 }
 
-/** Rows an insert statement takes at once; fewer go by a statement of their own length. */
+/** Rows an insert statement takes at once. */
 const ROWS_PER_WRITE = 100;
-
-/** Inserts (or replaces) rows of `width` values each, ROWS_PER_WRITE to a statement. */
-function writerOf(db: StateDb, head: string, width: number): (values: unknown[]) => void {
-  const one = `(${new Array(width).fill('?').join(', ')})`;
-  const sql = (n: number) => `${head} VALUES ${new Array(n).fill(one).join(', ')}`;
-  const full = db.prepare(sql(ROWS_PER_WRITE));
-  return (values) => {
-    const n = values.length / width;
-    if (n === 0) return;
-    (n === ROWS_PER_WRITE ? full : db.prepare(sql(n))).run(values);
-    values.length = 0;
-  };
-}
 
 /**
  * The outcome of each row of one send of a run. A result the service stated goes to the
@@ -140,17 +127,17 @@ export class RunOutcomes {
     private readonly run: number,
     private readonly chargeMinor: ChargeMinor,
   ) {
-    this.writeResults = writerOf(
-      db,
-      `INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)`,
-      8,
-    );
-    this.writeReports = writerOf(
-      db,
-      `INSERT OR REPLACE INTO reports (run, row, status, transaction_id, charges, message,
+    this.writeResults = rowWriter(db, {
+      head: 'INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)',
+      width: 8,
+      perStatement: ROWS_PER_WRITE,
+    });
+    this.writeReports = rowWriter(db, {
+      head: `INSERT OR REPLACE INTO reports (run, row, status, transaction_id, charges, message,
         sent_earlier)`,
-      7,
-    );
+      width: 7,
+      perStatement: ROWS_PER_WRITE,
+    });
     const select = `SELECT p.row, p.reference_id, p.amount, p.currency, d.status,
         d.transaction_id, d.charges, d.message, o.status, o.transaction_id, o.charges,
         o.message, o.sent_earlier, p.file, p.location, p.recipient, p.description

@@ -1,6 +1,6 @@
 import type { PayoutRequest } from '../api/types.js';
 import type { PayoutOutcome } from '../core/send/outcome.js';
-import type { StateDb } from './db.js';
+import { rowWriter, type StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
 import type { OutcomeResult } from './outcome-result.js';
@@ -80,14 +80,6 @@ function sameRows(db: StateDb, stored: number, staged: number): boolean {
   return differ === undefined;
 }
 
-/** An intent's insert of `n` payouts: a row of intents each, or its state again if it had one. */
-function intentSql(n: number): string {
-  return `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-    VALUES ${new Array(n).fill("(?, ?, 'in_flight', ?, ?, NULL, ?)").join(', ')}
-    ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
-      sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`;
-}
-
 /** The statements a run's state writes and reads with. */
 function statementsOf(db: StateDb) {
   // These take a record's references as one JSON array, found through the reference index.
@@ -95,8 +87,14 @@ function statementsOf(db: StateDb) {
     AND p.reference_id IN (SELECT value FROM json_each(@refs))`;
   const open = 'NOT EXISTS (SELECT 1 FROM results d WHERE d.run = @run AND d.row = p.row)';
   return {
-    intent: db.prepare(intentSql(INTENT_ROWS)),
-    intentOf: (n: number) => db.prepare(intentSql(n)),
+    // A row of intents a payout, or its state again if it had one (sent again once freed).
+    intent: rowWriter(db, {
+      head: 'INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)',
+      width: 7,
+      perStatement: INTENT_ROWS,
+      tail: `ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
+        sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`,
+    }),
     // Results read back by reference: [ref, status, transaction id, charges, message] each.
     done: db.prepare(
       `INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)
@@ -254,14 +252,8 @@ export class RunState {
     const run = this.id;
     this.ops.push(() => {
       const values: unknown[] = [];
-      for (let k = 0; k < rows.length; k += INTENT_ROWS) {
-        const part = rows.slice(k, k + INTENT_ROWS);
-        for (const row of part) values.push(run, row, req, at, at);
-        const stmt =
-          part.length === INTENT_ROWS ? this.stmts.intent : this.stmts.intentOf(part.length);
-        stmt.run(values);
-        values.length = 0;
-      }
+      for (const row of rows) values.push(run, row, 'in_flight', req, at, null, at);
+      this.stmts.intent(values);
     });
     return this.commit();
   }
