@@ -108,7 +108,7 @@ const ROWS_PER_WRITE = 100;
  */
 export class RunOutcomes {
   private codes = new Uint8Array(16);
-  /** Outcomes not written yet, by row, with the request and time of a stated result. */
+  /** Outcomes not written yet, by row; and stated results not written yet, by row. */
   private readonly pending = new Map<number, PayoutOutcome>();
   private readonly stated = new Map<number, StatedResult>();
   private readonly counts = [0, 0, 0, 0, 0, 0, 0];

@@ -77,6 +77,18 @@ export class FakeClock implements Clock {
   };
 }
 
+/** A fake clock during which the user presses Ctrl-C (`stop`) as a wait of a second or more begins. */
+export function clockStoppedAtLongWait(): { clock: FakeClock; stop: AbortController } {
+  const stop = new AbortController();
+  const clock = new FakeClock();
+  const sleep = clock.sleep;
+  clock.sleep = (ms, signal) => {
+    if (ms >= 1000) stop.abort();
+    return sleep(ms, signal);
+  };
+  return { clock, stop };
+}
+
 /** A runtime over in-memory streams, for calling reportError and friends directly. */
 export function memoryRuntime(): { runtime: Runtime; stdout(): string; stderr(): string } {
   const out = collector();

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempHome } from '../helpers/cli.js';
 import { type CreatePolicy, LedgerService } from '../helpers/ledger-service.js';
-import { FakeClock, type MainOptions, type MainResult, runMain } from '../helpers/main.js';
+import {
+  clockStoppedAtLongWait,
+  FakeClock,
+  type MainOptions,
+  type MainResult,
+  runMain,
+} from '../helpers/main.js';
 
 // Issue 18: what earlier runs did is known before the question, which names what will move;
 // a file sent in full asks nothing.
@@ -125,13 +131,7 @@ describe('the confirmation names what this run will send', () => {
   });
 
   it('payouts left in flight are shown to be read back, and the question says so', async () => {
-    const stop = new AbortController();
-    const slow = new FakeClock();
-    const sleep = slow.sleep;
-    slow.sleep = (ms, signal) => {
-      if (ms >= 1000) stop.abort();
-      return sleep(ms, signal);
-    };
+    const { clock: slow, stop } = clockStoppedAtLongWait();
     await start((n) => (n === 3 ? { apply: 'none', cut: true } : {}));
     const first = await send(['--yes', '--json'], { interrupt: stop.signal, clock: slow });
     expect(first.code).toBe(7);

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
+import { clockStoppedAtLongWait, FakeClock, type MainResult, runMain } from '../helpers/main.js';
 
 // Issue 18: every row of the input appears in every result, whatever stopped the run, and
 // the counts add up to the input's rows.
@@ -83,13 +83,7 @@ describe('every row in every result', () => {
   });
 
   it('interrupted during a read-back: the unknown ones and the rest add up, exit 7', async () => {
-    const stop = new AbortController();
-    const clock = new FakeClock();
-    const sleep = clock.sleep;
-    clock.sleep = (ms, signal) => {
-      if (ms >= 1000) stop.abort();
-      return sleep(ms, signal);
-    };
+    const { clock, stop } = clockStoppedAtLongWait();
     const r = await send((n) => (n === 3 ? { apply: 'none', cut: true } : {}), {
       interrupt: stop,
       clock,

@@ -9,7 +9,7 @@ import {
   ledgerPerTest,
   type Reply,
 } from '../helpers/ledger-service.js';
-import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
+import { clockStoppedAtLongWait, FakeClock, type MainResult, runMain } from '../helpers/main.js';
 
 // One test per finding of the never-pay-twice audit (issue 16): each runs against a loopback
 // service that answers that way and logs what it applied, then runs the same command again.
@@ -263,19 +263,13 @@ describe('3b. stopping the wait', () => {
     const home = fixture.home();
     const file = join(home.dir, 'run.csv');
     writeFileSync(file, 'reference_id,amount,currency,recipient\nW-1,10.50,EUR,w@example.com\n');
-    const stop = new AbortController();
-    const clock = new FakeClock();
-    const sleep = clock.sleep;
     // The user presses Ctrl-C as the long wait begins.
-    clock.sleep = (ms, signal) => {
-      if (ms >= 1000) stop.abort();
-      return sleep(ms, signal);
-    };
+    const { clock, stop } = clockStoppedAtLongWait();
     const args = ['send', file, '--yes', '--json'];
     const first = await runMain(args, { env: svc.env(home.env), clock, interrupt: stop.signal });
     expect(first.code).toBe(7);
     expect(statuses(first)).toEqual({ 'W-1': 'unknown' });
-    clock.sleep = sleep;
+    // Its waits stop only `stop`, which the second run does not listen to.
     const second = await runMain(args, { env: svc.env(home.env), clock });
     expect(second.code).toBe(0);
     expect(svc.appliedTwice()).toEqual([]);
