@@ -1,6 +1,17 @@
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import Conf from 'conf';
 import { UsageError } from '../errors.js';
 import { jsonErrorOffset, lineAndColumn } from './json-error.js';
 
@@ -21,7 +32,7 @@ interface ConfigShape {
 
 /**
  * The error for a config file that is not valid JSON: the file and the line, never its text
- * (conf's SyntaxError quotes the file, secret included).
+ * (JSON.parse's SyntaxError may quote the file, secret included).
  */
 export function unreadableConfigError(path: string): UsageError {
   let where = '';
@@ -67,9 +78,12 @@ function permissionWarnings(dir: string, file: string): string[] {
   return warnings;
 }
 
-/** The config file: profiles kept by conf in a 0600 file inside a 0700 folder. */
+/**
+ * The config file: profiles in a 0600 JSON file inside a 0700 folder, read on each call and
+ * replaced atomically. Not `conf`: it loads `when-exit`, which takes over SIGINT and SIGTERM
+ * and re-raises them, so a run with a stored profile could not be stopped cleanly.
+ */
 export class ConfigStore {
-  private readonly conf: Conf<ConfigShape>;
   /** Path of the config file. */
   readonly path: string;
   /** Found when the store was opened: the file or folder is open to other users. */
@@ -84,31 +98,45 @@ export class ConfigStore {
     }
     this.path = resolve(dir, 'config.json');
     this.warnings = permissionWarnings(dir, this.path);
-    this.conf = this.reading(
-      () =>
-        new Conf<ConfigShape>({
-          cwd: dir,
-          configName: 'config',
-          configFileMode: 0o600,
-          defaults: { profiles: {} },
-          clearInvalidConfig: false,
-        }),
-    );
+    this.profiles();
   }
 
-  /** Runs a conf call, which reads the file each time, turning a JSON syntax error into ours. */
-  private reading<T>(read: () => T): T {
+  /** The stored profiles; none when the file does not exist yet. */
+  private profiles(): Record<string, StoredProfile> {
+    let text: string;
     try {
-      return read();
+      text = readFileSync(this.path, 'utf8');
     } catch (error) {
-      if (error instanceof SyntaxError) throw unreadableConfigError(this.path);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
       throw error;
     }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw unreadableConfigError(this.path);
+    }
+    const profiles = (parsed as Partial<ConfigShape> | null)?.profiles;
+    return typeof profiles === 'object' && profiles !== null ? { ...profiles } : {};
   }
 
-  /** The stored profiles. */
-  private profiles(): Record<string, StoredProfile> {
-    return this.reading(() => this.conf.get('profiles'));
+  /** Writes the whole file: a temporary file, synced, renamed over the old one. */
+  private write(profiles: Record<string, StoredProfile>): void {
+    const shape: ConfigShape = { profiles };
+    const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
+    const fd = openSync(temp, 'w', 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify(shape, undefined, '\t')}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      renameSync(temp, this.path);
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
   }
 
   /** A stored profile, or undefined. */
@@ -125,19 +153,19 @@ export class ConfigStore {
 
   /** Merges values into a profile, creating it when needed; a key set to undefined is removed. */
   saveProfile(name: string, values: StoredProfile): void {
-    const profiles = { ...this.profiles() };
+    const profiles = this.profiles();
     const merged: Record<string, unknown> = { ...profiles[name], ...values };
     for (const key of Object.keys(merged)) if (merged[key] === undefined) delete merged[key];
     profiles[name] = merged as StoredProfile;
-    this.reading(() => this.conf.set('profiles', profiles));
+    this.write(profiles);
   }
 
   /** Deletes a profile; returns whether it existed. */
   removeProfile(name: string): boolean {
-    const profiles = { ...this.profiles() };
+    const profiles = this.profiles();
     if (!Object.hasOwn(profiles, name)) return false;
     delete profiles[name];
-    this.reading(() => this.conf.set('profiles', profiles));
+    this.write(profiles);
     return true;
   }
 }
