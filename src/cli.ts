@@ -1,3 +1,4 @@
+import { closeSync, fstatSync } from 'node:fs';
 import type { Runtime } from './context.js';
 import { main, reportUnfinished } from './main.js';
 import { version } from './version.js';
@@ -5,14 +6,38 @@ import { version } from './version.js';
 /** The entry point: builds the runtime from the process, runs, and is the only place that exits. */
 const interrupt = new AbortController();
 let interrupts = 0;
-const onSignal = () => {
+let hungUp = false;
+
+/**
+ * Exits with the code. After the terminal has gone, its descriptors are closed first: Node 20
+ * and 22 abort at exit when they cannot restore a terminal that is no longer there
+ * (nodejs/node#51519), and they skip a descriptor that is closed.
+ */
+function exitWith(code: number): never {
+  if (hungUp) {
+    for (const fd of [0, 1, 2]) {
+      try {
+        if (fstatSync(fd).isCharacterDevice()) closeSync(fd);
+      } catch {
+        // Already closed.
+      }
+    }
+  }
+  process.exit(code);
+}
+
+const onSignal = (signal: NodeJS.Signals) => {
+  if (signal === 'SIGHUP') hungUp = true;
   interrupts += 1;
   // A second Ctrl-C means "now": in-flight requests are abandoned, the journal says which.
-  if (interrupts > 1) process.exit(130);
+  if (interrupts > 1) exitWith(130);
   interrupt.abort();
 };
-process.on('SIGINT', onSignal);
-process.on('SIGTERM', onSignal);
+// Ctrl-C, a cancelled CI job, a closed terminal and Windows' Ctrl-Break all stop the run the
+// same way: no new request, those in flight finish, every row reported, exit 130.
+const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+if (process.platform === 'win32') signals.push('SIGBREAK');
+for (const signal of signals) process.on(signal, onSignal);
 
 const argv = process.argv.slice(2);
 const runtime: Runtime = {
@@ -36,7 +61,7 @@ const runtime: Runtime = {
 
 /** Exits once stdout has drained, so a large --json document is never cut short. */
 function exitAfterStdout(code: number): void {
-  process.stdout.write('', () => process.exit(code));
+  process.stdout.write('', () => exitWith(code));
 }
 
 let settled = false;

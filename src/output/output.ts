@@ -58,6 +58,12 @@ export function rawListItem(json: string): string {
 /** Bytes before an item's JSON text in a rawListItem line. */
 export const RAW_ITEM_INDENT = 4;
 
+/** Whether a write error means the stream's reader or terminal has gone. */
+function readerGone(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === 'EPIPE' || code === 'EIO' || code === 'ENXIO';
+}
+
 /** A progress indicator that is a no-op when stderr is not a terminal. */
 export interface Progress {
   update(text: string): void;
@@ -79,6 +85,8 @@ export class Output {
   private activeProgress: { stop(): void } | undefined;
   /** Set once stdout's reader has gone (EPIPE): what is left to print is dropped. */
   private stdoutGone = false;
+  /** Set once stderr's terminal or reader has gone: messages are dropped. */
+  private stderrGone = false;
 
   constructor(private readonly opts: OutputOptions) {
     this.json = opts.json;
@@ -92,12 +100,19 @@ export class Output {
     // `payouts send --json | head` closes the pipe mid-document. The run must still finish
     // (the journal records every outcome) and exit with its own code, not crash on EPIPE.
     opts.stdout.on('error', (err: NodeJS.ErrnoException) => {
-      if (errorCode(err) !== 'EPIPE') throw err;
+      if (!readerGone(err)) throw err;
       if (this.stdoutGone) return;
       this.stdoutGone = true;
       this.warn(
-        'standard output was closed before everything was written (EPIPE): the rest of the output is dropped, and the run goes on to its end',
+        `standard output was closed before everything was written (${errorCode(err)}): the rest of the output is dropped, and the run goes on to its end`,
       );
+    });
+    // A closed terminal (SIGHUP) fails every later write with EIO: the run still finishes
+    // and records every outcome, with no one left to read its messages.
+    opts.stderr.on('error', (err: NodeJS.ErrnoException) => {
+      if (!readerGone(err)) throw err;
+      this.stderrGone = true;
+      this.activeProgress = undefined;
     });
   }
 
@@ -235,13 +250,20 @@ export class Output {
     if (this.debugEnabled) this.writeErr(this.errColor.dim(`debug: ${message}`));
   }
 
-  /** Starts a spinner on a terminal; elsewhere returns a progress that prints nothing. */
+  /**
+   * Starts a spinner on a terminal; elsewhere returns a progress that prints nothing. A
+   * terminal that reports 0 columns gets none: the spinner would redraw without end.
+   */
   async progress(text: string): Promise<Progress> {
-    if (this.json || this.opts.noColor || !this.opts.stderr.isTTY) {
+    const { stderr } = this.opts;
+    if (this.json || this.opts.noColor || !stderr.isTTY || stderr.columns === 0) {
       return { update() {}, stop() {} };
     }
     const { default: ora } = await import('ora');
-    const spinner = ora({ text, stream: this.opts.stderr }).start();
+    // discardStdin would put the terminal in raw mode, where Ctrl-C is a key, not SIGINT, and
+    // it reads that key only while stdin flows: with --yes nothing had read stdin, so the
+    // key went unseen and the run could not be stopped.
+    const spinner = ora({ text, stream: stderr, discardStdin: false }).start();
     this.activeProgress = spinner;
     return {
       update: (t) => {
@@ -363,6 +385,7 @@ export class Output {
   /** Writes a message line to stderr, escaped as print escapes stdout text. */
   private writeErr(message: string): void {
     this.clearProgress();
+    if (this.stderrGone || this.opts.stderr.destroyed) return;
     const own = { colours: this.errColor.level > 0, lineBreaks: true };
     this.opts.stderr.write(`${terminalText(message, own)}\n`);
   }

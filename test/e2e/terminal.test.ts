@@ -1,39 +1,12 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/cli.js';
 import { type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { writeRun } from '../helpers/sandbox.js';
+import { onTerminal } from '../helpers/terminal.js';
 
 // Issue 18, as a finance person meets it at a terminal: confirm, Ctrl-C halfway, run again,
 // run a third time. The built binary runs on a pseudo-terminal driven by a small Python script.
-
-const DRIVER = fileURLToPath(new URL('../helpers/pty-driver.py', import.meta.url));
-
-type Step = { expect: string } | { send: string } | { wait_file: string };
-
-interface Screen {
-  output: string;
-  code: number;
-  steps: number;
-}
-
-/** Runs `payouts ARGS` on a 100-column pseudo-terminal, playing `script`. */
-function onTerminal(args: string[], script: Step[], env: Record<string, string>): Promise<Screen> {
-  const command = [DRIVER, JSON.stringify(script), '--', process.execPath, BIN, ...args];
-  const fullEnv = { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8', TERM: 'xterm', ...env };
-  return new Promise((resolve, reject) => {
-    execFile('python3', command, { env: fullEnv, timeout: 90_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${err.message}\n${stderr}`));
-      else {
-        const screen = JSON.parse(stdout) as Screen;
-        resolve({ ...screen, output: screen.output.replace(/\r\n/g, '\n') });
-      }
-    });
-  });
-}
 
 let svc: LedgerService | undefined;
 const fixture = ledgerPerTest();
