@@ -56,8 +56,8 @@ function reportStatuses(path: string): Map<string, string> {
 }
 
 /** After a stop: nothing applied twice, and a second run sends the rest and exits 0. */
-async function finishesOnceOnRerun(s: Setup): Promise<void> {
-  const again = await onTerminal(sendArgs(s, '--yes'), [], s.home.env);
+async function finishesOnceOnRerun(s: Setup, env: Record<string, string> = {}): Promise<void> {
+  const again = await onTerminal(sendArgs(s, '--yes'), [], { ...s.home.env, ...env });
   expect(again.output).toMatch(/20 payouts: 20 succeeded, 0 failed/);
   expect(again.code).toBe(0);
   expect([...s.svc.held.keys()].sort()).toEqual([...s.refs].sort());
@@ -85,6 +85,34 @@ describe('Ctrl-C on a terminal, spinner on, credentials from a stored profile', 
       await finishesOnceOnRerun(s);
     },
   );
+});
+
+describe('a second Ctrl-C', () => {
+  it('exits at once; the next run reads back what was in flight and sends it once', async () => {
+    const home = fixture.home();
+    const marker = join(home.dir, 'third-request');
+    // The third request is applied at once but answered only after 20 s: it is in flight.
+    const svc = await fixture.start((n) => {
+      if (n === 3) writeFileSync(marker, '');
+      return n === 3 ? { delayMs: 20_000 } : {};
+    });
+    await storeProfile(home.env, svc.url);
+    const { file, refs } = writeRun(home.dir, 20);
+    const s = { svc, home, file, refs, marker };
+    const stopped = await onTerminal(
+      sendArgs(s, '--yes'),
+      [{ wait_file: marker }, { send: '\u0003' }, { expect: 'Ctrl-C again' }, { send: '\u0003' }],
+      home.env,
+    );
+    expect(stopped.steps).toBe(4);
+    expect(stopped.output).toContain('waiting for the 1 request in flight to finish');
+    expect(stopped.output).not.toContain('20 payouts:');
+    expect(stopped.code).toBe(130);
+    expect(svc.held.size).toBe(6);
+    // The intents of the two chunks waiting behind it were written too: the next run finds
+    // them not at the service and sends them only after the quiet time (short here).
+    await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
+  });
 });
 
 describe('a terminal that reports 0 columns', () => {

@@ -189,6 +189,17 @@ export class SendEngine {
     this.readPace = new Pace({ initial: 4, max: 16, clock: this.clock });
     this.random = deps.random ?? Math.random;
     this.quietMs = settings.quietMs ?? DEFAULT_QUIET_MS;
+    deps.interrupt.addEventListener('abort', () => this.stoppingNotice(), { once: true });
+  }
+
+  /** Tells the operator, at the first Ctrl-C, what the run still waits for and how to stop it. */
+  private stoppingNotice(): void {
+    const n = this.running.size;
+    if (n === 0) return;
+    const requests = `${n} request${n === 1 ? '' : 's'}`;
+    this.deps.warn(
+      `stopping: no new request starts; waiting for the ${requests} in flight to finish. Press Ctrl-C again to stop at once: the next run then reads ${n === 1 ? 'it' : 'them'} back before sending anything`,
+    );
   }
 
   /** Every payout the run reached, in input order, with its outcome. */
