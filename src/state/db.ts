@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { PayoutsError } from '../errors.js';
 import { MIGRATIONS } from './schema.js';
-import { importV1Journals } from './v1/import.js';
 
 /** A connection to state.db (or to a scratch database of the same schema). */
 export type StateDb = Database.Database;
@@ -96,7 +95,7 @@ export function migrate(db: StateDb, path: string): void {
 
 /**
  * Opens (creating if need be) the state database of a state folder: WAL, every commit
- * synced (synchronous=FULL), migrated, and with any v1 journals imported once.
+ * synced (synchronous=FULL) and migrated.
  */
 export async function openStateDb(stateDir: string): Promise<StateDb> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
@@ -110,7 +109,6 @@ export async function openStateDb(stateDir: string): Promise<StateDb> {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = FULL');
     migrate(db, path);
-    await importV1Journals(db, stateDir);
   } catch (err) {
     db.close();
     throw err;

@@ -17,5 +17,4 @@ export {
 } from './run-state.js';
 export { type PriorRow, priorRows } from './prior.js';
 export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
-export { JournalCorruptError } from './v1/errors.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';
