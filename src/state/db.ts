@@ -2,6 +2,7 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { PayoutsError } from '../errors.js';
+import { sha256Hex16 } from './hash.js';
 import { MIGRATIONS } from './schema.js';
 
 /** A connection to state.db (or to a scratch database of the same schema). */
@@ -86,6 +87,8 @@ export function migrate(db: StateDb, path: string): void {
     );
   }
   if (current === MIGRATIONS.length) return;
+  // Step 3 derives service and run ids in SQL, as hash.ts does (PostgreSQL: sha256()).
+  db.function('sha256_16', { deterministic: true }, (text) => sha256Hex16(String(text)));
   db.transaction(() => {
     // Another process may have migrated since the version was read: read it again under the lock.
     for (const step of MIGRATIONS.slice(userVersion(db))) db.exec(step);

@@ -5,11 +5,11 @@ import { hash } from 'node:crypto';
 export const HASH_VERSION = 2;
 
 /** First 16 hex characters of the SHA-256 of a text. */
-function sha256Hex16(text: string): string {
+export function sha256Hex16(text: string): string {
   return hash('sha256', text, 'hex').slice(0, 16);
 }
 
-/** Identifies a service (base URL and client id, or "sandbox") without revealing it. */
+/** Identifies a service (its base URL, or "sandbox") without revealing it. */
 export function serviceId(serviceKey: string): string {
   return sha256Hex16(serviceKey);
 }

@@ -13,7 +13,7 @@ const base = { reference_id: 'PAY-1', amount: '10.5', currency: 'USD', recipient
 
 describe('ids', () => {
   it('serviceId is the first 16 hex chars of sha256(serviceKey)', () => {
-    const key = 'https://pay.example.com abc-client-id';
+    const key = 'https://pay.example.com';
     const full = createHash('sha256').update(key).digest('hex');
     expect(serviceId(key)).toBe(full.slice(0, 16));
     expect(serviceId('sandbox')).not.toBe(serviceId(key));
