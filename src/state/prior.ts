@@ -100,6 +100,22 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
   }
 }
 
+/** The staged payouts of a send, in row order (to look them up at the service). */
+export function stagedPayouts(intake: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
+  const rows = intake.db
+    .prepare(
+      `SELECT row, reference_id, amount, currency, recipient, description FROM payouts
+       WHERE run = ? ORDER BY row`,
+    )
+    .all(intake.id) as PayoutRow[];
+  return rows.map((r) => ({ row: r.row, payout: payoutOf(r) }));
+}
+
+/** Whether state.db (of a send) holds any run of the service. */
+export function hasHistory(intake: RunIntake, serviceKey: string): boolean {
+  return sentBefore(intake.db, 'main', serviceId(serviceKey));
+}
+
 /** Whether the schema holds a run of the service (a staged run has none yet): else nothing to look up. */
 function sentBefore(db: StateDb, schema: string, service: string): boolean {
   return (
