@@ -7,6 +7,7 @@ import {
   type LedgerService,
   ledgerPerTest,
 } from '../helpers/ledger-service.js';
+import { sendJson } from '../helpers/http-servers.js';
 import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
 
 // Issue 25: one history per service, whatever the machine, the state folder or the key.
@@ -117,6 +118,41 @@ describe('a second, empty state folder', () => {
     expect(second.failedOut).toEqual([]);
     expect(refs.every((r) => svc.posts.get(r) === 1)).toBe(true);
     expectNeverTwice(svc, second.failedOut, amountOf);
+  });
+});
+
+describe('a "failed" answer', () => {
+  it('that cannot be read back is unknown (exit 7), never failed nor in --failed-out', async () => {
+    const svc = await start(undefined, { refuseDuplicates: true });
+    const clock = new FakeClock();
+    const [a, b] = [machine(), machine()];
+    const { file, amountOf } = payoutFile(a.dir, 2);
+    expect((await send(svc, { home: a, file, clock })).code).toBe(0);
+    svc.onGet = (_ref, res) => {
+      sendJson(res, 500, { success: false, message: ['Internal error'], data: [] });
+      return true;
+    };
+    const r = await send(svc, { home: b, file, clock });
+    expect(r.code).toBe(7);
+    const doc = JSON.parse(r.stdout) as Doc;
+    expect(doc.failed_count).toBe(0);
+    expect(doc.results.map((x) => x.status)).toEqual(['unknown', 'unknown']);
+    expect(r.failedOut).toEqual([]);
+    expectNeverTwice(svc, r.failedOut, amountOf);
+  });
+
+  it('that the service holds as another payout stays failed, in --failed-out', async () => {
+    const svc = await start(undefined, { refuseDuplicates: true });
+    const clock = new FakeClock();
+    const home = machine();
+    const { file, amountOf } = payoutFile(home.dir, 2);
+    svc.preload({ reference_id: 'H-1', amount: 70, currency: 'EUR', recipient: 'x@example.com' });
+    const r = await send(svc, { home, file, clock });
+    expect(r.code).toBe(4);
+    const doc = JSON.parse(r.stdout) as Doc;
+    expect(doc.failed_count).toBe(1);
+    expect(r.failedOut).toEqual(['H-1']);
+    expectNeverTwice(svc, r.failedOut, amountOf);
   });
 });
 
