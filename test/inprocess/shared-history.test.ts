@@ -102,6 +102,14 @@ describe('a second, empty state folder', () => {
     const creates = svc.creates;
     expect((await send(svc, { home: b, file, clock })).code).toBe(0);
     expect(svc.creates).toBe(creates);
+    // As people read it: the table and the closing line say where they were found.
+    const c = machine();
+    const env = { ...svc.env(c.env), PAYOUTS_CLIENT_ID: 'client-1' };
+    const text = await runMain(['send', file, '--yes'], { env, clock });
+    expect(text.stdout).toContain('success (sent earlier, found at the service)');
+    expect(text.stdout).toMatch(
+      /12 payouts: 12 succeeded, 0 failed, 0 pending \(12 sent earlier, not sent again, 12 of them found at the service\)/,
+    );
   });
 
   it('against a service that does not: --check-service finds them before anything is sent', async () => {
