@@ -95,17 +95,21 @@ export function priorState(rows: PriorRow[], clientId?: string): PriorState {
   const recheck = new Map<number, Recheck>();
   const conflicts: Problem[] = [];
   for (const r of rows) {
-    if (r.hash !== null && !sameHash(r.hash, r.hash_version, r.payout)) {
-      conflicts.push(conflict(r));
-      continue;
-    }
-    const ref = r.payout.reference_id;
+    // Another key may be another account, whose payouts under our references are not ours:
+    // only the service, asked with this key, can tell (whatever fields it recorded).
     if (r.state === 'done' && r.status && foreign(r, clientId)) {
       if (!settled.has(r.row)) {
         const { row, payout, run_id: runId } = r;
         recheck.set(row, { row, payout, runId, clientId: r.client_id ?? '' });
       }
-    } else if (r.state === 'done' && r.status) {
+      continue;
+    }
+    if (r.hash !== null && !sameHash(r.hash, r.hash_version, r.payout)) {
+      conflicts.push(conflict(r));
+      continue;
+    }
+    const ref = r.payout.reference_id;
+    if (r.state === 'done' && r.status) {
       settled.set(r.row, confirmedOutcome(r));
       recheck.delete(r.row);
       inFlight.delete(ref);
