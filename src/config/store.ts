@@ -24,6 +24,8 @@ export interface StoredProfile {
   clientSecret?: string;
   secretIn?: 'keyring';
   baseUrl?: string;
+  /** Seconds before "Payout not found" counts, for a slow service (`config set quiet_time`). */
+  quietTime?: number;
 }
 
 interface ConfigShape {

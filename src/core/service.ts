@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PayoutClient } from '../api/client.js';
 import { Secret } from '../api/secret.js';
 import { openSystemKeyring, type SecretStore } from '../config/keyring.js';
@@ -10,14 +12,17 @@ import {
 import type { CommandContext } from '../context.js';
 import { configDir, stateDir } from '../paths.js';
 import { userAgent } from '../version.js';
-import { type Timing, timingFor } from './timing.js';
+import { type Timing, timingFor, withQuietTime } from './timing.js';
 
 /** The service key of the built-in sandbox. */
 export const SANDBOX_SERVICE_KEY = 'sandbox';
 
-/** What names a service in the state database: its base URL and the client id used. */
-export function serviceKeyOf(baseUrl: string, clientId: string): string {
-  return `${baseUrl} ${clientId}`;
+/**
+ * What names a service in the state database and its run lock: its normalized base URL. The
+ * Client-Id is not part of it, so a rotated key or a colleague's key shares the history.
+ */
+export function serviceKeyOf(baseUrl: string): string {
+  return baseUrl;
 }
 
 /** A service to talk to: a client plus what identifies the service in journals and summaries. */
@@ -26,7 +31,7 @@ export interface ServiceConnection {
   settings: CompleteSettings;
   /** True when the service is the built-in sandbox. */
   sandbox: boolean;
-  /** Identifies the service for journals and the run lock: base URL and client id, or "sandbox". */
+  /** Identifies the service for the history and the run lock: its base URL, or "sandbox". */
   serviceKey: string;
   timing: Timing;
   close(): Promise<void>;
@@ -74,6 +79,15 @@ export function loadStore(ctx: CommandContext): Promise<ConfigStore> {
     stores.set(ctx, store);
   }
   return store;
+}
+
+/**
+ * The quiet time a profile sets (`config set quiet_time`), read whenever a config file exists:
+ * credentials from the environment do not make a slow service quick.
+ */
+async function profileQuietTime(ctx: CommandContext, profile: string): Promise<number | undefined> {
+  if (!existsSync(join(configDir(ctx.runtime.env), 'config.json'))) return undefined;
+  return (await loadStore(ctx)).profile(profile)?.quietTime;
 }
 
 /** Opens a connection to the configured service, or to an in-process sandbox with --sandbox. */
@@ -127,8 +141,8 @@ export async function openService(
     client,
     settings,
     sandbox: false,
-    serviceKey: serviceKeyOf(settings.baseUrl, settings.clientId),
-    timing,
+    serviceKey: serviceKeyOf(settings.baseUrl),
+    timing: withQuietTime(timing, await profileQuietTime(ctx, settings.profile)),
     close: () => client.close(),
   };
 }

@@ -15,7 +15,6 @@ export {
   type RunPayout,
   RunState,
 } from './run-state.js';
-export { type PriorRow, priorRows } from './prior.js';
+export { hasHistory, type PriorRow, priorRows, stagedPayouts } from './prior.js';
 export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
-export { JournalCorruptError } from './v1/errors.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

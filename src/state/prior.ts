@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
-import { STATE_DB, type StateDb } from './db.js';
+import { migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
 import type { RunIntake } from './intake.js';
 import { serviceId } from './hash.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
+import { MIGRATIONS } from './schema.js';
 
 /** One of a run's staged payouts that an earlier run of the same service sent. */
 export interface PriorRow {
@@ -12,6 +13,8 @@ export interface PriorRow {
   payout: PayoutRequest;
   /** The run that holds the state. */
   run_id: string;
+  /** The Client-Id that run sent under (null: not recorded). */
+  client_id: string | null;
   /** That run's payout hash for the reference, and its version (null: not known). */
   hash: string | null;
   hash_version: number;
@@ -43,7 +46,7 @@ function query(
   const rows = db
     .prepare(
       `SELECT m.row, m.reference_id, m.amount, m.currency, m.recipient, ${staged.description},
-         r.run_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
+         r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
          o.status, o.transaction_id, o.charges, o.message
        FROM ${staged.rows}
        JOIN ${history}.journal o ON o.reference_id = m.reference_id
@@ -56,6 +59,7 @@ function query(
     row: r.row,
     payout: payoutOf(r),
     run_id: r.run_id,
+    client_id: r.client_id,
     hash: r.hash,
     hash_version: r.hash_version,
     state: r.state,
@@ -88,12 +92,50 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
   // A private database locks exclusively; state.db must stay open to other runs.
   db.exec('PRAGMA locking_mode = NORMAL');
   db.prepare('ATTACH DATABASE ? AS history').run(path);
+  if (olderSchema(db)) {
+    // An older file names its services otherwise: bring it up to date, as a send would.
+    db.exec('DETACH DATABASE history');
+    migrateFile(path);
+    db.prepare('ATTACH DATABASE ? AS history').run(path);
+  }
   try {
     return sentBefore(db, 'history', params.service)
       ? query(db, STAGED.dryRun, 'history', params)
       : [];
   } finally {
     db.exec('DETACH DATABASE history');
+  }
+}
+
+/** The staged payouts of a send, in row order (to look them up at the service). */
+export function stagedPayouts(intake: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
+  const rows = intake.db
+    .prepare(
+      `SELECT row, reference_id, amount, currency, recipient, description FROM payouts
+       WHERE run = ? ORDER BY row`,
+    )
+    .all(intake.id) as PayoutRow[];
+  return rows.map((r) => ({ row: r.row, payout: payoutOf(r) }));
+}
+
+/** Whether state.db (of a send) holds any run of the service. */
+export function hasHistory(intake: RunIntake, serviceKey: string): boolean {
+  return sentBefore(intake.db, 'main', serviceId(serviceKey));
+}
+
+/** Whether the attached state.db is of an older schema than this version writes. */
+function olderSchema(db: StateDb): boolean {
+  const v = db.prepare('PRAGMA history.user_version').get() as { user_version: number };
+  return v.user_version < MIGRATIONS.length;
+}
+
+/** Migrates a state.db file in place (see migrate). */
+function migrateFile(path: string): void {
+  const file = openDatabase(path, { timeout: 30_000 });
+  try {
+    migrate(file, path);
+  } finally {
+    file.close();
   }
 }
 

@@ -4,6 +4,7 @@ import { type ExitSink, examples } from '../command.js';
 import { registerCheck } from './check.js';
 import { registerPath } from './path.js';
 import { registerRemove } from './remove.js';
+import { registerSet } from './set.js';
 import { registerSetCredentials } from './set-credentials.js';
 import { registerShow } from './show.js';
 
@@ -18,6 +19,7 @@ export function registerConfig(program: Command, runtime: Runtime, sink: ExitSin
         'payouts config set-credentials --base-url https://pay.example.com',
         'printf \'%s\' "$SECRET" | payouts config set-credentials --client-id ID --client-secret-stdin',
         'payouts config show',
+        'payouts config set quiet_time 120   # a service slow to show what it applied',
         'payouts config check',
         'payouts --profile staging config remove',
       )}
@@ -26,6 +28,7 @@ PAYOUTS_BASE_URL, PAYOUTS_PROFILE), then the stored profile.
 `,
     );
   registerSetCredentials(config, runtime, sink);
+  registerSet(config, runtime, sink);
   registerShow(config, runtime, sink);
   registerPath(config, runtime, sink);
   registerCheck(config, runtime, sink);

@@ -27,6 +27,7 @@ interface SendFlags {
   failedOut?: string;
   all?: boolean;
   sandbox?: boolean;
+  checkService?: boolean;
 }
 
 /** Parses --allow-currency CODE or CODE:DIGITS. */
@@ -136,6 +137,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
+    .option(
+      '--check-service',
+      'before asking, look up at the service every payout the history does not know; found ones are not sent again',
+    )
     .addHelpText(
       'after',
       examples(
@@ -145,6 +150,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
         'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
         'payouts send run.csv --yes --json > result.json        # unattended, for CI',
+        'payouts send run.csv --yes --check-service   # CI without a shared history',
         'cat run.ndjson | payouts send - --format ndjson --yes',
       ),
     );
@@ -183,6 +189,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         failedOutPath: flags.failedOut,
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
+        checkService: Boolean(flags.checkService),
       },
       {
         output: ctx.output,
@@ -195,8 +202,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);
-          const serviceKey =
-            s.baseUrl && s.clientId ? serviceKeyOf(s.baseUrl.value, s.clientId.value) : undefined;
+          const serviceKey = s.baseUrl ? serviceKeyOf(s.baseUrl.value) : undefined;
           return { baseUrl: s.baseUrl?.value, profile: s.profile.value, serviceKey };
         },
       },

@@ -43,6 +43,7 @@ describe('payouts completion', () => {
       'help',
       'path',
       'remove',
+      'set',
       'set-credentials',
       'show',
     ]);

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import type { Runtime } from '../../context.js';
+import { ExitCode } from '../../exit-codes.js';
+import { defineAction, type ExitSink, examples } from '../command.js';
+
+/** Registers `payouts config set`. */
+export function registerSet(config: Command, runtime: Runtime, sink: ExitSink): void {
+  const cmd = config
+    .command('set')
+    .description('store a setting of a profile: quiet_time (seconds, for a slow service)')
+    .argument('<key>', 'the setting: quiet_time')
+    .argument('<value>', 'its value, or "default" to remove it')
+    .addHelpText(
+      'after',
+      `${examples('payouts config set quiet_time 120', 'payouts --profile slow config set quiet_time default')}
+quiet_time: how long after a request "Payout not found" starts to count, in seconds; it only
+lengthens the one PAYOUTS_TIMEOUT gives (docs/never-twice.md).
+`,
+    );
+  defineAction<[string, string], Record<string, never>>(
+    cmd,
+    runtime,
+    sink,
+    async (ctx, _flags, key, value) => {
+      // Loaded when the command runs, so start-up of every other command stays light.
+      const [{ setProfileSetting }, { selectedProfile }, { loadStore }] = await Promise.all([
+        import('../../core/config/set.js'),
+        import('../../core/config/profile.js'),
+        import('../../core/service.js'),
+      ]);
+      const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
+      const set = setProfileSetting(await loadStore(ctx), profile, { key, value });
+      ctx.output.result(set, () =>
+        set.value === null
+          ? `Removed ${key} from profile "${profile}" in ${set.path}`
+          : `Set ${key} to ${set.value} for profile "${profile}" in ${set.path}`,
+      );
+      return ExitCode.ok;
+    },
+  );
+}
