@@ -1,7 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseJsonStdout, spawnCli } from '../helpers/cli.js';
+import { parseJsonStdout, runCli } from '../helpers/cli.js';
 import { type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { writeRun } from '../helpers/sandbox.js';
 import { onTerminal, type Step, storeProfile } from '../helpers/terminal.js';
@@ -20,16 +20,16 @@ interface Setup {
   marker: string;
 }
 
-/** A ledger service whose third request marks its arrival and answers 400 ms later. */
-async function setup(count = 20): Promise<Setup> {
+/** A ledger service whose third request marks its arrival and is answered `delayMs` later. */
+async function setup(delayMs = 400): Promise<Setup> {
   const home = fixture.home();
   const marker = join(home.dir, 'third-request');
   const svc = await fixture.start((n) => {
     if (n === 3) writeFileSync(marker, '');
-    return n === 3 ? { delayMs: 400 } : {};
+    return n === 3 ? { delayMs } : {};
   });
   await storeProfile(home.env, svc.url);
-  const { file, refs } = writeRun(home.dir, count);
+  const { file, refs } = writeRun(home.dir, 20);
   return { svc, home, file, refs, marker };
 }
 
@@ -89,16 +89,9 @@ describe('Ctrl-C on a terminal, spinner on, credentials from a stored profile', 
 
 describe('a second Ctrl-C', () => {
   it('exits at once; the next run reads back what was in flight and sends it once', async () => {
-    const home = fixture.home();
-    const marker = join(home.dir, 'third-request');
     // The third request is applied at once but answered only after 20 s: it is in flight.
-    const svc = await fixture.start((n) => {
-      if (n === 3) writeFileSync(marker, '');
-      return n === 3 ? { delayMs: 20_000 } : {};
-    });
-    await storeProfile(home.env, svc.url);
-    const { file, refs } = writeRun(home.dir, 20);
-    const s = { svc, home, file, refs, marker };
+    const s = await setup(20_000);
+    const { svc, home, marker } = s;
     const stopped = await onTerminal(
       sendArgs(s, '--yes'),
       [{ wait_file: marker }, { send: '\u0003' }, { expect: 'Ctrl-C again' }, { send: '\u0003' }],
@@ -149,33 +142,20 @@ describe('a --json run stopped by a signal', () => {
     '%s: stdout is still one complete document listing every row',
     async (signal) => {
       const s = await setup();
-      const child = spawnCli(sendArgs(s, '--yes', '--json'), { env: s.home.env });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        stdout += d;
-      });
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr += d;
-      });
-      child.stdin.end();
-      const code = await new Promise<number | null>((resolve) => {
-        const poll = setInterval(() => {
-          try {
-            readFileSync(s.marker);
+      // Signalled once the third request has arrived: two were answered, one is in flight.
+      const r = await runCli(sendArgs(s, '--yes', '--json'), {
+        env: s.home.env,
+        whileRunning: (child) => {
+          const poll = setInterval(() => {
+            if (!existsSync(s.marker)) return;
             clearInterval(poll);
             child.kill(signal);
-          } catch {
-            // Not yet at the third request.
-          }
-        }, 20);
-        child.on('close', (c) => {
-          clearInterval(poll);
-          resolve(c);
-        });
+          }, 20);
+          return () => clearInterval(poll);
+        },
       });
-      expect(code).toBe(130);
-      const doc = parseJsonStdout<{ results: Array<{ status: string }> }>({ stdout, stderr });
+      expect(r.code).toBe(130);
+      const doc = parseJsonStdout<{ results: Array<{ status: string }> }>(r);
       expect(doc.results).toHaveLength(20);
       expect(doc.results.filter((r) => r.status === 'success')).toHaveLength(6);
       expect(s.svc.held.size).toBe(6);

@@ -46,6 +46,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Another copy of bin/payouts.js to run (default: the built one of this checkout). */
   bin?: string;
+  /** Called with the process once spawned (to signal it mid-run); returns a clean-up. */
+  whileRunning?: (child: ReturnType<typeof spawnCli>) => () => void;
 }
 
 /**
@@ -80,6 +82,7 @@ export function spawnCli(args: string[], opts: RunOptions = {}) {
 export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawnCli(args, opts);
+    const stop = opts.whileRunning?.(child);
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -92,6 +95,7 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      stop?.();
       resolve({ code, signal, stdout, stderr });
     });
     child.stdin.on('error', () => {});
