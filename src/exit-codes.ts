@@ -9,6 +9,7 @@ import {
   OutcomeUnknownError,
   UsageError,
 } from './errors.js';
+import { StateError } from './state/errors.js';
 
 /** The exit codes of `payouts`, documented in the README. */
 export const ExitCode = {
@@ -30,6 +31,8 @@ export function exitCodeForError(error: unknown): ExitCodeValue {
   if (error instanceof InternalError) return ExitCode.internal;
   if (error instanceof InterruptedError) return ExitCode.interrupted;
   if (error instanceof UsageError) return ExitCode.usage;
+  // The state database could not be used: nothing is wrong with the code, the run could not complete.
+  if (error instanceof StateError) return ExitCode.unreachable;
   if (error instanceof CredentialsError) return ExitCode.credentials;
   if (error instanceof NotFoundError) return ExitCode.notFound;
   if (error instanceof OutcomeUnknownError) return ExitCode.unreachable;

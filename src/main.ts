@@ -9,6 +9,7 @@ import { registerStatus } from './commands/status/status.js';
 import { registerTemplate } from './commands/template/template.js';
 import type { GlobalOptions, Runtime } from './context.js';
 import {
+  errorCode,
   errorMessage,
   formatProblem,
   InputError,
@@ -127,6 +128,11 @@ export async function reportError(
       : message,
   );
   if (globals.debug && error instanceof Error && error.stack) output.debug(error.stack);
+  // The library's own error and code (SQLITE_BUSY, EACCES): for --debug only.
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (globals.debug && cause instanceof Error) {
+    output.debug(`caused by ${cause.name} ${errorCode(cause) ?? ''}: ${cause.message}`);
+  }
   if (globals.json) {
     output.printJson({
       error: {

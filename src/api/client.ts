@@ -8,7 +8,7 @@ import {
   readPayoutRecord,
   snippet,
 } from './envelope.js';
-import { checkCredential, type Secret } from './secret.js';
+import { checkCredential, Redactor, type Secret } from './secret.js';
 import type { CreateAnswer, CreateRequest, PayoutRecord } from './types.js';
 
 /** Proxy settings, taken from the environment by the caller. */
@@ -78,51 +78,42 @@ function deadlineError(url: string, deadlineMs: number): NetworkError {
   );
 }
 
-/**
- * The forms an echo can hold the secret in: as is, JSON-escaped up to three times over, and
- * percent-encoded (a redirect's Location may carry it as a query parameter).
- */
-function secretForms(secret: string): string[] {
-  if (secret === '') return [];
-  const forms = [secret];
-  for (let level = 1; level < 4; level++) {
-    const form = forms[forms.length - 1] as string;
-    const next = JSON.stringify(form).slice(1, -1);
-    // A secret with nothing JSON escapes has one form only: searching it again finds nothing new.
-    if (next === form) break;
-    forms.push(next);
-  }
-  const encoded = encodeURIComponent(secret);
-  if (encoded !== secret) forms.push(encoded);
-  return forms;
-}
-
-/** Replaces every form of the secret in `text` with "[redacted]". */
-function redactForms(text: string, forms: readonly string[]): string {
-  let out = text;
-  for (const form of forms) if (out.includes(form)) out = out.split(form).join('[redacted]');
-  return out;
-}
-
-/** Replaces the secret, in every form secretForms lists, with "[redacted]". */
+/** Replaces the secret, in every form a JSON or URL encoder can give it, with "[redacted]". */
 export function redactSecret(text: string, secret: string): string {
-  return redactForms(text, secretForms(secret));
+  return new Redactor(secret).text(text);
 }
 
 /** The answer's headers with the secret redacted from every value (a Location may carry it). */
 function redactHeaders(
   headers: RawResponse['headers'],
-  forms: readonly string[],
+  redactor: Redactor,
 ): RawResponse['headers'] {
   const out: RawResponse['headers'] = {};
   for (const [name, value] of Object.entries(headers)) {
     out[name] = Array.isArray(value)
-      ? value.map((v) => redactForms(v, forms))
+      ? value.map((v) => redactor.text(v))
       : value === undefined
         ? undefined
-        : redactForms(value, forms);
+        : redactor.text(value);
   }
   return out;
+}
+
+/**
+ * A body decoded as JSON, undefined when it is not JSON. When the raw text holds the secret in
+ * any form (`redactor` given), every decoded string is redacted: decoding the unredacted text
+ * keeps the JSON whole whatever the secret's characters. Any string that decodes to the secret
+ * is written in the raw text in a form Redactor finds, so a body without one needs no walk.
+ */
+function decodeBody(body: string, redactor: Redactor | undefined): RawResponse['json'] {
+  if (body === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  return { value: redactor === undefined ? value : redactor.value(value) };
 }
 
 /** undici's connect and answer timeouts for these options. */
@@ -157,7 +148,7 @@ function checkHeaders(opts: ClientOptions): void {
 export class PayoutClient {
   private readonly dispatcher: Dispatcher;
   private readonly apiBase: string;
-  private readonly secretForms: readonly string[];
+  private readonly redactor: Redactor;
   private readonly deadlineMs: number;
 
   /** Opens a client, through undici's proxy agent when a proxy is configured. */
@@ -176,7 +167,7 @@ export class PayoutClient {
       throw new InternalError('a client that goes through a proxy is made by PayoutClient.open');
     }
     checkHeaders(opts);
-    this.secretForms = secretForms(opts.clientSecret.reveal());
+    this.redactor = new Redactor(opts.clientSecret.reveal());
     this.deadlineMs = deadlineOf(opts);
     this.apiBase = `${opts.baseUrl}/api/v1`;
     this.dispatcher = dispatcher ?? new Agent({ ...timeoutsOf(opts), connections: 16 });
@@ -236,10 +227,17 @@ export class PayoutClient {
         body,
         signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
-      // A server or proxy that echoes the request headers must not make us print the secret.
-      const text = redactForms(await r.body.text(), this.secretForms);
-      const answerHeaders = redactHeaders(r.headers, this.secretForms);
-      res = { status: r.statusCode, headers: answerHeaders, body: text, receivedAt: Date.now() };
+      // A server or proxy that echoes the request headers must not make us print the secret:
+      // the body is decoded first and its strings redacted, and the raw text is redacted too.
+      const text = await r.body.text();
+      const shown = this.redactor.text(text);
+      res = {
+        status: r.statusCode,
+        headers: redactHeaders(r.headers, this.redactor),
+        body: shown,
+        json: decodeBody(text, shown === text ? undefined : this.redactor),
+        receivedAt: Date.now(),
+      };
     } catch (err) {
       const ne =
         deadline.aborted && !signal?.aborted

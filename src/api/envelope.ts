@@ -18,7 +18,10 @@ import type { CreateAnswer, CreateResponse, CreateResult, PayoutRecord } from '.
 export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  /** The body as text, for messages and traces; the secret redacted in any form. */
   body: string;
+  /** The body decoded as JSON, the secret redacted from every string; undefined if not JSON. */
+  json: { value: unknown } | undefined;
   /** Milliseconds since the epoch when the answer arrived, for HTTP-date Retry-After. */
   receivedAt: number;
 }
@@ -143,14 +146,7 @@ function errorFor(
 
 /** Parses an answer into its envelope, or throws the typed error it stands for. */
 export function parseAnswer(res: RawResponse, endpoint: Endpoint): Envelope {
-  let parsed: unknown;
-  let isJson = true;
-  try {
-    parsed = res.body === '' ? undefined : JSON.parse(res.body);
-  } catch {
-    isJson = false;
-  }
-  const env = isJson ? readEnvelope(parsed) : undefined;
+  const env = readEnvelope(res.json?.value);
   if (env?.success) return env;
   if (!env && res.status >= 200 && res.status < 300) {
     throw new UnparsableResponseError(
@@ -226,13 +222,7 @@ function readCreateData(env: Envelope | undefined): CreateResponse | undefined {
  * describes it when it is not a plain success.
  */
 export function readCreateAnswer(res: RawResponse): CreateAnswer {
-  let parsed: unknown;
-  try {
-    parsed = res.body === '' ? undefined : JSON.parse(res.body);
-  } catch {
-    parsed = undefined;
-  }
-  const env = readEnvelope(parsed);
+  const env = readEnvelope(res.json?.value);
   const response = readCreateData(env);
   const answer: CreateAnswer = {
     status: res.status,

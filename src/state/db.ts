@@ -1,8 +1,14 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { PayoutsError } from '../errors.js';
 import { sha256Hex16 } from './hash.js';
+import {
+  guardConnection,
+  type LockWait,
+  moduleLoadError,
+  newerSchemaError,
+  stateError,
+} from './errors.js';
 import { MIGRATIONS } from './schema.js';
 
 /** A connection to state.db (or to a scratch database of the same schema). */
@@ -11,8 +17,8 @@ export type StateDb = Database.Database;
 /** File name of the state database in the state folder. */
 export const STATE_DB = 'state.db';
 
-/** How long a statement waits for another process's write to finish before failing. */
-const BUSY_TIMEOUT_MS = 30_000;
+/** How state.db waits for a lock another program holds: 2 s in silence, then 28 s more, told. */
+const LOCK_WAIT: LockWait = { notice: () => {}, noticeMs: 2_000, waitMs: 28_000 };
 
 /**
  * Every connection, and through its cache every statement, for the life of the process:
@@ -39,7 +45,14 @@ function pin(db: StateDb): StateDb {
 
 /** Opens a database file (or '' for a private temporary one) whose statements are never freed. */
 export function openDatabase(path: string, opts: Database.Options = {}): StateDb {
-  return pin(new Database(path, opts));
+  let db: StateDb;
+  try {
+    db = new Database(path, opts);
+  } catch (err) {
+    // The first connection loads better-sqlite3's compiled part.
+    throw moduleLoadError(err) ?? err;
+  }
+  return pin(db);
 }
 
 /** How rowWriter writes: `head VALUES (?, ...), ... tail`, `width` values a row. */
@@ -82,9 +95,7 @@ function userVersion(db: StateDb): number {
 export function migrate(db: StateDb, path: string): void {
   const current = userVersion(db);
   if (current > MIGRATIONS.length) {
-    throw new PayoutsError(
-      `${path} was written by a newer version of payouts (schema ${current}, this version knows ${MIGRATIONS.length}); update payouts to use it`,
-    );
+    throw newerSchemaError(path, current, MIGRATIONS.length);
   }
   if (current === MIGRATIONS.length) return;
   // Step 3 derives service and run ids in SQL, as hash.ts does (PostgreSQL: sha256()).
@@ -98,16 +109,27 @@ export function migrate(db: StateDb, path: string): void {
 
 /**
  * Opens (creating if need be) the state database of a state folder: WAL, every commit
- * synced (synchronous=FULL) and migrated.
+ * synced (synchronous=FULL) and migrated. Any problem
+ * with the file is a StateError naming it and the fix (see state/errors.ts); `lockWait`
+ * says how long to wait for another program's lock, and how to tell the user meanwhile.
  */
-export async function openStateDb(stateDir: string): Promise<StateDb> {
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  chmodSync(stateDir, 0o700);
+export async function openStateDb(
+  stateDir: string,
+  lockWait: Partial<LockWait> = {},
+): Promise<StateDb> {
   const path = join(stateDir, STATE_DB);
-  // Created first with the owner's mode: SQLite gives its -wal and -shm files the same one.
-  closeSync(openSync(path, 'a', 0o600));
-  chmodSync(path, 0o600);
-  const db = openDatabase(path, { timeout: BUSY_TIMEOUT_MS });
+  let db: StateDb;
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    chmodSync(stateDir, 0o700);
+    // Created first with the owner's mode: SQLite gives its -wal and -shm files the same one.
+    closeSync(openSync(path, 'a', 0o600));
+    chmodSync(path, 0o600);
+    db = openDatabase(path);
+    guardConnection(db, path, { ...LOCK_WAIT, ...lockWait });
+  } catch (err) {
+    throw stateError(err, path);
+  }
   try {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = FULL');

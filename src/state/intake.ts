@@ -279,10 +279,9 @@ export class RunIntake {
   discard(): void {
     this.pending = [];
     this.written = this.rows;
-    if (this.inTransaction) {
-      this.db.exec('ROLLBACK');
-      this.inTransaction = false;
-    }
+    // SQLite may have rolled the batch back itself (a full disk does): then there is none to end.
+    if (this.inTransaction && this.db.inTransaction) this.db.exec('ROLLBACK');
+    this.inTransaction = false;
     if (this.owned) this.db.close();
     else this.db.transaction(() => removeRun(this.db, this.id))();
   }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
 import { migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
+import { newerSchemaError, stateError } from './errors.js';
 import type { RunIntake } from './intake.js';
 import { serviceId } from './hash.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
@@ -91,17 +92,28 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
   intake.finish();
   // A private database locks exclusively; state.db must stay open to other runs.
   db.exec('PRAGMA locking_mode = NORMAL');
-  db.prepare('ATTACH DATABASE ? AS history').run(path);
-  if (olderSchema(db)) {
-    // An older file names its services otherwise: bring it up to date, as a send would.
-    db.exec('DETACH DATABASE history');
-    migrateFile(path);
+  try {
     db.prepare('ATTACH DATABASE ? AS history').run(path);
+    if (olderSchema(db)) {
+      // An older file names its services otherwise: bring it up to date, as a send would.
+      db.exec('DETACH DATABASE history');
+      migrateFile(path);
+      db.prepare('ATTACH DATABASE ? AS history').run(path);
+    }
+  } catch (err) {
+    throw stateError(err, path);
   }
   try {
+    const { user_version: version } = db.prepare('PRAGMA history.user_version').get() as {
+      user_version: number;
+    };
+    if (version > MIGRATIONS.length) throw newerSchemaError(path, version, MIGRATIONS.length);
     return sentBefore(db, 'history', params.service)
       ? query(db, STAGED.dryRun, 'history', params)
       : [];
+  } catch (err) {
+    // This private connection is not state.db's own: its errors are named here.
+    throw stateError(err, path);
   } finally {
     db.exec('DETACH DATABASE history');
   }

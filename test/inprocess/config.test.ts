@@ -164,7 +164,7 @@ describe('config show', () => {
     expect(parseJsonStdout(r)).toEqual({
       profile: { value: 'default', source: 'default' },
       client_id: { value: 'cid-1', source: 'file' },
-      client_secret: { masked: '********ABCD', source: 'environment' },
+      client_secret: { masked: '************', source: 'environment' },
       base_url: { value: 'https://other.example.com', source: 'flag' },
       config_file: await configPath(),
       stored_profiles: ['default'],

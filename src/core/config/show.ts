@@ -1,7 +1,7 @@
 import { keyringEntry } from '../../config/keyring.js';
 import type { Settings, Source } from '../../config/settings.js';
 
-/** The --json document of `config show`. The secret appears only masked to its last 4 characters. */
+/** The --json document of `config show`. The secret appears only masked (Secret.masked). */
 export interface SettingsView {
   profile: { value: string; source: Source };
   client_id: { value: string; source: Source } | null;

@@ -30,11 +30,15 @@ function countsText(r: RunSummary): string {
  * Runs `read` on the state database; undefined when there is none (nothing was ever
  * sent), so that listing runs creates nothing.
  */
-async function withStateDb<T>(stateDir: string, read: (db: StateDb) => T): Promise<T | undefined> {
+async function withStateDb<T>(
+  stateDir: string,
+  output: Output,
+  read: (db: StateDb) => T,
+): Promise<T | undefined> {
   if (!existsSync(join(stateDir, STATE_DB))) {
     return undefined;
   }
-  const db = await openStateDb(stateDir);
+  const db = await openStateDb(stateDir, { notice: (m) => output.warn(m) });
   try {
     return read(db);
   } finally {
@@ -44,7 +48,7 @@ async function withStateDb<T>(stateDir: string, read: (db: StateDb) => T): Promi
 
 /** `payouts runs`: the recorded runs, newest first. */
 export async function showRunList(stateDir: string, output: Output): Promise<number> {
-  const runs = (await withStateDb(stateDir, listRuns)) ?? [];
+  const runs = (await withStateDb(stateDir, output, listRuns)) ?? [];
   if (output.json) {
     output.printJson(runs);
     return 0;
@@ -69,7 +73,7 @@ export async function showRunList(stateDir: string, output: Output): Promise<num
 
 /** `payouts runs show ID`: one run's payouts and their states. */
 export async function showRun(stateDir: string, id: string, output: Output): Promise<number> {
-  const run = await withStateDb(stateDir, (db) => readRun(db, id));
+  const run = await withStateDb(stateDir, output, (db) => readRun(db, id));
   if (!run) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
   const { summary, payouts } = run;
   if (output.json) {

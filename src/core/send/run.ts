@@ -96,7 +96,7 @@ interface Staging {
 async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
   if (opts.dryRun) return { rows: RunIntake.scratch(), kept: false };
   const now = new Date((deps.clock ?? systemClock).now());
-  const db = await openStateDb(deps.stateDir);
+  const db = await openStateDb(deps.stateDir, { notice: (m) => deps.output.warn(m) });
   return { rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }), kept: false };
 }
 
@@ -111,6 +111,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
   const currencies = new CurrencyTable(opts.allowCurrencies);
   const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
   let staging: Staging | undefined;
+  let failed = false;
   try {
     staging = await stage(opts, deps);
     const plan = await planRun(sources, {
@@ -125,13 +126,24 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     });
     const run = new SendRun({ opts, deps, currencies, plan, staging });
     return opts.dryRun ? await run.preview() : await run.send();
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
-    if (staging) {
-      // Rows of a run that never began are of no use to anyone.
-      if (!staging.kept) staging.rows.discard();
-      if (staging.rows.db.open) staging.rows.db.close();
-    }
+    if (staging) endStaging(staging, failed);
     cleanup();
+  }
+}
+
+/** Drops the rows of a run that never began, and closes their database. */
+function endStaging(staging: Staging, failed: boolean): void {
+  try {
+    if (!staging.kept) staging.rows.discard();
+  } catch (error) {
+    // The error that stopped the run is the one to report, not what it left in its way.
+    if (!failed) throw error;
+  } finally {
+    if (staging.rows.db.open) staging.rows.db.close();
   }
 }
 

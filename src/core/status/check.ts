@@ -1,6 +1,6 @@
 import { abortableSleep, DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import { Pace } from '../pace.js';
-import { errorMessage } from '../../errors.js';
+import { ApiError, errorMessage, quoteValue } from '../../errors.js';
 import {
   ExitCode,
   type ExitCodeValue,
@@ -51,6 +51,22 @@ export function exitCodeForOutcomes(outcomes: Iterable<LookupOutcome>): ExitCode
   return worstExitCode([...outcomes].map(exitCodeForOutcome));
 }
 
+/**
+ * A reader that refuses a record of another reference: status shows only the payout it asked
+ * for. The error is not retried and counts as an unreadable answer (exit 7).
+ */
+export function checkedReader(reader: PayoutReader): PayoutReader {
+  return {
+    async getPayout(ref, signal) {
+      const record = await reader.getPayout(ref, signal);
+      if (record.reference_id === ref) return record;
+      throw new ApiError(
+        `the service answered the lookup of reference_id ${quoteValue(ref)} with the record of another payout, ${quoteValue(record.reference_id)}, so its status is not shown: look it up again, and if the answer stays wrong, tell the service's operator`,
+      );
+    },
+  };
+}
+
 /** Describes a status change for the --watch log on stderr. */
 function changeLine(output: Output, o: LookupOutcome, previous: LookupOutcome | undefined): string {
   const c = output.errColor;
@@ -72,6 +88,7 @@ export async function checkStatuses(
   deps: StatusDeps,
 ): Promise<StatusReport> {
   const { output } = deps;
+  const checked = checkedReader(reader);
   const retry = deps.retry ?? DEFAULT_READ_RETRY;
   const progress = await output.progress(`checking ${req.references.length} payout(s)`);
   const limits = req.concurrency
@@ -103,7 +120,7 @@ export async function checkStatuses(
   let timedOut = false;
   try {
     if (req.watch) {
-      const result = await watchStatuses(reader, req.references, {
+      const result = await watchStatuses(checked, req.references, {
         ...common,
         ...req.watch,
         growth: 1.5,
@@ -123,7 +140,7 @@ export async function checkStatuses(
       outcomes = result.outcomes;
       timedOut = result.timedOut;
     } else {
-      outcomes = await lookupAll(reader, req.references, common);
+      outcomes = await lookupAll(checked, req.references, common);
     }
   } finally {
     progress.stop();

@@ -15,28 +15,31 @@ export interface ReferenceOrigin {
 export function checkReference(ref: string, origin?: ReferenceOrigin): void {
   const problem = referenceProblem(ref);
   if (problem === undefined) return;
-  if (origin === undefined) {
-    throw new UsageError(`reference_id ${quoteValue(ref)}: ${problem.reason}`);
-  }
+  // The same words as intake's problem for the row: the reason, then the fix.
+  const message = `${problem.reason}: ${problem.fix}`;
+  if (origin === undefined) throw new UsageError(`reference_id ${quoteValue(ref)}: ${message}`);
   throw new UsageError(
     formatProblem({
       file: origin.file,
       location: `line ${origin.line}`,
       field: 'reference_id',
       value: ref,
-      message: problem.reason,
+      message,
     }),
   );
 }
 
-/** Combines references from arguments and files: trimmed, checked, de-duplicated, in order. */
+/**
+ * Combines references from arguments and files: checked, de-duplicated, in order. An argument
+ * is taken as typed, never trimmed: `' A-1'` is refused, as send refuses it, rather than
+ * looked up as another reference. A file's values come trimmed, as send trims a cell.
+ */
 export function combineReferences(...lists: string[][]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const list of lists) {
-    for (const raw of list) {
-      const ref = raw.trim();
-      if (ref === '' || seen.has(ref)) continue;
+    for (const ref of list) {
+      if (seen.has(ref)) continue;
       checkReference(ref);
       seen.add(ref);
       out.push(ref);

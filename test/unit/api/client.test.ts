@@ -313,7 +313,14 @@ describe('Secret', () => {
     expect(String(s)).toBe('[redacted]');
     expect(JSON.stringify({ s })).toBe('{"s":"[redacted]"}');
     expect(`${s}`).toBe('[redacted]');
-    expect(s.masked()).toBe('********3456');
+    expect(s.masked()).toBe('************');
     expect(s.reveal()).toBe('abcdef123456');
+  });
+
+  it('masks with a fixed width, and shows no character of a secret shorter than 16', () => {
+    for (const v of ['x', 'abcde', 'abcdefghijklmno'])
+      expect(new Secret(v).masked()).toBe('*'.repeat(12));
+    expect(new Secret('abcdefghijklmnop').masked()).toBe('********mnop');
+    expect(new Secret(`${'a'.repeat(60)}WXYZ`).masked()).toBe('********WXYZ');
   });
 });

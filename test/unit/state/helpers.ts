@@ -41,8 +41,11 @@ export function fakeClock(start = Date.UTC(2026, 0, 2, 3, 4, 5)): () => Date {
 }
 
 /** Opens the state database of a folder, closed after the test. */
-export async function openDb(stateDir: string): Promise<StateDb> {
-  const db = await openStateDb(stateDir);
+export async function openDb(
+  stateDir: string,
+  lockWait?: Parameters<typeof openStateDb>[1],
+): Promise<StateDb> {
+  const db = await openStateDb(stateDir, lockWait);
   opened.push(db);
   return db;
 }

@@ -103,7 +103,7 @@ describe('readReferenceFile', () => {
 
 describe('combineReferences / gatherReferences', () => {
   it('de-duplicates keeping the first position, arguments first', () => {
-    expect(combineReferences(['b', 'a'], ['a', 'c', 'b', ' '])).toEqual(['b', 'a', 'c']);
+    expect(combineReferences(['b', 'a'], ['a', 'c', 'b'])).toEqual(['b', 'a', 'c']);
   });
 
   it('refuses references that cannot be a URL path segment', () => {

@@ -1,0 +1,127 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MIGRATIONS } from '../../src/state/schema.js';
+import { parseJsonStdout, sample, tempHome } from '../helpers/cli.js';
+import { runsOnFakeClock } from '../helpers/main.js';
+
+// Every problem with state.db, made for real, is the user's problem: exit 7, the file, the
+// fix; SQLite's codes only with --debug. The lock held by another program is in
+// test/e2e/state-db.test.ts (the CLI must run in a process of its own while the test holds it).
+
+const run = runsOnFakeClock();
+const homes: Array<ReturnType<typeof tempHome>> = [];
+afterEach(() => {
+  vi.restoreAllMocks();
+  for (const h of homes.splice(0)) h.cleanup();
+});
+
+/** A temp home with a state folder, the path its state.db has, and a dry-run-free send. */
+function home() {
+  const h = tempHome();
+  homes.push(h);
+  const dir = join(h.env.XDG_STATE_HOME!, 'payouts');
+  mkdirSync(dir, { recursive: true });
+  return { env: h.env, file: join(dir, 'state.db') };
+}
+
+const SEND = ['send', sample('payouts.csv'), '--sandbox', '--yes'];
+
+/** Asserts the run ended as a state.db problem told plainly: exit 7, the file, no SQLite code. */
+function expectPlain(r: { code: number; stderr: string }, file: string) {
+  expect(r.code).toBe(7);
+  expect(r.stderr).toContain(file);
+  expect(r.stderr).not.toContain('internal error');
+  expect(r.stderr).not.toMatch(/SQLITE_|cannot rollback/);
+}
+
+describe('state.db problems', () => {
+  it('a damaged file (not a database): exit 7, names the file and how to move it aside', async () => {
+    const h = home();
+    writeFileSync(h.file, Buffer.alloc(8192, 0x41));
+    for (const args of [SEND, ['runs']]) {
+      const r = await run(args, { env: h.env });
+      expectPlain(r, h.file);
+      expect(r.stderr).toContain('is damaged (it is not a database)');
+      expect(r.stderr).toContain(`mv ${h.file} ${h.file}.damaged`);
+    }
+    const debug = await run(['runs', '--debug'], { env: h.env });
+    expect(debug.stderr).toContain('SQLITE_NOTADB');
+    const json = await run(['runs', '--json'], { env: h.env });
+    expect(json.code).toBe(7);
+    const doc = parseJsonStdout<{ error: { type: string; exit_code: number } }>(json);
+    expect(doc.error).toMatchObject({ type: 'StateError', exit_code: 7 });
+  });
+
+  it('a database written by a newer version: exit 7, says to update payouts', async () => {
+    const h = home();
+    const db = new Database(h.file);
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 5}`);
+    db.close();
+    for (const args of [SEND, ['runs'], [...SEND.slice(0, 3), '--dry-run']]) {
+      const r = await run(args, { env: h.env });
+      expectPlain(r, h.file);
+      expect(r.stderr).toContain('was written by a newer version of payouts');
+      expect(r.stderr).toContain('update payouts');
+    }
+  });
+
+  it('a full disk: exit 7, says to free space and run again, and never "cannot rollback"', async () => {
+    const h = home();
+    // SQLite reports a database that may not grow exactly as a full disk (SQLITE_FULL).
+    const exec = Database.prototype.exec;
+    vi.spyOn(Database.prototype, 'exec').mockImplementation(function (
+      this: Database.Database,
+      sql: string,
+    ) {
+      const out = exec.call(this, sql);
+      if (sql === 'PRAGMA synchronous = FULL') {
+        const { page_count: pages } = this.prepare('PRAGMA page_count').get() as {
+          page_count: number;
+        };
+        exec.call(this, `PRAGMA max_page_count = ${pages}`);
+      }
+      return out;
+    });
+    const r = await run(SEND, { env: h.env });
+    expectPlain(r, h.file);
+    expect(r.stderr).toContain('the disk is full');
+    expect(r.stderr).toContain('free space on that disk, then run the same command again');
+    const debug = await run([...SEND, '--debug'], { env: h.env });
+    expect(debug.stderr).toContain('SQLITE_FULL');
+  });
+
+  it('a file this user may not write: exit 7, says to make it writable', async (ctx) => {
+    const h = home();
+    writeFileSync(h.file, '');
+    const undo = makeReadOnly(h.file);
+    if (undo === undefined) ctx.skip();
+    try {
+      const r = await run(SEND, { env: h.env });
+      expectPlain(r, h.file);
+      expect(r.stderr).toContain(`cannot write the state database ${h.file}`);
+      expect(r.stderr).toContain('make it and its folder writable by you');
+    } finally {
+      undo?.();
+    }
+  });
+});
+
+/**
+ * Makes a file that this process cannot open for writing, and returns how to undo it: mode
+ * 0400 for a user, the immutable attribute for root (whom file modes do not stop).
+ */
+function makeReadOnly(file: string): (() => void) | undefined {
+  if (process.getuid?.() !== 0) {
+    chmodSync(file, 0o400);
+    return () => chmodSync(file, 0o600);
+  }
+  try {
+    execFileSync('chattr', ['+i', file], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  return () => execFileSync('chattr', ['-i', file], { stdio: 'ignore' });
+}
