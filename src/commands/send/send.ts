@@ -25,6 +25,7 @@ interface SendFlags {
   maxTotal?: string[];
   report?: string;
   failedOut?: string;
+  reportEncoding?: 'excel' | 'utf8';
   all?: boolean;
   sandbox?: boolean;
 }
@@ -134,6 +135,14 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       '--failed-out <file>',
       'write the rows known not to be paid (failed, canceled, not sent) as a new input file',
     )
+    .addOption(
+      new Option(
+        '--report-encoding <name>',
+        'how --report and --failed-out are written: excel (UTF-8 with a byte-order mark and CRLF, so Excel shows accents) or utf8 (no mark, LF, for scripts)',
+      )
+        .choices(['excel', 'utf8'])
+        .default('excel'),
+    )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .addHelpText(
@@ -181,6 +190,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         maxTotals: (flags.maxTotal ?? []).map(parseMaxTotal),
         reportPath: flags.report,
         failedOutPath: flags.failedOut,
+        reportEncoding: flags.reportEncoding,
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
       },

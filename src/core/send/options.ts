@@ -32,6 +32,8 @@ export interface SendOptions {
   maxTotals: MaxTotal[];
   reportPath?: string;
   failedOutPath?: string;
+  /** --report-encoding: "excel" (BOM and CRLF, the default) or "utf8". */
+  reportEncoding?: 'excel' | 'utf8';
   all: boolean;
   sandbox: boolean;
 }

@@ -39,8 +39,12 @@ function* resultListText(items: Iterable<string>): Generator<string> {
 async function writeFiles(run: SendRun, engine: SendEngine): Promise<number> {
   const { opts, currencies } = run;
   const outcomes = engine.outcomes;
-  if (opts.reportPath) await writeReport(opts.reportPath, outcomes.reportRows(), currencies);
-  return opts.failedOutPath ? writeFailedOut(opts.failedOutPath, outcomes.reportRows()) : 0;
+  const encoding = opts.reportEncoding;
+  if (opts.reportPath)
+    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, encoding);
+  return opts.failedOutPath
+    ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), encoding)
+    : 0;
 }
 
 /** Prints the results: the --json document, or the table and the closing line. */
