@@ -19,8 +19,16 @@ function globalsOf(cmd: Command): GlobalOptions {
     baseUrl?: string;
     json?: boolean;
     debug?: boolean;
+    color?: boolean;
   }>();
-  return { profile: o.profile, baseUrl: o.baseUrl, json: Boolean(o.json), debug: Boolean(o.debug) };
+  return {
+    profile: o.profile,
+    baseUrl: o.baseUrl,
+    json: Boolean(o.json),
+    debug: Boolean(o.debug),
+    // commander gives --no-color as color: false.
+    noColor: o.color === false,
+  };
 }
 
 /** Builds the Output of a run from the runtime and the global options. */
@@ -28,9 +36,11 @@ export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Prom
   // Loaded on first use so that --help and --version never pay for them, and chalk only when
   // a stream is a terminal that gets colours.
   const { Output } = await import('../output/output.js');
-  const { colorLevel } = await import('../output/colors.js');
-  const noColor = runtime.env.NO_COLOR !== undefined && runtime.env.NO_COLOR !== '';
-  const coloured = colorLevel(runtime.stdout, noColor) || colorLevel(runtime.stderr, noColor);
+  const { colorLevel, colourTurnedOff } = await import('../output/colors.js');
+  const env = runtime.env;
+  const noColor = colourTurnedOff(env, globals.noColor === true);
+  const coloured =
+    colorLevel(runtime.stdout, noColor, env) || colorLevel(runtime.stderr, noColor, env);
   const chalk = coloured ? (await import('chalk')).Chalk : undefined;
   return new Output({
     stdout: runtime.stdout,
@@ -42,6 +52,7 @@ export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Prom
     json: globals.json,
     debug: globals.debug,
     noColor,
+    env,
     chalk,
   });
 }

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import { errorCode, InternalError, InterruptedError } from '../errors.js';
+import type { Env } from '../paths.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
 import { fitTable } from './fit.js';
@@ -22,6 +23,8 @@ export interface OutputOptions {
   debug: boolean;
   /** NO_COLOR or similar asked for no colour. */
   noColor: boolean;
+  /** The environment, for a terminal's own reading of whether it shows colours. */
+  env?: Env;
   /**
    * chalk, for the streams that get colours (terminals, unless noColor). Without it nothing is
    * coloured: chalk and its colour detection cost 5 ms of start-up, so callers load it only
@@ -84,7 +87,7 @@ export class Output {
     this.json = opts.json;
     this.debugEnabled = opts.debug;
     const colors = (s: OutStream) => {
-      const level = colorLevel(s, opts.noColor);
+      const level = colorLevel(s, opts.noColor, opts.env);
       return level && opts.chalk ? new opts.chalk({ level }) : PLAIN;
     };
     this.color = colors(opts.stdout);
