@@ -43,6 +43,8 @@ export interface OwnText {
   colours: boolean;
   /** Line breaks: true for whole messages, false for a table cell. */
   lineBreaks: boolean;
+  /** Tabs: true for printed results (a table on a pipe is tab-separated), else escaped. */
+  tabs?: boolean;
 }
 
 /**
@@ -54,6 +56,7 @@ export function terminalText(text: string, own: OwnText): string {
   return text.replace(COLOUR_OR_CONTROL, (m) => {
     if (m.length > 1) return own.colours ? m : `\\x1b${m.slice(1)}`;
     if (m === '\n' && own.lineBreaks) return m;
+    if (m === '\t' && own.tabs) return m;
     return escapeControl(m);
   });
 }

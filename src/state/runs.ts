@@ -17,6 +17,8 @@ export interface RunSummary {
     canceled: number;
     pending: number;
     in_flight: number;
+    /** Payouts an earlier run had sent: reported, not sent again. */
+    sent_earlier: number;
     not_sent: number;
   };
 }
@@ -33,12 +35,14 @@ export type PayoutState =
     }
   /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
   | { state: 'in-flight'; req: number; hash: string; at: string }
+  /** An earlier run had sent it: this run reported it, and did not send it again. */
+  | { state: 'sent-earlier' }
   | { state: 'free' };
 
 /** A run with the state of each of its payouts. */
 export interface RunDetail {
   summary: RunSummary;
-  payouts: Array<{ reference_id: string; state: PayoutState }>;
+  payouts: Array<{ reference_id: string; amount: string; currency: string; state: PayoutState }>;
 }
 
 /**
@@ -49,7 +53,7 @@ const SUMMARY = `
   SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
     r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
     coalesce(d.canceled, 0) AS canceled, coalesce(d.pending, 0) AS pending,
-    coalesce(f.in_flight, 0) AS in_flight
+    coalesce(f.in_flight, 0) AS in_flight, coalesce(e.sent_earlier, 0) AS sent_earlier
   FROM runs r
   LEFT JOIN (
     SELECT run,
@@ -62,7 +66,12 @@ const SUMMARY = `
     SELECT i.run, count(*) AS in_flight FROM intents i
     WHERE i.state IN ('in_flight', 'unknown')
       AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = i.run AND x.row = i.row)
-    GROUP BY i.run) f ON f.run = r.id`;
+    GROUP BY i.run) f ON f.run = r.id
+  LEFT JOIN (
+    SELECT o.run, count(*) AS sent_earlier FROM reports o
+    WHERE o.sent_earlier = 1
+      AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = o.run AND x.row = o.row)
+    GROUP BY o.run) e ON e.run = r.id`;
 
 /** A row of SUMMARY. */
 interface SummaryRow {
@@ -79,6 +88,7 @@ interface SummaryRow {
   canceled: number;
   pending: number;
   in_flight: number;
+  sent_earlier: number;
 }
 
 /** A run's summary from its row; payouts never sent, or freed, are "not sent". */
@@ -89,9 +99,10 @@ function summaryOf(r: SummaryRow): RunSummary {
     canceled: r.canceled,
     pending: r.pending,
     in_flight: r.in_flight,
+    sent_earlier: r.sent_earlier,
     not_sent: 0,
   };
-  const accounted = r.success + r.failed + r.canceled + r.pending + r.in_flight;
+  const accounted = r.success + r.failed + r.canceled + r.pending + r.in_flight + r.sent_earlier;
   counts.not_sent = Math.max(0, r.payout_count - accounted);
   return {
     run_id: r.run_id,
@@ -105,10 +116,12 @@ function summaryOf(r: SummaryRow): RunSummary {
   };
 }
 
-/** Summaries of every run of every service, newest first. */
+/** Summaries of every run of every service, the most recently active first. */
 export function listRuns(db: StateDb): RunSummary[] {
   const rows = db
-    .prepare(`${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.created_at DESC, r.run_id`)
+    .prepare(
+      `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.created_at DESC, r.run_id`,
+    )
     .all() as SummaryRow[];
   return rows.map(summaryOf);
 }
@@ -116,6 +129,8 @@ export function listRuns(db: StateDb): RunSummary[] {
 /** A payout's state columns, from the view `journal`. */
 interface StateRow {
   reference_id: string;
+  amount: string | null;
+  currency: string | null;
   state: string;
   req: number | null;
   hash: string | null;
@@ -124,6 +139,7 @@ interface StateRow {
   transaction_id: string | null;
   charges: string | null;
   message: string | null;
+  sent_earlier: number | null;
 }
 
 /** The state of a payout from its row. */
@@ -138,7 +154,7 @@ function stateOf(r: StateRow): PayoutState {
   if (r.state === 'in_flight' || r.state === 'unknown') {
     return { state: 'in-flight', req: r.req ?? -1, hash: r.hash ?? '', at: r.sent_at ?? '' };
   }
-  return { state: 'free' };
+  return r.sent_earlier ? { state: 'sent-earlier' } : { state: 'free' };
 }
 
 /** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
@@ -165,10 +181,17 @@ export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
   const payouts = (
     db
       .prepare(
-        `SELECT reference_id, state, req, hash, sent_at, status, transaction_id, charges, message
-         FROM journal WHERE run = ? ORDER BY row`,
+        `SELECT j.reference_id, j.amount, j.currency, j.state, j.req, j.hash, j.sent_at, j.status,
+           j.transaction_id, j.charges, j.message, o.sent_earlier
+         FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
+         WHERE j.run = ? ORDER BY j.row`,
       )
       .all(only.id) as StateRow[]
-  ).map((r) => ({ reference_id: r.reference_id, state: stateOf(r) }));
+  ).map((r) => ({
+    reference_id: r.reference_id,
+    amount: r.amount ?? '',
+    currency: r.currency ?? '',
+    state: stateOf(r),
+  }));
   return { summary: summaryOf(only), payouts };
 }

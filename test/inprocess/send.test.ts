@@ -75,7 +75,7 @@ describe('payouts send: spreadsheet exports', () => {
     });
     expect(r.code).toBe(0);
     expect(r.stderr.match(/warning:.*Cost Center/gi)).toHaveLength(1);
-    expect(r.stdout).toMatch(/3 payouts: 3 succeeded, 0 failed, 0 pending/);
+    expect(r.stderr).toMatch(/3 payouts: 3 succeeded, 0 failed, 0 pending/);
     expect((await service.ledger()).get('SEMI-3')).toMatchObject({
       amount: '7.25',
       currency: 'KWD',
@@ -246,7 +246,7 @@ describe('payouts send: requests and results', () => {
     });
     expect(r.code).toBe(4);
     expect(r.stdout).not.toMatch(/\x1b\[/);
-    expect(r.stdout).toMatch(/4 payouts: 1 succeeded, 2 failed, 1 pending/);
+    expect(r.stderr).toMatch(/4 payouts: 1 succeeded, 2 failed, 1 pending/);
     // Rows needing attention come first.
     const order = ['TR-FAIL-1', 'TR-PEND-1', 'TR-CANC-1', 'TR-OK-1'].map((ref) =>
       r.stdout.indexOf(ref),

@@ -85,7 +85,7 @@ async function printResults(
   };
   const table = await resultsTable(rows, output, opts.all, currencies);
   if (table) output.print(table);
-  output.print(
+  output.printAside(
     (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
       closingLine(summary, output.color, output.stdoutIsTerminal),
   );
