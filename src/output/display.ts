@@ -8,7 +8,7 @@
 const CONTROL =
   /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const CONTROLS = new RegExp(CONTROL.source, 'g');
-/** A colour sequence (SGR, as chalk and cli-table3 write them) or a control character. */
+/** A colour sequence (SGR, as chalk writes them) or a control character. */
 const COLOUR_OR_CONTROL = new RegExp(`\\u001b\\[[0-9;]*m|${CONTROL.source}`, 'g');
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };

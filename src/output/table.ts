@@ -25,6 +25,8 @@ export interface TableLayout {
 const GAP = 2;
 /** No wrapped column is made narrower than this. */
 const MIN_WRAP = 8;
+/** A column that may move below its rows stays in the table only this wide or wider. */
+const BELOW_MIN = 24;
 
 /** A table as a pipe gets it: a header line, then one line per row, cells separated by tabs. */
 export function tsvTable(head: readonly string[], rows: readonly string[][]): string {
@@ -40,7 +42,13 @@ interface Plan {
   dropped: number[];
 }
 
-/** Plans the columns for a terminal of `width`: wrap, then move below, then drop. */
+/**
+ * Plans the columns for a terminal of `width`. Each step is tried in turn until the table
+ * fits with every wrapping column whole and each column that may move below at least
+ * BELOW_MIN wide: as it is, with those columns moved below their rows, then without each
+ * droppable column. When none fits so, the last is taken and its wrapping columns are
+ * narrowed, the widest first, down to MIN_WRAP.
+ */
 function plan(
   head: readonly string[],
   rows: readonly string[][],
@@ -53,32 +61,33 @@ function plan(
   const named = (names: readonly string[] | undefined) =>
     (names ?? []).map((n) => head.indexOf(n)).filter((i) => i >= 0);
   const wraps = new Set(named(layout.wrap));
+  const belowable = named(layout.below);
   const empty = (i: number) => rows.every((r) => (r[i] ?? '').replace(SGR, '') === '');
-  let shown = head.map((_, i) => i).filter((i) => !empty(i));
-  const below: number[] = [];
-  const dropped: number[] = [];
-  const min = (i: number) => (wraps.has(i) ? Math.min(natural[i]!, MIN_WRAP) : natural[i]!);
-  const total = (w: (i: number) => number) =>
+  const total = (shown: number[], w: (i: number) => number) =>
     shown.reduce((sum, i) => sum + w(i), 0) + GAP * Math.max(0, shown.length - 1);
-  const movable = [
-    ...named(layout.below).map((i) => ({ i, to: below })),
-    ...named(layout.drop).map((i) => ({ i, to: dropped })),
-  ];
-  for (const m of movable) {
-    if (total(min) <= width) break;
-    if (!shown.includes(m.i)) continue;
-    shown = shown.filter((i) => i !== m.i);
-    m.to.push(m.i);
+  const comfortable = (i: number) =>
+    belowable.includes(i) ? Math.min(natural[i]!, BELOW_MIN) : natural[i]!;
+  let shown = head.map((_, i) => i).filter((i) => !empty(i));
+  const steps = [belowable, ...named(layout.drop).map((i) => [i])];
+  const moved: number[][] = [];
+  for (const step of steps) {
+    if (total(shown, comfortable) <= width) break;
+    moved.push(step.filter((i) => shown.includes(i)));
+    shown = shown.filter((i) => !step.includes(i));
   }
+  const fitsComfortably = total(shown, comfortable) <= width;
   const widths = [...natural];
-  while (total((i) => widths[i]!) > width) {
+  const floor = (i: number) =>
+    fitsComfortably ? comfortable(i) : wraps.has(i) ? Math.min(natural[i]!, MIN_WRAP) : natural[i]!;
+  while (total(shown, (i) => widths[i]!) > width) {
     const widest = shown
-      .filter((i) => wraps.has(i) && widths[i]! > min(i))
+      .filter((i) => wraps.has(i) && widths[i]! > floor(i))
       .sort((a, b) => widths[b]! - widths[a]!)[0];
     if (widest === undefined) break;
     widths[widest]! -= 1;
   }
-  return { shown, widths, below: below.filter((i) => !empty(i)), dropped };
+  const [below = [], ...dropped] = moved;
+  return { shown, widths, below: below.filter((i) => !empty(i)), dropped: dropped.flat() };
 }
 
 /** Text broken into lines of at most `width` columns, at spaces where it can be; colours dropped. */

@@ -119,9 +119,7 @@ function summaryOf(r: SummaryRow): RunSummary {
 /** Summaries of every run of every service, the most recently active first. */
 export function listRuns(db: StateDb): RunSummary[] {
   const rows = db
-    .prepare(
-      `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.created_at DESC, r.run_id`,
-    )
+    .prepare(`${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`)
     .all() as SummaryRow[];
   return rows.map(summaryOf);
 }

@@ -31,8 +31,9 @@ def main() -> None:
     command = sys.argv[sys.argv.index("--") + 1 :]
     pid, fd = pty.fork()
     if pid == 0:
-        # A terminal 100 columns wide, set before the command can ask.
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+        # A terminal 100 columns wide (or PTY_COLUMNS), set before the command can ask.
+        columns = int(os.environ.get("PTY_COLUMNS", "100"))
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
         os.execvp(command[0], command)
     output = bytearray()
     alive = True
