@@ -225,7 +225,7 @@ export async function resultsTable(
     d(o.transaction_id ?? ''),
     d(o.message ?? ''),
   ]);
-  let text = rows.length
+  const text = rows.length
     ? await output.table(
         ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'],
         body,
