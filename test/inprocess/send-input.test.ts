@@ -171,6 +171,9 @@ describe('payouts send: input formats', () => {
       const dry = await run(['send', path, '--dry-run', '--json'], { env: home.env });
       expect(dry.code).toBe(0);
       expect(parseJsonStdout<{ payout_count: number }>(dry).payout_count).toBe(1);
+      // The summary names the sheet it read.
+      const summary = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(summary.stdout).toMatch(/Sheet: +Payouts of .*run\.xlsx\n/);
       const missing = await run(['send', path, '--sheet', 'May', '--dry-run'], { env: home.env });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain(

@@ -10,6 +10,7 @@ import { intOption } from '../options.js';
 interface SendFlags {
   format?: InputFormat;
   sheet?: string;
+  includeHidden?: boolean;
   delimiter?: string;
   encoding?: InputEncoding;
   decimalComma?: boolean;
@@ -81,7 +82,14 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         'xlsx',
       ]),
     )
-    .option('--sheet <name>', 'the worksheet of an .xlsx workbook to read (default: the first)')
+    .option(
+      '--sheet <name>',
+      'the worksheet of an .xlsx workbook to read (default: the first visible one)',
+    )
+    .option(
+      '--include-hidden',
+      'pay the hidden rows of an .xlsx sheet too (default: refuse them, naming them)',
+    )
     .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected)')
     .addOption(
       new Option(
@@ -174,6 +182,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         files,
         format: flags.format,
         sheet: flags.sheet,
+        includeHidden: Boolean(flags.includeHidden),
         delimiter:
           flags.delimiter === undefined ? undefined : parseDelimiterOption(flags.delimiter),
         map: flags.map === undefined ? undefined : parseMapOption(flags.map),

@@ -24,6 +24,8 @@ export interface RunPlan {
   inputHash: string;
   /** The first create request, for --dry-run. */
   firstRequest: CreateRequest;
+  /** The sheet read of each workbook, for the summary. */
+  sheets?: Array<{ file: string; sheet: string }>;
 }
 
 /** What pass 1 needs besides the files. */
@@ -106,7 +108,7 @@ interface Reading {
   problems: ProblemList;
   totals: CurrencyTotals;
   first: PayoutRequest[];
-  metas: Array<{ batch_reference?: string; webhook_url?: string }>;
+  metas: Array<{ batch_reference?: string; webhook_url?: string; sheet?: string }>;
   payoutCount: number;
 }
 
@@ -205,5 +207,8 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     webhookUrl,
     inputHash: combinedHash(sources.map((s) => s.digest())),
     firstRequest,
+    sheets: r.metas.flatMap((m, i) =>
+      m.sheet === undefined ? [] : [{ file: sources[i]!.name, sheet: m.sheet }],
+    ),
   };
 }

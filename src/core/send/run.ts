@@ -91,8 +91,8 @@ async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
 
 /** How pass 1 reads the files. */
 function intakeOf(opts: SendOptions, currencies: CurrencyTable): IntakeOptions {
-  const { format, sheet, delimiter, map, encoding, decimalComma } = opts;
-  return { format, sheet, delimiter, map, encoding, decimalComma, currencies };
+  const { format, sheet, includeHidden, delimiter, map, encoding, decimalComma } = opts;
+  return { format, sheet, includeHidden, delimiter, map, encoding, decimalComma, currencies };
 }
 
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
