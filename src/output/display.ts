@@ -60,3 +60,8 @@ export function terminalText(text: string, own: OwnText): string {
     return escapeControl(m);
   });
 }
+
+/** A word as a POSIX shell reads it back: bare when plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}

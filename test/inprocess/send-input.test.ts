@@ -81,8 +81,38 @@ describe('payouts send: input formats', () => {
       env: service.env,
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/windows-1252\.csv line 3: .*not valid UTF-8/);
+    // Read again as Windows-1252, it has no other problem: one message gives the command.
+    expect(r.stderr).toMatch(
+      /windows-1252\.csv: is Windows-1252 text \(Excel "CSV" on Windows\), not UTF-8: it needs --encoding windows-1252, and read so, it has no other problem\. The command with them: payouts send \S+windows-1252\.csv --yes --encoding windows-1252\n/,
+    );
+    expect(r.stderr).toContain('error: 1 problem in the input');
     expect(service.sandbox.requestCounts().create).toBe(0);
+  });
+
+  it('diagnoses a German export in one pass: every flag it needs, in a command to paste', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'export.csv');
+      // As German Excel saves "CSV": Windows-1252, ";", decimal commas, its own header spelling.
+      const text =
+        'Reference ID;Amount;Currency;Recipient\r\nDE-1;1.234,56;EUR;müller@example.com\r\nDE-2;99,90;EUR;b@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run', '--chunk-size', '50'], { env: home.env });
+      expect(first.code).toBe(2);
+      const command = `payouts send ${path} --chunk-size 50 --dry-run --encoding windows-1252 --decimal-comma`;
+      expect(first.stderr).toContain(
+        `export.csv: is Windows-1252 text (Excel "CSV" on Windows), not UTF-8 and writes amounts with a decimal comma (1.234,56): it needs --encoding windows-1252 --decimal-comma, and read so, it has no other problem. The command with them: ${command}\n`,
+      );
+      expect(first.stderr).toContain('error: 1 problem in the input');
+      // The command as given works.
+      const again = await run([...command.split(' ').slice(1), '--json'], { env: home.env });
+      expect(again.code).toBe(0);
+      expect(parseJsonStdout<{ totals: unknown }>(again).totals).toEqual({
+        EUR: { count: 2, total: '1334.46' },
+      });
+    } finally {
+      home.cleanup();
+    }
   });
 
   it('sends NDJSON, one payout per line', async () => {

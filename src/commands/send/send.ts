@@ -3,7 +3,7 @@ import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
-import { collect, defineAction, type ExitSink, examples } from '../command.js';
+import { collect, commandLineOf, defineAction, type ExitSink, examples } from '../command.js';
 import { intOption } from '../options.js';
 
 /** Raw option values of `payouts send`, as commander parses them. */
@@ -210,7 +210,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,
         clock: ctx.runtime.clock,
-        commandLine: `payouts send ${files.join(' ')}`,
+        commandLine: commandLineOf(cmd, files),
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import { UsageError } from '../../errors.js';
-import { displayText } from '../../output/display.js';
+import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
@@ -30,11 +30,6 @@ function countsText(r: RunSummary): string {
   ] as const;
   const text = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
   return text.length ? text.join(', ') : 'no payouts';
-}
-
-/** A word as a POSIX shell reads it back: bare when plain, else in single quotes. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

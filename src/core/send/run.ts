@@ -106,6 +106,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       intake: intakeOf(opts, currencies),
       currencies,
       chunkSize: opts.chunkSize,
+      commandLine: deps.commandLine,
       batchReference: opts.batchReference,
       webhookUrl: opts.webhookUrl,
       warn: (m) => deps.output.warn(m),

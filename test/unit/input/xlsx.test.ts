@@ -155,7 +155,7 @@ describe('.xlsx sheets, headers and locations', () => {
   it('reads the first sheet unless --sheet names another, with --map', async () => {
     const first = await readBook(twoSheets());
     expect(first.lines[0]).toMatch(
-      /^run\.xlsx sheet Notes row 1: reference_id: column is missing; the header has "read me first": add a "reference_id" column/,
+      /^run\.xlsx sheet Notes row 1: columns reference_id, amount, currency and recipient are missing; the header has "read me first": add "reference_id"/,
     );
     const r = await readBook(twoSheets(), {
       sheet: 'may RUN',
