@@ -11,12 +11,11 @@ const DRIVER = fileURLToPath(new URL('../helpers/pty-driver.py', import.meta.url
 
 /** Runs `payouts ARGS` on a pseudo-terminal `columns` wide; what the screen showed. */
 function onTerminal(args: string[], columns: number, env: Record<string, string>): Promise<string> {
-  const command = [DRIVER, '[]', '--', process.execPath, BIN, ...args];
+  const command = [DRIVER, '[]', '--cols', String(columns), '--', process.execPath, BIN, ...args];
   const fullEnv = {
     PATH: process.env.PATH ?? '',
     LANG: 'C.UTF-8',
     TERM: 'xterm-256color',
-    PTY_COLUMNS: String(columns),
     ...env,
   };
   return new Promise((resolve, reject) => {

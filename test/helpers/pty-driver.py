@@ -1,12 +1,17 @@
 """Runs a command on a pseudo-terminal and plays a script against it, as a person would.
 
-Usage: python3 pty-driver.py SCRIPT_JSON -- COMMAND [ARG ...]
+Usage: python3 pty-driver.py SCRIPT_JSON [--cols N] -- COMMAND [ARG ...]
+
+--cols N sets the terminal's width (default 100; 0 is a terminal that reports no size).
 
 SCRIPT_JSON is a list of steps:
   {"expect": "text"}       wait until the output so far contains the text
   {"send": "y\\r"}          type these characters (\\u0003 is Ctrl-C)
   {"wait_file": "/path"}   wait until the file exists
   {"sleep": 1.5}           wait this many seconds (for demonstrations; tests wait on events)
+  {"signal": "TERM"}       send the command this signal (TERM, HUP, INT)
+  {"hangup": true}         close the terminal, as closing its window does (the kernel sends
+                           SIGHUP); nothing more is read
 The driver then reads until the command exits and prints one JSON document:
 {"output": everything the terminal showed, "code": exit code or -signal, "steps": steps done}.
 Any wait longer than 30 s ends the script early (the test then fails on what is missing).
@@ -28,12 +33,15 @@ TIMEOUT_S = 30.0
 
 def main() -> None:
     script = json.loads(sys.argv[1])
-    command = sys.argv[sys.argv.index("--") + 1 :]
+    separator = sys.argv.index("--")
+    options = sys.argv[2:separator]
+    cols = int(options[options.index("--cols") + 1]) if "--cols" in options else 100
+    rows = 40 if cols else 0
+    command = sys.argv[separator + 1 :]
     pid, fd = pty.fork()
     if pid == 0:
-        # A terminal 100 columns wide (or PTY_COLUMNS), set before the command can ask.
-        columns = int(os.environ.get("PTY_COLUMNS", "100"))
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+        # The terminal's size, set before the command can ask.
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         os.execvp(command[0], command)
     output = bytearray()
     alive = True
@@ -72,13 +80,29 @@ def main() -> None:
                 read(0.02)
         elif "send" in step:
             os.write(fd, step["send"].encode())
+        elif "signal" in step:
+            os.kill(pid, getattr(signal, "SIG" + step["signal"]))
+        elif "hangup" in step:
+            os.close(fd)
+            alive = False
+            fd = -1
         done += 1
     deadline = time.monotonic() + TIMEOUT_S
     while alive and time.monotonic() < deadline:
         read(0.05)
-    if alive:
-        os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+    status = None
+    if fd < 0:
+        # The terminal is closed: wait for the command to end by itself.
+        while time.monotonic() < deadline:
+            finished, status = os.waitpid(pid, os.WNOHANG)
+            if finished:
+                break
+            status = None
+            time.sleep(0.05)
+    if status is None:
+        if alive or fd < 0:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
     print(json.dumps({"output": output.decode("utf-8", "replace"), "code": code, "steps": done}))
 
