@@ -93,16 +93,23 @@ interface SummaryRow {
 
 /** A run's summary from its row; payouts never sent, or freed, are "not sent". */
 function summaryOf(r: SummaryRow): RunSummary {
+  // PostgreSQL gives counts as text (bigint): Number() reads both stores' alike.
   const counts = {
-    success: r.success,
-    failed: r.failed,
-    canceled: r.canceled,
-    pending: r.pending,
-    in_flight: r.in_flight,
-    sent_earlier: r.sent_earlier,
+    success: Number(r.success),
+    failed: Number(r.failed),
+    canceled: Number(r.canceled),
+    pending: Number(r.pending),
+    in_flight: Number(r.in_flight),
+    sent_earlier: Number(r.sent_earlier),
     not_sent: 0,
   };
-  const accounted = r.success + r.failed + r.canceled + r.pending + r.in_flight + r.sent_earlier;
+  const accounted =
+    counts.success +
+    counts.failed +
+    counts.canceled +
+    counts.pending +
+    counts.in_flight +
+    counts.sent_earlier;
   counts.not_sent = Math.max(0, r.payout_count - accounted);
   return {
     run_id: r.run_id,
@@ -116,12 +123,12 @@ function summaryOf(r: SummaryRow): RunSummary {
   };
 }
 
+/** The most recently active run first; of runs active at the same moment, the later made. */
+const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`;
+
 /** Summaries of every run of every service, the most recently active first. */
 export function listRuns(db: StateDb): RunSummary[] {
-  const rows = db
-    .prepare(`${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`)
-    .all() as SummaryRow[];
-  return rows.map(summaryOf);
+  return (db.prepare(LIST).all() as SummaryRow[]).map(summaryOf);
 }
 
 /** A payout's state columns, from the view `journal`. */
@@ -155,17 +162,19 @@ function stateOf(r: StateRow): PayoutState {
   return r.sent_earlier ? { state: 'sent-earlier' } : { state: 'free' };
 }
 
-/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
-export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+/** A run id prefix as given, checked and lowered. */
+function prefixOf(runIdPrefix: string): string {
   const prefix = runIdPrefix.trim().toLowerCase();
   if (!/^[a-z0-9_-]+$/.test(prefix)) {
     throw new UsageError(
       `invalid run id ${JSON.stringify(runIdPrefix)}: give the run id or its first characters`,
     );
   }
-  const runs = db
-    .prepare(`${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`)
-    .all(prefix.length, prefix) as SummaryRow[];
+  return prefix;
+}
+
+/** The one run that matched a prefix; UsageError when none or several did. */
+function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
   const [only, ...others] = runs;
   if (!only) {
     throw new UsageError(`no run id starts with ${JSON.stringify(runIdPrefix)}: see payouts runs`);
@@ -176,20 +185,30 @@ export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
       `${runs.length} runs start with ${JSON.stringify(runIdPrefix)} (${ids}): give more characters`,
     );
   }
-  const payouts = (
-    db
-      .prepare(
-        `SELECT j.reference_id, j.amount, j.currency, j.state, j.req, j.hash, j.sent_at, j.status,
-           j.transaction_id, j.charges, j.message, o.sent_earlier
-         FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
-         WHERE j.run = ? ORDER BY j.row`,
-      )
-      .all(only.id) as StateRow[]
-  ).map((r) => ({
+  return only;
+}
+
+const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
+const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.state, j.req, j.hash,
+  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier
+  FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
+  WHERE j.run = ? ORDER BY j.row`;
+
+/** A run's detail from its summary row and its payouts' rows. */
+function detailOf(only: SummaryRow, rows: StateRow[]): RunDetail {
+  const payouts = rows.map((r) => ({
     reference_id: r.reference_id,
     amount: r.amount ?? '',
     currency: r.currency ?? '',
     state: stateOf(r),
   }));
   return { summary: summaryOf(only), payouts };
+}
+
+/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
+export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+  const prefix = prefixOf(runIdPrefix);
+  const runs = db.prepare(BY_PREFIX).all(prefix.length, prefix) as SummaryRow[];
+  const only = onlyRun(runs, runIdPrefix);
+  return detailOf(only, db.prepare(PAYOUT_STATES).all(only.id) as StateRow[]);
 }
