@@ -180,6 +180,23 @@ describe('payouts runs tells the truth', () => {
     expect(show).toContainEqual(['TR-OK-1', '100.00 USD', 'sent earlier', '', '']);
     expect(show).toContainEqual(expect.arrayContaining(['TR-CANC-1', '40.00 GBP', 'canceled']));
   });
+
+  it('shows a run that had nothing to send with its payouts sent earlier, none "not sent"', async () => {
+    const env = service!.env;
+    // Other bytes, the same payout: a run of its own, all of it sent earlier.
+    const again = join(service!.home.dir, 'again.csv');
+    writeFileSync(
+      again,
+      'reference_id,amount,currency,recipient\r\nTR-OK-1,100.00,USD,ok@example.com\r\n',
+    );
+    expect((await run(['send', again, '--yes'], { env })).code).toBe(0);
+    const [latest] = JSON.parse((await run(['runs', '--json'], { env })).stdout) as Array<{
+      inputs: string[];
+      counts: Record<string, number>;
+    }>;
+    expect(latest!.inputs[0]).toMatch(/again\.csv$/);
+    expect(latest!.counts).toMatchObject({ success: 0, sent_earlier: 1, not_sent: 0 });
+  });
 });
 
 describe('payouts runs on a run left in flight', () => {
