@@ -26,6 +26,8 @@ export interface GlobalOptions {
   baseUrl?: string;
   json: boolean;
   debug: boolean;
+  /** --no-color. */
+  noColor?: boolean;
 }
 
 /** What a command's action gets: the runtime, the global options and the output. */

@@ -62,7 +62,11 @@ Run "payouts <command> --help" for a command's options and examples.`,
 
 /** Reads the global flags from argv when commander could not finish parsing. */
 function fallbackGlobals(argv: string[]): GlobalOptions {
-  return { json: argv.includes('--json'), debug: argv.includes('--debug') };
+  return {
+    json: argv.includes('--json'),
+    debug: argv.includes('--debug'),
+    noColor: argv.includes('--no-color'),
+  };
 }
 
 /** Runs the CLI and returns its exit code; exiting is left to the entry point (cli.ts). */

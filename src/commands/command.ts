@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CommandContext, GlobalOptions, Runtime } from '../context.js';
+import { shellWord } from '../output/display.js';
 import type { Output } from '../output/output.js';
 
 /** A command action: returns the exit code, or throws a typed error. */
@@ -19,8 +20,16 @@ function globalsOf(cmd: Command): GlobalOptions {
     baseUrl?: string;
     json?: boolean;
     debug?: boolean;
+    color?: boolean;
   }>();
-  return { profile: o.profile, baseUrl: o.baseUrl, json: Boolean(o.json), debug: Boolean(o.debug) };
+  return {
+    profile: o.profile,
+    baseUrl: o.baseUrl,
+    json: Boolean(o.json),
+    debug: Boolean(o.debug),
+    // commander gives --no-color as color: false.
+    noColor: o.color === false,
+  };
 }
 
 /** Builds the Output of a run from the runtime and the global options. */
@@ -28,9 +37,11 @@ export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Prom
   // Loaded on first use so that --help and --version never pay for them, and chalk only when
   // a stream is a terminal that gets colours.
   const { Output } = await import('../output/output.js');
-  const { colorLevel } = await import('../output/colors.js');
-  const noColor = runtime.env.NO_COLOR !== undefined && runtime.env.NO_COLOR !== '';
-  const coloured = colorLevel(runtime.stdout, noColor) || colorLevel(runtime.stderr, noColor);
+  const { colorLevel, colourTurnedOff } = await import('../output/colors.js');
+  const env = runtime.env;
+  const noColor = colourTurnedOff(env, globals.noColor === true);
+  const coloured =
+    colorLevel(runtime.stdout, noColor, env) || colorLevel(runtime.stderr, noColor, env);
   const chalk = coloured ? (await import('chalk')).Chalk : undefined;
   return new Output({
     stdout: runtime.stdout,
@@ -42,6 +53,7 @@ export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Prom
     json: globals.json,
     debug: globals.debug,
     noColor,
+    env,
     chalk,
   });
 }
@@ -72,4 +84,29 @@ export function examples(...lines: string[]): string {
 /** Collects a repeatable option's values. */
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
+}
+
+/** The words of one option as given: the flag, then its value (each value, when repeated). */
+function optionWords(c: Command, o: Command['options'][number]): string[] {
+  const flag = o.long ?? o.short ?? '';
+  const value: unknown = c.getOptionValue(o.attributeName());
+  if (typeof value === 'boolean') return [flag];
+  const values = Array.isArray(value) ? value : [value];
+  return values.flatMap((v) => [flag, String(v)]);
+}
+
+/**
+ * A command as the user typed it, rebuilt from what commander parsed: the command's names,
+ * its operands, then each option given on the command line, its own and its parents'.
+ */
+export function commandLineOf(cmd: Command, operands: readonly string[]): string {
+  const chain: Command[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) chain.unshift(c);
+  const words = [...chain.map((c) => c.name()), ...operands];
+  for (const c of chain) {
+    for (const o of c.options) {
+      if (c.getOptionValueSource(o.attributeName()) === 'cli') words.push(...optionWords(c, o));
+    }
+  }
+  return words.map(shellWord).join(' ');
 }

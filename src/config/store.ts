@@ -53,9 +53,17 @@ export function unreadableConfigError(path: string): UsageError {
   );
 }
 
-/** Warnings about a config file or folder that other users can read or write. */
-function permissionWarnings(dir: string, file: string): string[] {
+/**
+ * Warnings about a config file or folder that other users can read or write. None on Windows,
+ * where chmod sets only the read-only flag and the folder's access list decides who reads it.
+ */
+export function permissionWarnings(
+  dir: string,
+  file: string,
+  platform: NodeJS.Platform = process.platform,
+): string[] {
   const warnings: string[] = [];
+  if (platform === 'win32') return warnings;
   const open = (path: string): number | undefined => {
     try {
       const mode = statSync(path).mode & 0o777;

@@ -33,6 +33,49 @@ function listHeaders(rec: string[]): string {
   return names.join(', ');
 }
 
+/** "a", "a and b", "a, b and c". */
+function andList(words: string[]): string {
+  return words.length < 2
+    ? (words[0] ?? '')
+    : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+}
+
+/**
+ * Reports the required columns a header lacks, in one problem that lists the header once:
+ * those named by --map that are not there, then the others with the --map to name them.
+ */
+function reportMissing(
+  missing: readonly PayoutField[],
+  rec: string[],
+  at: { location: RowLocation; h: HeaderMatching },
+): void {
+  const { h } = at;
+  const mapped = missing.filter((f) => h.map[f] !== undefined);
+  const plain = missing.filter((f) => h.map[f] === undefined);
+  const fixes: string[] = [];
+  if (mapped.length > 0) {
+    const names = andList(mapped.map((f) => `"${h.map[f]}"`));
+    fixes.push(`check the name${mapped.length === 1 ? '' : 's'} ${names} given to --map`);
+  }
+  if (plain.length > 0) {
+    const maps = plain.map((f) => `${f}="<header>"`).join(',');
+    fixes.push(
+      plain.length === 1
+        ? `add a "${plain[0]}" column, or name the column to use with --map ${maps}`
+        : `add ${andList(plain.map((f) => `"${f}"`))} columns, or name the columns to use with --map ${maps}`,
+    );
+  }
+  const what =
+    missing.length === 1
+      ? mapped.length
+        ? `the column "${h.map[missing[0]!]}" named by --map is missing`
+        : 'column is missing'
+      : `columns ${andList([...missing])} are missing`;
+  let message = `${what}; the header has ${listHeaders(rec)}: ${fixes.join('; ')}`;
+  if (rec.length === 1 && h.singleColumnHint !== undefined) message += h.singleColumnHint;
+  h.checker.report(at.location, missing.length === 1 ? missing[0] : undefined, undefined, message);
+}
+
 /**
  * Finds the payout fields in a header row. Reports duplicate and missing columns (and returns
  * undefined: no row can be read then), and warns once about columns that are not read.
@@ -68,16 +111,10 @@ export function matchHeader(
       `appears in more than one column (${which.join(', ')}): keep only one`,
     );
   }
-  for (const field of REQUIRED_FIELDS) {
-    if (columns.has(field)) continue;
-    bad = true;
-    const mapped = h.map[field];
-    let message =
-      mapped === undefined
-        ? `column is missing; the header has ${listHeaders(rec)}: add a "${field}" column, or name the column to use with --map ${field}="<header>"`
-        : `the column "${mapped}" named by --map is missing; the header has ${listHeaders(rec)}: check the name given to --map`;
-    if (rec.length === 1 && h.singleColumnHint !== undefined) message += h.singleColumnHint;
-    h.checker.report(location, field, undefined, message);
+  const missing = REQUIRED_FIELDS.filter((f) => !columns.has(f));
+  if (missing.length > 0) {
+    reportMissing(missing, rec, { location, h });
+    return undefined;
   }
   if (bad) return undefined;
   if (extra.length > 0) {

@@ -49,6 +49,11 @@ export async function readPayouts(
       `${source.name}: --decimal-comma applies to CSV files only: in ${FORMAT_NAMES[format]}, write amounts as numbers or texts with a ".", such as 1234.56`,
     );
   }
+  if (opts.includeHidden === true && format !== 'xlsx') {
+    throw new UsageError(
+      `${source.name}: --include-hidden applies to .xlsx workbooks only: leave it out for ${FORMAT_NAMES[format]} files`,
+    );
+  }
   if (opts.sheet !== undefined && format !== 'xlsx') {
     throw new UsageError(
       `${source.name}: --sheet applies to .xlsx workbooks only: leave it out for ${FORMAT_NAMES[format]} files`,
@@ -78,6 +83,7 @@ export async function readPayouts(
       return readXlsx(source, {
         file: source.name,
         sheet: opts.sheet,
+        includeHidden: opts.includeHidden === true,
         names,
         map: opts.map ?? {},
         checker,

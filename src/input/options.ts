@@ -118,10 +118,13 @@ export function parseMapOption(text: string): Partial<Record<PayoutField, string
   return map;
 }
 
-/** Normalizes a header the way headers are matched: without BOM, surrounding space or case. */
+/**
+ * Normalizes a header the way headers are matched: case, spaces, hyphens and underscores do
+ * not count, so "Reference ID", "reference-id" and "REFERENCE_ID" all name reference_id.
+ */
 export function normalizeHeader(name: string): string {
-  // trim() also removes a BOM (U+FEFF) and no-break spaces that spreadsheets leave behind.
-  return name.trim().toLowerCase();
+  // \s also matches a BOM (U+FEFF) and the no-break spaces that spreadsheets leave behind.
+  return name.toLowerCase().replace(/[\s_-]+/g, '');
 }
 
 /**

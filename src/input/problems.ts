@@ -14,6 +14,19 @@ export class ProblemList {
     if (this.kept.length < this.limit) this.kept.push(p);
   }
 
+  /** Records one problem ahead of those recorded so far. */
+  addFirst(p: Problem): void {
+    this.count += 1;
+    this.kept.unshift(p);
+    if (this.kept.length > this.limit) this.kept.pop();
+  }
+
+  /** Records every problem of another list: those it shows, and its count of the rest. */
+  absorb(other: ProblemList): void {
+    for (const p of other.shown) this.add(p);
+    this.count += other.total - other.shown.length;
+  }
+
   /** How many problems were added, shown or not. */
   get total(): number {
     return this.count;

@@ -42,8 +42,10 @@ export interface IntakeOptions {
   format?: InputFormat;
   /** ',', ';' or tab (also written 'tab' or '\\t'); else detected from the header line. */
   delimiter?: string;
-  /** --sheet: the worksheet of an .xlsx workbook to read; else its first. */
+  /** --sheet: the worksheet of an .xlsx workbook to read; else its first visible one. */
   sheet?: string;
+  /** --include-hidden: pay the hidden rows of a workbook too; else they are refused. */
+  includeHidden?: boolean;
   /** Header names (CSV, .xlsx) standing for payout fields, from --map. */
   map?: Partial<Record<PayoutField, string>>;
   /** From --encoding; a byte-order mark wins over it. Else UTF-8. */
@@ -91,4 +93,6 @@ export interface FileMeta {
   webhook_url?: string;
   /** Records read, the invalid ones included; blank lines are not records. */
   rows: number;
+  /** The sheet of a workbook that was read. */
+  sheet?: string;
 }

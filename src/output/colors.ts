@@ -1,4 +1,5 @@
 import type { Chalk, ChalkInstance } from 'chalk';
+import type { Env } from '../paths.js';
 import type { OutStream } from './output.js';
 
 /** chalk's constructor, passed in by whoever loaded chalk. */
@@ -22,7 +23,26 @@ function plainStyles(): ChalkInstance {
   return styles;
 }
 
-/** The colour level of a stream: 1 on a terminal unless colour is turned off, else 0. */
-export function colorLevel(stream: OutStream, noColor: boolean): 0 | 1 {
-  return !noColor && stream.isTTY ? 1 : 0;
+/**
+ * Whether the user turned colour off: `--no-color`, NO_COLOR (any value but empty, as
+ * no-color.org says), FORCE_COLOR=0 or false, or TERM=dumb.
+ */
+export function colourTurnedOff(env: Env, noColorFlag: boolean): boolean {
+  if (noColorFlag) return true;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return true;
+  if (env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') return true;
+  return env.TERM === 'dumb';
+}
+
+/** A stream Node made for a terminal knows whether it shows colours (tty.WriteStream). */
+type MaybeTerminal = OutStream & { hasColors?: (env?: object) => boolean };
+
+/**
+ * The colour level of a stream: 1 on a terminal that shows colours, by Node's own reading of
+ * the environment (TERM, COLORTERM, FORCE_COLOR, ...), unless colour is turned off; else 0.
+ */
+export function colorLevel(stream: MaybeTerminal, noColor: boolean, env?: Env): 0 | 1 {
+  if (noColor || !stream.isTTY) return 0;
+  if (typeof stream.hasColors === 'function' && !stream.hasColors(env)) return 0;
+  return 1;
 }

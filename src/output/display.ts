@@ -8,7 +8,7 @@
 const CONTROL =
   /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const CONTROLS = new RegExp(CONTROL.source, 'g');
-/** A colour sequence (SGR, as chalk and cli-table3 write them) or a control character. */
+/** A colour sequence (SGR, as chalk writes them) or a control character. */
 const COLOUR_OR_CONTROL = new RegExp(`\\u001b\\[[0-9;]*m|${CONTROL.source}`, 'g');
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
@@ -43,6 +43,8 @@ export interface OwnText {
   colours: boolean;
   /** Line breaks: true for whole messages, false for a table cell. */
   lineBreaks: boolean;
+  /** Tabs: true for printed results (a table on a pipe is tab-separated), else escaped. */
+  tabs?: boolean;
 }
 
 /**
@@ -54,6 +56,12 @@ export function terminalText(text: string, own: OwnText): string {
   return text.replace(COLOUR_OR_CONTROL, (m) => {
     if (m.length > 1) return own.colours ? m : `\\x1b${m.slice(1)}`;
     if (m === '\n' && own.lineBreaks) return m;
+    if (m === '\t' && own.tabs) return m;
     return escapeControl(m);
   });
+}
+
+/** A word as a POSIX shell reads it back: bare when plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import { errorCode, InternalError, InterruptedError } from '../errors.js';
+import type { Env } from '../paths.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
-import { fitTable } from './fit.js';
+import { type TableLayout, terminalTable, tsvTable } from './table.js';
 
 /** A writable stream that may be a terminal. */
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
@@ -22,6 +23,8 @@ export interface OutputOptions {
   debug: boolean;
   /** NO_COLOR or similar asked for no colour. */
   noColor: boolean;
+  /** The environment, for a terminal's own reading of whether it shows colours. */
+  env?: Env;
   /**
    * chalk, for the streams that get colours (terminals, unless noColor). Without it nothing is
    * coloured: chalk and its colour detection cost 5 ms of start-up, so callers load it only
@@ -92,7 +95,7 @@ export class Output {
     this.json = opts.json;
     this.debugEnabled = opts.debug;
     const colors = (s: OutStream) => {
-      const level = colorLevel(s, opts.noColor);
+      const level = colorLevel(s, opts.noColor, opts.env);
       return level && opts.chalk ? new opts.chalk({ level }) : PLAIN;
     };
     this.color = colors(opts.stdout);
@@ -128,12 +131,24 @@ export class Output {
 
   /**
    * Writes human-readable result text to stdout; ignored under --json. Control characters
-   * other than our line breaks and colours are escaped (see terminalText), on a pipe too.
+   * other than our line breaks, tabs and colours are escaped (see terminalText), on a pipe too.
    */
   print(text = ''): void {
     if (this.json) return;
     this.clearProgress();
-    this.writeOut(`${terminalText(text, { colours: this.color.level > 0, lineBreaks: true })}\n`);
+    const own = { colours: this.color.level > 0, lineBreaks: true, tabs: true };
+    this.writeOut(`${terminalText(text, own)}\n`);
+  }
+
+  /**
+   * Writes a line that goes with a table for a person (a closing line, a note): to stdout on
+   * a terminal, to stderr elsewhere, so that a piped table stays plain tab-separated rows.
+   * Ignored under --json.
+   */
+  printAside(text: string): void {
+    if (this.json) return;
+    if (this.opts.stdout.isTTY) this.print(text);
+    else this.writeErr(text);
   }
 
   /** Whether stdout is a terminal, where binary output (a workbook) must not go. */
@@ -351,30 +366,17 @@ export class Output {
   }
 
   /**
-   * Renders a table with cli-table3 (loaded on first use). A cell's control characters are
-   * escaped, line breaks included, so no text from outside can split a row.
+   * Renders a table: on a terminal fitted to its width (see terminalTable), elsewhere as
+   * tab-separated lines with a header, whole values and no colours, for cut, awk and
+   * spreadsheets. A cell's control characters are escaped, tabs and line breaks included,
+   * so no text from outside can split a row or a column.
    */
-  async table(
-    head: string[],
-    rows: string[][],
-    fit?: { shrink: readonly string[] },
-  ): Promise<string> {
-    const { default: Table } = await import('cli-table3');
+  async table(head: string[], rows: string[][], layout: TableLayout = {}): Promise<string> {
     const own = { colours: this.color.level > 0, lineBreaks: false };
-    let cells = rows.map((row) => row.map((cell) => terminalText(cell, own)));
-    const width = this.opts.stdout.isTTY ? this.opts.stdout.columns : undefined;
-    // On a terminal the table fits its width; pipes get every value whole.
-    if (fit && width)
-      ({ head, rows: cells } = fitTable(head, cells, { width, shrink: fit.shrink }));
-    const table = new Table({
-      head: head.map((h) => this.color.bold(h)),
-      style: { head: [], border: [] },
-      // No rule between rows: a run of hundreds of rows stays readable.
-      chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-      wordWrap: !(fit && width),
-    });
-    table.push(...cells);
-    return table.toString();
+    const cells = rows.map((row) => row.map((cell) => terminalText(cell, own)));
+    if (!this.opts.stdout.isTTY) return tsvTable(head, cells);
+    const width = this.opts.stdout.columns || 80;
+    return terminalTable(head, cells, { ...layout, width, bold: (t) => this.color.bold(t) });
   }
 
   private clearProgress(): void {

@@ -17,6 +17,8 @@ export interface RunSummary {
     canceled: number;
     pending: number;
     in_flight: number;
+    /** Payouts an earlier run had sent: reported, not sent again. */
+    sent_earlier: number;
     not_sent: number;
   };
 }
@@ -33,12 +35,14 @@ export type PayoutState =
     }
   /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
   | { state: 'in-flight'; req: number; hash: string; at: string }
+  /** An earlier run had sent it: this run reported it, and did not send it again. */
+  | { state: 'sent-earlier' }
   | { state: 'free' };
 
 /** A run with the state of each of its payouts. */
 export interface RunDetail {
   summary: RunSummary;
-  payouts: Array<{ reference_id: string; state: PayoutState }>;
+  payouts: Array<{ reference_id: string; amount: string; currency: string; state: PayoutState }>;
 }
 
 /**
@@ -49,7 +53,7 @@ const SUMMARY = `
   SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
     r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
     coalesce(d.canceled, 0) AS canceled, coalesce(d.pending, 0) AS pending,
-    coalesce(f.in_flight, 0) AS in_flight
+    coalesce(f.in_flight, 0) AS in_flight, coalesce(e.sent_earlier, 0) AS sent_earlier
   FROM runs r
   LEFT JOIN (
     SELECT run,
@@ -62,7 +66,12 @@ const SUMMARY = `
     SELECT i.run, count(*) AS in_flight FROM intents i
     WHERE i.state IN ('in_flight', 'unknown')
       AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = i.run AND x.row = i.row)
-    GROUP BY i.run) f ON f.run = r.id`;
+    GROUP BY i.run) f ON f.run = r.id
+  LEFT JOIN (
+    SELECT o.run, count(*) AS sent_earlier FROM reports o
+    WHERE o.sent_earlier = 1
+      AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = o.run AND x.row = o.row)
+    GROUP BY o.run) e ON e.run = r.id`;
 
 /** A row of SUMMARY. */
 interface SummaryRow {
@@ -79,19 +88,28 @@ interface SummaryRow {
   canceled: number;
   pending: number;
   in_flight: number;
+  sent_earlier: number;
 }
 
 /** A run's summary from its row; payouts never sent, or freed, are "not sent". */
 function summaryOf(r: SummaryRow): RunSummary {
+  // PostgreSQL gives counts as text (bigint): Number() reads both stores' alike.
   const counts = {
-    success: r.success,
-    failed: r.failed,
-    canceled: r.canceled,
-    pending: r.pending,
-    in_flight: r.in_flight,
+    success: Number(r.success),
+    failed: Number(r.failed),
+    canceled: Number(r.canceled),
+    pending: Number(r.pending),
+    in_flight: Number(r.in_flight),
+    sent_earlier: Number(r.sent_earlier),
     not_sent: 0,
   };
-  const accounted = r.success + r.failed + r.canceled + r.pending + r.in_flight;
+  const accounted =
+    counts.success +
+    counts.failed +
+    counts.canceled +
+    counts.pending +
+    counts.in_flight +
+    counts.sent_earlier;
   counts.not_sent = Math.max(0, r.payout_count - accounted);
   return {
     run_id: r.run_id,
@@ -105,17 +123,19 @@ function summaryOf(r: SummaryRow): RunSummary {
   };
 }
 
-/** Summaries of every run of every service, newest first. */
+/** The most recently active run first; of runs active at the same moment, the later made. */
+const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`;
+
+/** Summaries of every run of every service, the most recently active first. */
 export function listRuns(db: StateDb): RunSummary[] {
-  const rows = db
-    .prepare(`${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.created_at DESC, r.run_id`)
-    .all() as SummaryRow[];
-  return rows.map(summaryOf);
+  return (db.prepare(LIST).all() as SummaryRow[]).map(summaryOf);
 }
 
 /** A payout's state columns, from the view `journal`. */
 interface StateRow {
   reference_id: string;
+  amount: string | null;
+  currency: string | null;
   state: string;
   req: number | null;
   hash: string | null;
@@ -124,6 +144,7 @@ interface StateRow {
   transaction_id: string | null;
   charges: string | null;
   message: string | null;
+  sent_earlier: number | null;
 }
 
 /** The state of a payout from its row. */
@@ -138,20 +159,22 @@ function stateOf(r: StateRow): PayoutState {
   if (r.state === 'in_flight' || r.state === 'unknown') {
     return { state: 'in-flight', req: r.req ?? -1, hash: r.hash ?? '', at: r.sent_at ?? '' };
   }
-  return { state: 'free' };
+  return r.sent_earlier ? { state: 'sent-earlier' } : { state: 'free' };
 }
 
-/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
-export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+/** A run id prefix as given, checked and lowered. */
+function prefixOf(runIdPrefix: string): string {
   const prefix = runIdPrefix.trim().toLowerCase();
   if (!/^[a-z0-9_-]+$/.test(prefix)) {
     throw new UsageError(
       `invalid run id ${JSON.stringify(runIdPrefix)}: give the run id or its first characters`,
     );
   }
-  const runs = db
-    .prepare(`${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`)
-    .all(prefix.length, prefix) as SummaryRow[];
+  return prefix;
+}
+
+/** The one run that matched a prefix; UsageError when none or several did. */
+function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
   const [only, ...others] = runs;
   if (!only) {
     throw new UsageError(`no run id starts with ${JSON.stringify(runIdPrefix)}: see payouts runs`);
@@ -162,13 +185,30 @@ export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
       `${runs.length} runs start with ${JSON.stringify(runIdPrefix)} (${ids}): give more characters`,
     );
   }
-  const payouts = (
-    db
-      .prepare(
-        `SELECT reference_id, state, req, hash, sent_at, status, transaction_id, charges, message
-         FROM journal WHERE run = ? ORDER BY row`,
-      )
-      .all(only.id) as StateRow[]
-  ).map((r) => ({ reference_id: r.reference_id, state: stateOf(r) }));
+  return only;
+}
+
+const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
+const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.state, j.req, j.hash,
+  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier
+  FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
+  WHERE j.run = ? ORDER BY j.row`;
+
+/** A run's detail from its summary row and its payouts' rows. */
+function detailOf(only: SummaryRow, rows: StateRow[]): RunDetail {
+  const payouts = rows.map((r) => ({
+    reference_id: r.reference_id,
+    amount: r.amount ?? '',
+    currency: r.currency ?? '',
+    state: stateOf(r),
+  }));
   return { summary: summaryOf(only), payouts };
+}
+
+/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
+export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+  const prefix = prefixOf(runIdPrefix);
+  const runs = db.prepare(BY_PREFIX).all(prefix.length, prefix) as SummaryRow[];
+  const only = onlyRun(runs, runIdPrefix);
+  return detailOf(only, db.prepare(PAYOUT_STATES).all(only.id) as StateRow[]);
 }

@@ -12,7 +12,11 @@ describe('quick start', () => {
     home = tempHome();
     const first = await runCli(['send', sample('payouts.csv'), '--sandbox'], { env: home.env });
     expect(first.stderr).toMatch(/SANDBOX/);
-    expect(first.stdout).toMatch(/SANDBOX 12 payouts: 12 succeeded, 0 failed, 0 pending/);
+    // On a pipe stdout holds the table alone; the closing line goes to stderr.
+    expect(first.stderr).toMatch(/SANDBOX 12 payouts: 12 succeeded, 0 failed, 0 pending/);
+    expect(first.stdout.split('\n')[0]).toBe(
+      'reference_id\tstatus\tamount\tcharges\ttransaction_id\tmessage',
+    );
     expect(first.code).toBe(0);
 
     const status = await runCli(['status', 'PO-2026-11-0007', '--sandbox', '--json'], {
@@ -29,7 +33,7 @@ describe('quick start', () => {
 
     const again = await runCli(['send', sample('payouts.csv'), '--sandbox'], { env: home.env });
     expect(again.code).toBe(0);
-    expect(again.stdout).toMatch(/12 sent earlier, not sent again/);
+    expect(again.stderr).toMatch(/12 sent earlier, not sent again/);
   });
 
   it('--help lists every command and the exit codes', async () => {

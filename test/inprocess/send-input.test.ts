@@ -81,8 +81,38 @@ describe('payouts send: input formats', () => {
       env: service.env,
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/windows-1252\.csv line 3: .*not valid UTF-8/);
+    // Read again as Windows-1252, it has no other problem: one message gives the command.
+    expect(r.stderr).toMatch(
+      /windows-1252\.csv: is Windows-1252 text \(Excel "CSV" on Windows\), not UTF-8: it needs --encoding windows-1252, and read so, it has no other problem\. The command with them: payouts send \S+windows-1252\.csv --yes --encoding windows-1252\n/,
+    );
+    expect(r.stderr).toContain('error: 1 problem in the input');
     expect(service.sandbox.requestCounts().create).toBe(0);
+  });
+
+  it('diagnoses a German export in one pass: every flag it needs, in a command to paste', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'export.csv');
+      // As German Excel saves "CSV": Windows-1252, ";", decimal commas, its own header spelling.
+      const text =
+        'Reference ID;Amount;Currency;Recipient\r\nDE-1;1.234,56;EUR;müller@example.com\r\nDE-2;99,90;EUR;b@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run', '--chunk-size', '50'], { env: home.env });
+      expect(first.code).toBe(2);
+      const command = `payouts send ${path} --chunk-size 50 --dry-run --encoding windows-1252 --decimal-comma`;
+      expect(first.stderr).toContain(
+        `export.csv: is Windows-1252 text (Excel "CSV" on Windows), not UTF-8 and writes amounts with a decimal comma (1.234,56): it needs --encoding windows-1252 --decimal-comma, and read so, it has no other problem. The command with them: ${command}\n`,
+      );
+      expect(first.stderr).toContain('error: 1 problem in the input');
+      // The command as given works.
+      const again = await run([...command.split(' ').slice(1), '--json'], { env: home.env });
+      expect(again.code).toBe(0);
+      expect(parseJsonStdout<{ totals: unknown }>(again).totals).toEqual({
+        EUR: { count: 2, total: '1334.46' },
+      });
+    } finally {
+      home.cleanup();
+    }
   });
 
   it('sends NDJSON, one payout per line', async () => {
@@ -171,6 +201,9 @@ describe('payouts send: input formats', () => {
       const dry = await run(['send', path, '--dry-run', '--json'], { env: home.env });
       expect(dry.code).toBe(0);
       expect(parseJsonStdout<{ payout_count: number }>(dry).payout_count).toBe(1);
+      // The summary names the sheet it read.
+      const summary = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(summary.stdout).toMatch(/Sheet: +Payouts of .*run\.xlsx\n/);
       const missing = await run(['send', path, '--sheet', 'May', '--dry-run'], { env: home.env });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain(
@@ -252,11 +285,11 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
     const r = await run(['send', file, '--yes'], { env: service.env });
     expect(r.code).toBe(4);
     expect(r.stdout).toContain('LONG-7');
-    expect(r.stdout).not.toContain('LONG-8 ');
-    expect(r.stdout).toContain('59 successful payouts not shown (use --all to list every row)');
+    expect(r.stdout).not.toContain('LONG-8\t');
+    expect(r.stderr).toContain('59 successful payouts not shown (use --all to list every row)');
     const all = await run(['send', file, '--yes', '--all'], { env: service.env });
-    expect(all.stdout).toContain('LONG-8 ');
-    expect(all.stdout).toMatch(/60 payouts: 59 succeeded, 1 failed, 0 pending \(60 sent earlier/);
+    expect(all.stdout).toContain('LONG-8\t');
+    expect(all.stderr).toMatch(/60 payouts: 59 succeeded, 1 failed, 0 pending \(60 sent earlier/);
   });
 
   it('exits 3 when the service rejects the credentials, having applied nothing', async () => {
@@ -313,7 +346,7 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
     });
     const show = await run(['runs', 'show', runs[0]!.run_id.slice(0, 6)], { env: service.env });
     expect(show.code).toBe(0);
-    expect(show.stdout).toMatch(/TR-CANC-1 +│ canceled/);
+    expect(show.stdout).toMatch(/\nTR-CANC-1\t40\.00 GBP\tcanceled\t/);
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, sample, tempHome, writeCsv } from '../helpers/cli.js';
@@ -75,7 +75,7 @@ describe('payouts send: spreadsheet exports', () => {
     });
     expect(r.code).toBe(0);
     expect(r.stderr.match(/warning:.*Cost Center/gi)).toHaveLength(1);
-    expect(r.stdout).toMatch(/3 payouts: 3 succeeded, 0 failed, 0 pending/);
+    expect(r.stderr).toMatch(/3 payouts: 3 succeeded, 0 failed, 0 pending/);
     expect((await service.ledger()).get('SEMI-3')).toMatchObject({
       amount: '7.25',
       currency: 'KWD',
@@ -246,7 +246,7 @@ describe('payouts send: requests and results', () => {
     });
     expect(r.code).toBe(4);
     expect(r.stdout).not.toMatch(/\x1b\[/);
-    expect(r.stdout).toMatch(/4 payouts: 1 succeeded, 2 failed, 1 pending/);
+    expect(r.stderr).toMatch(/4 payouts: 1 succeeded, 2 failed, 1 pending/);
     // Rows needing attention come first.
     const order = ['TR-FAIL-1', 'TR-PEND-1', 'TR-CANC-1', 'TR-OK-1'].map((ref) =>
       r.stdout.indexOf(ref),
@@ -283,7 +283,9 @@ describe('payouts send: requests and results', () => {
       },
     );
     expect(r.code).toBe(4);
-    const lines = readFileSync(report, 'utf8').trim().split('\n');
+    const reportText = readFileSync(report, 'utf8');
+    expect(reportText.startsWith('\ufeff')).toBe(true);
+    const lines = reportText.slice(1).trim().split('\r\n');
     expect(lines[0]).toBe(
       'file,line,reference_id,amount,currency,recipient,description,status,transaction_id,charges,message,sent_earlier',
     );
@@ -292,13 +294,41 @@ describe('payouts send: requests and results', () => {
     expect(readFileSync(report, 'utf8')).toContain("'@SUM(A1)");
     expect(readFileSync(report, 'utf8')).toContain("'+4420+canceled");
     const failedText = readFileSync(failed, 'utf8');
-    expect(failedText.split('\n')[0]).toBe('reference_id,amount,currency,recipient,description');
+    expect(failedText.split('\r\n')[0]).toBe(
+      '\ufeffreference_id,amount,currency,recipient,description',
+    );
     expect(failedText).toContain('TR-FAIL-1,20.00,USD,bob+failed@example.com');
     expect(failedText).not.toContain('TR-OK-1');
     expect(failedText).not.toContain('TR-PEND-1');
     const again = await run(['send', failed, '--dry-run', '--json'], { env: service.home.env });
     expect(again.code).toBe(0);
     expect(parseJsonStdout<{ payout_count: number }>(again).payout_count).toBe(2);
+  });
+
+  it('writes reports Excel reads as UTF-8 by their mark; --report-encoding utf8 writes plain UTF-8', async () => {
+    service = await testService();
+    const input = join(service.home.dir, 'umlaut.csv');
+    writeFileSync(
+      input,
+      'reference_id,amount,currency,recipient\nUM-1,10.00,EUR,müller@example.com\n',
+    );
+    // As Excel on Windows opens a CSV: by its byte-order mark, else as Windows-1252.
+    const excelReads = (path: string) => {
+      const bytes = readFileSync(path);
+      const marked = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+      return new TextDecoder(marked ? 'utf-8' : 'windows-1252').decode(bytes);
+    };
+    const excel = join(service.home.dir, 'excel.csv');
+    const plain = join(service.home.dir, 'plain.csv');
+    expect(
+      (await run(['send', input, '--yes', '--report', excel], { env: service.env })).code,
+    ).toBe(0);
+    const again = ['send', input, '--yes', '--report', plain, '--report-encoding', 'utf8'];
+    expect((await run(again, { env: service.env })).code).toBe(0);
+    expect(excelReads(excel)).toContain('müller@example.com');
+    expect(readFileSync(excel, 'utf8').split('\r\n')).toHaveLength(3);
+    expect(excelReads(plain)).toContain('mÃ¼ller@example.com');
+    expect(readFileSync(plain, 'utf8')).not.toContain('\r');
   });
 
   it('reads standard input with "-"', async () => {

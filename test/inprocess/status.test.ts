@@ -148,9 +148,9 @@ describe('payouts status against the sandbox', () => {
     const r = await run(['status', 'ok-1', 'nope-2', 'pend-1'], { env: svc.env });
     expect(r.code).toBe(6);
     expect(r.stdout).toMatch(/Reference ID.*Status/);
-    expect(r.stdout).toMatch(/ok-1\s*│\s*success/);
-    expect(r.stdout).toMatch(/nope-2\s*│\s*not found/);
-    expect(r.stdout).toMatch(/pend-1\s*│\s*pending/);
+    expect(r.stdout).toMatch(/\nok-1\tsuccess\t/);
+    expect(r.stdout).toMatch(/\nnope-2\tnot found\t/);
+    expect(r.stdout).toMatch(/\npend-1\tpending\t/);
     expect(r.stderr).toContain('1 success, 1 not found, 1 pending');
   });
 
@@ -273,7 +273,7 @@ describe('payouts status --watch', () => {
     expect(r.stderr).toMatch(/w-1: pending\n/);
     expect(r.stderr).toMatch(/w-missing: not found\n/);
     expect(r.stderr).toMatch(/w-1: pending -> success\n/);
-    expect(r.stdout).toMatch(/w-1\s*│\s*success/);
+    expect(r.stdout).toMatch(/\nw-1\tsuccess\t/);
   });
 
   it('prints only the final document with --json', async () => {

@@ -3,22 +3,24 @@ import type { Runtime } from '../../context.js';
 import type { Shell } from '../../core/completion/script.js';
 import { defineAction, type ExitSink } from '../command.js';
 
-const SHELLS: readonly Shell[] = ['bash', 'zsh', 'fish'];
+const SHELLS: readonly Shell[] = ['bash', 'zsh', 'fish', 'powershell'];
 
 /** Registers `payouts completion`. */
 export function registerCompletion(program: Command, runtime: Runtime, sink: ExitSink): void {
   const cmd = program
     .command('completion')
-    .description('print the shell completion script for bash, zsh or fish')
-    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
+    .description('print the shell completion script for bash, zsh, fish or PowerShell')
+    .addArgument(new Argument('<shell>', 'bash, zsh, fish or powershell').choices(SHELLS))
     .addHelpText(
       'after',
       `
 Install, then open a new shell:
   bash  payouts completion bash > ~/.local/share/bash-completion/completions/payouts
         (needs the bash-completion package), or in ~/.bashrc: source <(payouts completion bash)
-  zsh   payouts completion zsh > "\${fpath[1]}/_payouts"
+  zsh   mkdir -p ~/.zfunc && payouts completion zsh > ~/.zfunc/_payouts
+        and in ~/.zshrc, before compinit: fpath=(~/.zfunc $fpath)
   fish  payouts completion fish > ~/.config/fish/completions/payouts.fish
+  PowerShell  in $PROFILE: payouts completion powershell | Out-String | Invoke-Expression
 
 The script completes commands, options, their choices and file names. It is made from this
 version's commands: write it again after an upgrade.

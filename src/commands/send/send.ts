@@ -3,13 +3,14 @@ import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
-import { collect, defineAction, type ExitSink, examples } from '../command.js';
+import { collect, commandLineOf, defineAction, type ExitSink, examples } from '../command.js';
 import { intOption } from '../options.js';
 
 /** Raw option values of `payouts send`, as commander parses them. */
 interface SendFlags {
   format?: InputFormat;
   sheet?: string;
+  includeHidden?: boolean;
   delimiter?: string;
   encoding?: InputEncoding;
   decimalComma?: boolean;
@@ -25,6 +26,7 @@ interface SendFlags {
   maxTotal?: string[];
   report?: string;
   failedOut?: string;
+  reportEncoding?: 'excel' | 'utf8';
   all?: boolean;
   sandbox?: boolean;
   checkService?: boolean;
@@ -81,7 +83,14 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         'xlsx',
       ]),
     )
-    .option('--sheet <name>', 'the worksheet of an .xlsx workbook to read (default: the first)')
+    .option(
+      '--sheet <name>',
+      'the worksheet of an .xlsx workbook to read (default: the first visible one)',
+    )
+    .option(
+      '--include-hidden',
+      'pay the hidden rows of an .xlsx sheet too (default: refuse them, naming them)',
+    )
     .option('--delimiter <char>', 'CSV delimiter: "," ";" or "tab" (default: detected)')
     .addOption(
       new Option(
@@ -135,6 +144,14 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       '--failed-out <file>',
       'write the rows known not to be paid (failed, canceled, not sent) as a new input file',
     )
+    .addOption(
+      new Option(
+        '--report-encoding <name>',
+        'how --report and --failed-out are written: excel (UTF-8 with a byte-order mark and CRLF, so Excel shows accents) or utf8 (no mark, LF, for scripts)',
+      )
+        .choices(['excel', 'utf8'])
+        .default('excel'),
+    )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .option(
@@ -171,6 +188,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         files,
         format: flags.format,
         sheet: flags.sheet,
+        includeHidden: Boolean(flags.includeHidden),
         delimiter:
           flags.delimiter === undefined ? undefined : parseDelimiterOption(flags.delimiter),
         map: flags.map === undefined ? undefined : parseMapOption(flags.map),
@@ -187,6 +205,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         maxTotals: (flags.maxTotal ?? []).map(parseMaxTotal),
         reportPath: flags.report,
         failedOutPath: flags.failedOut,
+        reportEncoding: flags.reportEncoding,
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
         checkService: Boolean(flags.checkService),
@@ -198,7 +217,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,
         clock: ctx.runtime.clock,
-        commandLine: `payouts send ${files.join(' ')}`,
+        commandLine: commandLineOf(cmd, files),
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);

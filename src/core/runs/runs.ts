@@ -1,29 +1,62 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ChalkInstance } from 'chalk';
+import { UsageError } from '../../errors.js';
+import { displayText, shellWord } from '../../output/display.js';
+import type { Output } from '../../output/output.js';
+import { shortTime } from '../../output/table.js';
 import {
   listRuns,
   openStateDb,
+  type RunDetail,
   type RunSummary,
   readRun,
   STATE_DB,
   type StateDb,
 } from '../../state/index.js';
-import { UsageError } from '../../errors.js';
-import type { Output } from '../../output/output.js';
 import { colourStatus } from '../send/render.js';
 
-/** One line of counts for a run. */
+/** A run's counts in a line, those that are not zero: "4 success, 8 sent earlier". */
 function countsText(r: RunSummary): string {
   const c = r.counts;
   const parts = [
-    `${c.success} success`,
-    `${c.failed} failed`,
-    `${c.canceled} canceled`,
-    `${c.pending} pending`,
-  ];
-  if (c.in_flight) parts.push(`${c.in_flight} in flight`);
-  if (c.not_sent) parts.push(`${c.not_sent} not sent`);
-  return parts.join(', ');
+    [c.success, 'success'],
+    [c.failed, 'failed'],
+    [c.canceled, 'canceled'],
+    [c.pending, 'pending'],
+    [c.in_flight, 'in flight'],
+    [c.sent_earlier, 'sent earlier'],
+    [c.not_sent, 'not sent'],
+  ] as const;
+  const text = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+  return text.length ? text.join(', ') : 'no payouts';
+}
+
+/**
+ * The command that finishes a run whose payouts are in flight or not sent: the same files to
+ * the same service. Undefined when nothing is left to do.
+ */
+export function finishCommand(r: RunSummary): string | undefined {
+  if (r.counts.in_flight === 0 && r.counts.not_sent === 0) return undefined;
+  const to = r.service === 'sandbox' ? '--sandbox' : `--base-url ${shellWord(r.service)}`;
+  return `payouts send ${r.inputs.map(shellWord).join(' ')} ${to}`;
+}
+
+/** What is left of a run, and the command that finishes it, in a sentence. */
+function finishLine(r: RunSummary): string | undefined {
+  const command = finishCommand(r);
+  if (!command) return undefined;
+  const c = r.counts;
+  const left = [c.in_flight && `${c.in_flight} in flight`, c.not_sent && `${c.not_sent} not sent`]
+    .filter(Boolean)
+    .join(', ');
+  return `run ${r.run_id} has payouts ${left}: to finish it, run \`${command}\` in the folder it ran in (what was in flight is read back first; nothing is sent twice)`;
+}
+
+/** A run's summary with its finishing command, for --json. */
+function summaryJson(r: RunSummary): RunSummary & { finish_command?: string } {
+  const command = finishCommand(r);
+  return command ? { ...r, finish_command: command } : r;
 }
 
 /**
@@ -46,11 +79,11 @@ async function withStateDb<T>(
   }
 }
 
-/** `payouts runs`: the recorded runs, newest first. */
+/** `payouts runs`: the recorded runs, the most recently active first. */
 export async function showRunList(stateDir: string, output: Output): Promise<number> {
   const runs = (await withStateDb(stateDir, output, listRuns)) ?? [];
   if (output.json) {
-    output.printJson(runs);
+    output.printJson(runs.map(summaryJson));
     return 0;
   }
   if (!runs.length) {
@@ -59,52 +92,78 @@ export async function showRunList(stateDir: string, output: Output): Promise<num
   }
   const rows = runs.map((r) => [
     r.run_id,
-    r.updated_at,
-    r.service,
-    r.inputs.join(' '),
+    shortTime(r.updated_at),
+    displayText(r.service),
+    r.inputs.map(displayText).join(' '),
     String(r.payout_count),
     countsText(r),
   ]);
   output.print(
-    await output.table(['run', 'last activity', 'service', 'inputs', 'payouts', 'states'], rows),
+    await output.table(RUNS_HEAD, rows, {
+      wrap: ['service', 'inputs', 'states'],
+      below: ['inputs'],
+    }),
   );
+  for (const r of runs) {
+    const line = finishLine(r);
+    if (line) output.info(line);
+  }
   return 0;
 }
 
-/** `payouts runs show ID`: one run's payouts and their states. */
+/** The columns of `payouts runs`. */
+const RUNS_HEAD = ['run', 'last activity (UTC)', 'service', 'inputs', 'payouts', 'states'];
+
+/** The state of one payout of a run, for its table. */
+function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[] {
+  const s = p.state;
+  if (s.state === 'confirmed') {
+    return [
+      colourStatus(s.status, c),
+      displayText(s.transaction_id ?? ''),
+      displayText(s.message ?? ''),
+    ];
+  }
+  if (s.state === 'in-flight') return [c.yellow('in flight'), '', ''];
+  if (s.state === 'sent-earlier') return [c.dim('sent earlier'), '', ''];
+  return ['not sent', '', ''];
+}
+
+/** `payouts runs show ID`: one run's payouts, their amounts and states. */
 export async function showRun(stateDir: string, id: string, output: Output): Promise<number> {
   const run = await withStateDb(stateDir, output, (db) => readRun(db, id));
   if (!run) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
   const { summary, payouts } = run;
   if (output.json) {
     output.printJson({
-      ...summary,
-      payouts: payouts.map((p) => ({ reference_id: p.reference_id, ...p.state })),
+      ...summaryJson(summary),
+      payouts: payouts.map((p) => ({
+        reference_id: p.reference_id,
+        amount: p.amount,
+        currency: p.currency,
+        ...p.state,
+      })),
     });
     return 0;
   }
-  output.print(`Run ${summary.run_id}: ${summary.inputs.join(' ')} -> ${summary.service}`);
-  output.print(
-    `Created ${summary.created_at}, last activity ${summary.updated_at}; ${countsText(summary)}`,
+  const inputs = summary.inputs.map(displayText).join(' ');
+  output.printAside(`Run ${summary.run_id}: ${inputs} -> ${displayText(summary.service)}`);
+  output.printAside(
+    `Created ${shortTime(summary.created_at)} UTC, last activity ${shortTime(summary.updated_at)} UTC; ${countsText(summary)}`,
   );
-  const rows = payouts.map((p) => {
-    const s = p.state;
-    if (s.state === 'confirmed') {
-      return [
-        p.reference_id,
-        colourStatus(s.status, output.color),
-        s.transaction_id ?? '',
-        s.message ?? '',
-      ];
-    }
-    return [
-      p.reference_id,
-      s.state === 'in-flight' ? output.color.yellow('in flight') : 'not sent',
-      '',
-      '',
-    ];
-  });
+  const rows = payouts.map((p) => [
+    displayText(p.reference_id),
+    `${p.amount} ${displayText(p.currency)}`,
+    ...stateCells(p, output.color),
+  ]);
   if (rows.length)
-    output.print(await output.table(['reference_id', 'state', 'transaction_id', 'message'], rows));
+    output.print(
+      await output.table(['reference_id', 'amount', 'state', 'transaction_id', 'message'], rows, {
+        wrap: ['state', 'message'],
+        below: ['message'],
+      }),
+    );
+  const line = finishLine(summary);
+  if (line) output.info(line);
   return 0;
 }

@@ -10,8 +10,10 @@ export interface MaxTotal {
 export interface SendOptions {
   files: string[];
   format?: InputFormat;
-  /** --sheet: the worksheet of .xlsx files (else the first). */
+  /** --sheet: the worksheet of .xlsx files (else the first visible one). */
   sheet?: string;
+  /** --include-hidden: pay the hidden rows of .xlsx files too. */
+  includeHidden?: boolean;
   delimiter?: string;
   map?: Partial<Record<PayoutField, string>>;
   /** --encoding: of files without a byte-order mark (else UTF-8). */
@@ -32,6 +34,8 @@ export interface SendOptions {
   maxTotals: MaxTotal[];
   reportPath?: string;
   failedOutPath?: string;
+  /** --report-encoding: "excel" (BOM and CRLF, the default) or "utf8". */
+  reportEncoding?: 'excel' | 'utf8';
   all: boolean;
   sandbox: boolean;
   /** --check-service: look up at the service every payout the history does not know. */

@@ -6,6 +6,7 @@ import {
   readPayouts,
   type ValidPayout,
 } from '../../input/index.js';
+import { diagnose, flagsOf, type Needs, needsText } from '../../input/diagnose.js';
 import { CurrencyTotals } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { payoutHash, RunIntake } from '../../state/index.js';
@@ -24,6 +25,8 @@ export interface RunPlan {
   inputHash: string;
   /** The first create request, for --dry-run. */
   firstRequest: CreateRequest;
+  /** The sheet read of each workbook, for the summary. */
+  sheets?: Array<{ file: string; sheet: string }>;
 }
 
 /** What pass 1 needs besides the files. */
@@ -38,6 +41,8 @@ export interface PlanOptions {
   withHashes: boolean;
   /** Where the valid payouts go, as rows; a private scratch database when not given. */
   rows?: RunIntake;
+  /** The command as typed, to which flags a file needs are added in the message saying so. */
+  commandLine?: string;
 }
 
 /** Turns a validated row into the wire form of a payout. */
@@ -101,12 +106,30 @@ function pickFileValue(
   return distinct[0];
 }
 
+/** The one problem saying which flags the files need, with the command line to run. */
+function needsProblem(
+  file: string,
+  needs: Needs,
+  opts: { commandLine?: string; more: number },
+): Problem {
+  const flags = flagsOf(needs).join(' ');
+  const rest =
+    opts.more === 0
+      ? 'read so, it has no other problem'
+      : `read so, it still has ${opts.more === 1 ? 'the problem' : `the ${opts.more} problems`} below`;
+  const run = opts.commandLine ? `: ${opts.commandLine} ${flags}` : '';
+  return {
+    file,
+    message: `${needsText(needs)}: it needs ${flags}, and ${rest}. The command with them${run || ` is your command with ${flags}`}`,
+  };
+}
+
 /** What reading the files found. */
 interface Reading {
   problems: ProblemList;
   totals: CurrencyTotals;
   first: PayoutRequest[];
-  metas: Array<{ batch_reference?: string; webhook_url?: string }>;
+  metas: Array<{ batch_reference?: string; webhook_url?: string; sheet?: string }>;
   payoutCount: number;
 }
 
@@ -127,7 +150,10 @@ async function readAll(
     payoutCount: 0,
   };
   const lookalikes = new LookalikeReferences(opts.warn);
+  let needs: Needs = {};
+  let needy: string | undefined;
   for (const source of sources) {
+    const own = new ProblemList();
     const meta = await readPayouts(source, opts.intake, {
       refused(ref, file, location) {
         // A refused row still claims its reference: a later duplicate is reported now.
@@ -158,10 +184,20 @@ async function readAll(
         r.totals.add(p.currency, p.amount.minor);
         if (r.first.length < opts.chunkSize) r.first.push(toPayoutRequest(p));
       },
-      problem: (p) => r.problems.add(p),
+      problem: (p) => own.add(p),
       warning: opts.warn,
     });
     r.metas.push(meta);
+    const found = own.total ? await diagnose(source, opts.intake, own.shown) : undefined;
+    if (found) {
+      needs = { ...needs, ...found.needs };
+      needy ??= source.name;
+    }
+    r.problems.absorb(found?.problems ?? own);
+  }
+  if (needy !== undefined) {
+    const more = r.problems.total;
+    r.problems.addFirst(needsProblem(needy, needs, { commandLine: opts.commandLine, more }));
   }
   rows.finish();
   lookalikes.confirm((ref) => rows.sighting(ref));
@@ -205,5 +241,8 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     webhookUrl,
     inputHash: combinedHash(sources.map((s) => s.digest())),
     firstRequest,
+    sheets: r.metas.flatMap((m, i) =>
+      m.sheet === undefined ? [] : [{ file: sources[i]!.name, sheet: m.sheet }],
+    ),
   };
 }

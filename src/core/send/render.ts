@@ -233,20 +233,30 @@ export async function resultsTable(
     d(o.transaction_id ?? ''),
     d(o.message ?? ''),
   ]);
-  let text = rows.length
+  const text = rows.length
     ? await output.table(
         ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'],
         body,
-        all ? undefined : { shrink: ['transaction_id', 'message'] },
+        { wrap: ['status', 'message'], below: ['message'], drop: ['charges'] },
       )
     : '';
+  const notes: string[] = [];
   if (long && fineCount) {
-    text += `${text ? '\n' : ''}${fineCount} successful payout${fineCount === 1 ? '' : 's'} not shown (use --all to list every row)`;
+    notes.push(
+      `${fineCount} successful payout${fineCount === 1 ? '' : 's'} not shown (use --all to list every row)`,
+    );
   }
   if (notSent) {
-    text += `${text ? '\n' : ''}${notSent} payout${notSent === 1 ? '' : 's'} not sent, not listed (use --all to list every row)`;
+    notes.push(
+      `${notSent} payout${notSent === 1 ? '' : 's'} not sent, not listed (use --all to list every row)`,
+    );
   }
-  return text;
+  // On a pipe the table stays plain rows: the notes go to stderr.
+  if (!output.stdoutIsTerminal) {
+    for (const note of notes) output.info(note);
+    return text;
+  }
+  return [text, ...notes].filter(Boolean).join('\n');
 }
 
 /** The closing summary line: counts and charges per currency. */

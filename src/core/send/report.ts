@@ -62,14 +62,28 @@ const REPORT_HEADER = [
   'sent_earlier',
 ];
 
+/**
+ * How --report and --failed-out are written: "excel" (the default) starts with a byte-order
+ * mark and ends lines with CRLF, since Excel on Windows reads a CSV without a mark as its ANSI
+ * code page and shows "müller" as "mÃ¼ller"; "utf8" is plain UTF-8 with LF, for scripts.
+ */
+export type ReportEncoding = 'excel' | 'utf8';
+
+/** The byte-order mark and line end of a report written in `encoding`. */
+function reportStyle(encoding: ReportEncoding): { bom: string; eol: string } {
+  return encoding === 'utf8' ? { bom: '', eol: '\n' } : { bom: '\ufeff', eol: '\r\n' };
+}
+
 /** Writes the --report CSV: every input row with its outcome, formula-safe for spreadsheets. */
 export async function writeReport(
   path: string,
   rows: Iterable<ReportRow>,
   currencies: CurrencyTable,
+  encoding: ReportEncoding = 'excel',
 ): Promise<void> {
+  const { bom, eol } = reportStyle(encoding);
   await writeFileAtomic(path, (append) => {
-    append(`${REPORT_HEADER.join(',')}\n`);
+    append(`${bom}${REPORT_HEADER.join(',')}${eol}`);
     const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''));
     for (const p of rows) {
       const o = p.outcome;
@@ -88,7 +102,7 @@ export async function writeReport(
         text(o?.message),
         o?.sent_earlier ? 'true' : '',
       ];
-      append(`${cells.join(',')}\n`);
+      append(`${cells.join(',')}${eol}`);
     }
   });
 }
@@ -99,16 +113,21 @@ export async function writeReport(
  * interface does not document are left out: they may still be paid, and resending them under
  * a new reference could pay twice.
  */
-export async function writeFailedOut(path: string, rows: Iterable<ReportRow>): Promise<number> {
+export async function writeFailedOut(
+  path: string,
+  rows: Iterable<ReportRow>,
+  encoding: ReportEncoding = 'excel',
+): Promise<number> {
   let count = 0;
+  const { bom, eol } = reportStyle(encoding);
   await writeFileAtomic(path, (append) => {
-    append('reference_id,amount,currency,recipient,description\n');
+    append(`${bom}reference_id,amount,currency,recipient,description${eol}`);
     for (const p of rows) {
       if (!isKnownUnpaid(statusKind(p.outcome?.status ?? NOT_SENT))) continue;
       count += 1;
       // Values are written exactly (no formula guard): this file is input for payouts.
       const cells = [p.reference_id, p.amount, p.currency, p.recipient, p.description ?? ''];
-      append(`${cells.map(csvCell).join(',')}\n`);
+      append(`${cells.map(csvCell).join(',')}${eol}`);
     }
   });
   return count;

@@ -39,8 +39,12 @@ function* resultListText(items: Iterable<string>): Generator<string> {
 async function writeFiles(run: SendRun, engine: SendEngine): Promise<number> {
   const { opts, currencies } = run;
   const outcomes = engine.outcomes;
-  if (opts.reportPath) await writeReport(opts.reportPath, outcomes.reportRows(), currencies);
-  return opts.failedOutPath ? writeFailedOut(opts.failedOutPath, outcomes.reportRows()) : 0;
+  const encoding = opts.reportEncoding;
+  if (opts.reportPath)
+    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, encoding);
+  return opts.failedOutPath
+    ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), encoding)
+    : 0;
 }
 
 /** Prints the results: the --json document, or the table and the closing line. */
@@ -81,7 +85,7 @@ async function printResults(
   };
   const table = await resultsTable(rows, output, opts.all, currencies);
   if (table) output.print(table);
-  output.print(
+  output.printAside(
     (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
       closingLine(summary, output.color, output.stdoutIsTerminal),
   );

@@ -102,8 +102,8 @@ async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
 
 /** How pass 1 reads the files. */
 function intakeOf(opts: SendOptions, currencies: CurrencyTable): IntakeOptions {
-  const { format, sheet, delimiter, map, encoding, decimalComma } = opts;
-  return { format, sheet, delimiter, map, encoding, decimalComma, currencies };
+  const { format, sheet, includeHidden, delimiter, map, encoding, decimalComma } = opts;
+  return { format, sheet, includeHidden, delimiter, map, encoding, decimalComma, currencies };
 }
 
 /** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
@@ -118,6 +118,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       intake: intakeOf(opts, currencies),
       currencies,
       chunkSize: opts.chunkSize,
+      commandLine: deps.commandLine,
       batchReference: opts.batchReference,
       webhookUrl: opts.webhookUrl,
       warn: (m) => deps.output.warn(m),

@@ -96,6 +96,11 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     ...parts.flatMap((p) => p.rows ?? []).map(([, t]) => grouped(t.total).length),
   );
   const lines = [field('Payouts:', String(view.plan.payoutCount), c)];
+  // A workbook's sheet is named: the one read may not be the one the user looked at.
+  (view.plan.sheets ?? []).forEach(({ file, sheet }, i) => {
+    const text = `${displayText(sheet)} of ${displayText(file)}`;
+    lines.push(i ? ' '.repeat(LABEL) + text : field('Sheet:', text, c));
+  });
   for (const p of parts) {
     if (p.rows === null) lines.push(field(p.label, 'not known: no service is configured', c));
     else if (p.rows.length === 0) lines.push(field(p.label, 'none', c));

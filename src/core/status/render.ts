@@ -4,6 +4,7 @@ import { formatServiceNumber } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
+import { shortTime } from '../../output/table.js';
 import { serviceStatusKind } from '../statuses.js';
 import type { LookupOutcome } from './lookup.js';
 import { isSettled } from './watch.js';
@@ -137,7 +138,7 @@ export function tableRow(o: LookupOutcome, c: ChalkInstance): string[] {
     formatAmount(r.amount, r.currency),
     plain(r.recipient),
     plain(r.transaction_id),
-    updated ? updated.toISOString() : plain(r.updated_at),
+    updated ? shortTime(updated) : plain(r.updated_at),
   ];
 }
 
@@ -195,7 +196,7 @@ export async function renderStatus(
     await output.table(
       TABLE_HEAD,
       outcomes.map((o) => tableRow(o, c)),
-      { shrink: ['Recipient', 'Transaction ID'] },
+      { drop: ['Recipient', 'Updated at (UTC)'] },
     ),
   );
   for (const o of outcomes) {

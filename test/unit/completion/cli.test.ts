@@ -47,7 +47,7 @@ describe('payouts completion', () => {
       'set-credentials',
       'show',
     ]);
-    expect(complete('completion', '')).toEqual(['bash', 'fish', 'zsh']);
+    expect(complete('completion', '')).toEqual(['bash', 'fish', 'powershell', 'zsh']);
   });
 
   it('completes options, the global ones too, and their choices', () => {
@@ -95,6 +95,9 @@ describe('payouts completion', () => {
   it('prints the zsh and fish scripts, and one JSON document under --json', async () => {
     expect((await runMain(['completion', 'zsh'])).stdout).toMatch(/^#compdef payouts\n/);
     expect((await runMain(['completion', 'fish'])).stdout).toContain('complete -c payouts -f\n');
+    const ps = (await runMain(['completion', 'powershell'])).stdout;
+    expect(ps).toContain("Register-ArgumentCompleter -Native -CommandName 'payouts'");
+    expect(ps).toContain("'--failed-out'); desc = ");
     const json = await runMain(['completion', 'bash', '--json']);
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout) as { shell: string; script: string };
@@ -103,15 +106,19 @@ describe('payouts completion', () => {
   });
 
   it('refuses another shell with the choices, and gives the install lines in --help', async () => {
-    const bad = await runMain(['completion', 'powershell']);
+    const bad = await runMain(['completion', 'tcsh']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('Allowed choices are bash, zsh, fish');
+    expect(bad.stderr).toContain('Allowed choices are bash, zsh, fish, powershell');
     const help = await runMain(['completion', '--help']);
     expect(help.stdout).toContain(
       'payouts completion bash > ~/.local/share/bash-completion/completions/payouts',
     );
     expect(help.stdout).toContain('source <(payouts completion bash)');
-    expect(help.stdout).toContain(`payouts completion zsh > "\${fpath[1]}/_payouts"`);
+    // A folder of the user's own: fpath[1] is often a system folder only root can write.
+    expect(help.stdout).toContain('payouts completion zsh > ~/.zfunc/_payouts');
+    expect(help.stdout).toContain('fpath=(~/.zfunc $fpath)');
+    expect(help.stdout).not.toContain('fpath[1]');
+    expect(help.stdout).toContain('payouts completion powershell | Out-String | Invoke-Expression');
     expect(help.stdout).toContain(
       'payouts completion fish > ~/.config/fish/completions/payouts.fish',
     );

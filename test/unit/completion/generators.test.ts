@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bashScript } from '../../../src/core/completion/bash.js';
 import { fishScript } from '../../../src/core/completion/fish.js';
+import { powershellScript, psQuote } from '../../../src/core/completion/powershell.js';
 import { zshScript } from '../../../src/core/completion/zsh.js';
 import { bashComplete, hasProgram, removeTempDirs, tempDir, writeScript } from './bash-run.js';
 import { allNames, FAKE_TREE } from './fake-tree.js';
@@ -21,6 +22,7 @@ describe.each([
   ['bash', bashScript, typed],
   ['zsh', zshScript, typed],
   ['fish', fishScript, fishName],
+  ['powershell', powershellScript, typed],
 ])('the %s script of a small tree', (_shell, generate, option) => {
   const script = generate(FAKE_TREE);
 
@@ -88,6 +90,51 @@ describe('fish script text', () => {
     expect(script).toContain("-a 'send' -d 'send files; it\\'s quick'");
     expect(script).toContain("-x -a 'fast\\\\ lane it\\\\\\'s slow'");
     expect(script).toContain("complete -c tool -n '__tool_at 4 0' -a 'colour size'");
+  });
+});
+
+describe('PowerShell script text', () => {
+  const script = powershellScript(FAKE_TREE);
+  it('registers one native completer for the program, holding the tree', () => {
+    expect(script).toContain(
+      "Register-ArgumentCompleter -Native -CommandName 'tool' -ScriptBlock {",
+    );
+    expect(script.match(/Register-ArgumentCompleter/g)).toHaveLength(1);
+  });
+  it('maps subcommands and aliases to their numbers, and says what values complete to', () => {
+    expect(script).toContain("sub = @{ 'send' = 1; 's' = 1; 'config' = 2 }");
+    expect(script).toContain(
+      "@{ names = @('-f', '--format'); desc = 'input format'; value = @('csv', 'json') }",
+    );
+    expect(script).toContain("@{ names = @('--report'); desc = 'write a report'; value = 'file' }");
+    expect(script).toContain("@{ value = 'file'; variadic = $true }");
+    expect(script).toContain("@{ name = 'send'; desc = 'send files; it''s quick' }");
+  });
+  it('doubles single quotes, the typographic ones too', () => {
+    expect(psQuote("it's")).toBe("'it''s'");
+    expect(psQuote('it\u2019s')).toBe("'it\u2019\u2019s'");
+    expect(script).toContain("value = @('fast lane', 'it''s', 'slow')");
+  });
+});
+
+describe.runIf(hasProgram('pwsh'))('the PowerShell script in pwsh', () => {
+  it('completes subcommands, choices and options', () => {
+    const path = writeScript(powershellScript(FAKE_TREE), 'tool.ps1');
+    const complete = (line: string) => {
+      const command = `. '${path}'; (TabExpansion2 -inputScript '${line}' -cursorColumn ${line.length}).CompletionMatches | ForEach-Object { $_.CompletionText }`;
+      const r = spawnSync('pwsh', ['-NoProfile', '-NonInteractive', '-Command', command], {
+        encoding: 'utf8',
+      });
+      expect(r.stderr).toBe('');
+      return r.stdout
+        .split(/\r?\n/)
+        .filter((l) => l !== '')
+        .sort();
+    };
+    expect(complete('tool ')).toEqual(['config', 'send']);
+    expect(complete('tool s --f')).toEqual(['--format']);
+    expect(complete('tool send --format ')).toEqual(['csv', 'json']);
+    expect(complete('tool config set ')).toEqual(['colour', 'size']);
   });
 });
 

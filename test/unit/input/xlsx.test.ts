@@ -155,7 +155,7 @@ describe('.xlsx sheets, headers and locations', () => {
   it('reads the first sheet unless --sheet names another, with --map', async () => {
     const first = await readBook(twoSheets());
     expect(first.lines[0]).toMatch(
-      /^run\.xlsx sheet Notes row 1: reference_id: column is missing; the header has "read me first": add a "reference_id" column/,
+      /^run\.xlsx sheet Notes row 1: columns reference_id, amount, currency and recipient are missing; the header has "read me first": add "reference_id"/,
     );
     const r = await readBook(twoSheets(), {
       sheet: 'may RUN',
@@ -201,8 +201,64 @@ describe('.xlsx sheets, headers and locations', () => {
 
   it('refuses --sheet for a CSV file', async () => {
     await expect(
+      intake(memorySource('run.csv', `${HEADER.join(',')}\n`), { includeHidden: true }),
+    ).rejects.toThrow('run.csv: --include-hidden applies to .xlsx workbooks only');
+    await expect(
       intake(memorySource('run.csv', `${HEADER.join(',')}\n`), { sheet: 'Payouts' }),
     ).rejects.toThrow('run.csv: --sheet applies to .xlsx workbooks only');
+  });
+});
+
+/**
+ * A workbook as a spreadsheet leaves it: the first sheet hidden (or very hidden) with old
+ * payouts, then "Payouts" whose rows `hiddenRows` (1-based) are hidden.
+ */
+function hiddenBook(hiddenRows: number[], firstHidden: 1 | 2 = 1): Buffer {
+  const book = XLSX.utils.book_new();
+  const old = XLSX.utils.aoa_to_sheet([HEADER, ['old-1', '99.00', 'EUR', 'old@example.com']]);
+  const rows = [
+    HEADER,
+    ...[1, 2, 3, 4].map((n) => [`p-${n}`, `${n}.00`, 'EUR', `p${n}@example.com`]),
+  ];
+  const payouts = XLSX.utils.aoa_to_sheet(rows);
+  payouts['!rows'] = rows.map((_, i) => (hiddenRows.includes(i + 1) ? { hidden: true } : {}));
+  XLSX.utils.book_append_sheet(book, old, 'Old');
+  XLSX.utils.book_append_sheet(book, payouts, 'Payouts');
+  book.Workbook = { Sheets: [{ Hidden: firstHidden }, { Hidden: 0 }] };
+  return XLSX.write(book, { type: 'buffer', bookType: 'xlsx' }) as Buffer;
+}
+
+describe('.xlsx hidden sheets and rows', () => {
+  it.each([1, 2] as const)(
+    'reads the first visible sheet when the first is hidden (%i), and names it',
+    async (hidden) => {
+      const r = await readBook(hiddenBook([], hidden));
+      expect(r.lines).toEqual([]);
+      expect(r.payouts.map((p) => p.reference_id)).toEqual(['p-1', 'p-2', 'p-3', 'p-4']);
+      expect(r.meta.sheet).toBe('Payouts');
+      // Named with --sheet, a hidden sheet is read: the user chose it.
+      const old = await readBook(hiddenBook([], hidden), { sheet: 'Old' });
+      expect(old.payouts.map((p) => p.reference_id)).toEqual(['old-1']);
+    },
+  );
+
+  it('refuses hidden rows, naming them, unless --include-hidden', async () => {
+    const r = await readBook(hiddenBook([3, 5]));
+    expect(r.lines).toEqual([
+      'run.xlsx sheet Payouts: rows 3 and 5 are hidden in Excel, so whoever checked the sheet may not have seen them: unhide them and check, or delete them; to pay hidden rows as they are, pass --include-hidden',
+    ]);
+    const all = await readBook(hiddenBook([3, 5]), { includeHidden: true });
+    expect(all.lines).toEqual([]);
+    expect(all.payouts.map((p) => p.reference_id)).toEqual(['p-1', 'p-2', 'p-3', 'p-4']);
+  });
+
+  it('says which sheets have a payout header when the first visible one has none', async () => {
+    const r = await readBook(
+      workbook({ Notes: [['read me first']], Summary: [['total', 10]], 'May run': [HEADER] }),
+    );
+    expect(r.lines).toEqual([
+      'run.xlsx sheet Notes: the first visible sheet has no payout header (reference_id, amount, currency, recipient); the sheet "May run" has one: pass --sheet "May run"',
+    ]);
   });
 });
 

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { colorLevel, PLAIN } from '../../../src/output/colors.js';
+import { colorLevel, colourTurnedOff, PLAIN } from '../../../src/output/colors.js';
+import { runMain } from '../../helpers/main.js';
 import { Output, type OutStream } from '../../../src/output/output.js';
 
 describe('PLAIN', () => {
@@ -68,5 +69,49 @@ describe('colours of an Output', () => {
     expect(colorLevel(stream(false), false)).toBe(0);
     expect(colorLevel(stream(true), true)).toBe(0);
     expect(colorLevel(stream(true), false)).toBe(1);
+  });
+
+  it("follows a terminal's own answer to whether it shows colours, with the CLI's environment", () => {
+    const seen: unknown[] = [];
+    const tty = Object.assign(stream(true), {
+      hasColors: (env?: object) => {
+        seen.push(env);
+        return false;
+      },
+    });
+    const env = { TERM: 'vt100' };
+    expect(colorLevel(tty, false, env)).toBe(0);
+    expect(seen).toEqual([env]);
+    expect(colorLevel(Object.assign(stream(true), { hasColors: () => true }), false, env)).toBe(1);
+  });
+});
+
+describe('turning colour off', () => {
+  it('takes --no-color, NO_COLOR, FORCE_COLOR=0 and TERM=dumb', () => {
+    expect(colourTurnedOff({ TERM: 'xterm' }, false)).toBe(false);
+    expect(colourTurnedOff({ NO_COLOR: '' }, false)).toBe(false);
+    expect(colourTurnedOff({ FORCE_COLOR: '1' }, false)).toBe(false);
+    expect(colourTurnedOff({}, true)).toBe(true);
+    expect(colourTurnedOff({ NO_COLOR: '1' }, false)).toBe(true);
+    expect(colourTurnedOff({ FORCE_COLOR: '0' }, false)).toBe(true);
+    expect(colourTurnedOff({ FORCE_COLOR: 'false' }, false)).toBe(true);
+    expect(colourTurnedOff({ TERM: 'dumb' }, false)).toBe(true);
+  });
+
+  it('writes no colour on a terminal under each of them, and colour without', async () => {
+    const missing = ['send', '/nonexistent.invalid/run.csv', '--dry-run'];
+    const terminal = { columns: 80 };
+    const coloured = await runMain(missing, { terminal, env: { TERM: 'xterm' } });
+    expect(coloured.stderr).toContain('\u001b[31merror:');
+    for (const [argv, env] of [
+      [[...missing, '--no-color'], { TERM: 'xterm' }],
+      [missing, { TERM: 'xterm', NO_COLOR: '1' }],
+      [missing, { TERM: 'xterm', FORCE_COLOR: '0' }],
+      [missing, { TERM: 'dumb' }],
+    ] as const) {
+      const r = await runMain([...argv], { terminal, env });
+      expect(r.stderr).toContain('error:');
+      expect(r.stderr).not.toContain('\u001b[');
+    }
   });
 });

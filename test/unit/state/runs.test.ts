@@ -65,6 +65,7 @@ describe('listRuns', () => {
       canceled: 1,
       pending: 1,
       in_flight: 1,
+      sent_earlier: 0,
       not_sent: 2,
     });
     expect(runs[1]?.counts).toEqual({
@@ -73,6 +74,7 @@ describe('listRuns', () => {
       canceled: 0,
       pending: 0,
       in_flight: 0,
+      sent_earlier: 0,
       not_sent: 2,
     });
     expect(runs[0]?.counts.success).toBe(1);

@@ -129,7 +129,7 @@ describe('tableRow and renderStatus', () => {
       '1234.50 USD',
       'ann@example.com',
       'tx-9',
-      '2024-05-01T10:05:00.000Z',
+      '2024-05-01 10:05',
     ]);
   });
 

@@ -54,7 +54,7 @@ describe('a status the interface does not document', () => {
     );
     expect(report.exitCode).toBe(5);
     await renderStatus(human.output, report, false);
-    expect(human.stdout()).toMatch(/ b +│ processing +│/);
+    expect(human.stdout()).toMatch(/\nb\tprocessing\t/);
     expect(human.stderr()).toBe('1 success, 1 unknown status (processing)\n');
     expect(human.stderr()).not.toContain('failed');
 
