@@ -76,6 +76,20 @@ export function loadStore(ctx: CommandContext): Promise<ConfigStore> {
   return store;
 }
 
+/** Seconds between two notes of slow requests: with many in flight, one line says enough. */
+const SLOW_NOTE_GAP_MS = 5_000;
+
+/** Where the client tells of a slow request: a line on a terminal, at most one every 5 s. */
+function slowNotes(ctx: CommandContext): (note: string) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (note) => {
+    const now = Date.now();
+    if (now - last < SLOW_NOTE_GAP_MS) return;
+    last = now;
+    ctx.output.waiting(note);
+  };
+}
+
 /** Opens a connection to the configured service, or to an in-process sandbox with --sandbox. */
 export async function openService(
   ctx: CommandContext,
@@ -89,6 +103,7 @@ export async function openService(
     responseTimeoutMs: timing.responseTimeoutMs,
     connectTimeoutMs: timing.connectTimeoutMs,
     deadlineMs: timing.deadlineMs,
+    slow: slowNotes(ctx),
   };
   const proxy = {
     httpProxy: ctx.runtime.env.HTTP_PROXY ?? ctx.runtime.env.http_proxy,

@@ -79,6 +79,8 @@ export class Output {
   private activeProgress: { stop(): void } | undefined;
   /** Set once stdout's reader has gone (EPIPE): what is left to print is dropped. */
   private stdoutGone = false;
+  /** --quiet: stderr gets errors only (and questions): no notes, warnings or progress. */
+  private quiet = false;
 
   constructor(private readonly opts: OutputOptions) {
     this.json = opts.json;
@@ -215,19 +217,41 @@ export class Output {
     else this.print(human());
   }
 
-  /** An informational message on stderr. */
-  info(message: string): void {
-    this.writeErr(message);
+  /** --quiet: from now on stderr gets errors only (and questions). */
+  quieten(): void {
+    this.quiet = true;
   }
 
-  /** A warning on stderr. */
+  /** An informational message on stderr (not under --quiet). */
+  info(message: string): void {
+    if (!this.quiet) this.writeErr(message);
+  }
+
+  /** A warning on stderr (not under --quiet). */
   warn(message: string): void {
-    this.writeErr(`${this.errColor.yellow('warning:')} ${message}`);
+    if (!this.quiet) this.writeErr(`${this.errColor.yellow('warning:')} ${message}`);
   }
 
   /** An error message on stderr. */
   error(message: string): void {
     this.writeErr(`${this.errColor.red('error:')} ${message}`);
+  }
+
+  /**
+   * What a slow step waits for, for a person at a terminal (stderr is one; not under --quiet):
+   * a line above the spinner, which goes on.
+   */
+  waiting(message: string): void {
+    if (!this.opts.stderr.isTTY || this.quiet) return;
+    const spinner = this.activeProgress as { clear?(): unknown; render?(): unknown } | undefined;
+    if (!spinner?.clear || !spinner.render) {
+      this.writeErr(message);
+      return;
+    }
+    spinner.clear();
+    const own = { colours: this.errColor.level > 0, lineBreaks: true };
+    this.opts.stderr.write(`${terminalText(message, own)}\n`);
+    spinner.render();
   }
 
   /** A debug trace line on stderr, only with --debug. */
@@ -237,7 +261,7 @@ export class Output {
 
   /** Starts a spinner on a terminal; elsewhere returns a progress that prints nothing. */
   async progress(text: string): Promise<Progress> {
-    if (this.json || this.opts.noColor || !this.opts.stderr.isTTY) {
+    if (this.json || this.quiet || this.opts.noColor || !this.opts.stderr.isTTY) {
       return { update() {}, stop() {} };
     }
     const { default: ora } = await import('ora');

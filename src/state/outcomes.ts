@@ -318,6 +318,19 @@ export class RunOutcomes {
     };
   }
 
+  /**
+   * Rows that reached the service whose charges are not in the totals: none stated (a result
+   * read back carries none, an unknown outcome has none) or not an exact amount.
+   */
+  chargesUnknownCount(): number {
+    let n = 0;
+    for (const code of this.codes) {
+      const status = code & STATUS_BITS;
+      if (status !== 0 && status !== NOT_SENT && !(code & HAS_CHARGES)) n += 1;
+    }
+    return n;
+  }
+
   /** Charge totals per currency in minor units (of max(digits, 6)), for currencies with charges. */
   chargeEntries(): Array<{ currency: string; minor: bigint }> {
     return [...this.chargeTotals.entries()]

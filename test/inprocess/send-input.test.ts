@@ -286,7 +286,7 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
       });
       expect(r.code).toBe(7);
       expect(r.stderr).toMatch(
-        /could not reach 127\.0\.0\.1:\d+ \(ECONNREFUSED\); nothing was sent/,
+        /could not reach 127\.0\.0\.1:\d+ \(connection refused\); nothing was sent/,
       );
       const doc = parseJsonStdout<{ results: Array<{ status: string }> }>(r);
       expect(doc.results.map((x) => x.status)).toEqual(['not_sent', 'not_sent']);

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
+import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
 import { intOption } from '../options.js';
@@ -22,6 +23,8 @@ interface SendFlags {
   maxConcurrency: number;
   yes?: boolean;
   dryRun?: boolean;
+  showRequest?: boolean;
+  quiet?: boolean;
   maxTotal?: string[];
   report?: string;
   failedOut?: string;
@@ -123,7 +126,9 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       16,
     )
     .option('-y, --yes', 'send without asking for confirmation (required without a terminal)')
-    .option('--dry-run', 'validate and print the summary and first request; send nothing')
+    .option('--dry-run', 'validate and print the summary; send nothing')
+    .option('--show-request', 'with --dry-run: print the first request on stdout')
+    .option('--quiet', 'no summary, progress or notes on stderr: only errors (and the question)')
     .option(
       '--max-total <CUR=AMOUNT>',
       'refuse the run if a currency total is above AMOUNT (repeatable)',
@@ -141,6 +146,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       examples(
         'payouts send samples/payouts.csv --sandbox',
         'payouts send run.csv --dry-run',
+        'payouts send run.csv --dry-run --show-request > first-request.json',
         'payouts send run.xlsx --sheet Payouts --dry-run   # cells read by type: text, number, saved formula value',
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
         'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
@@ -160,6 +166,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       import('../../core/service.js'),
       import('../../paths.js'),
     ]);
+    if (flags.showRequest && !flags.dryRun) {
+      throw new UsageError('--show-request applies only with --dry-run: add --dry-run');
+    }
+    if (flags.quiet) ctx.output.quieten();
     return runSend(
       {
         files,
@@ -178,6 +188,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         maxConcurrency: flags.maxConcurrency,
         yes: Boolean(flags.yes),
         dryRun: Boolean(flags.dryRun),
+        showRequest: Boolean(flags.showRequest),
         maxTotals: (flags.maxTotal ?? []).map(parseMaxTotal),
         reportPath: flags.report,
         failedOutPath: flags.failedOut,
@@ -192,6 +203,11 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         interrupt: ctx.runtime.interrupt,
         clock: ctx.runtime.clock,
         commandLine: `payouts send ${files.join(' ')}`,
+        serviceArgs: [
+          ...(flags.sandbox ? ['--sandbox'] : []),
+          ...(ctx.globals.profile ? ['--profile', ctx.globals.profile] : []),
+          ...(ctx.globals.baseUrl ? ['--base-url', ctx.globals.baseUrl] : []),
+        ],
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);

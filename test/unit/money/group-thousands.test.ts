@@ -27,6 +27,7 @@ describe('closing line', () => {
     total: 2,
     counts: { success: 2, failed: 0, pending: 0, unknown: 0, notSent: 0, sentEarlier: 0 },
     charges: { EUR: '12345.60' },
+    chargesUnknown: 0,
   };
   it('groups charges on a terminal and keeps plain digits elsewhere', () => {
     const c = new Chalk({ level: 0 });

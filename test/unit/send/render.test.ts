@@ -22,17 +22,20 @@ describe('jsonText', () => {
   });
 
   it('makes result lines that parse back to their fields', () => {
-    const line = resultItemJson({
-      reference_id: 'R "1"\t✓',
-      status: 'success',
-      transaction_id: 'T\\1',
-      amount: '10.50',
-      currency: 'EUR',
-      charges: 0.25,
-      message: 'ok\n',
-    });
+    const line = resultItemJson(
+      {
+        reference_id: 'R "1"\t✓',
+        status: 'success',
+        transaction_id: 'T\\1',
+        amount: '10.50',
+        currency: 'EUR',
+        charges: 0.25,
+        message: 'ok\n',
+      },
+      '0.25',
+    );
     expect(line).toBe(
-      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "transaction_id": "T\\\\1", "amount": 10.50, "currency": "EUR", "charges": 0.25, "message": "ok\\n"}',
+      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "transaction_id": "T\\\\1", "amount": "10.50", "currency": "EUR", "charges": "0.25", "message": "ok\\n", "sent_earlier": false}',
     );
     expect(JSON.parse(line)).toMatchObject({ reference_id: 'R "1"\t✓', transaction_id: 'T\\1' });
   });
