@@ -36,8 +36,10 @@ export interface ClientOptions {
   proxy?: ProxySettings;
   /** Receives the --debug trace, with the secret already redacted. */
   trace?: (line: string) => void;
-  /** Told, once per exchange, when an answer is slower than SLOW_MS: what it waits for. */
+  /** Told, once per exchange, when an answer is slower than `slowAfterMs`: what it waits for. */
   slow?: (note: string) => void;
+  /** When an exchange counts as slow (default SLOW_MS). */
+  slowAfterMs?: number;
 }
 
 /** An exchange slower than this is told to `slow`, so a person sees what the run waits for. */
@@ -317,7 +319,7 @@ export class PayoutClient {
     return res;
   }
 
-  /** Tells `slow` what an exchange waits for once it has taken SLOW_MS. */
+  /** Tells `slow` what an exchange waits for once it has taken `slowAfterMs`. */
   private slowTimer(method: string, url: string): NodeJS.Timeout | undefined {
     const slow = this.opts.slow;
     if (!slow) return undefined;
@@ -326,12 +328,13 @@ export class PayoutClient {
         ? 'a create request'
         : `the lookup of ${decodeURIComponent(url.slice(url.lastIndexOf('/') + 1))}`;
     const host = new URL(url).host;
+    const after = this.opts.slowAfterMs ?? SLOW_MS;
     const timer = setTimeout(
       () =>
         slow(
-          `waiting for ${host} to answer ${what}: ${SLOW_MS / 1000} s so far, given up to ${this.deadlineMs / 1000} s`,
+          `waiting for ${host} to answer ${what}: ${after / 1000} s so far, given up to ${this.deadlineMs / 1000} s`,
         ),
-      SLOW_MS,
+      after,
     );
     // The note must never keep the process alive on its own.
     timer.unref();

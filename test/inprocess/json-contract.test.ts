@@ -109,6 +109,7 @@ describe('--json on every exit', () => {
     writeFileSync(file, 'reference_id,amount,currency,recipient\nB-1,1,234.00,EUR,x\n');
     const r = await runMain(['send', file, '--json', '--dry-run'], { env: home.env });
     expect(r.code).toBe(2);
+    expect(doc(r)).toMatchObject({ command: 'send', dry_run: true, exit_code: 2, results: [] });
     expect(doc(r).error?.problems).toHaveLength(1);
   });
 

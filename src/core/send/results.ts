@@ -145,6 +145,9 @@ async function printTable(run: SendRun, done: Finished, summary: ResultsSummary)
 /** Renders a finished run's results, writes its reports and decides the exit code. */
 export async function finishRun(run: SendRun, done: Finished): Promise<number> {
   const { opts, output } = run;
+  // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
+  // says they were not recorded.
+  done.thrown ??= done.engine.outcomes.save();
   let failedOut = 0;
   try {
     failedOut = await writeFiles(run, done.engine);
