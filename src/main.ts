@@ -143,6 +143,10 @@ export async function reportError(
   const code = errorCode(error);
   if (code) output.debug(`error code: ${code}`);
   if (globals.debug && error instanceof Error && error.stack) output.debug(error.stack);
-  if (globals.json) output.printJson(errorDocument(argv, error, exitCode));
+  // An error after the run printed its document (closing the connection) is told on stderr.
+  const { jsonWritten } = await import('./output/output.js');
+  if (globals.json && !jsonWritten(runtime.stdout)) {
+    output.printJson(errorDocument(argv, error, exitCode));
+  }
   return exitCode;
 }

@@ -58,6 +58,14 @@ export function rawListItem(json: string): string {
 /** Bytes before an item's JSON text in a rawListItem line. */
 export const RAW_ITEM_INDENT = 4;
 
+/** Streams that got their run's JSON document: a later error must not write a second one. */
+const documented = new WeakSet<object>();
+
+/** Whether a JSON document was written to this stream (by any Output of the run). */
+export function jsonWritten(stream: object): boolean {
+  return documented.has(stream);
+}
+
 /** A progress indicator that is a no-op when stderr is not a terminal. */
 export interface Progress {
   update(text: string): void;
@@ -209,6 +217,7 @@ export class Output {
       throw new InternalError('a second JSON document was about to be written');
     }
     this.jsonWritten = true;
+    documented.add(this.opts.stdout);
   }
 
   /** Writes the result: JSON under --json, otherwise the human text. */

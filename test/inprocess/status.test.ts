@@ -173,6 +173,10 @@ describe('payouts status against the sandbox', () => {
     expect(r.stdout).toMatch(/nope-2\s*│\s*not found/);
     expect(r.stdout).toMatch(/pend-1\s*│\s*pending/);
     expect(r.stderr).toContain('1 success, 1 not found, 1 pending');
+    const quiet = await run(['status', 'ok-1', 'nope-2', 'pend-1', '--quiet'], { env: svc.env });
+    expect(quiet.code).toBe(6);
+    expect(quiet.stdout).toBe(r.stdout);
+    expect(quiet.stderr).toBe('');
   });
 
   it('reads references from a CSV report and from stdin, de-duplicated in order', async () => {

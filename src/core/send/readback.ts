@@ -125,7 +125,7 @@ async function waitForQuiet(count: number, waitMs: number, deps: ReadBackDeps): 
   if (interrupt.aborted) return false;
   const seconds = Math.ceil(waitMs / 1000);
   deps.notify(
-    `the service has no record yet of ${count} payout${count === 1 ? '' : 's'} whose request may still be in progress there: waiting ${seconds} s before reading ${count === 1 ? 'it' : 'them'} again (Ctrl-C stops waiting and leaves ${count === 1 ? 'its' : 'their'} outcome unknown)`,
+    `the service has no record yet of ${count} payout${count === 1 ? '' : 's'} whose request may still be in progress there: waiting ${seconds} s before reading ${count === 1 ? 'it' : 'them'} again (Ctrl-C stops waiting: ${count === 1 ? 'its' : 'their'} outcome stays unknown, and the next run reads ${count === 1 ? 'it' : 'them'} back before sending anything)`,
   );
   const until = clock.now() + waitMs;
   try {
