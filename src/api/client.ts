@@ -76,6 +76,8 @@ const REASONS: Record<string, string> = {
   UND_ERR_SOCKET: 'the connection was closed',
   UND_ERR_CLOSED: 'the connection was closed',
   UND_ERR_INVALID_ARG: 'the request could not be made',
+  UND_ERR_ABORTED: 'the request was stopped',
+  ABORT_ERR: 'the request was stopped',
 };
 
 /** Codes of undici's timeouts (the connect timeout is not among them: nothing was sent). */

@@ -1,5 +1,11 @@
-import { errorMessage, InterruptedError, OutcomeUnknownError } from '../../errors.js';
 import {
+  errorCode,
+  errorMessage,
+  InterruptedError,
+  OutcomeUnknownError,
+} from '../../errors.js';
+import {
+  ExitCode,
   type ExitCodeValue,
   exitCodeForError,
   exitCodeForStatuses,
@@ -181,7 +187,12 @@ function reportEnding(run: SendRun, done: Finished, ending: Ending): void {
   // Stopped while reading back: the interruption's line already says what is in doubt.
   const said = ending.interrupted && fatal instanceof OutcomeUnknownError;
   if (fatal !== undefined && !said) {
-    output.error(errorMessage(fatal));
+    // A bug, or a failure no typed error names, is said to be one, as main.ts says it.
+    const internal = exitCodeForError(fatal) === ExitCode.internal;
+    output.error(`${internal ? 'internal error: ' : ''}${errorMessage(fatal)}`);
+    const code = errorCode(fatal);
+    if (code) output.debug(`error code: ${code}`);
+    if (fatal instanceof Error && fatal.stack) output.debug(fatal.stack);
     if (engine.unknown.length)
       output.info(`Outcome unknown: ${engine.unknown.map(displayText).join(', ')}`);
   }
