@@ -217,7 +217,11 @@ export function* resultItems(
 /** Charges in the currency's own decimals (1 USD -> "1.00"), or as the service wrote them. */
 export function formatCharges(o: PayoutOutcome, currencies: CurrencyTable): string {
   if (o.charges === undefined) return '';
-  return formatServiceNumber(o.charges, currencies.minorUnits(o.currency));
+  const text = formatServiceNumber(o.charges, currencies.minorUnits(o.currency));
+  // A number JavaScript writes with an exponent (1e-7) is written out in plain digits.
+  return /e/i.test(text)
+    ? o.charges.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20 })
+    : text;
 }
 
 /**

@@ -1,9 +1,4 @@
-import {
-  errorCode,
-  errorMessage,
-  InterruptedError,
-  OutcomeUnknownError,
-} from '../../errors.js';
+import { errorCode, errorMessage, InterruptedError, OutcomeUnknownError } from '../../errors.js';
 import {
   ExitCode,
   type ExitCodeValue,
