@@ -124,7 +124,7 @@ describe('RunState: written ahead', () => {
     state.outcomes.set(1, { ...base, reference_id: 'B', status: 'not_sent' });
     // Every write now fails, as on a full disk; reads still work.
     db.pragma('query_only = ON');
-    expect(String(state.outcomes.save())).toMatch(/readonly|read-only/i);
+    expect(String(state.outcomes.save())).toMatch(/readonly|read-only|cannot write/i);
     expect([...state.outcomes.values()].map((o) => [o.reference_id, o.status])).toEqual([
       ['A', 'success'],
       ['B', 'not_sent'],
