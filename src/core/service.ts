@@ -96,7 +96,7 @@ export async function openService(
   opts: { sandbox: boolean },
 ): Promise<ServiceConnection> {
   // undici is the heaviest module of the CLI: only commands that talk to a service load it.
-  const { PayoutClient } = await import('../api/client.js');
+  const { PayoutClient, SLOW_MS } = await import('../api/client.js');
   const trace = ctx.globals.debug ? (line: string) => ctx.output.debug(line) : undefined;
   const timing = timingFor(ctx.runtime.env.PAYOUTS_TIMEOUT);
   const timeouts = {
@@ -104,6 +104,8 @@ export async function openService(
     connectTimeoutMs: timing.connectTimeoutMs,
     deadlineMs: timing.deadlineMs,
     slow: slowNotes(ctx),
+    // Slow is 5 s, or half the answer's timeout when that is shorter, so the note comes first.
+    slowAfterMs: Math.min(SLOW_MS, Math.round(timing.responseTimeoutMs / 2)),
   };
   const proxy = {
     httpProxy: ctx.runtime.env.HTTP_PROXY ?? ctx.runtime.env.http_proxy,

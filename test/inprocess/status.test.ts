@@ -476,6 +476,22 @@ describe('payouts status against purpose-built servers', () => {
     expect(debug.stderr).toContain('ECONNREFUSED');
   });
 
+  it('says on a terminal what a slow lookup waits for, and nowhere else', async () => {
+    const s = await serve(async (req, res) => {
+      await new Promise((r) => setTimeout(r, 400));
+      sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success'));
+    });
+    // A 0.6 s timeout makes a lookup slow after 0.3 s (5 s at the default timeout).
+    const env = { ...envFor(s.url), PAYOUTS_TIMEOUT: '0.6', NO_COLOR: '1' };
+    const tty = await run(['status', 'slow-1'], { env, terminal: { columns: 100 } });
+    expect(tty.code).toBe(0);
+    expect(tty.stderr).toMatch(
+      /waiting for 127\.0\.0\.1:\d+ to answer the lookup of slow-1: 0\.3 s so far, given up to 0\.9 s/,
+    );
+    const pipe = await run(['status', 'slow-1'], { env });
+    expect(pipe.stderr).not.toContain('waiting for');
+  });
+
   it('names a service that never answers as a timeout, with the seconds it waited', async () => {
     const s = await serve(() => {});
     const r = await run(['status', 'r-1'], { env: { ...envFor(s.url), PAYOUTS_TIMEOUT: '0.2' } });
