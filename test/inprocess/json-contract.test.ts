@@ -200,4 +200,18 @@ describe('next steps', () => {
     const last = r.stderr.trim().split('\n').at(-1);
     expect(last).toMatch(/^Run [0-9a-f]{16}: payouts runs show [0-9a-f]{16}$/);
   });
+
+  it('end a stopped send with its run id too', async () => {
+    const stop = new AbortController();
+    const { r } = await send(
+      (n) => {
+        if (n === 2) stop.abort();
+        return {};
+      },
+      { args: [], interrupt: stop.signal },
+    );
+    expect(r.code).toBe(130);
+    expect(r.stdout).toContain('Interrupted: 4 of 10 payouts sent');
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^Run [0-9a-f]{16}: payouts runs show /);
+  });
 });
