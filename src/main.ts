@@ -8,6 +8,7 @@ import { registerSend } from './commands/send/send.js';
 import { registerStatus } from './commands/status/status.js';
 import { registerTemplate } from './commands/template/template.js';
 import type { GlobalOptions, Runtime } from './context.js';
+import { errorDocument } from './core/documents.js';
 import {
   errorCode,
   errorMessage,
@@ -16,6 +17,7 @@ import {
   InternalError,
   OutcomeUnknownError,
   PayoutsError,
+  UsageError,
 } from './errors.js';
 import { ExitCode, exitCodeForError } from './exit-codes.js';
 import { displayText } from './output/display.js';
@@ -87,9 +89,15 @@ export async function main(argv: string[], runtime: Runtime): Promise<number> {
       ) {
         return ExitCode.ok;
       }
+      // commander has said what is wrong on stderr; under --json the document says it too.
+      if (fallbackGlobals(argv).json) {
+        const usage = new UsageError(error.message.replace(/^error: /, ''));
+        const output = await makeOutput(runtime, fallbackGlobals(argv));
+        output.printJson(errorDocument(argv, usage, ExitCode.usage));
+      }
       return ExitCode.usage;
     }
-    return reportError(error, runtime, fallbackGlobals(argv));
+    return reportError(error, runtime, fallbackGlobals(argv), argv);
   }
 }
 
@@ -103,14 +111,18 @@ export const UNFINISHED =
  * the exit code, which is never 0, since whatever the run was doing did not finish.
  */
 export function reportUnfinished(argv: string[], runtime: Runtime): Promise<number> {
-  return reportError(new InternalError(UNFINISHED), runtime, fallbackGlobals(argv));
+  return reportError(new InternalError(UNFINISHED), runtime, fallbackGlobals(argv), argv);
 }
 
-/** Prints an error on stderr (and as the JSON document under --json) and maps it to an exit code. */
+/**
+ * Prints an error on stderr (and as the JSON document of the command `argv` names under
+ * --json) and maps it to an exit code.
+ */
 export async function reportError(
   error: unknown,
   runtime: Runtime,
   globals: GlobalOptions,
+  argv: readonly string[] = [],
 ): Promise<number> {
   const output = await makeOutput(runtime, globals);
   const exitCode = exitCodeForError(error);
@@ -131,27 +143,19 @@ export async function reportError(
       ? `internal error: ${message}`
       : message,
   );
+  // Library codes (UND_ERR_…, SQLITE_…) mean something to a developer only.
+  const code = errorCode(error);
+  if (code) output.debug(`error code: ${code}`);
   if (globals.debug && error instanceof Error && error.stack) output.debug(error.stack);
   // The library's own error and code (SQLITE_BUSY, EACCES): for --debug only.
   const cause = error instanceof Error ? error.cause : undefined;
   if (globals.debug && cause instanceof Error) {
     output.debug(`caused by ${cause.name} ${errorCode(cause) ?? ''}: ${cause.message}`);
   }
-  if (globals.json) {
-    output.printJson({
-      error: {
-        type: error instanceof Error ? error.name : 'Error',
-        message,
-        exit_code: exitCode,
-        ...(error instanceof InputError
-          ? {
-              problems: error.problems.map((p) => ({ ...p, text: formatProblem(p) })),
-              problem_count: error.totalProblems,
-            }
-          : {}),
-        ...(error instanceof OutcomeUnknownError ? { references: error.references } : {}),
-      },
-    });
+  // An error after the run printed its document (closing the connection) is told on stderr.
+  const { jsonWritten } = await import('./output/output.js');
+  if (globals.json && !jsonWritten(runtime.stdout)) {
+    output.printJson(errorDocument(argv, error, exitCode));
   }
   return exitCode;
 }

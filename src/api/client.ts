@@ -36,7 +36,14 @@ export interface ClientOptions {
   proxy?: ProxySettings;
   /** Receives the --debug trace, with the secret already redacted. */
   trace?: (line: string) => void;
+  /** Told, once per exchange, when an answer is slower than `slowAfterMs`: what it waits for. */
+  slow?: (note: string) => void;
+  /** When an exchange counts as slow (default SLOW_MS). */
+  slowAfterMs?: number;
 }
+
+/** An exchange slower than this is told to `slow`, so a person sees what the run waits for. */
+export const SLOW_MS = 5_000;
 
 /** Error codes that prove the request never reached the service. */
 const NOT_SENT_CODES = new Set([
@@ -56,23 +63,77 @@ const NOT_SENT_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
 ]);
 
-/** Describes a failed exchange, saying whether a create request may have been applied. */
-export function classifyNetworkError(err: unknown, url: string): NetworkError {
+/** What failed, in words, for the codes that say something a person can act on. */
+const REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be looked up',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'no route to the network',
+  EADDRNOTAVAIL: 'the address is not available',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed',
+  UND_ERR_SOCKET: 'the connection was closed',
+  UND_ERR_CLOSED: 'the connection was closed',
+  UND_ERR_INVALID_ARG: 'the request could not be made',
+  UND_ERR_ABORTED: 'the request was stopped',
+  ABORT_ERR: 'the request was stopped',
+};
+
+/** Codes of undici's timeouts (the connect timeout is not among them: nothing was sent). */
+const ANSWER_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** What an exchange was, for the words of its failure: a create request, or a lookup. */
+export interface ExchangeKind {
+  /** A create request: the words say whether it may have been applied. */
+  create: boolean;
+  /** Seconds the client waits to connect, and for an answer, for the words of a timeout. */
+  connectSeconds?: number;
+  answerSeconds?: number;
+}
+
+/**
+ * Describes a failed exchange in plain words: a timeout as a timeout with the seconds it
+ * waited, the library's codes left to --debug (NetworkError.code). Only a create request says
+ * whether it may have been applied: a lookup changes nothing, whatever became of it.
+ */
+export function classifyNetworkError(
+  err: unknown,
+  url: string,
+  kind: ExchangeKind = { create: true },
+): NetworkError {
   const code = errorCode(err);
   const notSent = code !== undefined && NOT_SENT_CODES.has(code);
-  const what = errorMessage(err);
   const host = new URL(url).host;
-  const explain = notSent
-    ? `could not reach ${host} (${code ?? what}); nothing was sent`
-    : `lost the connection to ${host} before an answer (${code ?? what}); the request may have been applied`;
-  return new NetworkError(explain, !notSent, code);
+  const within = (s: number | undefined) => (s === undefined ? '' : ` within ${s} s`);
+  let words: string;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    words = `could not connect to ${host}${within(kind.connectSeconds)} (timed out)`;
+  } else if (code !== undefined && ANSWER_TIMEOUTS.has(code)) {
+    words = `no answer from ${host}${within(kind.answerSeconds)} (timed out)`;
+  } else {
+    const reason = code === undefined ? errorMessage(err) : (REASONS[code] ?? plainCode(code));
+    words = notSent
+      ? `could not reach ${host} (${reason})`
+      : `lost the connection to ${host} before an answer (${reason})`;
+  }
+  if (kind.create) {
+    words += notSent ? '; nothing was sent' : '; the request may have been applied';
+  }
+  return new NetworkError(words, !notSent, code);
+}
+
+/** A code shown to people: a system or TLS code as it is, undici's own only under --debug. */
+function plainCode(code: string): string {
+  return code.startsWith('UND_ERR') ? 'the connection failed' : code;
 }
 
 /** The error of an exchange cut by the client's overall deadline. */
-function deadlineError(url: string, deadlineMs: number): NetworkError {
+function deadlineError(url: string, deadlineMs: number, create: boolean): NetworkError {
   // The request may have been written in full before the cut, so the service may have applied it.
+  const applied = create ? '; the request may have been applied' : '';
   return new NetworkError(
-    `no complete answer from ${new URL(url).host} within ${deadlineMs / 1000} s; the request may have been applied`,
+    `no complete answer from ${new URL(url).host} within ${deadlineMs / 1000} s (timed out)${applied}`,
     true,
     'PAYOUTS_DEADLINE',
   );
@@ -216,6 +277,7 @@ export class PayoutClient {
     this.traceRequest(method, url, body);
     const started = Date.now();
     const deadline = AbortSignal.timeout(this.deadlineMs);
+    const slow = this.slowTimer(method, url);
     let res: RawResponse;
     try {
       const target = new URL(url);
@@ -239,15 +301,44 @@ export class PayoutClient {
         receivedAt: Date.now(),
       };
     } catch (err) {
+      const create = method === 'POST';
       const ne =
         deadline.aborted && !signal?.aborted
-          ? deadlineError(url, this.deadlineMs)
-          : classifyNetworkError(err, url);
-      this.opts.trace?.(`< ${ne.message}`);
+          ? deadlineError(url, this.deadlineMs, create)
+          : classifyNetworkError(err, url, {
+              create,
+              connectSeconds: (this.opts.connectTimeoutMs ?? 10_000) / 1000,
+              answerSeconds: (this.opts.responseTimeoutMs ?? 30_000) / 1000,
+            });
+      this.opts.trace?.(`< ${ne.message}${ne.code ? ` [${ne.code}]` : ''}`);
       throw ne;
+    } finally {
+      if (slow) clearTimeout(slow);
     }
     this.traceResponse(res, Date.now() - started);
     return res;
+  }
+
+  /** Tells `slow` what an exchange waits for once it has taken `slowAfterMs`. */
+  private slowTimer(method: string, url: string): NodeJS.Timeout | undefined {
+    const slow = this.opts.slow;
+    if (!slow) return undefined;
+    const what =
+      method === 'POST'
+        ? 'a create request'
+        : `the lookup of ${decodeURIComponent(url.slice(url.lastIndexOf('/') + 1))}`;
+    const host = new URL(url).host;
+    const after = this.opts.slowAfterMs ?? SLOW_MS;
+    const timer = setTimeout(
+      () =>
+        slow(
+          `waiting for ${host} to answer ${what}: ${after / 1000} s so far, given up to ${this.deadlineMs / 1000} s`,
+        ),
+      after,
+    );
+    // The note must never keep the process alive on its own.
+    timer.unref();
+    return timer;
   }
 
   /** Traces a request for --debug, the secret replaced. */

@@ -90,19 +90,36 @@ async function profileQuietTime(ctx: CommandContext, profile: string): Promise<n
   return (await loadStore(ctx)).profile(profile)?.quietTime;
 }
 
+/** Seconds between two notes of slow requests: with many in flight, one line says enough. */
+const SLOW_NOTE_GAP_MS = 5_000;
+
+/** Where the client tells of a slow request: a line on a terminal, at most one every 5 s. */
+function slowNotes(ctx: CommandContext): (note: string) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (note) => {
+    const now = Date.now();
+    if (now - last < SLOW_NOTE_GAP_MS) return;
+    last = now;
+    ctx.output.waiting(note);
+  };
+}
+
 /** Opens a connection to the configured service, or to an in-process sandbox with --sandbox. */
 export async function openService(
   ctx: CommandContext,
   opts: { sandbox: boolean },
 ): Promise<ServiceConnection> {
   // undici is the heaviest module of the CLI: only commands that talk to a service load it.
-  const { PayoutClient } = await import('../api/client.js');
+  const { PayoutClient, SLOW_MS } = await import('../api/client.js');
   const trace = ctx.globals.debug ? (line: string) => ctx.output.debug(line) : undefined;
   const timing = timingFor(ctx.runtime.env.PAYOUTS_TIMEOUT);
   const timeouts = {
     responseTimeoutMs: timing.responseTimeoutMs,
     connectTimeoutMs: timing.connectTimeoutMs,
     deadlineMs: timing.deadlineMs,
+    slow: slowNotes(ctx),
+    // Slow is 5 s, or half the answer's timeout when that is shorter, so the note comes first.
+    slowAfterMs: Math.min(SLOW_MS, Math.round(timing.responseTimeoutMs / 2)),
   };
   const proxy = {
     httpProxy: ctx.runtime.env.HTTP_PROXY ?? ctx.runtime.env.http_proxy,

@@ -67,6 +67,14 @@ function readerGone(err: unknown): boolean {
   return code === 'EPIPE' || code === 'EIO' || code === 'ENXIO';
 }
 
+/** Streams that got their run's JSON document: a later error must not write a second one. */
+const documented = new WeakSet<object>();
+
+/** Whether a JSON document was written to this stream (by any Output of the run). */
+export function jsonWritten(stream: object): boolean {
+  return documented.has(stream);
+}
+
 /** A progress indicator that is a no-op when stderr is not a terminal. */
 export interface Progress {
   update(text: string): void;
@@ -90,6 +98,8 @@ export class Output {
   private stdoutGone = false;
   /** Set once stderr's terminal or reader has gone: messages are dropped. */
   private stderrGone = false;
+  /** --quiet: stderr gets errors only (and questions): no notes, warnings or progress. */
+  private quiet = false;
 
   constructor(private readonly opts: OutputOptions) {
     this.json = opts.json;
@@ -148,7 +158,7 @@ export class Output {
   printAside(text: string): void {
     if (this.json) return;
     if (this.opts.stdout.isTTY) this.print(text);
-    else this.writeErr(text);
+    else if (!this.quiet) this.writeErr(text);
   }
 
   /** Whether stdout is a terminal, where binary output (a workbook) must not go. */
@@ -237,6 +247,7 @@ export class Output {
       throw new InternalError('a second JSON document was about to be written');
     }
     this.jsonWritten = true;
+    documented.add(this.opts.stdout);
   }
 
   /** Writes the result: JSON under --json, otherwise the human text. */
@@ -245,19 +256,41 @@ export class Output {
     else this.print(human());
   }
 
-  /** An informational message on stderr. */
-  info(message: string): void {
-    this.writeErr(message);
+  /** --quiet: from now on stderr gets errors only (and questions). */
+  quieten(): void {
+    this.quiet = true;
   }
 
-  /** A warning on stderr. */
+  /** An informational message on stderr (not under --quiet). */
+  info(message: string): void {
+    if (!this.quiet) this.writeErr(message);
+  }
+
+  /** A warning on stderr (not under --quiet). */
   warn(message: string): void {
-    this.writeErr(`${this.errColor.yellow('warning:')} ${message}`);
+    if (!this.quiet) this.writeErr(`${this.errColor.yellow('warning:')} ${message}`);
   }
 
   /** An error message on stderr. */
   error(message: string): void {
     this.writeErr(`${this.errColor.red('error:')} ${message}`);
+  }
+
+  /**
+   * What a slow step waits for, for a person at a terminal (stderr is one; not under --quiet):
+   * a line above the spinner, which goes on.
+   */
+  waiting(message: string): void {
+    if (!this.opts.stderr.isTTY || this.quiet || this.stderrGone) return;
+    const spinner = this.activeProgress as { clear?(): unknown; render?(): unknown } | undefined;
+    if (!spinner?.clear || !spinner.render) {
+      this.writeErr(message);
+      return;
+    }
+    spinner.clear();
+    const own = { colours: this.errColor.level > 0, lineBreaks: true };
+    this.opts.stderr.write(`${terminalText(message, own)}\n`);
+    spinner.render();
   }
 
   /** A debug trace line on stderr, only with --debug. */
@@ -271,7 +304,7 @@ export class Output {
    */
   async progress(text: string): Promise<Progress> {
     const { stderr } = this.opts;
-    if (this.json || this.opts.noColor || !stderr.isTTY || stderr.columns === 0) {
+    if (this.json || this.quiet || this.opts.noColor || !stderr.isTTY || stderr.columns === 0) {
       return { update() {}, stop() {} };
     }
     const { default: ora } = await import('ora');

@@ -267,13 +267,27 @@ export class RunOutcomes {
     this.stated.clear();
   }
 
+  /**
+   * Writes the outcomes that wait to be written, if the database lets it; returns the error
+   * when it does not (a full disk), and the listings then read those outcomes from memory, so
+   * a run that cannot record its last outcomes still reports every row.
+   */
+  save(): unknown {
+    if (!this.dirty) return undefined;
+    try {
+      this.db.transaction(() => this.writePending())();
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  }
+
   /** Every outcome in input order, read a page at a time. */
   *values(): Generator<PayoutOutcome> {
-    if (this.reportedRows > 0) {
+    if (this.reportedRows > 0 || this.save() !== undefined) {
       for (const r of this.reportRows()) if (r.outcome) yield r.outcome;
       return;
     }
-    if (this.dirty) this.db.transaction(() => this.writePending())();
     let from = 0;
     for (;;) {
       const page = this.readStated.all(this.run, from) as OutcomeRow[];
@@ -286,7 +300,7 @@ export class RunOutcomes {
 
   /** Every payout of the run in input order, with its outcome when the run reached it. */
   *reportRows(): Generator<ReportRow> {
-    if (this.dirty) this.db.transaction(() => this.writePending())();
+    this.save();
     let from = 0;
     for (;;) {
       const page = this.readPage.all(this.run, from) as OutcomeRow[];
@@ -301,7 +315,8 @@ export class RunOutcomes {
         };
         if (r[16] != null) row.description = r[16] as string;
         const code = this.has(r[0]) ? this.codes[r[0]]! : 0;
-        if (code !== 0) row.outcome = fromRow(r, (code & REPORTED) !== 0);
+        // Outcomes the database could not take are still in memory (see save).
+        if (code !== 0) row.outcome = this.pending.get(r[0]) ?? fromRow(r, (code & REPORTED) !== 0);
         yield row;
       }
       if (page.length < PAGE_ROWS) return;
@@ -326,6 +341,19 @@ export class RunOutcomes {
       sentEarlier: this.sentEarlier,
       foundAtService: this.foundAtService,
     };
+  }
+
+  /**
+   * Rows that reached the service whose charges are not in the totals: none stated (a result
+   * read back carries none, an unknown outcome has none) or not an exact amount.
+   */
+  chargesUnknownCount(): number {
+    let n = 0;
+    for (const code of this.codes) {
+      const status = code & STATUS_BITS;
+      if (status !== 0 && status !== NOT_SENT && !(code & HAS_CHARGES)) n += 1;
+    }
+    return n;
   }
 
   /** Charge totals per currency in minor units (of max(digits, 6)), for currencies with charges. */

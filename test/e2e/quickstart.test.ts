@@ -23,13 +23,9 @@ describe('quick start', () => {
       env: home.env,
     });
     expect(status.code).toBe(0);
-    expect(
-      parseJsonStdout<{ reference_id: string; status: string; currency: string }>(status),
-    ).toMatchObject({
-      reference_id: 'PO-2026-11-0007',
-      status: 'success',
-      currency: 'BHD',
-    });
+    expect(parseJsonStdout<{ results: unknown[] }>(status).results).toMatchObject([
+      { reference_id: 'PO-2026-11-0007', status: 'success', record: { currency: 'BHD' } },
+    ]);
 
     const again = await runCli(['send', sample('payouts.csv'), '--sandbox'], { env: home.env });
     expect(again.code).toBe(0);

@@ -67,7 +67,8 @@ describe('payouts status as a process', () => {
         },
       });
       expect(trusted.code).toBe(0);
-      expect(parseJsonStdout<{ status: string }>(trusted).status).toBe('success');
+      const doc = parseJsonStdout<{ results: Array<{ status: string }> }>(trusted);
+      expect(doc.results[0]?.status).toBe('success');
     } finally {
       await server.close();
     }

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkJsonDocument } from './json-schema.js';
 
 /** Absolute path of the built CLI's bin script. */
 export const BIN = fileURLToPath(new URL('../../bin/payouts.js', import.meta.url));
@@ -96,7 +97,15 @@ export function runCli(args: string[], opts: RunOptions = {}): Promise<CliResult
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       stop?.();
-      resolve({ code, signal, stdout, stderr });
+      const result = { code, signal, stdout, stderr };
+      // Every --json document the tests produce is checked against docs/schema/.
+      try {
+        checkJsonDocument(args, result);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      resolve(result);
     });
     child.stdin.on('error', () => {});
     child.stdin.end(opts.stdin ?? '');

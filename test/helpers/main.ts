@@ -4,6 +4,7 @@ import type { Clock } from '../../src/clock.js';
 import type { SecretStoreFactory } from '../../src/config/keyring.js';
 import type { Runtime } from '../../src/context.js';
 import { main } from '../../src/main.js';
+import { checkJsonDocument } from './json-schema.js';
 
 /** What one in-process run of the CLI printed and returned. */
 export interface MainResult {
@@ -57,7 +58,10 @@ export async function runMain(argv: string[], opts: MainOptions = {}): Promise<M
   };
   const code = await main(argv, runtime);
   await new Promise((r) => setImmediate(r));
-  return { code, stdout: out.text(), stderr: err.text() };
+  const result = { code, stdout: out.text(), stderr: err.text() };
+  // Every --json document the tests produce is checked against docs/schema/.
+  checkJsonDocument(argv, result);
+  return result;
 }
 
 /**

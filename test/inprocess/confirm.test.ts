@@ -134,7 +134,7 @@ describe('the confirmation names what this run will send', () => {
     const { clock: slow, stop } = clockStoppedAtLongWait();
     await start((n) => (n === 3 ? { apply: 'none', cut: true } : {}));
     const first = await send(['--yes', '--json'], { interrupt: stop.signal, clock: slow });
-    expect(first.code).toBe(7);
+    expect(first.code).toBe(130);
     const r = await send([], { terminal: { columns: 100 }, stdin: 'y\n' });
     expect(r.stderr).toMatch(
       /To read back: +EUR +2\.50 +\(2 payouts; sent only if the service does not have them\)/,

@@ -17,6 +17,7 @@ interface Doc {
   pending_count: number;
   unknown_count: number;
   not_sent_count: number;
+  error: { type: string; message: string } | null;
   results: Array<{ reference_id: string; status: string }>;
 }
 
@@ -83,7 +84,7 @@ describe('every row in every result', () => {
     expect(r.stdout).not.toMatch(/ROW-10/);
   });
 
-  it('interrupted during a read-back: the unknown ones and the rest add up, exit 7', async () => {
+  it('interrupted during a read-back: the unknown ones and the rest add up, exit 130', async () => {
     const { clock, stop } = clockStoppedAtLongWait();
     const r = await send((n) => (n === 3 ? { apply: 'none', cut: true } : {}), {
       interrupt: stop,
@@ -91,7 +92,12 @@ describe('every row in every result', () => {
     });
     const d = doc(r);
     expect(d).toMatchObject({ success_count: 4, unknown_count: 2, not_sent_count: 4 });
-    expect(r.code).toBe(7);
+    // An interruption is 130, as the README's table says, whatever it left in doubt.
+    expect(r.code).toBe(130);
+    expect(d).toMatchObject({ interrupted: true, error: { type: 'InterruptedError' } });
+    expect(d.error?.message).toContain('2 in doubt');
+    expect(d.error?.message).toContain('reads back the payouts in doubt before sending anything');
+    expect(d.error?.message).not.toContain('to send them');
   });
 
   it('stopped by a 401: every row is in the results, the refused and the unreached not sent', async () => {

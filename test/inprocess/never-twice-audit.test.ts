@@ -258,7 +258,7 @@ describe('3. the read-back waits until the request can no longer be in progress'
 });
 
 describe('3b. stopping the wait', () => {
-  it('Ctrl-C while waiting for the quiet time leaves the payouts unknown (exit 7); the next run settles them once', async () => {
+  it('Ctrl-C while waiting for the quiet time leaves the payouts unknown (exit 130); the next run settles them once', async () => {
     svc = await fixture.start((n) => (n === 1 ? { apply: 'none', cut: true } : {}));
     const home = fixture.home();
     const file = join(home.dir, 'run.csv');
@@ -267,8 +267,10 @@ describe('3b. stopping the wait', () => {
     const { clock, stop } = clockStoppedAtLongWait();
     const args = ['send', file, '--yes', '--json'];
     const first = await runMain(args, { env: svc.env(home.env), clock, interrupt: stop.signal });
-    expect(first.code).toBe(7);
+    expect(first.code).toBe(130);
     expect(statuses(first)).toEqual({ 'W-1': 'unknown' });
+    expect(first.stderr).toContain('1 in doubt');
+    expect(first.stderr).not.toContain('Run the same command again to send them');
     // Its waits stop only `stop`, which the second run does not listen to.
     const second = await runMain(args, { env: svc.env(home.env), clock });
     expect(second.code).toBe(0);

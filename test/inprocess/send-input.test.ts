@@ -203,7 +203,7 @@ describe('payouts send: input formats', () => {
       expect(parseJsonStdout<{ payout_count: number }>(dry).payout_count).toBe(1);
       // The summary names the sheet it read.
       const summary = await run(['send', path, '--dry-run'], { env: home.env });
-      expect(summary.stdout).toMatch(/Sheet: +Payouts of .*run\.xlsx\n/);
+      expect(summary.stderr).toMatch(/Sheet: +Payouts of .*run\.xlsx\n/);
       const missing = await run(['send', path, '--sheet', 'May', '--dry-run'], { env: home.env });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain(
@@ -319,7 +319,7 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
       });
       expect(r.code).toBe(7);
       expect(r.stderr).toMatch(
-        /could not reach 127\.0\.0\.1:\d+ \(ECONNREFUSED\); nothing was sent/,
+        /could not reach 127\.0\.0\.1:\d+ \(connection refused\); nothing was sent/,
       );
       const doc = parseJsonStdout<{ results: Array<{ status: string }> }>(r);
       expect(doc.results.map((x) => x.status)).toEqual(['not_sent', 'not_sent']);

@@ -51,8 +51,8 @@ describe('payouts send: spreadsheet exports', () => {
       'XL-003',
       'XL-004',
     ]);
-    expect(r.stdout).toContain('"amount": 1250.00');
-    expect(r.stdout).toContain('"amount": 125.500');
+    expect(r.stdout).toContain('"amount": "1250.00"');
+    expect(r.stdout).toContain('"amount": "125.500"');
     const ledger = await service.ledger();
     expect(ledger.get('XL-002')).toMatchObject({
       amount: '48000',
@@ -192,7 +192,7 @@ describe('payouts send: confirmation and dry run', () => {
     }
   });
 
-  it('--dry-run in human form shows totals, requests, service as not set, and the first request body', async () => {
+  it('--dry-run in human form shows totals, requests and service as not set on stderr, like a send', async () => {
     const home = tempHome();
     try {
       const r = await run(
@@ -200,12 +200,34 @@ describe('payouts send: confirmation and dry run', () => {
         { env: home.env },
       );
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(/Payouts:\s+12/);
-      expect(r.stdout).toMatch(/EUR 2870\.50\s+\(3 payouts\)/);
-      expect(r.stdout).toMatch(/Service:\s+\(not set\)/);
-      expect(r.stdout).toMatch(/Batch:\s+NOV-1/);
+      expect(r.stderr).toMatch(/Payouts:\s+12/);
+      expect(r.stderr).toMatch(/EUR 2870\.50\s+\(3 payouts\)/);
+      expect(r.stderr).toMatch(/Service:\s+\(not set\)/);
+      expect(r.stderr).toMatch(/Batch:\s+NOV-1/);
+      expect(r.stderr).toContain('Dry run: nothing was sent');
+      // The request goes to stdout only when asked for.
+      expect(r.stdout).toBe('');
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('--dry-run --show-request prints the first request body alone on stdout', async () => {
+    const home = tempHome();
+    try {
+      const r = await run(['send', sample('payouts.csv'), '--dry-run', '--show-request'], {
+        env: home.env,
+      });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/Payouts:\s+12/);
+      expect(r.stdout).not.toContain('Payouts:');
+      expect(JSON.parse(r.stdout).payouts).toHaveLength(12);
       expect(r.stdout).toContain('{"amount":1250.00,"currency":"EUR"');
-      expect(r.stdout).toContain('Dry run: nothing was sent');
+      const without = await run(['send', sample('payouts.csv'), '--show-request'], {
+        env: home.env,
+      });
+      expect(without.code).toBe(2);
+      expect(without.stderr).toContain('--show-request applies only with --dry-run');
     } finally {
       home.cleanup();
     }

@@ -60,8 +60,14 @@ describe('payouts status checks what it shows', () => {
     expect(row).not.toContain('B-2');
     const json = await run(['status', 'A-1', 'C-3', '--json'], s);
     expect(json.code).toBe(7);
-    const docs = parseJsonStdout<Array<Record<string, unknown>>>(json);
-    expect(docs[0]).toEqual({ reference_id: 'A-1', error: expect.stringContaining('"B-2"') });
+    const docs = parseJsonStdout<{ results: Array<Record<string, unknown>> }>(json).results;
+    expect(docs[0]).toEqual({
+      reference_id: 'A-1',
+      outcome: 'error',
+      status: null,
+      error: expect.stringContaining('"B-2"'),
+      record: null,
+    });
     expect(docs[1]?.status).toBe('success');
   });
 

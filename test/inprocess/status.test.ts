@@ -51,9 +51,32 @@ function run(args: string[], opts: MainOptions = {}) {
 
 interface Doc {
   reference_id: string;
-  status?: string;
-  error?: string;
+  status?: string | null;
+  error?: unknown;
   [k: string]: unknown;
+}
+
+/** The results of a --json status document. */
+function results(r: { stdout: string; stderr: string }): Doc[] {
+  return parseJsonStdout<{ results: Doc[] }>(r).results;
+}
+
+/** The record of the only result of a --json status document. */
+function record(r: { stdout: string; stderr: string }): Doc {
+  const [only] = results(r);
+  expect(only?.outcome).toBe('found');
+  return only?.record as Doc;
+}
+
+/** The result of a reference the service does not have. */
+function NOT_FOUND(ref: string): Doc {
+  return {
+    reference_id: ref,
+    outcome: 'not_found',
+    status: null,
+    error: 'Payout not found',
+    record: null,
+  };
 }
 
 describe('payouts status against the sandbox', () => {
@@ -98,14 +121,14 @@ describe('payouts status against the sandbox', () => {
     }
   });
 
-  it('prints exactly the payout record with --json', async () => {
+  it('prints the payout record with --json, its amount a decimal string', async () => {
     const r = await run(['status', 'ok-1', '--json'], { env: svc.env });
     expect(r.code).toBe(0);
-    const doc = parseJsonStdout<Doc>(r);
+    const doc = record(r);
     expect(doc).toMatchObject({
       reference_id: 'ok-1',
       status: 'success',
-      amount: 12.5,
+      amount: '12.50',
       currency: 'USD',
       recipient: 'ann@example.com',
       description: 'payout ok-1',
@@ -115,10 +138,10 @@ describe('payouts status against the sandbox', () => {
     expect(typeof doc.updated_at).toBe('string');
   });
 
-  it('prints an array for several references, in order, and exits 4 for failed/canceled', async () => {
+  it('lists several references, in order, and exits 4 for failed/canceled', async () => {
     const r = await run(['status', 'ok-1', 'fail-1', 'cancel-1', '--json'], { env: svc.env });
     expect(r.code).toBe(4);
-    const docs = parseJsonStdout<Doc[]>(r);
+    const docs = results(r);
     expect(docs.map((d) => [d.reference_id, d.status])).toEqual([
       ['ok-1', 'success'],
       ['fail-1', 'failed'],
@@ -126,16 +149,14 @@ describe('payouts status against the sandbox', () => {
     ]);
   });
 
-  it('shows a missing reference as {reference_id, error} and exits 6', async () => {
+  it('shows a missing reference as not_found and exits 6, with an error object', async () => {
     const one = await run(['status', 'nope-1', '--json'], { env: svc.env });
     expect(one.code).toBe(6);
-    expect(parseJsonStdout(one)).toEqual({ reference_id: 'nope-1', error: 'Payout not found' });
+    expect(results(one)).toEqual([NOT_FOUND('nope-1')]);
+    expect(parseJsonStdout<Doc>(one).error).toMatchObject({ type: 'NotFoundError', exit_code: 6 });
     const many = await run(['status', 'ok-1', 'nope-1', 'fail-1', '--json'], { env: svc.env });
     expect(many.code).toBe(6);
-    expect(parseJsonStdout<Doc[]>(many)[1]).toEqual({
-      reference_id: 'nope-1',
-      error: 'Payout not found',
-    });
+    expect(results(many)[1]).toEqual(NOT_FOUND('nope-1'));
   });
 
   it('exits 5 while a payout is pending, and 4 beats 5', async () => {
@@ -152,6 +173,10 @@ describe('payouts status against the sandbox', () => {
     expect(r.stdout).toMatch(/\nnope-2\tnot found\t/);
     expect(r.stdout).toMatch(/\npend-1\tpending\t/);
     expect(r.stderr).toContain('1 success, 1 not found, 1 pending');
+    const quiet = await run(['status', 'ok-1', 'nope-2', 'pend-1', '--quiet'], { env: svc.env });
+    expect(quiet.code).toBe(6);
+    expect(quiet.stdout).toBe(r.stdout);
+    expect(quiet.stderr).toBe('');
   });
 
   it('reads references from a CSV report and from stdin, de-duplicated in order', async () => {
@@ -162,18 +187,13 @@ describe('payouts status against the sandbox', () => {
     );
     const r = await run(['status', 'ok-1', '--from', file, '--json'], { env: svc.env });
     expect(r.code).toBe(4);
-    expect(parseJsonStdout<Doc[]>(r).map((d) => d.reference_id)).toEqual([
-      'ok-1',
-      'ok-2',
-      'fail-1',
-    ]);
+    expect(results(r).map((d) => d.reference_id)).toEqual(['ok-1', 'ok-2', 'fail-1']);
     const s = await run(['status', '--from', '-', '--json'], {
       env: svc.env,
       stdin: '# from a pipe\nok-2\n\nok-2\n',
     });
     expect(s.code).toBe(0);
-    // --from always gives an array, even for one reference.
-    expect(parseJsonStdout<Doc[]>(s).map((d) => d.reference_id)).toEqual(['ok-2']);
+    expect(results(s).map((d) => d.reference_id)).toEqual(['ok-2']);
   });
 
   it('reads the --report CSV of `payouts send`', async () => {
@@ -187,7 +207,7 @@ describe('payouts status against the sandbox', () => {
       expect(sent.code).toBe(0);
       const r = await run(['status', '--from', report, '--sandbox', '--json'], { env: home.env });
       expect(r.code).toBe(0);
-      const docs = parseJsonStdout<Doc[]>(r);
+      const docs = results(r);
       expect(docs.length).toBeGreaterThan(1);
       expect(docs.every((d) => d.status === 'success')).toBe(true);
     } finally {
@@ -200,10 +220,7 @@ describe('payouts status against the sandbox', () => {
     try {
       const r = await run(['status', 'never-created', '--sandbox', '--json'], { env: home.env });
       expect(r.code).toBe(6);
-      expect(parseJsonStdout(r)).toEqual({
-        reference_id: 'never-created',
-        error: 'Payout not found',
-      });
+      expect(results(r)).toEqual([NOT_FOUND('never-created')]);
     } finally {
       home.cleanup();
     }
@@ -283,7 +300,7 @@ describe('payouts status --watch', () => {
       clock,
     });
     expect(r.code).toBe(0);
-    expect(parseJsonStdout<Doc>(r)).toMatchObject({ reference_id: 'w-2', status: 'success' });
+    expect(results(r)).toMatchObject([{ reference_id: 'w-2', status: 'success' }]);
     expect(r.stderr).not.toContain('pending');
   });
 
@@ -367,7 +384,7 @@ describe('payouts status against purpose-built servers', () => {
       env: envFor(s.url),
     });
     expect(r.code).toBe(0);
-    expect(parseJsonStdout<Doc[]>(r)).toHaveLength(12);
+    expect(results(r)).toHaveLength(12);
     expect(s.maxInFlight()).toBe(3);
     expect(s.requests).toHaveLength(12);
   });
@@ -408,8 +425,8 @@ describe('payouts status against purpose-built servers', () => {
     });
     const r = await run(['status', 'gone', 'broken', 'fine', '--json'], { env: envFor(s.url) });
     expect(r.code).toBe(7);
-    const docs = parseJsonStdout<Doc[]>(r);
-    expect(docs[0]).toEqual({ reference_id: 'gone', error: 'Payout not found' });
+    const docs = results(r);
+    expect(docs[0]).toEqual(NOT_FOUND('gone'));
     expect(docs[1]?.error).toMatch(/HTTP 502/);
     expect(docs[2]?.status).toBe('failed');
   });
@@ -450,9 +467,39 @@ describe('payouts status against purpose-built servers', () => {
     servers.length = 0;
     const r = await run(['status', 'r-1', 'r-2', '--json'], { env: envFor(url) });
     expect(r.code).toBe(7);
-    expect(parseJsonStdout<{ error: { message: string } }>(r).error.message).toMatch(
-      /could not reach 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+    const doc = parseJsonStdout<{ error: { message: string }; results: Doc[] }>(r);
+    expect(doc.error.message).toMatch(/could not reach 127\.0\.0\.1:\d+ \(connection refused\)$/);
+    // A lookup sends nothing that could be applied: it never says so either way.
+    expect(r.stderr).not.toMatch(/nothing was sent|may have been applied|ECONNREFUSED/);
+    expect(doc.results.map((d) => d.outcome)).toEqual(['error', 'error']);
+    const debug = await run(['status', 'r-1', '--debug'], { env: envFor(url) });
+    expect(debug.stderr).toContain('ECONNREFUSED');
+  });
+
+  it('says on a terminal what a slow lookup waits for, and nowhere else', async () => {
+    const s = await serve(async (req, res) => {
+      await new Promise((r) => setTimeout(r, 400));
+      sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success'));
+    });
+    // A 0.6 s timeout makes a lookup slow after 0.3 s (5 s at the default timeout).
+    const env = { ...envFor(s.url), PAYOUTS_TIMEOUT: '0.6', NO_COLOR: '1' };
+    const tty = await run(['status', 'slow-1'], { env, terminal: { columns: 100 } });
+    expect(tty.code).toBe(0);
+    expect(tty.stderr).toMatch(
+      /waiting for 127\.0\.0\.1:\d+ to answer the lookup of slow-1: 0\.3 s so far, given up to 0\.9 s/,
     );
+    const pipe = await run(['status', 'slow-1'], { env });
+    expect(pipe.stderr).not.toContain('waiting for');
+  });
+
+  it('names a service that never answers as a timeout, with the seconds it waited', async () => {
+    const s = await serve(() => {});
+    const r = await run(['status', 'r-1'], { env: { ...envFor(s.url), PAYOUTS_TIMEOUT: '0.2' } });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(
+      /no (complete )?answer from 127\.0\.0\.1:\d+ within 0\.[23] s \(timed out\)/,
+    );
+    expect(r.stderr).not.toMatch(/UND_ERR|lost the connection|may have been applied/);
   });
 
   it('refuses plain http to a remote host before connecting, exit 2', async () => {

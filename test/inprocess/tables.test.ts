@@ -214,7 +214,7 @@ describe('payouts runs on a run left in flight', () => {
     const env = { ...svc.env(home.env), PAYOUTS_TIMEOUT: '2' };
     const { clock, stop } = clockStoppedAtLongWait();
     const args = ['send', file, '--yes', '--chunk-size', '2', '--concurrency', '1'];
-    expect((await run(args, { env, clock, interrupt: stop.signal })).code).toBe(7);
+    expect((await run(args, { env, clock, interrupt: stop.signal })).code).toBe(130);
     const listed = await run(['runs'], { env });
     const [summary] = JSON.parse((await run(['runs', '--json'], { env })).stdout) as Array<{
       run_id: string;

@@ -56,7 +56,14 @@ describe('InternalError', () => {
     const json = memoryRuntime();
     await reportError(new InternalError('broken rule'), json.runtime, { json: true, debug: false });
     expect(JSON.parse(json.stdout())).toEqual({
-      error: { type: 'InternalError', message: 'broken rule', exit_code: 1 },
+      error: {
+        type: 'InternalError',
+        message: 'broken rule',
+        exit_code: 1,
+        problems: null,
+        problem_count: null,
+        references: null,
+      },
     });
     expect(new InternalError('x')).toBeInstanceOf(PayoutsError);
   });

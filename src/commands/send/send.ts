@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
+import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
 import { collect, commandLineOf, defineAction, type ExitSink, examples } from '../command.js';
 import { intOption } from '../options.js';
@@ -23,6 +24,8 @@ interface SendFlags {
   maxConcurrency: number;
   yes?: boolean;
   dryRun?: boolean;
+  showRequest?: boolean;
+  quiet?: boolean;
   maxTotal?: string[];
   report?: string;
   failedOut?: string;
@@ -133,7 +136,9 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       16,
     )
     .option('-y, --yes', 'send without asking for confirmation (required without a terminal)')
-    .option('--dry-run', 'validate and print the summary and first request; send nothing')
+    .option('--dry-run', 'validate and print the summary; send nothing')
+    .option('--show-request', 'with --dry-run: print the first request on stdout')
+    .option('--quiet', 'no summary, progress or notes on stderr: only errors (and the question)')
     .option(
       '--max-total <CUR=AMOUNT>',
       'refuse the run if a currency total is above AMOUNT (repeatable)',
@@ -163,6 +168,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       examples(
         'payouts send samples/payouts.csv --sandbox',
         'payouts send run.csv --dry-run',
+        'payouts send run.csv --dry-run --show-request > first-request.json',
         'payouts send run.xlsx --sheet Payouts --dry-run   # cells read by type: text, number, saved formula value',
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
         'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
@@ -183,6 +189,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       import('../../core/service.js'),
       import('../../paths.js'),
     ]);
+    if (flags.showRequest && !flags.dryRun) {
+      throw new UsageError('--show-request applies only with --dry-run: add --dry-run');
+    }
+    if (flags.quiet) ctx.output.quieten();
     return runSend(
       {
         files,
@@ -202,6 +212,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         maxConcurrency: flags.maxConcurrency,
         yes: Boolean(flags.yes),
         dryRun: Boolean(flags.dryRun),
+        showRequest: Boolean(flags.showRequest),
         maxTotals: (flags.maxTotal ?? []).map(parseMaxTotal),
         reportPath: flags.report,
         failedOutPath: flags.failedOut,
@@ -218,6 +229,11 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         interrupt: ctx.runtime.interrupt,
         clock: ctx.runtime.clock,
         commandLine: commandLineOf(cmd, files),
+        serviceArgs: [
+          ...(flags.sandbox ? ['--sandbox'] : []),
+          ...(ctx.globals.profile ? ['--profile', ctx.globals.profile] : []),
+          ...(ctx.globals.baseUrl ? ['--base-url', ctx.globals.baseUrl] : []),
+        ],
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);

@@ -7,6 +7,7 @@ import { collect, defineAction, type ExitSink, examples } from '../command.js';
 interface StatusOptions extends StatusFlags {
   from?: string[];
   sandbox?: boolean;
+  quiet?: boolean;
 }
 
 /** Registers `payouts status`. */
@@ -31,6 +32,7 @@ export function registerStatus(program: Command, runtime: Runtime, sink: ExitSin
       'with --watch: first wait between polls, growing x1.5 up to 30 (default 2)',
     )
     .option('--timeout <seconds>', 'with --watch: stop after this long (default 600)')
+    .option('--quiet', 'no progress, changes or summary on stderr: only errors')
     .addHelpText(
       'after',
       `${examples(
@@ -41,10 +43,9 @@ export function registerStatus(program: Command, runtime: Runtime, sink: ExitSin
         'payouts status po-2024-0001 --watch --timeout 300',
         'payouts status demo-1 --sandbox',
       )}
-With --json: one reference gives its payout record; several, or --from, give an array.
-A reference that does not exist appears as {"reference_id": ..., "error": "Payout not found"}.
-With --watch, status changes are printed on stderr as they happen; --json prints only the
-final document.
+With --json: one document with the counts and one result per reference (docs/json.md); a
+reference that does not exist has "outcome": "not_found". With --watch, status changes are
+printed on stderr as they happen; --json prints only the final document.
 
 Exit codes: 0 all succeeded, 4 any failed or canceled, 5 any still pending or with a status
 the service does not document, 6 any not found, 3 credentials missing or rejected, 7 service
@@ -66,6 +67,7 @@ unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
       import('../../core/status/references.js'),
       import('../../core/status/render.js'),
     ]);
+    if (opts.quiet) ctx.output.quieten();
     const flags = parseStatusFlags(opts);
     const files = opts.from ?? [];
     // The runtime itself: its stdin is a getter, so stdin is only created for --from -.
@@ -85,9 +87,11 @@ unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
             : {}),
         },
       );
-      // --from always gives an array, so a script's parsing does not depend on the file's length.
+      // An unreachable service is one error, not one per row (with --json, beside the results).
+      if (report.fatal && !ctx.output.json) throw report.fatal;
       const single = files.length === 0 && references.length === 1;
-      await renderStatus(ctx.output, report, single);
+      await renderStatus(ctx.output, report, { single, watch: Boolean(opts.watch) });
+      if (report.fatal) ctx.output.error(report.fatal.message);
       return report.exitCode;
     } finally {
       await service.close();

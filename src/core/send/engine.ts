@@ -12,7 +12,7 @@ import { type Clock, systemClock } from '../../clock.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunOutcomes, RunState } from '../../state/index.js';
 import { type Answered, Pace, type Permit } from '../pace.js';
-import { isDocumentedStatus, statusKind } from '../statuses.js';
+import { isDocumentedStatus, OUTCOME_UNKNOWN, statusKind } from '../statuses.js';
 import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
 import { type ReadBackResult, readBack } from './readback.js';
@@ -234,6 +234,26 @@ export class SendEngine {
       currency: p.currency,
       status: 'not_sent',
     });
+  }
+
+  /**
+   * Records a payout an earlier attempt may have sent whose read-back did not finish: its
+   * outcome is unknown until the next run reads it back.
+   */
+  inDoubt(p: PayoutRequest): void {
+    this.unknown.push(p.reference_id);
+    this.deps.outcomes.set(this.rows++, {
+      reference_id: p.reference_id,
+      amount: p.amount,
+      currency: p.currency,
+      status: OUTCOME_UNKNOWN,
+      message: 'outcome unknown: an earlier request carried it, and it was not read back',
+    });
+  }
+
+  /** Rows numbered so far: the next enqueue, addSentEarlier or notReached takes this one. */
+  get rowCount(): number {
+    return this.rows;
   }
 
   /** Queues a payout to send; a full chunk goes out as soon as a request slot is free. */

@@ -31,6 +31,8 @@ export interface SendOptions {
   maxConcurrency: number;
   yes: boolean;
   dryRun: boolean;
+  /** --show-request: a dry run prints its first request on stdout. */
+  showRequest?: boolean;
   maxTotals: MaxTotal[];
   reportPath?: string;
   failedOutPath?: string;

@@ -154,7 +154,7 @@ async function waitForQuiet(
     ? `the service has no record yet of ${count} payout${count === 1 ? '' : 's'} whose request may still be in progress there: waiting ${seconds} s before reading ${them} again`
     : `the service still has no record of ${count} payout${count === 1 ? '' : 's'} after the quiet time: reading ${them} once more in ${seconds} s before sending ${them} again, in case its lookups lag behind its writes`;
   deps.notify(
-    `${what} (Ctrl-C stops waiting and leaves ${count === 1 ? 'its' : 'their'} outcome unknown)`,
+    `${what} (Ctrl-C stops waiting: ${count === 1 ? 'its' : 'their'} outcome stays unknown, and the next run reads ${them} back before sending anything)`,
   );
   const until = clock.now() + waitMs;
   try {

@@ -10,6 +10,7 @@ import {
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
+import { type ErrorObject, type SendDocHead, sendDocHead } from '../documents.js';
 import { statusKind } from '../statuses.js';
 import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from './outcome.js';
 
@@ -94,6 +95,30 @@ export interface ResultsSummary {
   counts: OutcomeCounts;
   /** Charges per currency, as chargesByCurrency makes them. */
   charges: Record<string, string>;
+  /**
+   * Payouts that reached the service whose charges are not in `charges`: settled by reading
+   * back (a payout record carries no charges), outcome unknown, or charges not exact.
+   */
+  chargesUnknown: number;
+}
+
+/** Whether a payout of this status may carry charges: any but one never sent. */
+function mayHaveCharges(status: string): boolean {
+  return statusKind(status) !== 'not_sent';
+}
+
+/** How many outcomes may carry charges but have none that count. */
+export function countChargesUnknown(
+  outcomes: Iterable<PayoutOutcome>,
+  currencies: CurrencyTable,
+): number {
+  const toMinor = chargeMinorOf(currencies);
+  let n = 0;
+  for (const o of outcomes) {
+    if (!mayHaveCharges(o.status)) continue;
+    if (o.charges === undefined || toMinor(o.currency, o.charges) === undefined) n += 1;
+  }
+  return n;
 }
 
 /** The summary of a list of outcomes. */
@@ -102,40 +127,50 @@ export function summarize(outcomes: PayoutOutcome[], currencies: CurrencyTable):
     total: outcomes.length,
     counts: countOutcomes(outcomes),
     charges: chargesByCurrency(outcomes, currencies),
+    chargesUnknown: countChargesUnknown(outcomes, currencies),
   };
 }
 
+/** What a send document says besides the counts. */
+export interface ResultsExtra {
+  batchReference?: string;
+  runId: string;
+  sandbox: boolean;
+  unknown: string[];
+  interrupted: boolean;
+  /** The pace the run reached: most requests in flight, and 429s answered. */
+  pace: { peakConcurrency: number; throttled: number };
+  /** Payouts in the files, and their totals, when known. */
+  payoutCount?: number;
+  totals?: Record<string, { count: number; total: string }>;
+  exitCode?: number;
+  error?: ErrorObject;
+}
+
 /** The fields of a finished run's --json document that come before its results. */
-export function resultsHead(
-  summary: ResultsSummary,
-  extra: {
-    batchReference?: string;
-    runId: string;
-    sandbox: boolean;
-    unknown: string[];
-    interrupted: boolean;
-    /** The pace the run reached: most requests in flight, and 429s answered. */
-    pace: { peakConcurrency: number; throttled: number };
-  },
-): Record<string, unknown> {
+export function resultsHead(summary: ResultsSummary, extra: ResultsExtra): SendDocHead {
   const c = summary.counts;
   return {
-    payout_count: summary.total,
+    ...sendDocHead({ dryRun: false, sandbox: extra.sandbox }),
+    exit_code: extra.exitCode ?? 0,
+    interrupted: extra.interrupted,
+    run_id: extra.runId,
+    batch_reference: extra.batchReference ?? null,
+    payout_count: extra.payoutCount ?? summary.total,
+    totals: extra.totals ?? null,
     success_count: c.success,
     failed_count: c.failed,
     pending_count: c.pending,
     unknown_count: c.unknown,
     not_sent_count: c.notSent,
-    batch_reference: extra.batchReference ?? null,
     sent_earlier_count: c.sentEarlier,
     found_at_service_count: c.foundAtService,
     charges: summary.charges,
-    run_id: extra.runId,
+    charges_unknown_count: summary.chargesUnknown,
+    outcome_unknown: extra.unknown,
     peak_concurrency: extra.pace.peakConcurrency,
     rate_limited_count: extra.pace.throttled,
-    ...(extra.sandbox ? { sandbox: true } : {}),
-    ...(extra.unknown.length ? { outcome_unknown: extra.unknown } : {}),
-    ...(extra.interrupted ? { interrupted: true } : {}),
+    error: extra.error ?? null,
   };
 }
 
@@ -152,25 +187,42 @@ export function jsonText(s: string): string {
   return `"${s}"`;
 }
 
-/** One result of a run as a line of JSON; the amount keeps the input's exact digits. */
-export function resultItemJson(o: PayoutOutcome): string {
+/**
+ * One result of a run as a line of JSON, every key present: the amount keeps the input's
+ * exact digits and, like the charges, is a decimal string.
+ */
+export function resultItemJson(o: PayoutOutcome, charges: string | null): string {
   const q = jsonText;
-  let s = `{"reference_id": ${q(o.reference_id)}, "status": ${q(o.status)}, "transaction_id": ${o.transaction_id === undefined ? 'null' : q(o.transaction_id)}, "amount": ${o.amount}, "currency": ${q(o.currency)}, "charges": ${o.charges === undefined ? 'null' : String(o.charges)}`;
-  if (o.message) s += `, "message": ${q(o.message)}`;
-  if (o.sent_earlier) s += ', "sent_earlier": true';
-  if (o.found_at_service) s += ', "found_at_service": true';
-  return `${s}}`;
+  const opt = (v: string | null | undefined) => (v === undefined || v === null ? 'null' : q(v));
+  return `{"reference_id": ${q(o.reference_id)}, "status": ${q(o.status)}, "transaction_id": ${opt(o.transaction_id)}, "amount": ${q(o.amount)}, "currency": ${q(o.currency)}, "charges": ${opt(charges)}, "message": ${opt(o.message || undefined)}, "sent_earlier": ${o.sent_earlier ? 'true' : 'false'}, "found_at_service": ${o.found_at_service ? 'true' : 'false'}}`;
 }
 
 /** The results of a run as --json items, made one at a time. */
-export function* resultItems(outcomes: Iterable<PayoutOutcome>): Generator<string> {
-  for (const o of outcomes) yield resultItemJson(o);
+export function* resultItems(
+  outcomes: Iterable<PayoutOutcome>,
+  currencies: CurrencyTable,
+): Generator<string> {
+  // A run's charges take few distinct values: each is formatted once.
+  const memo = new Map<string, string>();
+  for (const o of outcomes) {
+    let charges: string | null = null;
+    if (o.charges !== undefined) {
+      const key = `${o.currency} ${o.charges}`;
+      charges = memo.get(key) ?? formatCharges(o, currencies);
+      if (memo.size < 4096) memo.set(key, charges);
+    }
+    yield resultItemJson(o, charges);
+  }
 }
 
 /** Charges in the currency's own decimals (1 USD -> "1.00"), or as the service wrote them. */
 export function formatCharges(o: PayoutOutcome, currencies: CurrencyTable): string {
   if (o.charges === undefined) return '';
-  return formatServiceNumber(o.charges, currencies.minorUnits(o.currency));
+  const text = formatServiceNumber(o.charges, currencies.minorUnits(o.currency));
+  // A number JavaScript writes with an exponent (1e-7) is written out in plain digits.
+  return /e/i.test(text)
+    ? o.charges.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20 })
+    : text;
 }
 
 /**
@@ -279,8 +331,17 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance, grouped =
     const found = n.foundAtService ? `, ${n.foundAtService} of them found at the service` : '';
     line += ` (${n.sentEarlier} sent earlier, not sent again${found})`;
   }
-  if (charges) line += `; charges ${charges}`;
-  return line;
+  return line + chargesText(charges, summary.chargesUnknown);
+}
+
+/**
+ * The charges part of the closing line. A total that leaves payouts out says how many, so
+ * it never reads as complete: "; charges EUR 7,208.72 (+ 40 payouts with unknown charges)".
+ */
+function chargesText(charges: string, unknown: number): string {
+  const more = `${unknown} payout${unknown === 1 ? '' : 's'} with unknown charges`;
+  if (!unknown) return charges ? `; charges ${charges}` : '';
+  return charges ? `; charges ${charges} (+ ${more})` : `; charges unknown (${more})`;
 }
 
 /** Totals as "EUR 579,071.29, USD 12.00", grouped by thousands where asked. */
@@ -312,8 +373,10 @@ export function notSentTotals(
 /**
  * What an interrupted run did with the money, in one line: "Interrupted: 800 of 2000 payouts
  * sent (800 succeeded); 1200 not sent, EUR 579071.29. Run the same command again ...".
+ * Payouts in doubt (`inDoubt`: stopped while waiting to read them back) are never called
+ * "to send": the next run reads them back before it sends anything.
  */
-export function interruptedLine(summary: ResultsSummary, notSent: string): string {
+export function interruptedLine(summary: ResultsSummary, notSent: string, inDoubt = 0): string {
   const n = summary.counts;
   const sent = summary.total - n.notSent;
   const how = [
@@ -322,6 +385,15 @@ export function interruptedLine(summary: ResultsSummary, notSent: string): strin
     n.pending && `${n.pending} pending`,
     n.unknown && `${n.unknown} unknown`,
   ].filter(Boolean);
-  const rest = n.notSent ? `; ${n.notSent} not sent, ${notSent}` : '';
-  return `Interrupted: ${sent} of ${summary.total} payouts sent (${how.join(', ')})${rest}. Run the same command again to send them; nothing will be sent twice.`;
+  let line = `Interrupted: ${sent} of ${summary.total} payouts sent (${how.join(', ')})`;
+  if (inDoubt) {
+    line += `; ${inDoubt} in doubt: ${inDoubt === 1 ? 'its' : 'their'} outcome is not known (the run stopped before reading ${inDoubt === 1 ? 'it' : 'them'} back)`;
+  }
+  if (n.notSent) line += `; ${n.notSent} not sent, ${notSent}`;
+  if (inDoubt) {
+    const then = n.notSent ? ', then sends those not sent' : '';
+    return `${line}. Run the same command again: it reads back the payouts in doubt before sending anything${then}; nothing will be sent twice.`;
+  }
+  if (!n.notSent) return `${line}.`;
+  return `${line}. Run the same command again to send them; nothing will be sent twice.`;
 }

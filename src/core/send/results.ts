@@ -1,5 +1,6 @@
-import { InterruptedError } from '../../errors.js';
+import { errorCode, errorMessage, InterruptedError, OutcomeUnknownError } from '../../errors.js';
 import {
+  ExitCode,
   type ExitCodeValue,
   exitCodeForError,
   exitCodeForStatuses,
@@ -7,6 +8,7 @@ import {
 } from '../../exit-codes.js';
 import { displayText } from '../../output/display.js';
 import { rawListItem } from '../../output/output.js';
+import { errorObject } from '../documents.js';
 import type { ServiceConnection } from '../service.js';
 import type { SendEngine } from './engine.js';
 import {
@@ -18,7 +20,9 @@ import {
   resultItems,
   resultsHead,
   resultsTable,
+  totalsDoc,
 } from './render.js';
+import { nextSteps } from './next-steps.js';
 import { writeFailedOut, writeReport } from './report.js';
 import type { SendRun } from './run.js';
 
@@ -35,6 +39,22 @@ function* resultListText(items: Iterable<string>): Generator<string> {
   if (text) yield text;
 }
 
+/** A run once its requests have settled, for its results. */
+export interface Finished {
+  service: ServiceConnection;
+  engine: SendEngine;
+  runId: string;
+  /** An error thrown once the run had begun (the engine's own is `engine.fatal`). */
+  thrown?: unknown;
+}
+
+/** How a run ended: its exit code, the error that stopped it, the line of an interruption. */
+interface Ending {
+  exitCode: ExitCodeValue;
+  error?: Error;
+  interrupted?: string;
+}
+
 /** Writes the report and failed-rows files the user asked for; returns the failed rows written. */
 async function writeFiles(run: SendRun, engine: SendEngine): Promise<number> {
   const { opts, currencies } = run;
@@ -47,82 +67,132 @@ async function writeFiles(run: SendRun, engine: SendEngine): Promise<number> {
     : 0;
 }
 
-/** Prints the results: the --json document, or the table and the closing line. */
-async function printResults(
-  run: SendRun,
-  service: ServiceConnection,
-  engine: SendEngine,
-  runId: string,
-): Promise<ResultsSummary> {
-  const { opts, plan, currencies, output } = run;
+/** The counts and charge totals of a run's outcomes. */
+function summaryOf(run: SendRun, engine: SendEngine): ResultsSummary {
   const outcomes = engine.outcomes;
-  const counts = outcomes.countsOf();
-  const summary: ResultsSummary = {
+  return {
     total: outcomes.size,
-    counts,
-    charges: formatChargeTotals(outcomes.chargeEntries(), currencies),
+    counts: outcomes.countsOf(),
+    charges: formatChargeTotals(outcomes.chargeEntries(), run.currencies),
+    chargesUnknown: outcomes.chargesUnknownCount(),
   };
-  if (output.json) {
-    const head = resultsHead(summary, {
-      batchReference: plan.batchReference ?? [...engine.batchReferences][0],
-      runId,
-      sandbox: service.sandbox,
-      unknown: engine.unknown,
-      interrupted: run.deps.interrupt.aborted,
-      pace: engine.pace.record,
-    });
-    await output.printJsonWithRawList(
-      head,
-      'results',
-      resultListText(resultItems(outcomes.values())),
-    );
-    return summary;
+}
+
+/**
+ * The exit code and the error of a run: an interruption is 130, whatever it left in doubt
+ * (the closing line says what the next run does with those); else the error that stopped
+ * the run decides with the statuses.
+ */
+function endingOf(run: SendRun, done: Finished, summary: ResultsSummary): Ending {
+  const { engine } = done;
+  const codes: ExitCodeValue[] = [exitCodeForStatuses(engine.outcomes.statusKinds())];
+  const fatal = done.thrown ?? engine.fatal;
+  const error = fatal === undefined || fatal instanceof Error ? fatal : new Error(String(fatal));
+  if (run.deps.interrupt.aborted) {
+    const { output, currencies } = run;
+    // Grouped by thousands where a person reads it; plain digits on a pipe or beside --json.
+    const grouped = output.json ? output.stderrIsTerminal : output.stdoutIsTerminal;
+    const notSent = notSentTotals(engine.outcomes.values(), currencies, grouped);
+    const line = interruptedLine(summary, notSent, engine.unknown.length);
+    const interruption = new InterruptedError(line);
+    codes.push(exitCodeForError(interruption));
+    return { exitCode: worstExitCode(codes), error: interruption, interrupted: line };
   }
+  if (error) codes.push(exitCodeForError(error));
+  return { exitCode: worstExitCode(codes), error };
+}
+
+/** Prints the --json document: the head, then every result. */
+async function printDocument(
+  run: SendRun,
+  done: Finished,
+  ending: Ending,
+  summary: ResultsSummary,
+): Promise<void> {
+  const { plan, currencies, output } = run;
+  const { engine } = done;
+  const head = resultsHead(summary, {
+    batchReference: plan.batchReference ?? [...engine.batchReferences][0],
+    runId: done.runId,
+    sandbox: done.service.sandbox,
+    unknown: engine.unknown,
+    interrupted: run.deps.interrupt.aborted,
+    pace: engine.pace.record,
+    payoutCount: plan.payoutCount,
+    totals: totalsDoc(plan.totals, currencies),
+    exitCode: ending.exitCode,
+    error: ending.error && errorObject(ending.error, ending.exitCode),
+  });
+  await output.printJsonWithRawList(
+    head,
+    'results',
+    resultListText(resultItems(engine.outcomes.values(), currencies)),
+  );
+}
+
+/** Prints the table and the closing line. */
+async function printTable(run: SendRun, done: Finished, summary: ResultsSummary): Promise<void> {
+  const { opts, currencies, output } = run;
+  const outcomes = done.engine.outcomes;
   const rows = {
     total: summary.total,
-    successCount: counts.success,
+    successCount: summary.counts.success,
     withSuccess: (s: boolean) => outcomes.withSuccess(s),
   };
   const table = await resultsTable(rows, output, opts.all, currencies);
   if (table) output.print(table);
   output.printAside(
-    (service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
+    (done.service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
       closingLine(summary, output.color, output.stdoutIsTerminal),
   );
-  return summary;
 }
 
 /** Renders a finished run's results, writes its reports and decides the exit code. */
-export async function finishRun(
-  run: SendRun,
-  service: ServiceConnection,
-  engine: SendEngine,
-  runId: string,
-): Promise<number> {
-  const { opts, currencies, output } = run;
-  const failedOut = await writeFiles(run, engine);
-  const summary = await printResults(run, service, engine, runId);
-  if (opts.reportPath) output.info(`Report written to ${opts.reportPath}`);
-  if (opts.failedOutPath)
+export async function finishRun(run: SendRun, done: Finished): Promise<number> {
+  const { opts, output } = run;
+  // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
+  // says they were not recorded.
+  done.thrown ??= done.engine.outcomes.save();
+  let failedOut = 0;
+  try {
+    failedOut = await writeFiles(run, done.engine);
+  } catch (error) {
+    // The results still list every row; the error says which file could not be written.
+    done.thrown ??= error;
+  }
+  const summary = summaryOf(run, done.engine);
+  const ending = endingOf(run, done, summary);
+  if (output.json) await printDocument(run, done, ending, summary);
+  else await printTable(run, done, summary);
+  if (opts.reportPath && !done.thrown) output.info(`Report written to ${opts.reportPath}`);
+  if (opts.failedOutPath && !done.thrown)
     output.info(
       `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`,
     );
-  const codes: ExitCodeValue[] = [exitCodeForStatuses(engine.outcomes.statusKinds())];
-  if (run.deps.interrupt.aborted) {
-    // Grouped by thousands where a person reads it; plain digits on a pipe or beside --json.
-    const grouped = output.json ? output.stderrIsTerminal : output.stdoutIsTerminal;
-    const notSent = notSentTotals(engine.outcomes.values(), currencies, grouped);
-    const line = interruptedLine(summary, notSent);
-    if (output.json) output.warn(line);
-    else output.print(line);
-    // Payouts of unknown outcome must be checked first: exit 7 then outranks the interruption.
-    if (!engine.unknown.length) codes.push(exitCodeForError(new InterruptedError('interrupted')));
+  reportEnding(run, done, ending);
+  for (const line of nextSteps(run, done, summary)) output.info(line);
+  return ending.exitCode;
+}
+
+/** Says on stderr (and after the table) what stopped the run. */
+function reportEnding(run: SendRun, done: Finished, ending: Ending): void {
+  const { output } = run;
+  const { engine } = done;
+  if (ending.interrupted) {
+    if (output.json) output.warn(ending.interrupted);
+    else output.print(ending.interrupted);
   }
-  if (engine.fatal) {
-    output.error(engine.fatal.message);
+  const fatal = done.thrown ?? engine.fatal;
+  // Stopped while reading back: the interruption's line already says what is in doubt.
+  const said = ending.interrupted && fatal instanceof OutcomeUnknownError;
+  if (fatal !== undefined && !said) {
+    // A bug, or a failure no typed error names, is said to be one, as main.ts says it.
+    const internal = exitCodeForError(fatal) === ExitCode.internal;
+    output.error(`${internal ? 'internal error: ' : ''}${errorMessage(fatal)}`);
+    const code = errorCode(fatal);
+    if (code) output.debug(`error code: ${code}`);
+    if (fatal instanceof Error && fatal.stack) output.debug(fatal.stack);
     if (engine.unknown.length)
       output.info(`Outcome unknown: ${engine.unknown.map(displayText).join(', ')}`);
-    codes.push(exitCodeForError(engine.fatal));
   }
-  return worstExitCode(codes);
 }

@@ -46,6 +46,8 @@ export interface SendDeps {
   interrupt: AbortSignal;
   /** The command line, recorded in the run lock so a second run can name the first. */
   commandLine: string;
+  /** The options that name this run's service for another command (--sandbox, --profile NAME). */
+  serviceArgs?: string[];
   /** Connects to the service (or the sandbox); called only when something will be sent. */
   connect: () => Promise<ServiceConnection>;
   /** Where a dry run would send, which needs no credentials; the key when the service is known. */
@@ -152,6 +154,8 @@ function endStaging(staging: Staging, failed: boolean): void {
 interface Sending {
   state: RunState;
   engine: SendEngine;
+  /** An error thrown once the run had begun: its rows are reported all the same. */
+  thrown?: unknown;
 }
 
 /**
@@ -220,18 +224,24 @@ export class SendRun {
     const view = {
       plan,
       split,
-      dest: this.destination(where, output.stdoutIsTerminal),
+      dest: this.destination(where, output.stderrIsTerminal),
       maxTotals: opts.maxTotals,
     };
+    if (output.json) {
+      output.printJson(dryRunDoc(view, currencies));
+      return ExitCode.ok;
+    }
+    // As before a send, the summary goes to stderr; stdout holds the request, when asked for.
     const first = plan.firstRequest;
-    output.result(dryRunDoc(view, currencies), () =>
-      [
-        summaryText(view, currencies, output.color),
-        '',
-        `Dry run: nothing was sent. First request of the files (${payouts(first.payouts.length)}):`,
-        formatRequestBody(first),
-      ].join('\n'),
-    );
+    output.info(summaryText(view, currencies, output.errColor));
+    if (opts.showRequest) {
+      output.info(
+        `Dry run: nothing was sent. The first request of the files (${payouts(first.payouts.length)}) is on standard output.`,
+      );
+      output.print(formatRequestBody(first));
+    } else {
+      output.info('Dry run: nothing was sent. --show-request prints the first request.');
+    }
     return ExitCode.ok;
   }
 
@@ -252,7 +262,12 @@ export class SendRun {
       } finally {
         await lock.release();
       }
-      return await finishRun(this, service, sent.engine, sent.state.runId);
+      return await finishRun(this, {
+        service,
+        engine: sent.engine,
+        runId: sent.state.runId,
+        thrown: sent.thrown,
+      });
     } finally {
       await service.close();
     }
@@ -286,16 +301,24 @@ export class SendRun {
     const state = this.openState(service);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
+    const engine = this.newEngine(service, state, (text) => progress?.update(text));
+    let thrown: unknown;
     try {
-      const engine = this.newEngine(service, state, (text) => progress?.update(text));
       await this.readBackInFlight(prior, engine, state);
-      await sendRows(state, prior.settled, engine);
+      await sendRows(state, prior, engine);
       await engine.finish();
-      return { state, engine };
+    } catch (error) {
+      thrown = error;
+      await windDown(error, { state, prior, engine });
     } finally {
       progress?.stop();
-      await state.close();
     }
+    try {
+      await state.close();
+    } catch (error) {
+      thrown ??= error;
+    }
+    return { state, engine, thrown };
   }
 
   /**
@@ -429,24 +452,49 @@ export class SendRun {
   }
 }
 
-/** Hands the run's payouts to the engine in row order, or records them as sent earlier. */
+/**
+ * Hands the run's payouts to the engine in row order, from row `from` on, or records them as
+ * sent earlier. Once the run stops, the rest are not sent, and those an earlier attempt left
+ * in flight (not read back) are in doubt.
+ */
 async function sendRows(
   state: RunState,
-  settled: PriorState['settled'],
+  prior: PriorState,
   engine: SendEngine,
+  from = 0,
 ): Promise<void> {
   for (const { row, payout, hash } of state.payouts()) {
-    const known = settled.get(row);
+    if (row < from) continue;
+    const known = prior.settled.get(row);
     if (known) {
       engine.addSentEarlier(payout, known.outcome);
       continue;
     }
     // Every row has an outcome, whatever stopped the run: those never reached were not sent.
     if (engine.stopping) {
-      engine.notReached(payout);
+      if (prior.inFlight.get(payout.reference_id)?.row === row) engine.inDoubt(payout);
+      else engine.notReached(payout);
       continue;
     }
     engine.enqueue({ payout, hash });
     await engine.ready();
   }
+}
+
+/**
+ * After an error thrown mid-run: no new request starts, those in flight settle, and every
+ * row gets an outcome, so the results and --report still list them all.
+ */
+async function windDown(
+  error: unknown,
+  run: { state: RunState; prior: PriorState; engine: SendEngine },
+): Promise<void> {
+  const { engine } = run;
+  engine.fatal ??= error instanceof Error ? error : new Error(String(error));
+  try {
+    await engine.finish();
+  } catch {
+    // The error that stopped the run is the one reported.
+  }
+  await sendRows(run.state, run.prior, engine, engine.rowCount);
 }

@@ -5,6 +5,7 @@ import { type CurrencyTotals, groupThousands } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
+import { sendDocHead } from '../documents.js';
 import type { MaxTotal } from './options.js';
 import type { RunPlan } from './plan.js';
 import { totalsDoc, totalsText } from './render.js';
@@ -195,11 +196,12 @@ function partDoc(totals: CurrencyTotals | null, currencies: CurrencyTable) {
   return totals && { payout_count: totals.count, totals: totalsDoc(totals, currencies) };
 }
 
-/** The --dry-run --json document. */
+/** The --dry-run --json document: the send document's keys, the split's filled in. */
 export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown {
-  const { plan, split } = view;
+  const { plan, split, dest } = view;
   return {
-    dry_run: true,
+    ...sendDocHead({ dryRun: true, sandbox: dest.sandbox }),
+    batch_reference: plan.batchReference ?? null,
     payout_count: plan.payoutCount,
     totals: totalsDoc(plan.totals, currencies),
     request_count: plan.requestCount,
@@ -213,5 +215,6 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
       ...plan.firstRequest,
       payouts: plan.firstRequest.payouts.map((p) => ({ ...p, amount: new RawNumber(p.amount) })),
     },
+    results: [],
   };
 }

@@ -27,6 +27,8 @@ export interface StatusReport {
   outcomes: LookupOutcome[];
   timedOut: boolean;
   exitCode: ExitCodeValue;
+  /** Set when no lookup got any answer: the first error, which stands for them all. */
+  fatal?: Error;
 }
 
 /** What checkStatuses needs besides the client; timing hooks are injectable for tests. */
@@ -80,7 +82,8 @@ function changeLine(output: Output, o: LookupOutcome, previous: LookupOutcome | 
 /**
  * Looks up the references (once, or until settled with --watch) and sums up the result.
  * Credentials errors stop everything and are thrown. When no lookup got any answer at all,
- * the first error is thrown, so an unreachable service reads as one error, not one per row.
+ * the first error is the report's `fatal`, so an unreachable service reads as one error, not
+ * one per row.
  */
 export async function checkStatuses(
   reader: PayoutReader,
@@ -146,6 +149,7 @@ export async function checkStatuses(
     progress.stop();
   }
   const first = outcomes[0];
-  if (first?.kind === 'error' && outcomes.every((o) => o.kind === 'error')) throw first.error;
-  return { outcomes, timedOut, exitCode: exitCodeForOutcomes(outcomes) };
+  const fatal =
+    first?.kind === 'error' && outcomes.every((o) => o.kind === 'error') ? first.error : undefined;
+  return { outcomes, timedOut, exitCode: exitCodeForOutcomes(outcomes), fatal };
 }

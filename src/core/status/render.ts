@@ -5,6 +5,9 @@ import { isoMinorUnits } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
+import { type ErrorObject, errorObject, statusDocHead } from '../documents.js';
+import { NotFoundError } from '../../errors.js';
+import { ExitCode } from '../../exit-codes.js';
 import { serviceStatusKind } from '../statuses.js';
 import type { LookupOutcome } from './lookup.js';
 import { isSettled } from './watch.js';
@@ -12,19 +15,73 @@ import { isSettled } from './watch.js';
 /** The message of a not-found reference, as the service words it. */
 export const NOT_FOUND_MESSAGE = 'Payout not found';
 
-/** The JSON form of one outcome: the record itself, or {reference_id, error}. */
-export function outcomeJson(
-  o: LookupOutcome,
-): PayoutRecord | { reference_id: string; error: string } {
-  if (o.kind === 'found') return o.record;
-  if (o.kind === 'not_found') return { reference_id: o.reference_id, error: NOT_FOUND_MESSAGE };
-  return { reference_id: o.reference_id, error: o.error.message };
+/**
+ * The record as --json gives it: as the service sent it, but for the amount, which is a
+ * decimal string like every amount of ours (in the currency's decimals when it is known).
+ */
+function recordJson(record: PayoutRecord): Record<string, unknown> {
+  const amount = record.amount;
+  if (typeof amount !== 'number') return { ...record };
+  const cur = typeof record.currency === 'string' ? record.currency.toUpperCase() : '';
+  return { ...record, amount: formatServiceNumber(amount, isoMinorUnits(cur)) };
 }
 
-/** The --json document: one object for one reference, an array for several. */
-export function statusDocument(outcomes: LookupOutcome[], single: boolean): unknown {
-  const docs = outcomes.map(outcomeJson);
-  return single && docs.length === 1 ? docs[0] : docs;
+/** The JSON form of one outcome: every key present, null where it does not apply. */
+export function outcomeJson(o: LookupOutcome) {
+  if (o.kind === 'found') {
+    const status = typeof o.record.status === 'string' ? o.record.status : null;
+    return {
+      reference_id: o.reference_id,
+      outcome: 'found',
+      status,
+      error: null,
+      record: recordJson(o.record),
+    };
+  }
+  const error = o.kind === 'not_found' ? NOT_FOUND_MESSAGE : o.error.message;
+  return { reference_id: o.reference_id, outcome: o.kind, status: null, error, record: null };
+}
+
+/** What a status document says besides its results. */
+export interface StatusDocFacts {
+  watch: boolean;
+  timedOut: boolean;
+  exitCode: number;
+  error: ErrorObject;
+}
+
+/** Counts of a status document: by documented status, not found, error, and any other status. */
+function statusCounts(outcomes: LookupOutcome[]) {
+  const c = { success: 0, pending: 0, failed: 0, unknown: 0, notFound: 0, error: 0 };
+  for (const o of outcomes) {
+    if (o.kind === 'not_found') c.notFound += 1;
+    else if (o.kind === 'error') c.error += 1;
+    else {
+      const kind = serviceStatusKind(o.record.status);
+      if (kind === 'success' || kind === 'pending' || kind === 'failed') c[kind] += 1;
+      else c.unknown += 1;
+    }
+  }
+  return c;
+}
+
+/** The --json document of `payouts status`: its fixed keys, then one result per reference. */
+export function statusDocument(outcomes: LookupOutcome[], facts: StatusDocFacts) {
+  const c = statusCounts(outcomes);
+  return {
+    ...statusDocHead({ watch: facts.watch }),
+    exit_code: facts.exitCode,
+    timed_out: facts.timedOut,
+    reference_count: outcomes.length,
+    success_count: c.success,
+    pending_count: c.pending,
+    failed_count: c.failed,
+    unknown_count: c.unknown,
+    not_found_count: c.notFound,
+    error_count: c.error,
+    error: facts.error,
+    results: outcomes.map(outcomeJson),
+  };
 }
 
 /**
@@ -168,11 +225,36 @@ export function summarize(outcomes: LookupOutcome[]): string {
   return parts.join(', ');
 }
 
+/**
+ * What an exit code other than 0, 4 or 5 stands for when no single error stopped the lookups:
+ * payouts not found (6), or lookups that got no usable answer (7).
+ */
+export function statusError(outcomes: LookupOutcome[], exitCode: number): Error | undefined {
+  const listed = (refs: string[]) =>
+    refs.length > 5
+      ? `${refs.slice(0, 5).join(', ')} and ${refs.length - 5} more`
+      : refs.join(', ');
+  if (exitCode === ExitCode.notFound) {
+    const refs = outcomes.filter((o) => o.kind === 'not_found').map((o) => o.reference_id);
+    const error = new NotFoundError(refs[0] ?? '');
+    error.message = `${refs.length} of ${outcomes.length} payouts not found: ${listed(refs)}`;
+    return error;
+  }
+  const failed = outcomes.filter((o) => o.kind === 'error');
+  const first = failed[0];
+  if (exitCode !== ExitCode.unreachable || first?.kind !== 'error') return undefined;
+  const refs = failed.map((o) => o.reference_id);
+  return Object.assign(new Error(), {
+    name: first.error.name,
+    message: `${refs.length} of ${outcomes.length} payouts could not be looked up (${listed(refs)}): ${first.error.message}`,
+  });
+}
+
 /** Writes the result of `payouts status`: JSON, the detail view, or a table. */
 export async function renderStatus(
   output: Output,
-  report: { outcomes: LookupOutcome[]; timedOut: boolean },
-  single: boolean,
+  report: { outcomes: LookupOutcome[]; timedOut: boolean; exitCode?: number; fatal?: Error },
+  how: { single: boolean; watch: boolean },
 ): Promise<void> {
   const { outcomes } = report;
   if (report.timedOut) {
@@ -180,12 +262,16 @@ export async function renderStatus(
     output.warn(`stopped watching at the timeout; not final yet: ${open.join(', ')}`);
   }
   if (output.json) {
-    output.printJson(statusDocument(outcomes, single));
+    const exitCode = report.exitCode ?? 0;
+    const why = report.fatal ?? statusError(outcomes, exitCode);
+    const error = why ? errorObject(why, exitCode) : null;
+    const facts = { watch: how.watch, timedOut: report.timedOut, exitCode, error };
+    output.printJson(statusDocument(outcomes, facts));
     return;
   }
   const c = output.color;
   const only = outcomes[0];
-  if (single && only && outcomes.length === 1) {
+  if (how.single && only && outcomes.length === 1) {
     const ref = displayText(only.reference_id);
     if (only.kind === 'found') output.print(renderDetail(only.record, c));
     else if (only.kind === 'not_found') output.print(`${ref}: ${c.red('not found')}`);

@@ -293,6 +293,38 @@ describe('PayoutClient answer variations', () => {
     expect((err as NetworkError).mayHaveBeenApplied).toBe(true);
   });
 
+  it('names a slow answer, once, saying what it waits for', async () => {
+    handler = (_req, _body, res) => {
+      setTimeout(() => res.writeHead(200).end(JSON.stringify(okCreate)), 150);
+    };
+    const notes: string[] = [];
+    const c = client('', { slow: (n) => notes.push(n), slowAfterMs: 20 });
+    await c.createPayouts(payouts);
+    await c.getPayout('R 1').catch(() => {});
+    await c.close();
+    expect(notes).toEqual([
+      expect.stringMatching(
+        /^waiting for 127\.0\.0\.1:\d+ to answer a create request: 0\.02 s so far/,
+      ),
+      expect.stringMatching(/to answer the lookup of R 1: /),
+    ]);
+  });
+
+  it('names a timeout as a timeout, with its seconds, and a lookup without "applied"', async () => {
+    handler = () => {};
+    const c = client('', { responseTimeoutMs: 200 });
+    const create = await c.createPayouts(payouts).catch((e: unknown) => e);
+    const lookup = await c.getPayout('R1').catch((e: unknown) => e);
+    await c.close();
+    expect((create as Error).message).toMatch(
+      /^no answer from 127\.0\.0\.1:\d+ within 0\.2 s \(timed out\); the request may have been applied$/,
+    );
+    expect((lookup as Error).message).toMatch(
+      /^no answer from 127\.0\.0\.1:\d+ within 0\.2 s \(timed out\)$/,
+    );
+    expect((create as NetworkError).code).toBe('UND_ERR_HEADERS_TIMEOUT');
+  });
+
   it('the debug trace redacts the secret', async () => {
     handler = reply(200, okCreate);
     const lines: string[] = [];

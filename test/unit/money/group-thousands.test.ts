@@ -35,6 +35,7 @@ describe('closing line', () => {
       foundAtService: 0,
     },
     charges: { EUR: '12345.60' },
+    chargesUnknown: 0,
   };
   it('groups charges on a terminal and keeps plain digits elsewhere', () => {
     const c = new Chalk({ level: 0 });

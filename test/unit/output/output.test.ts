@@ -162,3 +162,21 @@ describe('Output hidden prompt', () => {
     );
   });
 });
+
+describe('Output.waiting and --quiet', () => {
+  it('says what a slow step waits for only where a person watches (stderr a terminal)', async () => {
+    const { memoryOutput } = await import('../status/output-helper.js');
+    const pipe = memoryOutput();
+    pipe.output.waiting('waiting for the service');
+    expect(pipe.stderr()).toBe('');
+    const tty = memoryOutput({ tty: true });
+    tty.output.waiting('waiting for the service');
+    expect(tty.stderr()).toBe('waiting for the service\n');
+    tty.output.quieten();
+    tty.output.waiting('again');
+    tty.output.info('a note');
+    tty.output.warn('a warning');
+    tty.output.error('an error');
+    expect(tty.stderr()).toBe('waiting for the service\nerror: an error\n');
+  });
+});

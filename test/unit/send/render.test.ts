@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonText, resultItemJson } from '../../../src/core/send/render.js';
+import { formatCharges, jsonText, resultItemJson } from '../../../src/core/send/render.js';
+import { CurrencyTable } from '../../../src/money/currencies.js';
 
 describe('jsonText', () => {
   it('writes every string exactly as JSON.stringify does', () => {
@@ -22,18 +23,30 @@ describe('jsonText', () => {
   });
 
   it('makes result lines that parse back to their fields', () => {
-    const line = resultItemJson({
-      reference_id: 'R "1"\t✓',
-      status: 'success',
-      transaction_id: 'T\\1',
-      amount: '10.50',
-      currency: 'EUR',
-      charges: 0.25,
-      message: 'ok\n',
-    });
+    const line = resultItemJson(
+      {
+        reference_id: 'R "1"\t✓',
+        status: 'success',
+        transaction_id: 'T\\1',
+        amount: '10.50',
+        currency: 'EUR',
+        charges: 0.25,
+        message: 'ok\n',
+      },
+      '0.25',
+    );
     expect(line).toBe(
-      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "transaction_id": "T\\\\1", "amount": 10.50, "currency": "EUR", "charges": 0.25, "message": "ok\\n"}',
+      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "transaction_id": "T\\\\1", "amount": "10.50", "currency": "EUR", "charges": "0.25", "message": "ok\\n", "sent_earlier": false, "found_at_service": false}',
     );
     expect(JSON.parse(line)).toMatchObject({ reference_id: 'R "1"\t✓', transaction_id: 'T\\1' });
+  });
+});
+
+describe('formatCharges', () => {
+  it('writes charges as a plain decimal, never with an exponent', () => {
+    const o = { reference_id: 'R', status: 'success', amount: '1.00', currency: 'EUR' };
+    const currencies = new CurrencyTable();
+    expect(formatCharges({ ...o, charges: 0.5 }, currencies)).toBe('0.50');
+    expect(formatCharges({ ...o, charges: 1e-7 }, currencies)).toBe('0.0000001');
   });
 });

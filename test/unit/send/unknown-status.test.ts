@@ -117,7 +117,9 @@ describe('undocumented statuses in a send', () => {
   it('show in the closing line and as unknown_count in the --json head', () => {
     const summary = summarize(outcomes, currencies);
     const line = closingLine(summary, new Chalk({ level: 0 }));
-    expect(line).toBe('7 payouts: 1 succeeded, 2 failed, 1 pending, 2 unknown, 1 not sent');
+    expect(line).toBe(
+      '7 payouts: 1 succeeded, 2 failed, 1 pending, 2 unknown, 1 not sent; charges unknown (6 payouts with unknown charges)',
+    );
     const head = resultsHead(summary, {
       pace: { peakConcurrency: 4, throttled: 0 },
       runId: 'r',
@@ -134,7 +136,9 @@ describe('undocumented statuses in a send', () => {
       unknown_count: 2,
     });
     const plain = closingLine(summarize(outcomes.slice(0, 2), currencies), new Chalk({ level: 0 }));
-    expect(plain).toBe('2 payouts: 1 succeeded, 0 failed, 1 pending');
+    expect(plain).toBe(
+      '2 payouts: 1 succeeded, 0 failed, 1 pending; charges unknown (2 payouts with unknown charges)',
+    );
   });
 });
 

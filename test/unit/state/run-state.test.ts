@@ -116,6 +116,23 @@ describe('RunState: written ahead', () => {
     expect(row('C')).toMatchObject({ state: 'in_flight', status: null, report_status: null });
     expect([...state.outcomes.values()].map((o) => o.status)).toEqual(['success', 'unknown']);
   });
+  it('lists every outcome from memory when the database cannot take them (a full disk)', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A', 'B', 'C']);
+    const base = { amount: '1.00', currency: 'EUR' };
+    state.outcomes.set(0, { ...base, reference_id: 'A', status: 'success', charges: 0.5 });
+    state.outcomes.set(1, { ...base, reference_id: 'B', status: 'not_sent' });
+    // Every write now fails, as on a full disk; reads still work.
+    db.pragma('query_only = ON');
+    expect(String(state.outcomes.save())).toMatch(/readonly|read-only|cannot write/i);
+    expect([...state.outcomes.values()].map((o) => [o.reference_id, o.status])).toEqual([
+      ['A', 'success'],
+      ['B', 'not_sent'],
+    ]);
+    const report = [...state.outcomes.reportRows()];
+    expect(report.map((r) => r.outcome?.status)).toEqual(['success', 'not_sent', undefined]);
+    db.pragma('query_only = OFF');
+  });
   it('puts every payout of an intent in flight, however many it names', async () => {
     const db = await openDb(await tempStateDir());
     const refs = Array.from({ length: 251 }, (_, i) => `R${i}`);

@@ -50,16 +50,16 @@ describe('checkStatuses', () => {
     expect(report.outcomes.map((x) => x.reference_id)).toEqual(['a', 'b']);
   });
 
-  it('throws the error when no lookup got an answer, so it is reported once', async () => {
+  it('gives the error as fatal when no lookup got an answer, so it is reported once', async () => {
     const down = new NetworkError('could not reach 127.0.0.1:9', false, 'ECONNREFUSED');
     const fake = fakeReader({ a: [down], b: [down] });
-    await expect(
-      checkStatuses(
-        fake.reader,
-        { references: ['a', 'b'], concurrency: 2 },
-        { output: memoryOutput().output, retry, sleep: noSleep },
-      ),
-    ).rejects.toBe(down);
+    const report = await checkStatuses(
+      fake.reader,
+      { references: ['a', 'b'], concurrency: 2 },
+      { output: memoryOutput().output, retry, sleep: noSleep },
+    );
+    expect(report.fatal).toBe(down);
+    expect(report.exitCode).toBe(7);
   });
 
   it('lets a credentials error through', async () => {

@@ -36,7 +36,11 @@ const broken: LookupOutcome = {
 describe('payouts status shows text from the service escaped', () => {
   it('keeps each table row on one line and each warning on one line', async () => {
     const m = memoryOutput();
-    await renderStatus(m.output, { outcomes: [found, broken], timedOut: false }, false);
+    await renderStatus(
+      m.output,
+      { outcomes: [found, broken], timedOut: false },
+      { single: false, watch: false },
+    );
     const out = m.stdout();
     // Tabs are ours: on a pipe the table is tab-separated.
     expect(out.replaceAll('\t', ' ')).not.toMatch(RAW);
@@ -52,7 +56,11 @@ describe('payouts status shows text from the service escaped', () => {
 
   it('keeps each field of the detail view on its own line', async () => {
     const m = memoryOutput();
-    await renderStatus(m.output, { outcomes: [found], timedOut: false }, true);
+    await renderStatus(
+      m.output,
+      { outcomes: [found], timedOut: false },
+      { single: true, watch: false },
+    );
     const lines = m.stdout().trimEnd().split('\n');
     expect(m.stdout()).not.toMatch(RAW);
     expect(lines).toHaveLength(10);
@@ -91,7 +99,7 @@ describe('payouts status shows text from the service escaped', () => {
         },
       },
     );
-    await renderStatus(m.output, report, true);
+    await renderStatus(m.output, report, { single: true, watch: false });
     expect(m.stderr()).not.toMatch(RAW);
     expect(m.stderr()).toMatch(/ a\\x1b\]0;pwned\\x07\\nX: pending\n/);
     expect(m.stderr()).toContain(`not final yet: a${SHOWN}\n`);
@@ -99,10 +107,16 @@ describe('payouts status shows text from the service escaped', () => {
 
   it('keeps the exact text under --json', async () => {
     const m = memoryOutput({ json: true });
-    await renderStatus(m.output, { outcomes: [found, broken], timedOut: false }, false);
-    expect(JSON.parse(m.stdout())).toEqual([
-      record,
-      { reference_id: broken.reference_id, error: `the service failed (HTTP 500): ${EVIL}` },
-    ]);
+    await renderStatus(
+      m.output,
+      { outcomes: [found, broken], timedOut: false },
+      { single: false, watch: false },
+    );
+    const doc = JSON.parse(m.stdout());
+    expect(doc.results[0].record).toMatchObject({ ...record, amount: expect.any(String) });
+    expect(doc.results[1]).toMatchObject({
+      reference_id: broken.reference_id,
+      error: `the service failed (HTTP 500): ${EVIL}`,
+    });
   });
 });

@@ -38,23 +38,30 @@ const broken: LookupOutcome = {
 };
 
 describe('statusDocument', () => {
-  it('is the record itself for one reference', () => {
-    expect(statusDocument([found], true)).toEqual(record);
-  });
+  const facts = { watch: false, timedOut: false, exitCode: 7, error: null };
 
-  it('is {reference_id, error} for one reference that does not exist', () => {
-    expect(statusDocument([missing], true)).toEqual({
-      reference_id: 'po-x',
-      error: 'Payout not found',
-    });
-  });
-
-  it('is an array for several, errors in place', () => {
-    expect(statusDocument([found, missing, broken], false)).toEqual([
-      record,
-      { reference_id: 'po-x', error: 'Payout not found' },
-      { reference_id: 'po-e', error: 'the service failed (HTTP 500)' },
+  it('has one result per reference, its record with the amount as a decimal string', () => {
+    const doc = statusDocument([found], { ...facts, exitCode: 0 });
+    expect(doc).toMatchObject({ schema_version: 1, command: 'status', reference_count: 1 });
+    expect(doc.results).toEqual([
+      {
+        reference_id: 'po-1',
+        outcome: 'found',
+        status: 'success',
+        error: null,
+        record: { ...record, amount: '1234.50' },
+      },
     ]);
+  });
+
+  it('keeps every reference in order, those not found and in error with their reason', () => {
+    const doc = statusDocument([found, missing, broken], facts);
+    expect(doc.results.map((r) => [r.reference_id, r.outcome, r.error])).toEqual([
+      ['po-1', 'found', null],
+      ['po-x', 'not_found', 'Payout not found'],
+      ['po-e', 'error', 'the service failed (HTTP 500)'],
+    ]);
+    expect(doc).toMatchObject({ success_count: 1, not_found_count: 1, error_count: 1 });
   });
 });
 
@@ -135,7 +142,11 @@ describe('tableRow and renderStatus', () => {
 
   it('prints a table for several references and the error messages on stderr', async () => {
     const m = memoryOutput();
-    await renderStatus(m.output, { outcomes: [found, missing, broken], timedOut: false }, false);
+    await renderStatus(
+      m.output,
+      { outcomes: [found, missing, broken], timedOut: false },
+      { single: false, watch: false },
+    );
     expect(m.stdout()).toMatch(/po-1.*success/);
     expect(m.stdout()).toMatch(/po-x.*not found/);
     expect(m.stderr()).toContain('po-e: the service failed (HTTP 500)');
@@ -144,10 +155,18 @@ describe('tableRow and renderStatus', () => {
 
   it('prints the detail view for one reference and "not found" for a missing one', async () => {
     const a = memoryOutput();
-    await renderStatus(a.output, { outcomes: [found], timedOut: false }, true);
+    await renderStatus(
+      a.output,
+      { outcomes: [found], timedOut: false },
+      { single: true, watch: false },
+    );
     expect(a.stdout()).toMatch(/Transaction ID\s+tx-9/);
     const b = memoryOutput();
-    await renderStatus(b.output, { outcomes: [missing], timedOut: false }, true);
+    await renderStatus(
+      b.output,
+      { outcomes: [missing], timedOut: false },
+      { single: true, watch: false },
+    );
     expect(b.stdout()).toBe('po-x: not found\n');
   });
 
@@ -158,8 +177,12 @@ describe('tableRow and renderStatus', () => {
       kind: 'found',
       record: { ...record, reference_id: 'po-p', status: 'pending' },
     };
-    await renderStatus(m.output, { outcomes: [found, pending], timedOut: true }, false);
+    await renderStatus(
+      m.output,
+      { outcomes: [found, pending], timedOut: true },
+      { single: false, watch: false },
+    );
     expect(m.stderr()).toMatch(/not final yet: po-p$/m);
-    expect(JSON.parse(m.stdout())).toHaveLength(2);
+    expect(JSON.parse(m.stdout())).toMatchObject({ timed_out: true, reference_count: 2 });
   });
 });

@@ -53,14 +53,17 @@ describe('a status the interface does not document', () => {
       { output: human.output, retry },
     );
     expect(report.exitCode).toBe(5);
-    await renderStatus(human.output, report, false);
+    await renderStatus(human.output, report, { single: false, watch: false });
     expect(human.stdout()).toMatch(/\nb\tprocessing\t/);
     expect(human.stderr()).toBe('1 success, 1 unknown status (processing)\n');
     expect(human.stderr()).not.toContain('failed');
 
     const json = memoryOutput({ json: true });
-    await renderStatus(json.output, report, false);
-    expect(JSON.parse(json.stdout())[1]).toMatchObject({ reference_id: 'b', status: 'processing' });
+    await renderStatus(json.output, report, { single: false, watch: false });
+    expect(JSON.parse(json.stdout()).results[1]).toMatchObject({
+      reference_id: 'b',
+      status: 'processing',
+    });
   });
 
   it('counts several unknown statuses together, naming them', async () => {
@@ -71,7 +74,7 @@ describe('a status the interface does not document', () => {
       { references: ['a', 'b', 'c'], concurrency: 1 },
       { output: m.output, retry },
     );
-    await renderStatus(m.output, report, false);
+    await renderStatus(m.output, report, { single: false, watch: false });
     expect(m.stderr()).toBe('3 unknown statuses (processing, on_hold)\n');
   });
 
@@ -106,7 +109,7 @@ describe('a status the interface does not document', () => {
     );
     expect(report.timedOut).toBe(true);
     expect(report.exitCode).toBe(5);
-    await renderStatus(m.output, report, true);
+    await renderStatus(m.output, report, { single: true, watch: false });
     expect(m.stderr()).toMatch(/not final yet: a$/m);
     expect(m.stdout()).toMatch(/Status +processing\n/);
   });

@@ -1,0 +1,134 @@
+/**
+ * The --json documents of `send` and `status`: their version and the keys every document has
+ * (docs/json.md, docs/schema/). Loaded by main.ts on an error, so it imports nothing heavy.
+ */
+
+import {
+  errorMessage,
+  formatProblem,
+  InputError,
+  InterruptedError,
+  OutcomeUnknownError,
+  type Problem,
+} from '../errors.js';
+
+/**
+ * The version of the send and status documents. Fields are only ever added; a change that
+ * removes, renames or retypes one raises it.
+ */
+export const SCHEMA_VERSION = 1;
+
+/** A problem of the input as the error object lists it: every key present, null when absent. */
+function problemJson(p: Problem) {
+  return {
+    file: p.file,
+    location: p.location ?? null,
+    field: p.field ?? null,
+    value: p.value ?? null,
+    message: p.message,
+    text: formatProblem(p),
+  };
+}
+
+/** The `error` object of a document: what stopped the command, and its exit code. */
+export function errorObject(error: unknown, exitCode: number, message = errorMessage(error)) {
+  return {
+    type: error instanceof Error ? error.name : 'Error',
+    message,
+    exit_code: exitCode,
+    problems: error instanceof InputError ? error.problems.map(problemJson) : null,
+    problem_count: error instanceof InputError ? error.totalProblems : null,
+    references: error instanceof OutcomeUnknownError ? error.references : null,
+  };
+}
+
+/** The `error` object, or null. */
+export type ErrorObject = ReturnType<typeof errorObject> | null;
+
+/** Every key of a send document before `results`, as a run that got nowhere has them. */
+export function sendDocHead(flags: { dryRun: boolean; sandbox: boolean }) {
+  return {
+    schema_version: SCHEMA_VERSION,
+    command: 'send',
+    exit_code: 0 as number,
+    dry_run: flags.dryRun,
+    sandbox: flags.sandbox,
+    interrupted: false,
+    run_id: null as string | null,
+    batch_reference: null as string | null,
+    payout_count: null as number | null,
+    totals: null as Record<string, { count: number; total: string }> | null,
+    success_count: null as number | null,
+    failed_count: null as number | null,
+    pending_count: null as number | null,
+    unknown_count: null as number | null,
+    not_sent_count: null as number | null,
+    sent_earlier_count: null as number | null,
+    found_at_service_count: null as number | null,
+    charges: null as Record<string, string> | null,
+    charges_unknown_count: null as number | null,
+    outcome_unknown: [] as string[],
+    peak_concurrency: null as number | null,
+    rate_limited_count: null as number | null,
+    request_count: null as number | null,
+    sent_earlier: null as unknown,
+    to_read_back: null as unknown,
+    to_send: null as unknown,
+    first_request: null as unknown,
+    error: null as ErrorObject,
+  };
+}
+
+/** The head of a send document. */
+export type SendDocHead = ReturnType<typeof sendDocHead>;
+
+/** Every key of a status document before `results`, as a run that got nowhere has them. */
+export function statusDocHead(flags: { watch: boolean }) {
+  return {
+    schema_version: SCHEMA_VERSION,
+    command: 'status',
+    exit_code: 0 as number,
+    watch: flags.watch,
+    timed_out: false,
+    interrupted: false,
+    reference_count: null as number | null,
+    success_count: null as number | null,
+    pending_count: null as number | null,
+    failed_count: null as number | null,
+    unknown_count: null as number | null,
+    not_found_count: null as number | null,
+    error_count: null as number | null,
+    error: null as ErrorObject,
+  };
+}
+
+/** Global options that take a value, to skip when looking for the command's name. */
+const VALUE_OPTIONS = new Set(['--profile', '--base-url']);
+
+/** The command an argv names (its first word that is not an option), if any. */
+export function commandOf(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_OPTIONS.has(a)) i += 1;
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
+}
+
+/**
+ * The one document of a command that ended in an error before it printed its own: the send or
+ * status document with no results, or `{"error": ...}` for the other commands.
+ */
+export function errorDocument(argv: readonly string[], error: unknown, exitCode: number) {
+  const err = errorObject(error, exitCode);
+  const command = commandOf(argv);
+  const ended = { exit_code: exitCode, interrupted: error instanceof InterruptedError, error: err };
+  if (command === 'send') {
+    const flags = { dryRun: argv.includes('--dry-run'), sandbox: argv.includes('--sandbox') };
+    return { ...sendDocHead(flags), ...ended, results: [] };
+  }
+  if (command === 'status') {
+    return { ...statusDocHead({ watch: argv.includes('--watch') }), ...ended, results: [] };
+  }
+  return { error: err };
+}

@@ -1,0 +1,63 @@
+import { statusKind } from '../statuses.js';
+import type { ResultsSummary } from './render.js';
+import type { Finished } from './results.js';
+import type { SendRun } from './run.js';
+
+/** Pending payouts named one by one in the command that watches them; more need a file. */
+const WATCH_INLINE = 5;
+
+/** A word as a POSIX shell reads it back: as is when plain, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_.,:@%+=/-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** "1 payout is", "2 payouts are". */
+function are(n: number): string {
+  return n === 1 ? '1 payout is' : `${n} payouts are`;
+}
+
+/** The references of payouts not final yet (pending, or a status not documented), up to `max`. */
+function openReferences(run: Finished, max: number): string[] {
+  const refs: string[] = [];
+  for (const o of run.engine.outcomes.values()) {
+    const kind = statusKind(o.status);
+    if (kind !== 'pending' && kind !== 'undocumented') continue;
+    refs.push(o.reference_id);
+    if (refs.length > max) break;
+  }
+  return refs;
+}
+
+/** The line that says how to watch the payouts not final yet, with the exact command. */
+function watchLine(run: SendRun, done: Finished, open: number): string {
+  const service = (run.deps.serviceArgs ?? []).map(shellWord).join(' ');
+  const tail = `--watch${service ? ` ${service}` : ''}`;
+  const refs = openReferences(done, WATCH_INLINE);
+  if (refs.length <= WATCH_INLINE) {
+    return `${are(open)} not final yet; to watch until they are: payouts status ${refs.map(shellWord).join(' ')} ${tail}`;
+  }
+  const report = run.opts.reportPath;
+  if (report) {
+    return `${are(open)} not final yet; to watch until they are: payouts status --from ${shellWord(report)} ${tail}`;
+  }
+  return `${are(open)} not final yet: run the same command again with --report FILE (what was sent is not sent again), then watch them with: payouts status --from FILE ${tail}`;
+}
+
+/**
+ * What to do next, for the end of a finished or stopped send: how to watch the payouts not
+ * final yet, where the failed ones are (or the flag that writes them), and the run's id.
+ */
+export function nextSteps(run: SendRun, done: Finished, summary: ResultsSummary): string[] {
+  const lines: string[] = [];
+  const n = summary.counts;
+  // Unknown counts outcomes in doubt too, which a later run reads back; those are not watched.
+  const open = n.pending + Math.max(0, n.unknown - done.engine.unknown.length);
+  if (open) lines.push(watchLine(run, done, open));
+  if (n.failed && !run.opts.failedOutPath) {
+    lines.push(
+      `${n.failed} payout${n.failed === 1 ? '' : 's'} failed or ${n.failed === 1 ? 'was' : 'were'} canceled: --failed-out FILE writes such rows as a new input file (run the same command again with it; what was sent is not sent again)`,
+    );
+  }
+  lines.push(`Run ${done.runId}: payouts runs show ${done.runId}`);
+  return lines;
+}

@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { commandOf } from '../../src/core/documents.js';
+
+/** The schemas of docs/schema/, by the command whose --json document they describe. */
+const SCHEMAS = ['send', 'status'] as const;
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+/** Compiled on first use: compiling costs a few hundred milliseconds a test worker. */
+const validators = new Map<string, ValidateFunction>();
+
+/** The validator of a command's document, if it has a schema. */
+function validatorOf(command: string | undefined): ValidateFunction | undefined {
+  if (!SCHEMAS.some((name) => name === command)) return undefined;
+  let validate = validators.get(command!);
+  if (!validate) {
+    const url = new URL(`../../docs/schema/${command}.schema.json`, import.meta.url);
+    validate = ajv.compile(JSON.parse(readFileSync(url, 'utf8')));
+    validators.set(command!, validate);
+  }
+  return validate;
+}
+
+/**
+ * Checks the stdout of a `send` or `status` run under --json: exactly one document, valid
+ * against its schema, whose exit_code is the run's. Throws, failing the test, when it is not.
+ * Runs that only print help or the version, and runs killed by a signal, are not checked.
+ */
+export function checkJsonDocument(
+  argv: readonly string[],
+  run: { code: number | null; stdout: string; stderr: string },
+): void {
+  if (!argv.includes('--json') || run.code === null) return;
+  if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
+  const validate = validatorOf(commandOf(argv));
+  if (!validate) return;
+  const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
+  let doc: { exit_code?: unknown };
+  try {
+    doc = JSON.parse(run.stdout);
+  } catch {
+    throw new Error(
+      `${where}: stdout is not one JSON document:\n${run.stdout}\n--- stderr ---\n${run.stderr}`,
+    );
+  }
+  if (!validate(doc)) {
+    const errors = ajv.errorsText(validate.errors, { separator: '\n' });
+    throw new Error(`${where}: the document does not match its schema:\n${errors}\n${run.stdout}`);
+  }
+  if (doc.exit_code !== run.code) {
+    throw new Error(`${where}: the document says exit_code ${String(doc.exit_code)}`);
+  }
+}
