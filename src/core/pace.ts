@@ -115,6 +115,8 @@ export class Pace {
   private afterDecrease: number | undefined;
   /** Whether a start waited for the paced rate since the last 429: then the rate binds. */
   private waitedForRate = false;
+  /** Whether a 429 showed that the count of requests in flight, not their rate, binds. */
+  private countBinds = false;
   /** Requests sent so far, and those of them not answered yet (by their place). */
   private sentCount = 0;
   private readonly unanswered = new Set<number>();
@@ -232,10 +234,13 @@ export class Pace {
   /**
    * After a 429 and before a rate is learned, starts are spread over a round trip (the limit's
    * worth per fastest latency) rather than sent together as answers come back: a token bucket
-   * emptied by the 429 refills evenly, so a burst would meet it empty again.
+   * emptied by the 429 refills evenly, so a burst would meet it empty again. Once a 429 shows
+   * that the count binds (it came with more in flight than the last decrease allowed), they
+   * go as places free again.
    */
   private spread(): number {
-    if (this.episodeAt === Number.NEGATIVE_INFINITY || !Number.isFinite(this.minLatency)) return 0;
+    if (this.episodeAt === Number.NEGATIVE_INFINITY || this.countBinds) return 0;
+    if (!Number.isFinite(this.minLatency)) return 0;
     return this.minLatency / this.limit;
   }
 
@@ -267,6 +272,7 @@ export class Pace {
       ? this.waitedForRate
       : safe !== undefined && permit.inFlight <= safe;
     this.waitedForRate = false;
+    if (!this.learned && safe !== undefined && !rateBinds) this.countBinds = true;
     if (rateBinds) this.learn(now, permit);
     else if (this.learned) this.learned.setAt = now;
     this.anchor = { at: Math.max(permit.startedAt, this.pauseUntil), sent: permit.sent };
