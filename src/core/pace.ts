@@ -245,25 +245,26 @@ export class Pace {
   }
 
   /**
-   * A 429. One that refuses a request sent before the episode of 429s it belongs to began
-   * only tells how many the service took. Otherwise a new episode: new starts wait for an
-   * answer; they also wait for the Retry-After when the service took nothing since the last
-   * episode (a 429 to everything), else the refused request alone waits for it (the caller's
-   * part). The limit shrinks, and when the rate binds (fewer in flight did not help, or starts
-   * already waited for the paced rate) starts keep to the rate the service allowed since the
-   * last episode.
+   * A 429. New starts wait for the Retry-After when the service took nothing since the last
+   * episode of 429s and holds nothing now (a 429 to everything); otherwise the refused request
+   * alone waits for it (the caller's part). One that refuses a request sent before the episode
+   * it belongs to began only tells how many the service took. Otherwise a new episode: new
+   * starts wait for an answer, the limit shrinks, and when the rate binds (fewer in flight did
+   * not help, or starts already waited for the paced rate) starts keep to the rate the service
+   * allowed since the last episode.
    */
   private throttled(now: number, permit: Permit, retryAfterMs: number | undefined): void {
     this.throttles += 1;
     this.refusedSent.push(permit.sent);
     const took = this.sentBefore(permit);
     this.holdForAnswer = true;
+    // Refused with nothing taken since the last episode and nothing else in flight.
+    if (retryAfterMs !== undefined && this.okSinceEpisode === 0 && this.unanswered.size === 0) {
+      this.pauseUntil = Math.max(this.pauseUntil, now + Math.min(retryAfterMs, MAX_PAUSE_MS));
+    }
     if (permit.startedAt < this.episodeAt) {
       if (permit.startedAt < this.decreasedAt) this.tookFewer(took);
       return;
-    }
-    if (retryAfterMs !== undefined && this.okSinceEpisode === 0 && took === 0) {
-      this.pauseUntil = Math.max(this.pauseUntil, now + Math.min(retryAfterMs, MAX_PAUSE_MS));
     }
     this.episodeAt = now;
     this.okSinceEpisode = 0;

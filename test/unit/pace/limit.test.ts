@@ -159,6 +159,40 @@ describe('Pace: how the limit moves', () => {
   });
 });
 
+describe('Pace: what a Retry-After holds', () => {
+  it('a 429 to every request in flight holds every new one for its Retry-After', async () => {
+    const { p, clock } = pace(3, 16);
+    const permits = await Promise.all(Array.from({ length: 3 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    for (const permit of permits) {
+      p.answered(permit, { kind: 'throttled', retryAfterMs: 2_000 });
+      p.release();
+    }
+    const at = clock.t;
+    const started = p.acquire().then((permit) => permit.startedAt);
+    await clock.run(started);
+    expect(await started).toBe(at + 2_000);
+  });
+
+  it('a 429 to the first request sent while later ones are held does not hold new ones past an answer', async () => {
+    const { p, clock } = pace(3, 16);
+    const permits = await Promise.all(Array.from({ length: 3 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    // The service took the second and third, and refused the first (it arrived last).
+    p.answered(permits[0]!, { kind: 'throttled', retryAfterMs: 2_000 });
+    p.release();
+    clock.t += 95;
+    p.answered(permits[1]!, { kind: 'ok' });
+    p.release();
+    const at = clock.t;
+    const started = p.acquire().then((permit) => permit.startedAt);
+    await clock.run(started);
+    expect(await started).toBe(at);
+  });
+});
+
 /** Sends `n` requests one after another through the pace, each answered after `latencyMs`. */
 async function inTurn(t: ReturnType<typeof pace>, n: number, latencyMs: number): Promise<number[]> {
   const starts: number[] = [];
