@@ -300,7 +300,10 @@ export class Pace {
     this.opts.onChange?.(this.limit, `pacing at ${perSecond.toFixed(1)} requests a second`);
   }
 
-  /** Requests a second the service took from the anchor's request to this one, if measurable. */
+  /**
+   * Requests a second the service took from the anchor's request to this one, if measurable;
+   * half a request more, for the token that was refilling when this one was refused.
+   */
   private allowedRate(permit: Permit): { perSecond: number; spanMs: number } | undefined {
     const a = this.anchor;
     if (!a || !permit.sent) return undefined;
