@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Answered, Pace } from '../../../src/core/pace.js';
+import { concurrencyOf } from '../../../src/core/send/options.js';
 import { SimClock } from '../../helpers/sim-clock.js';
 
 /** A simulated service: answers after `latencyMs`, or 429 when its limit is exceeded. */
@@ -12,6 +13,10 @@ interface Model {
   /** The Retry-After of its 429s, if it sends one. */
   retryAfterMs?: number;
 }
+
+/** What a send starts with by default, and with --concurrency 16. */
+const DEFAULT = concurrencyOf({ maxConcurrency: 16 });
+const FIXED_16 = concurrencyOf({ concurrency: 16, maxConcurrency: 16 });
 
 /** A seeded pseudo-random source in [0, 1): the same jitter every run. */
 function lcg(seed: number): () => number {
@@ -111,8 +116,8 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
 
 describe('Pace against simulated services (200 requests)', () => {
   for (const flags of [
-    { name: 'default', initial: 8, max: 16 },
-    { name: '--concurrency 16', initial: 16, max: 16 },
+    { name: 'default', ...DEFAULT },
+    { name: '--concurrency 16', ...FIXED_16 },
   ]) {
     it(`${flags.name}: a token bucket of 20/s (burst 5), 100 ms: within 1.15x, at most 10% 429s`, async () => {
       const r = await simulate({ latencyMs: 100, bucket: { rate: 20, burst: 5 } }, 200, flags);
@@ -150,20 +155,20 @@ describe('Pace against a token bucket that answers Retry-After: 1 (20/s, burst 5
   const model = { latencyMs: 100, bucket: { rate: 20, burst: 5 }, retryAfterMs: 1_000 };
 
   it('default: 200 requests see at most 5 429s, within 1.15x', async () => {
-    const r = await simulate(model, 200, { initial: 8, max: 16 });
+    const r = await simulate(model, 200, DEFAULT);
     expect(r.throttled, r.changes.join('\n')).toBeLessThanOrEqual(5);
     expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
   });
 
   it('--concurrency 16: the first round meets the burst; at most 2 429s after it', async () => {
-    const r = await simulate(model, 200, { initial: 16, max: 16 });
+    const r = await simulate(model, 200, FIXED_16);
     expect(r.overall, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
     expect(r.steadyThrottled, r.changes.join('\n')).toBeLessThanOrEqual(2);
     expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
   });
 
   it('a minute of requests at its rate: a few 429s after the first second', async () => {
-    const r = await simulate(model, 1200, { initial: 8, max: 16 });
+    const r = await simulate(model, 1200, DEFAULT);
     expect(r.steadyThrottled, r.changes.join('\n')).toBeLessThanOrEqual(5);
     expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.05);
   });
