@@ -1,6 +1,6 @@
-// Throughput rows: `payouts send` against loopback services with real limits (issue 19).
+// Throughput rows: `payouts send` against loopback services with real limits (issues 19, 28).
 //
-//   node bench/pace.mjs [--payouts 20000] [--out FILE]
+//   node bench/pace.mjs [--payouts 20000] [--runs 1] [--only bucket,cap16,cap10,nolimit] [--out FILE]
 //
 // Each row sends the same file (chunks of 100) to a service with a limit, with default flags
 // and with --concurrency 16, and reports the time from the service's first request to its
@@ -8,13 +8,16 @@
 //   token bucket of R requests/s:   requests / R
 //   at most C requests in flight:   requests x latency / C
 //   no limit:                       requests x latency / 16 (the CLI's cap)
-// with the share of requests answered 429, and a check that every payout was applied exactly
-// once. Target: at most 1.15x the ideal, at most 10% 429s. Exits 1 when a check fails.
+// and, beside it, the process's whole wall time (start-up, intake, the send, the output) over
+// the same ideal, with the share of requests answered 429, and a check that every payout was
+// applied exactly once. The token bucket answers Retry-After: 1 on each 429, as real services
+// round up. Target: at most 1.15x the ideal from the first request, at most 10% 429s. With
+// --runs N each row runs N times (figures listed in run order). Exits 1 when a check fails.
 //
 // Where the service holds 16 at once or more, the row also shows a floor: a bare undici client
-// (no journal, no checks) that starts at 4 in flight, as the CLI does by default, and goes to
+// (no journal, no checks) that starts at 8 in flight, as the CLI does by default, and goes to
 // 16 as soon as the first answers come back, against the same service. No client that starts
-// at 4 can do better than it; it shows what the ideal leaves to the CLI.
+// at 8 can do better than it; it shows what the ideal leaves to the CLI.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +34,8 @@ const opt = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const PAYOUTS = Number(opt('--payouts', '20000'));
+const RUNS = Number(opt('--runs', '1'));
+const ONLY = opt('--only')?.split(',');
 const CHUNK = 100;
 const REQUESTS = Math.ceil(PAYOUTS / CHUNK);
 
@@ -43,7 +48,9 @@ function limitedService(limit) {
   let refilled = Date.now();
   const refuse = (res) => {
     stats.throttled++;
-    res.writeHead(429, { 'content-type': 'application/json' });
+    const headers = { 'content-type': 'application/json' };
+    if (limit.retryAfter !== undefined) headers['retry-after'] = String(limit.retryAfter);
+    res.writeHead(429, headers);
     res.end(JSON.stringify({ success: false, message: ['Too Many Requests'], data: [] }));
   };
   const server = http.createServer((req, res) => {
@@ -176,11 +183,18 @@ async function bareFloor(limit, start, ideal) {
 }
 
 const LIMITS = [
-  { name: 'token bucket 20/s (burst 5), 100 ms', rate: 20, burst: 5, latencyMs: 100 },
-  { name: 'at most 16 in flight, 250 ms', cap: 16, latencyMs: 250 },
-  { name: 'at most 10 in flight, 250 ms', cap: 10, latencyMs: 250 },
-  { name: 'no limit, 300 ms', latencyMs: 300 },
-];
+  {
+    id: 'bucket',
+    name: 'token bucket 20/s (burst 5), 100 ms, Retry-After: 1',
+    rate: 20,
+    burst: 5,
+    latencyMs: 100,
+    retryAfter: 1,
+  },
+  { id: 'cap16', name: 'at most 16 in flight, 250 ms', cap: 16, latencyMs: 250 },
+  { id: 'cap10', name: 'at most 10 in flight, 250 ms', cap: 10, latencyMs: 250 },
+  { id: 'nolimit', name: 'no limit, 300 ms', latencyMs: 300 },
+].filter((l) => !ONLY || ONLY.includes(l.id));
 const FLAGS = [
   { name: 'default', flags: [] },
   { name: '--concurrency 16', flags: ['--concurrency', '16'] },
@@ -194,53 +208,73 @@ writeFileSync(file, `${lines.join('\n')}\n`);
 
 const table = [];
 let failed = false;
+
+/** One send of the file to a fresh service with this limit: its figures and problems. */
+async function once(limit, f) {
+  const svc = await limitedService(limit);
+  const home = mkdtempSync(join(dir, 'home-'));
+  const started = Date.now();
+  const r = await send(file, svc.url, f.flags, home);
+  const wall = Date.now() - started;
+  svc.server.close();
+  svc.server.closeAllConnections?.();
+  const span = svc.stats.last - svc.stats.first;
+  const capacity = limit.rate ? undefined : Math.min(limit.cap ?? 16, 16);
+  const ideal = limit.rate
+    ? (REQUESTS / limit.rate) * 1000
+    : (REQUESTS * limit.latencyMs) / capacity;
+  const twice = [...svc.applied.values()].filter((n) => n > 1).length;
+  const problems = [];
+  if (r.code !== 0) problems.push(`exit ${r.code}: ${r.err.slice(-300)}`);
+  if (svc.applied.size !== PAYOUTS) problems.push(`${svc.applied.size} of ${PAYOUTS} applied`);
+  if (twice) problems.push(`${twice} applied twice`);
+  let doc = {};
+  try {
+    const head = r.out.slice(0, r.out.indexOf('"results"'));
+    doc = JSON.parse(`${head.replace(/,\s*$/, '')}}`);
+  } catch {}
+  return {
+    ratio: span / ideal,
+    wallRatio: wall / ideal,
+    wall,
+    share: svc.stats.throttled / svc.stats.requests,
+    peak: doc.peak_concurrency ?? '?',
+    problems,
+  };
+}
+
+const list = (xs, fmt) => xs.map(fmt).join(', ');
 try {
   for (const limit of LIMITS) {
     const bare =
       limit.rate || (limit.cap ?? 16) < 16
         ? undefined
-        : await bareFloor(limit, 4, (REQUESTS * limit.latencyMs) / 16);
+        : await bareFloor(limit, 8, (REQUESTS * limit.latencyMs) / 16);
     for (const f of FLAGS) {
-      const svc = await limitedService(limit);
-      const home = mkdtempSync(join(dir, 'home-'));
-      const started = Date.now();
-      const r = await send(file, svc.url, f.flags, home);
-      const wall = Date.now() - started;
-      svc.server.close();
-      svc.server.closeAllConnections?.();
-      const span = svc.stats.last - svc.stats.first;
-      const capacity = limit.rate ? undefined : Math.min(limit.cap ?? 16, 16);
-      const ideal = limit.rate
-        ? (REQUESTS / limit.rate) * 1000
-        : (REQUESTS * limit.latencyMs) / capacity;
-      const twice = [...svc.applied.values()].filter((n) => n > 1).length;
-      const problems = [];
-      if (r.code !== 0) problems.push(`exit ${r.code}: ${r.err.slice(-300)}`);
-      if (svc.applied.size !== PAYOUTS) problems.push(`${svc.applied.size} of ${PAYOUTS} applied`);
-      if (twice) problems.push(`${twice} applied twice`);
-      const ratio = span / ideal;
-      const share = svc.stats.throttled / svc.stats.requests;
-      let doc = {};
-      try {
-        const head = r.out.slice(0, r.out.indexOf('"results"'));
-        doc = JSON.parse(`${head.replace(/,\s*$/, '')}}`);
-      } catch {}
-      if (ratio > 1.15) problems.push(`${ratio.toFixed(2)}x the ideal (target 1.15x)`);
-      if (share > 0.1) problems.push(`${(share * 100).toFixed(1)}% 429s (target 10%)`);
+      const runs = [];
+      for (let i = 0; i < RUNS; i++) {
+        const o = await once(limit, f);
+        runs.push(o);
+        process.stderr.write(
+          `${limit.name}, ${f.name}: ${o.ratio.toFixed(2)}x from the first request, ${o.wallRatio.toFixed(2)}x wall, ${(o.share * 100).toFixed(1)}% 429s\n`,
+        );
+      }
+      const problems = runs.flatMap((o) => o.problems);
+      const worst = Math.max(...runs.map((o) => o.ratio));
+      const worstShare = Math.max(...runs.map((o) => o.share));
+      if (worst > 1.15) problems.push(`${worst.toFixed(2)}x the ideal (target 1.15x)`);
+      if (worstShare > 0.1) problems.push(`${(worstShare * 100).toFixed(1)}% 429s (target 10%)`);
       failed ||= problems.length > 0;
       table.push({
         service: limit.name,
         flags: f.name,
-        ratio: ratio.toFixed(2),
-        'bare client from 4': bare === undefined ? '—' : bare.toFixed(2),
-        '429 share': `${(share * 100).toFixed(1)}%`,
-        'peak in flight': doc.peak_concurrency ?? '?',
-        'wall (s)': (wall / 1000).toFixed(1),
+        'from first request': list(runs, (o) => o.ratio.toFixed(2)),
+        'whole process': list(runs, (o) => o.wallRatio.toFixed(2)),
+        'bare client from 8': bare === undefined ? '—' : bare.toFixed(2),
+        '429 share': list(runs, (o) => `${(o.share * 100).toFixed(1)}%`),
+        'peak in flight': list(runs, (o) => o.peak),
         check: problems.length ? problems.join('; ') : 'ok: each payout applied once',
       });
-      process.stderr.write(
-        `${limit.name}, ${f.name}: ${ratio.toFixed(2)}x, ${(share * 100).toFixed(1)}% 429s\n`,
-      );
     }
   }
 } finally {
@@ -254,7 +288,7 @@ const md = [
   ...table.map((row) => `| ${head.map((h) => row[h]).join(' | ')} |`),
 ].join('\n');
 process.stdout.write(
-  `${PAYOUTS} payouts, ${REQUESTS} requests of ${CHUNK}; ratio: the service's first request to its last answer over the ideal the limit allows\n\n${md}\n`,
+  `${PAYOUTS} payouts, ${REQUESTS} requests of ${CHUNK}; from first request: the service's first request to its last answer over the ideal the limit allows; whole process: the process's wall time over the same ideal\n\n${md}\n`,
 );
 const out = opt('--out');
 if (out) writeFileSync(out, `${md}\n`);

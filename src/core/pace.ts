@@ -9,10 +9,15 @@ import type { Clock } from '../clock.js';
  * seen (a latency signal, as Netflix's Vegas and Gradient limits use). A 429 that ends slow
  * start brings the limit down to what the service took at once (the requests sent before the
  * refused ones and not answered yet), and one decrease answers for every request started
- * before it, as TCP reacts once per round trip. A 429 also pauses every
- * new request until its Retry-After, and then paces starts at the rate measured when it came,
- * raised a little each second (as the AWS SDKs' adaptive mode sets its token bucket's rate),
- * so a rate-limited service is met at its rate instead of being hit again and again.
+ * before it, as TCP reacts once per round trip.
+ *
+ * After a 429 no request starts until an answer comes back. Its Retry-After holds the refused
+ * request (the engine waits it out); it holds every new request only when the service took
+ * none since its last 429. When the rate is what binds, starts keep to the rate the service
+ * allowed: the requests it took between two 429s over the time between them, which is a
+ * token bucket's rate when both emptied it. That rate is held, and probed upwards by one
+ * request a second (or 5%) after 5 s of clean answers, the wait doubled by each probe it
+ * refuses, so a steady limit sees a few 429s a minute whatever its Retry-After says.
  */
 
 /** What the pace is set up with. */
@@ -45,7 +50,7 @@ export interface Permit {
 
 /**
  * Slow start grows the limit by this much per answer: it triples each round trip, so a send
- * reaches 16 in flight in two round trips from 4 (TCP's doubling took three).
+ * reaches 16 in flight in one round trip from its start of 8 (two from 4).
  */
 const SLOW_START_STEP = 2;
 /** A latency this many times the fastest seen, over a window of answers, means a queue builds. */
@@ -54,16 +59,33 @@ const LATENCY_RISE = 2;
 const BACKOFF = 0.8;
 /** The longest pause a Retry-After may impose. */
 const MAX_PAUSE_MS = 30_000;
-/** The paced rate starts this far below the rate measured at a 429... */
-const RATE_MARGIN = 0.95;
-/** ...and grows by this share each second without a 429... */
-const RATE_GROWTH = 0.005;
-/** ...after climbing back at this share a second when it started lower. */
-const RECOVERY = 0.2;
-/** A rate measured over less than half a window starts this much lower. */
-const SHORT_WINDOW_MARGIN = 0.75;
-/** The window over which the rate of answers is measured. */
-const RATE_WINDOW_MS = 2_000;
+/** The shortest span between two 429s over which the rate the service allowed is measured. */
+const MIN_SPAN_MS = 50;
+/** A rate measured over this long or more is held; a shorter one is probed briskly. */
+const SURE_SPAN_MS = 1_000;
+/** Clean time after which a rate measured over a short span is probed. */
+const UNSURE_PROBE_MS = 1_000;
+/** Clean time after which a held rate is probed, doubled by each probe the service refuses... */
+const PROBE_MS = 5_000;
+/** ...up to this. */
+const MAX_PROBE_MS = 60_000;
+/** A probe raises the rate by this many requests a second, or by this share when more. */
+const PROBE_STEP = 1;
+const PROBE_SHARE = 0.05;
+/** A 429 with no rate measured lowers the paced rate to this share. */
+const RATE_BACKOFF = 0.9;
+
+/** The rate the service allowed, learned at its 429s, and when to probe above it. */
+interface Learned {
+  perSecond: number;
+  /** Measured over a long enough span to hold (else probed every UNSURE_PROBE_MS). */
+  sure: boolean;
+  /** When the rate was last set or raised: the clean time before a probe counts from here. */
+  setAt: number;
+  probeMs: number;
+  /** Whether the last change raised the rate: a 429 now refuses the probe. */
+  probing: boolean;
+}
 
 /** The pace of one run's requests (or one lookup's). */
 export class Pace {
@@ -78,19 +100,23 @@ export class Pace {
   /** When the last decrease came: a 429 to a request started before it says nothing new. */
   private decreasedAt = Number.NEGATIVE_INFINITY;
   private pauseUntil = 0;
-  /** The paced rate after a 429 (undefined: not paced): where it starts, its ceiling, since when. */
-  private rate: { start: number; ceiling: number; since: number; sure: boolean } | undefined;
-  /** When the first request started. */
-  private startedAt = Number.POSITIVE_INFINITY;
+  /** The rate the service allowed (undefined: starts are not paced). */
+  private learned: Learned | undefined;
   private nextStart = 0;
-  /** Times of recent answers, for the rate measured at a 429. */
-  private readonly answeredAt: number[] = [];
-  /** The end of the pause before the current one: answers before it do not tell the rate. */
-  private pausedUntilBefore = 0;
+  /** The request of the last 429 that began an episode: the allowed rate counts from its send. */
+  private anchor: { at: number; sent: number } | undefined;
+  /** Places of the requests refused since the anchor's. */
+  private refusedSent: number[] = [];
+  /** When the last episode of 429s began: a 429 to a request sent before belongs to it. */
+  private episodeAt = Number.NEGATIVE_INFINITY;
+  /** Answers without a 429 since that episode: the service is taking requests. */
+  private okSinceEpisode = 0;
   /** The limit the last decrease set: a 429 within it says the rate, not the count, binds. */
   private afterDecrease: number | undefined;
   /** Whether a start waited for the paced rate since the last 429: then the rate binds. */
   private waitedForRate = false;
+  /** Whether a 429 showed that the count of requests in flight, not their rate, binds. */
+  private countBinds = false;
   /** Requests sent so far, and those of them not answered yet (by their place). */
   private sentCount = 0;
   private readonly unanswered = new Set<number>();
@@ -164,10 +190,7 @@ export class Pace {
       this.wake();
     }
     if (how.kind !== 'ok') return;
-    this.answeredAt.push(now);
-    while (this.answeredAt.length && this.answeredAt[0]! < now - RATE_WINDOW_MS) {
-      this.answeredAt.shift();
-    }
+    this.okSinceEpisode += 1;
     this.latency(now - permit.startedAt);
   }
 
@@ -184,7 +207,6 @@ export class Pace {
       const at = Math.max(this.pauseUntil, this.nextStart);
       if (now >= at) {
         this.nextStart = now + this.interval(now);
-        this.startedAt = Math.min(this.startedAt, now);
         return now;
       }
       if (this.nextStart > this.pauseUntil) this.waitedForRate = true;
@@ -193,60 +215,104 @@ export class Pace {
   }
 
   /**
-   * Milliseconds between request starts at the paced rate (0 when not paced). The rate climbs
-   * back fast (RECOVERY a second) to just under the rate measured at the last 429, then probes
-   * beyond it slowly (RATE_GROWTH a second), as CUBIC does around its last maximum; a rate
-   * measured over a short window may be far below the service's, so it keeps climbing fast.
+   * Milliseconds between request starts at the learned rate (0 when not paced). After enough
+   * clean time the rate is probed upwards by a small step, never by a multiple, so a service
+   * with a steady limit is asked for more seldom.
    */
   private interval(now: number): number {
-    if (!this.rate) return 0;
-    const { start, ceiling, since, sure } = this.rate;
-    const t = Math.max(0, now - since) / 1000;
-    const climb = start < ceiling ? Math.log(ceiling / start) / Math.log(1 + RECOVERY) : 0;
-    const perSecond =
-      t < climb
-        ? start * (1 + RECOVERY) ** t
-        : Math.max(start, ceiling) * (1 + (sure ? RATE_GROWTH : RECOVERY)) ** (t - climb);
-    return 1000 / perSecond;
+    const l = this.learned;
+    if (!l) return this.spread();
+    if (now - l.setAt >= (l.sure ? l.probeMs : UNSURE_PROBE_MS)) {
+      l.perSecond += Math.max(PROBE_STEP, l.perSecond * PROBE_SHARE);
+      l.setAt = now;
+      l.probing = true;
+      this.opts.onChange?.(this.limit, `probing at ${l.perSecond.toFixed(1)} requests a second`);
+    }
+    return 1000 / l.perSecond;
   }
 
   /**
-   * A 429: pause until its Retry-After, shrink the limit, and pace starts when the rate is
-   * what binds: a 429 to a request started with no more in flight than the last decrease
-   * allowed (fewer in flight did not help, so the service counts requests a second), or one
-   * that came while starts were already waiting for the paced rate. A 429 to a request
-   * started before the last decrease only tells how many the service took.
+   * After a 429 and before a rate is learned, starts are spread over a round trip (the limit's
+   * worth per fastest latency) rather than sent together as answers come back: a token bucket
+   * emptied by the 429 refills evenly, so a burst would meet it empty again. Once a 429 shows
+   * that the count binds (it came with more in flight than the last decrease allowed), they
+   * go as places free again.
+   */
+  private spread(): number {
+    if (this.episodeAt === Number.NEGATIVE_INFINITY || this.countBinds) return 0;
+    if (!Number.isFinite(this.minLatency)) return 0;
+    return this.minLatency / this.limit;
+  }
+
+  /**
+   * A 429. New starts wait for the Retry-After when the service took nothing since the last
+   * episode of 429s and holds nothing now (a 429 to everything); otherwise the refused request
+   * alone waits for it (the caller's part). One that refuses a request sent before the episode
+   * it belongs to began only tells how many the service took. Otherwise a new episode: new
+   * starts wait for an answer, the limit shrinks, and when the rate binds (fewer in flight did
+   * not help, or starts already waited for the paced rate) starts keep to the rate the service
+   * allowed since the last episode.
    */
   private throttled(now: number, permit: Permit, retryAfterMs: number | undefined): void {
     this.throttles += 1;
-    this.pausedUntilBefore = this.pauseUntil;
-    if (retryAfterMs !== undefined) {
-      this.pauseUntil = Math.max(this.pauseUntil, now + Math.min(retryAfterMs, MAX_PAUSE_MS));
-    }
+    this.refusedSent.push(permit.sent);
     const took = this.sentBefore(permit);
     this.holdForAnswer = true;
-    if (permit.startedAt < this.decreasedAt) {
-      this.tookFewer(took);
+    // Refused with nothing taken since the last episode and nothing else in flight.
+    if (retryAfterMs !== undefined && this.okSinceEpisode === 0 && this.unanswered.size === 0) {
+      this.pauseUntil = Math.max(this.pauseUntil, now + Math.min(retryAfterMs, MAX_PAUSE_MS));
+    }
+    if (permit.startedAt < this.episodeAt) {
+      if (permit.startedAt < this.decreasedAt) this.tookFewer(took);
       return;
     }
+    this.episodeAt = now;
+    this.okSinceEpisode = 0;
     const safe = this.afterDecrease;
-    const rateBinds = this.rate
+    const rateBinds = this.learned
       ? this.waitedForRate
       : safe !== undefined && permit.inFlight <= safe;
     this.waitedForRate = false;
-    const measured = rateBinds ? this.measuredRate(now) : undefined;
-    if (measured !== undefined) {
-      // Refused at the paced rate: that rate was too high, whatever a burst let through.
-      const paced = this.rate ? 1000 / this.interval(now) : Number.POSITIVE_INFINITY;
-      const ceiling = Math.min(measured.perSecond, paced) * RATE_MARGIN;
-      // A short window may hold a burst the service allowed: start lower, climb back fast.
-      const start = measured.full ? ceiling : ceiling * SHORT_WINDOW_MARGIN;
-      this.rate = { start, ceiling, since: Math.max(now, this.pauseUntil), sure: measured.full };
-      this.opts.onChange?.(this.limit, `pacing at ${start.toFixed(1)} requests a second`);
-    }
+    if (!this.learned && safe !== undefined && !rateBinds) this.countBinds = true;
+    if (rateBinds) this.learn(now, permit);
+    else if (this.learned) this.learned.setAt = now;
+    this.anchor = { at: Math.max(permit.startedAt, this.pauseUntil), sent: permit.sent };
+    this.refusedSent = [];
     const why = `the service answered 429${retryAfterMs ? ` (Retry-After ${retryAfterMs} ms)` : ''}`;
     this.throttledAt = this.limit;
     this.decrease(why, took);
+  }
+
+  /**
+   * Keeps to the rate the service allowed: the requests it took between the last episode's
+   * refused request and this one, over the time between them (a token bucket's rate, when
+   * it was emptied at both). A refused probe doubles the clean time before the next.
+   */
+  private learn(now: number, permit: Permit): void {
+    const measured = this.allowedRate(permit);
+    const l = this.learned;
+    const paced = l?.perSecond ?? Number.POSITIVE_INFINITY;
+    const perSecond = Math.min(measured?.perSecond ?? paced * RATE_BACKOFF, paced);
+    if (!Number.isFinite(perSecond) || perSecond <= 0) return;
+    const probeMs = l ? (l.probing ? Math.min(l.probeMs * 2, MAX_PROBE_MS) : l.probeMs) : PROBE_MS;
+    const sure = (measured?.spanMs ?? 0) >= SURE_SPAN_MS || (l?.sure ?? false);
+    this.learned = { perSecond, sure, setAt: now, probeMs, probing: false };
+    this.opts.onChange?.(this.limit, `pacing at ${perSecond.toFixed(1)} requests a second`);
+  }
+
+  /**
+   * Requests a second the service took from the anchor's request to this one, if measurable;
+   * half a request more, for the token that was refilling when this one was refused.
+   */
+  private allowedRate(permit: Permit): { perSecond: number; spanMs: number } | undefined {
+    const a = this.anchor;
+    if (!a || !permit.sent) return undefined;
+    const spanMs = permit.startedAt - a.at;
+    if (spanMs < MIN_SPAN_MS) return undefined;
+    const refused = this.refusedSent.filter((s) => s > a.sent && s < permit.sent).length;
+    const took = permit.sent - a.sent - 1 - refused;
+    if (took < 1) return undefined;
+    return { perSecond: ((took + 0.5) * 1000) / spanMs, spanMs };
   }
 
   /**
@@ -271,15 +337,6 @@ export class Pace {
     if (this.limit === before) return;
     this.afterDecrease = this.limit;
     this.opts.onChange?.(this.limit, `the service took ${took} at once`);
-  }
-
-  /** Answers a second over the last window since any pause ended, if long enough to tell. */
-  private measuredRate(now: number): { perSecond: number; full: boolean } | undefined {
-    const from = Math.max(now - RATE_WINDOW_MS, this.pausedUntilBefore, this.startedAt);
-    const times = this.answeredAt.filter((t) => t >= from);
-    if (times.length < 2) return undefined;
-    const span = Math.max(now - from, RATE_WINDOW_MS / 8);
-    return { perSecond: (times.length * 1000) / span, full: span >= RATE_WINDOW_MS / 2 };
   }
 
   /** A latency sample: grow while answers stay fast, shrink when a queue builds. */

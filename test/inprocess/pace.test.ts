@@ -56,3 +56,19 @@ it('meets a rate-limited service at its pace: every payout applied once, the lim
   expect(firstDrop).toBeGreaterThanOrEqual(0);
   expect(pace.slice(firstDrop + 1).some((l) => /without 429s/.test(l))).toBe(true);
 });
+
+it('a send starts with 8 requests in flight, up to --max-concurrency, and its summary says so', async () => {
+  const home = tempHome();
+  homes.push(home);
+  const file = join(home.dir, 'run.csv');
+  writeFileSync(file, 'reference_id,amount,currency,recipient\nP-1,1.00,EUR,p@example.com\n');
+  const adaptive = await runMain(['send', file, '--dry-run'], { env: home.env });
+  expect(adaptive.code, adaptive.stderr).toBe(0);
+  expect(adaptive.stderr).toMatch(
+    /Requests: +1 \(up to 100 payouts each, 8 at a time at first, up to 16 as the service allows\)/,
+  );
+  const low = await runMain(['send', file, '--dry-run', '--max-concurrency', '4'], {
+    env: home.env,
+  });
+  expect(low.stderr).toMatch(/Requests: +1 \(up to 100 payouts each, 4 at a time\)/);
+});

@@ -496,9 +496,9 @@ export class SendEngine {
     }
     if (v.reason === 'too-large') return this.split(items, v.error);
     if (v.reason === 'rate-limited') {
-      // The pace holds every new request for a Retry-After; without one, a short backoff.
-      const waitMs = v.retryAfterMs !== undefined ? 0 : undefined;
-      return { retry: items, waitMs, error: v.error };
+      // The refused request waits for its Retry-After (the pace keeps the others to the rate
+      // the service allowed); without one, a short backoff.
+      return { retry: items, waitMs: this.retryAfter(v.retryAfterMs), error: v.error };
     }
     return { retry: items, error: v.error };
   }

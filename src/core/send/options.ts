@@ -50,5 +50,5 @@ export function concurrencyOf(opts: Pick<SendOptions, 'concurrency' | 'maxConcur
   max: number;
 } {
   if (opts.concurrency !== undefined) return { initial: opts.concurrency, max: opts.concurrency };
-  return { initial: Math.min(4, opts.maxConcurrency), max: opts.maxConcurrency };
+  return { initial: Math.min(8, opts.maxConcurrency), max: opts.maxConcurrency };
 }

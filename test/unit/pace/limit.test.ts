@@ -140,12 +140,129 @@ describe('Pace: how the limit moves', () => {
     expect(p.limit).toBe(6);
   });
 
-  it('a 429 with Retry-After holds every new request until then', async () => {
+  it('a 429 with Retry-After holds every new request until then when the service took none', async () => {
     const { p, clock, answer } = pace(4, 16);
     await answer(10, 'throttled', 2_000);
     const at = clock.t;
     const started = p.acquire().then((permit) => permit.startedAt);
     await clock.run(started);
     expect(await started).toBe(at + 2_000);
+  });
+  it('a 429 with Retry-After while the service takes requests holds new ones only until an answer', async () => {
+    const { p, clock, answer } = pace(4, 16);
+    await answer(100);
+    await answer(10, 'throttled', 2_000);
+    const at = clock.t;
+    const started = p.acquire().then((permit) => permit.startedAt);
+    await clock.run(started);
+    expect(await started).toBe(at);
+  });
+});
+
+describe('Pace: what a Retry-After holds', () => {
+  it('a 429 to every request in flight holds every new one for its Retry-After', async () => {
+    const { p, clock } = pace(3, 16);
+    const permits = await Promise.all(Array.from({ length: 3 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    for (const permit of permits) {
+      p.answered(permit, { kind: 'throttled', retryAfterMs: 2_000 });
+      p.release();
+    }
+    const at = clock.t;
+    const started = p.acquire().then((permit) => permit.startedAt);
+    await clock.run(started);
+    expect(await started).toBe(at + 2_000);
+  });
+
+  it('a 429 to the first request sent while later ones are held does not hold new ones past an answer', async () => {
+    const { p, clock } = pace(3, 16);
+    const permits = await Promise.all(Array.from({ length: 3 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 5;
+    // The service took the second and third, and refused the first (it arrived last).
+    p.answered(permits[0]!, { kind: 'throttled', retryAfterMs: 2_000 });
+    p.release();
+    clock.t += 95;
+    p.answered(permits[1]!, { kind: 'ok' });
+    p.release();
+    const at = clock.t;
+    const started = p.acquire().then((permit) => permit.startedAt);
+    await clock.run(started);
+    expect(await started).toBe(at);
+  });
+});
+
+/** Sends `n` requests one after another through the pace, each answered after `latencyMs`. */
+async function inTurn(t: ReturnType<typeof pace>, n: number, latencyMs: number): Promise<number[]> {
+  const starts: number[] = [];
+  const all = (async () => {
+    for (let i = 0; i < n; i++) {
+      const permit = await t.p.acquire();
+      t.p.sending(permit);
+      starts.push(permit.startedAt);
+      await t.clock.sleep(latencyMs);
+      t.p.answered(permit, { kind: 'ok' });
+      t.p.release();
+    }
+  })();
+  await t.clock.run(all);
+  return starts;
+}
+
+/** One request through the pace, refused at once with a 429. */
+async function refused(t: ReturnType<typeof pace>): Promise<void> {
+  const done = (async () => {
+    const permit = await t.p.acquire();
+    t.p.sending(permit);
+    await t.clock.sleep(10);
+    t.p.answered(permit, { kind: 'throttled' });
+    t.p.release();
+  })();
+  await t.clock.run(done);
+}
+
+describe('Pace: the rate the service allowed', () => {
+  /** A pace that learned a rate: 19 requests taken between two 429s 1.9 s apart. */
+  async function learned() {
+    const t = pace(1, 16);
+    await t.answer(10, 'throttled');
+    await inTurn(t, 19, 100);
+    await refused(t);
+    return t;
+  }
+
+  it('after a 429 where the rate binds, keeps to what the service took since the last 429', async () => {
+    const t = await learned();
+    // 19 taken (and half of one, the unsent part of a token) in 1.91 s.
+    expect(t.changes.at(-2)).toMatch(/^\d+ pacing at 10\.2 requests a second$/);
+    const starts = await inTurn(t, 3, 10);
+    expect(starts[1]! - starts[0]!).toBeCloseTo(1000 / 10.2, 0);
+    expect(starts[2]! - starts[1]!).toBeCloseTo(1000 / 10.2, 0);
+  });
+
+  it('probes above the rate by one request a second after 5 s of clean answers, never by doubling', async () => {
+    const t = await learned();
+    const learnedAt = t.clock.t;
+    await inTurn(t, 120, 10);
+    const probes = t.changes.filter((c) => /probing/.test(c));
+    expect(probes[0]).toMatch(/ probing at 11\.2 requests a second$/);
+    expect(probes[1]).toMatch(/ probing at 12\.2 requests a second$/);
+    // The first 5 s after the 429 went at 10.2 a second, the next 5 s at 11.2.
+    expect(t.clock.t - learnedAt).toBeGreaterThan(10_000);
+  });
+
+  it('a refused probe brings the rate back and doubles the clean time before the next probe', async () => {
+    const t = await learned();
+    await inTurn(t, 55, 10);
+    expect(t.changes.at(-1)).toMatch(/ probing at 11\.2 requests a second$/);
+    await refused(t);
+    const back = t.changes.filter((c) => /pacing/.test(c)).at(-1)!;
+    expect(Number.parseFloat(back.split(' at ')[1]!)).toBeLessThan(11.2);
+    const refusedAt = t.clock.t;
+    // 100 more requests at about 10.5 a second: no probe for 10 s.
+    const starts = await inTurn(t, 120, 10);
+    const probeAt = starts.find((s, i) => i > 0 && s - starts[i - 1]! < 90);
+    expect(probeAt! - refusedAt).toBeGreaterThanOrEqual(10_000);
   });
 });

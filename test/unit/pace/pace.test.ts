@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Answered, Pace } from '../../../src/core/pace.js';
+import { concurrencyOf } from '../../../src/core/send/options.js';
 import { SimClock } from '../../helpers/sim-clock.js';
 
 /** A simulated service: answers after `latencyMs`, or 429 when its limit is exceeded. */
@@ -9,7 +10,13 @@ interface Model {
   cap?: number;
   /** A token bucket: requests a second and burst; 429 without Retry-After, as API gateways answer. */
   bucket?: { rate: number; burst: number };
+  /** The Retry-After of its 429s, if it sends one. */
+  retryAfterMs?: number;
 }
+
+/** What a send starts with by default, and with --concurrency 16. */
+const DEFAULT = concurrencyOf({ maxConcurrency: 16 });
+const FIXED_16 = concurrencyOf({ concurrency: 16, maxConcurrency: 16 });
 
 /** A seeded pseudo-random source in [0, 1): the same jitter every run. */
 function lcg(seed: number): () => number {
@@ -25,7 +32,11 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
   const clock = new SimClock();
   const random = lcg(19);
   const changes: string[] = [];
-  const p = new Pace({ ...pace, clock, onChange: (l, why) => changes.push(`${l}: ${why}`) });
+  const p = new Pace({
+    ...pace,
+    clock,
+    onChange: (l, why) => changes.push(`${l}: ${why} (at ${Math.round(clock.t)} ms)`),
+  });
   let inFlight = 0;
   let tokens = model.bucket?.burst ?? 0;
   let refilledAt = 0;
@@ -39,8 +50,9 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
     if (clock.t >= 1000) steadyRequests += 1;
     const throttle = (): Answered => {
       throttled += 1;
+
       if (clock.t >= 1000) steadyThrottled += 1;
-      return { kind: 'throttled' };
+      return { kind: 'throttled', retryAfterMs: model.retryAfterMs };
     };
     if (model.bucket) {
       tokens = Math.min(
@@ -72,11 +84,10 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
         const how = await call();
         p.answered(permit, how);
         if (how.kind === 'ok') return;
-        // As the engine does: a backoff with full jitter (250 ms at first), its place free.
-        await p.again(
-          permit,
-          clock.sleep(Math.floor(random() * 250 * 2 ** Math.min(attempt++, 5))),
-        );
+        // As the engine does: a Retry-After, else a backoff with full jitter (250 ms at first).
+        const backoff = Math.floor(random() * 250 * 2 ** Math.min(attempt++, 5));
+        const wait = how.kind === 'throttled' ? how.retryAfterMs : undefined;
+        await p.again(permit, clock.sleep(wait ?? backoff));
       }
     } finally {
       p.release();
@@ -96,6 +107,8 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
     ratio: clock.t / ideal,
     share,
     overall: throttled / requests,
+    throttled,
+    steadyThrottled,
     record: p.record,
     changes,
   };
@@ -103,8 +116,8 @@ async function simulate(model: Model, n: number, pace: { initial: number; max: n
 
 describe('Pace against simulated services (200 requests)', () => {
   for (const flags of [
-    { name: 'default', initial: 4, max: 16 },
-    { name: '--concurrency 16', initial: 16, max: 16 },
+    { name: 'default', ...DEFAULT },
+    { name: '--concurrency 16', ...FIXED_16 },
   ]) {
     it(`${flags.name}: a token bucket of 20/s (burst 5), 100 ms: within 1.15x, at most 10% 429s`, async () => {
       const r = await simulate({ latencyMs: 100, bucket: { rate: 20, burst: 5 } }, 200, flags);
@@ -136,4 +149,27 @@ describe('Pace against simulated services (200 requests)', () => {
       expect(r.record.peakConcurrency).toBe(16);
     });
   }
+});
+
+describe('Pace against a token bucket that answers Retry-After: 1 (20/s, burst 5, 100 ms)', () => {
+  const model = { latencyMs: 100, bucket: { rate: 20, burst: 5 }, retryAfterMs: 1_000 };
+
+  it('default: 200 requests see at most 5 429s, within 1.15x', async () => {
+    const r = await simulate(model, 200, DEFAULT);
+    expect(r.throttled, r.changes.join('\n')).toBeLessThanOrEqual(5);
+    expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
+  });
+
+  it('--concurrency 16: the first round meets the burst; at most 2 429s after it', async () => {
+    const r = await simulate(model, 200, FIXED_16);
+    expect(r.overall, r.changes.join('\n')).toBeLessThanOrEqual(0.1);
+    expect(r.steadyThrottled, r.changes.join('\n')).toBeLessThanOrEqual(2);
+    expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.15);
+  });
+
+  it('a minute of requests at its rate: a few 429s after the first second', async () => {
+    const r = await simulate(model, 1200, DEFAULT);
+    expect(r.steadyThrottled, r.changes.join('\n')).toBeLessThanOrEqual(5);
+    expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.05);
+  });
 });

@@ -5,17 +5,18 @@ import type {
   CreateResponse,
   PayoutRecord,
 } from '../../../src/api/types.js';
-import { FakeClock } from '../../helpers/main.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from '../../../src/core/send/engine.js';
 import {
   NetworkError,
   NotFoundError,
   OutcomeUnknownError,
+  RateLimitedError,
   RequestRejectedError,
   ServiceError,
   TooLargeError,
 } from '../../../src/errors.js';
 import type { RunState, StateDb } from '../../../src/state/index.js';
+import { FakeClock } from '../../helpers/main.js';
 import { openDb, openRun, states, tempStateDir } from '../state/helpers.js';
 
 /** A fake service: `create` decides each answer; applied payouts are readable by GET. */
@@ -285,5 +286,39 @@ describe('SendEngine', () => {
     // B's prepared intent (request 2) was withdrawn; it went out as request 3.
     expect(reqs.map((r) => `${r.reference_id}:${r.req}`)).toEqual(['A:1', 'B:3']);
     expect(states(opened.db, opened.state)).toEqual({ A: 'done', B: 'done' });
+  });
+  it("a 429's Retry-After holds the refused request, not the others, while the service takes requests", async () => {
+    const opened = await openState(['A', 'B', 'C']);
+    const clock = new FakeClock();
+    const start = clock.t;
+    const sentAt: string[] = [];
+    const svc = new FakeService((req, n, s) => {
+      sentAt.push(`${req.payouts[0]!.reference_id}@${clock.t - start}`);
+      if (n === 2) {
+        return Promise.resolve({
+          status: 429,
+          error: new RateLimitedError('rate limited by the service (HTTP 429)', {
+            status: 429,
+            retryAfterMs: 1_000,
+          }),
+          retryAfterMs: 1_000,
+        });
+      }
+      return okAll(req, n, s);
+    });
+    const engine = newEngine(
+      svc,
+      opened,
+      { chunkSize: 1, concurrency: 2 },
+      undefined,
+      undefined,
+      clock,
+    );
+    for (const ref of ['A', 'B', 'C']) engine.enqueue(pending(ref));
+    await engine.finish();
+    await opened.state.close();
+    // C went at once; B again only after its Retry-After.
+    expect(sentAt).toEqual(['A@0', 'B@0', 'C@0', 'B@1000']);
+    expect(engine.pace.record.throttled).toBe(1);
   });
 });
