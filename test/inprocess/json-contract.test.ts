@@ -140,6 +140,7 @@ describe('--json on every exit', () => {
     ]);
     const lines = readFileSync(report, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(11);
+    expect(r.stderr).toContain(`Report written to ${report}`);
     expect(first.svc.appliedTwice()).toEqual([]);
   });
 });

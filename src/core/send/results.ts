@@ -154,18 +154,20 @@ export async function finishRun(run: SendRun, done: Finished): Promise<number> {
   // says they were not recorded.
   done.thrown ??= done.engine.outcomes.save();
   let failedOut = 0;
+  let written = true;
   try {
     failedOut = await writeFiles(run, done.engine);
   } catch (error) {
     // The results still list every row; the error says which file could not be written.
+    written = false;
     done.thrown ??= error;
   }
   const summary = summaryOf(run, done.engine);
   const ending = endingOf(run, done, summary);
   if (output.json) await printDocument(run, done, ending, summary);
   else await printTable(run, done, summary);
-  if (opts.reportPath && !done.thrown) output.info(`Report written to ${opts.reportPath}`);
-  if (opts.failedOutPath && !done.thrown)
+  if (opts.reportPath && written) output.info(`Report written to ${opts.reportPath}`);
+  if (opts.failedOutPath && written)
     output.info(
       `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`,
     );
