@@ -27,6 +27,7 @@ interface SendFlags {
   failedOut?: string;
   all?: boolean;
   sandbox?: boolean;
+  stateUrl?: string;
 }
 
 /** Parses --allow-currency CODE or CODE:DIGITS. */
@@ -136,6 +137,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
+    .option(
+      '--state-url <url>',
+      'a history shared with the team, postgres://USER:PASSWORD@HOST/DB (default: PAYOUTS_STATE_URL, else the state folder)',
+    )
     .addHelpText(
       'after',
       examples(
@@ -154,12 +159,18 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       { parseMapOption, parseDelimiterOption },
       { openService, loadSettings, serviceKeyOf },
       { stateDir },
+      { chooseStateUrl },
     ] = await Promise.all([
       import('../../core/send/run.js'),
       import('../../input/index.js'),
       import('../../core/service.js'),
       import('../../paths.js'),
+      import('../../state/pg/url.js'),
     ]);
+    const stateUrl = chooseStateUrl(
+      { value: flags.stateUrl, from: '--state-url' },
+      { value: ctx.runtime.env.PAYOUTS_STATE_URL, from: 'PAYOUTS_STATE_URL' },
+    );
     return runSend(
       {
         files,
@@ -192,6 +203,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         interrupt: ctx.runtime.interrupt,
         clock: ctx.runtime.clock,
         commandLine: `payouts send ${files.join(' ')}`,
+        stateUrl,
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);

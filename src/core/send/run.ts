@@ -6,7 +6,19 @@ import { ExitCode } from '../../exit-codes.js';
 import type { IntakeOptions } from '../../input/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
-import { acquireSendLock, openStateDb, priorRows, RunIntake, RunState } from '../../state/index.js';
+import {
+  acquireSendLock,
+  openScratchDb,
+  openStateDb,
+  type JournalMirror,
+  type PgHistory,
+  type PriorRow,
+  priorRows,
+  RunIntake,
+  RunState,
+  runIdFor,
+  stagedPages,
+} from '../../state/index.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
@@ -42,6 +54,10 @@ export interface SendDeps {
   retry?: RetryPolicy;
   /** Time for retry waits and read-back timing; the real clock unless a test passes one. */
   clock?: Clock;
+  /** A shared history (postgres://…) to use instead of the state folder's state.db. */
+  stateUrl?: string;
+  /** The user and host a shared history's lock names (tests pretend to be another machine). */
+  lockHolder?: { host?: string; user?: string };
 }
 
 /** Builds the sources of a run; standard input is copied to a file, whose bytes are hashed as the files' are. */
@@ -79,14 +95,27 @@ interface Staging {
   rows: RunIntake;
   /** Adopted by the run: not to be discarded. */
   kept: boolean;
+  /** The shared history that holds what was sent, when there is one (else state.db does). */
+  history?: PgHistory;
 }
 
-/** Opens where pass 1 stages a run's rows. */
+/**
+ * Opens where pass 1 stages a run's rows: state.db; or, with a shared history, a private
+ * database of state.db's schema, from which the run's rows go to the history when it starts.
+ */
 async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
-  if (opts.dryRun) return { rows: RunIntake.scratch(), kept: false };
+  const history = deps.stateUrl ? await openHistory(deps.stateUrl) : undefined;
+  if (opts.dryRun) return { rows: RunIntake.scratch(), kept: false, history };
   const now = new Date((deps.clock ?? systemClock).now());
-  const db = await openStateDb(deps.stateDir);
-  return { rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }), kept: false };
+  const db = history ? openScratchDb() : await openStateDb(deps.stateDir);
+  const rows = RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now });
+  return { rows, kept: false, history };
+}
+
+/** Connects to a shared history; pg is loaded only then. */
+async function openHistory(url: string): Promise<PgHistory> {
+  const { PgHistory } = await import('../../state/pg/history.js');
+  return PgHistory.open(url);
 }
 
 /** How pass 1 reads the files. */
@@ -119,6 +148,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       // Rows of a run that never began are of no use to anyone.
       if (!staging.kept) staging.rows.discard();
       if (staging.rows.db.open) staging.rows.db.close();
+      await staging.history?.close();
     }
     cleanup();
   }
@@ -187,7 +217,7 @@ export class SendRun {
       : await this.deps.preview();
     let split: RunSplit | null = null;
     if (where.serviceKey !== undefined) {
-      const rows = priorRows(this.staging.rows, where.serviceKey, this.deps.stateDir);
+      const rows = await this.priorRows(where.serviceKey);
       split = splitRun(plan, priorState(rows), currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
@@ -209,17 +239,39 @@ export class SendRun {
     return ExitCode.ok;
   }
 
+  /** What the runs of a service hold about the staged rows: in the shared history, or state.db. */
+  private priorRows(serviceKey: string): Promise<PriorRow[]> {
+    const { rows, history } = this.staging;
+    if (history) return history.prior(serviceKey, stagedPages(rows));
+    return Promise.resolve(priorRows(rows, serviceKey, this.deps.stateDir));
+  }
+
+  /** One sending run per service: across machines with a shared history, else on this one. */
+  private lock(serviceKey: string): Promise<{ release(): Promise<void> }> {
+    const { deps } = this;
+    const { history } = this.staging;
+    if (!history) {
+      return acquireSendLock({
+        stateDir: deps.stateDir,
+        serviceKey,
+        pid: deps.pid,
+        command: deps.commandLine,
+      });
+    }
+    return history.lockService(serviceKey, {
+      ...deps.lockHolder,
+      pid: deps.pid,
+      started_at: new Date().toISOString(),
+      command: deps.commandLine,
+    });
+  }
+
   /** Connects, then sends under the service's run lock; renders once the lock is released. */
   async send(): Promise<number> {
     const { deps } = this;
     const service = await deps.connect();
     try {
-      const lock = await acquireSendLock({
-        stateDir: deps.stateDir,
-        serviceKey: service.serviceKey,
-        pid: deps.pid,
-        command: deps.commandLine,
-      });
+      const lock = await this.lock(service.serviceKey);
       let sent: Sending;
       try {
         sent = await this.sendLocked(service);
@@ -237,8 +289,8 @@ export class SendRun {
    * (asks nothing when everything was sent earlier), then sends.
    */
   private async sendLocked(service: ServiceConnection): Promise<Sending> {
-    const { opts, plan, currencies, output, staging } = this;
-    const prior = priorState(priorRows(staging.rows, service.serviceKey, this.deps.stateDir));
+    const { opts, plan, currencies, output } = this;
+    const prior = priorState(await this.priorRows(service.serviceKey));
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
@@ -254,7 +306,7 @@ export class SendRun {
       output.info(summaryText(view, currencies, output.errColor));
       if (!service.sandbox && !opts.yes) await this.confirm(split);
     }
-    const state = this.openState(service);
+    const state = await this.openState(service);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
     try {
       const engine = this.newEngine(service, state, (text) => progress?.update(text));
@@ -280,23 +332,42 @@ export class SendRun {
     if (!(await output.confirm(question))) throw new UsageError('not confirmed: nothing was sent');
   }
 
-  /** Opens the run's state: the staged rows become the run, or resume it when sent before. */
-  private openState(service: ServiceConnection): RunState {
+  /**
+   * Opens the run's state: the staged rows become the run, or resume it when sent before. With
+   * a shared history, the run is adopted there first, and every commit goes there as well.
+   */
+  private async openState(service: ServiceConnection): Promise<RunState> {
     const { plan, staging, deps } = this;
+    const now = () => new Date((deps.clock ?? systemClock).now());
+    const header = {
+      service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
+      client_id: service.settings.clientId,
+      inputs: plan.sources.map((s) => s.name),
+      input_hash: plan.inputHash,
+      payout_count: plan.payoutCount,
+      ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+    };
+    let shared: { mirror: JournalMirror; lastReqFloor: number } | undefined;
+    if (staging.history) {
+      const run = await staging.history.adopt(
+        {
+          ...header,
+          runId: runIdFor(service.serviceKey, plan.inputHash),
+          serviceKey: service.serviceKey,
+          now: now().toISOString(),
+        },
+        () => stagedPages(staging.rows),
+      );
+      shared = { mirror: staging.history.mirrorOf(run.id), lastReqFloor: run.lastReq };
+    }
     const state = RunState.open({
       db: staging.rows.db,
       intake: staging.rows,
       serviceKey: service.serviceKey,
       chargeMinor: chargeMinorOf(this.currencies),
-      ...(deps.clock ? { now: () => new Date(deps.clock!.now()) } : {}),
-      header: {
-        service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
-        client_id: service.settings.clientId,
-        inputs: plan.sources.map((s) => s.name),
-        input_hash: plan.inputHash,
-        payout_count: plan.payoutCount,
-        ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
-      },
+      ...(deps.clock ? { now } : {}),
+      header,
+      ...shared,
     });
     staging.kept = true;
     return state;
