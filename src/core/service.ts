@@ -15,9 +15,12 @@ import { type Timing, timingFor } from './timing.js';
 /** The service key of the built-in sandbox. */
 export const SANDBOX_SERVICE_KEY = 'sandbox';
 
-/** What names a service in the state database: its base URL and the client id used. */
-export function serviceKeyOf(baseUrl: string, clientId: string): string {
-  return `${baseUrl} ${clientId}`;
+/**
+ * What names a service in the state database and its run lock: its normalized base URL. The
+ * Client-Id is not part of it, so a rotated key or a colleague's key shares the history.
+ */
+export function serviceKeyOf(baseUrl: string): string {
+  return baseUrl;
 }
 
 /** A service to talk to: a client plus what identifies the service in journals and summaries. */
@@ -26,7 +29,7 @@ export interface ServiceConnection {
   settings: CompleteSettings;
   /** True when the service is the built-in sandbox. */
   sandbox: boolean;
-  /** Identifies the service for journals and the run lock: base URL and client id, or "sandbox". */
+  /** Identifies the service for the history and the run lock: its base URL, or "sandbox". */
   serviceKey: string;
   timing: Timing;
   close(): Promise<void>;
@@ -127,7 +130,7 @@ export async function openService(
     client,
     settings,
     sandbox: false,
-    serviceKey: serviceKeyOf(settings.baseUrl, settings.clientId),
+    serviceKey: serviceKeyOf(settings.baseUrl),
     timing,
     close: () => client.close(),
   };

@@ -2,8 +2,8 @@ import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { PayoutsError } from '../errors.js';
+import { sha256Hex16 } from './hash.js';
 import { MIGRATIONS } from './schema.js';
-import { importV1Journals } from './v1/import.js';
 
 /** A connection to state.db (or to a scratch database of the same schema). */
 export type StateDb = Database.Database;
@@ -87,6 +87,8 @@ export function migrate(db: StateDb, path: string): void {
     );
   }
   if (current === MIGRATIONS.length) return;
+  // Step 3 derives service and run ids in SQL, as hash.ts does (PostgreSQL: sha256()).
+  db.function('sha256_16', { deterministic: true }, (text) => sha256Hex16(String(text)));
   db.transaction(() => {
     // Another process may have migrated since the version was read: read it again under the lock.
     for (const step of MIGRATIONS.slice(userVersion(db))) db.exec(step);
@@ -96,7 +98,7 @@ export function migrate(db: StateDb, path: string): void {
 
 /**
  * Opens (creating if need be) the state database of a state folder: WAL, every commit
- * synced (synchronous=FULL), migrated, and with any v1 journals imported once.
+ * synced (synchronous=FULL) and migrated.
  */
 export async function openStateDb(stateDir: string): Promise<StateDb> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
@@ -110,7 +112,6 @@ export async function openStateDb(stateDir: string): Promise<StateDb> {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = FULL');
     migrate(db, path);
-    await importV1Journals(db, stateDir);
   } catch (err) {
     db.close();
     throw err;

@@ -3,15 +3,13 @@ import { hash } from 'node:crypto';
 
 /** The payout hash this version writes: SHA-256 of the canonical form (see payoutHash). */
 export const HASH_VERSION = 2;
-/** The payout hash of v1 journals (a 64-bit non-cryptographic hash of the same form). */
-export const HASH_VERSION_V1 = 1;
 
 /** First 16 hex characters of the SHA-256 of a text. */
-function sha256Hex16(text: string): string {
+export function sha256Hex16(text: string): string {
   return hash('sha256', text, 'hex').slice(0, 16);
 }
 
-/** Identifies a service (base URL and client id, or "sandbox") without revealing it. */
+/** Identifies a service (its base URL, or "sandbox") without revealing it. */
 export function serviceId(serviceKey: string): string {
   return sha256Hex16(serviceKey);
 }
@@ -53,23 +51,7 @@ export function payoutHash(p: PayoutIdentity): string {
   return hash('sha256', canonicalPayout(p), 'hex');
 }
 
-/** The payout hash of v1 journals (cyrb53 mixing, both lanes kept), to compare with their rows. */
-export function payoutHashV1(p: PayoutIdentity): string {
-  const text = canonicalPayout(p);
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  const hex = (x: number) => (x >>> 0).toString(16).padStart(8, '0');
-  return hex(h2) + hex(h1);
-}
-
 /** Whether a stored payout hash of version `version` is the hash of `p`. */
 export function sameHash(stored: string, version: number, p: PayoutIdentity): boolean {
-  return stored === (version === HASH_VERSION_V1 ? payoutHashV1(p) : payoutHash(p));
+  return version === HASH_VERSION && stored === payoutHash(p);
 }

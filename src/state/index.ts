@@ -19,5 +19,4 @@ export { type PriorRow, priorRows, stagedPages } from './prior.js';
 export type { PgHistory } from './pg/history.js';
 export type { JournalMirror, JournalRecord } from './records.js';
 export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
-export { JournalCorruptError } from './v1/errors.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

@@ -13,6 +13,8 @@ export interface PriorRow {
   payout: PayoutRequest;
   /** The run that holds the state. */
   run_id: string;
+  /** The Client-Id that run sent under (null: not recorded). */
+  client_id: string | null;
   /** That run's payout hash for the reference, and its version (null: not known). */
   hash: string | null;
   hash_version: number;
@@ -44,7 +46,7 @@ function query(
   const rows = db
     .prepare(
       `SELECT m.row, m.reference_id, m.amount, m.currency, m.recipient, ${staged.description},
-         r.run_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
+         r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
          o.status, o.transaction_id, o.charges, o.message
        FROM ${staged.rows}
        JOIN ${history}.journal o ON o.reference_id = m.reference_id
@@ -57,6 +59,7 @@ function query(
     row: r.row,
     payout: payoutOf(r),
     run_id: r.run_id,
+    client_id: r.client_id,
     hash: r.hash,
     hash_version: r.hash_version,
     state: r.state,

@@ -137,4 +137,21 @@ export const MIGRATIONS: readonly string[] = [
       LEFT JOIN intents i ON i.run = p.run AND i.row = p.row
       LEFT JOIN results d ON d.run = p.run AND d.row = p.row;
   `,
+  // Step 3: a service is its base URL alone (it was the base URL and the Client-Id), so runs
+  // under every Client-Id share one history and one lock. runs.service already holds the base
+  // URL (or "sandbox") and runs.client_id the key each run used; the ids are derived afresh.
+  // Runs of the same input under two keys become one id: the newest keeps it, older ones get
+  // the suffix a superseded run gets.
+  `
+  CREATE TEMP TABLE run_ids AS
+    SELECT id, sha256_16(service || char(10) || input_hash) AS run_id,
+      id = max(id) OVER (PARTITION BY service, input_hash, length(run_id) = 16) AND length(run_id) = 16 AS newest
+    FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL AND input_hash IS NOT NULL;
+  UPDATE runs SET service_id = sha256_16(service) WHERE service IS NOT NULL;
+  UPDATE runs SET run_id = (SELECT run_id || '-' || runs.id FROM run_ids WHERE run_ids.id = runs.id)
+    WHERE id IN (SELECT id FROM run_ids);
+  UPDATE runs SET run_id = (SELECT run_id FROM run_ids WHERE run_ids.id = runs.id)
+    WHERE id IN (SELECT id FROM run_ids WHERE newest);
+  DROP TABLE temp.run_ids;
+  `,
 ];

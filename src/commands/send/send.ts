@@ -207,8 +207,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);
-          const serviceKey =
-            s.baseUrl && s.clientId ? serviceKeyOf(s.baseUrl.value, s.clientId.value) : undefined;
+          const serviceKey = s.baseUrl ? serviceKeyOf(s.baseUrl.value) : undefined;
           return { baseUrl: s.baseUrl?.value, profile: s.profile.value, serviceKey };
         },
       },

@@ -27,11 +27,11 @@ function countsText(r: RunSummary): string {
 }
 
 /**
- * Runs `read` on the state database; undefined when there is none and no v1 journals to
- * import (nothing was ever sent), so that listing runs creates nothing.
+ * Runs `read` on the state database; undefined when there is none (nothing was ever
+ * sent), so that listing runs creates nothing.
  */
 async function withStateDb<T>(stateDir: string, read: (db: StateDb) => T): Promise<T | undefined> {
-  if (!existsSync(join(stateDir, STATE_DB)) && !existsSync(join(stateDir, 'journals'))) {
+  if (!existsSync(join(stateDir, STATE_DB))) {
     return undefined;
   }
   const db = await openStateDb(stateDir);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase, openStateDb } from '../../../src/state/db.js';
 import { MIGRATIONS } from '../../../src/state/schema.js';
-import { openDb, tempStateDir } from './helpers.js';
+import { payoutHash, priorRows, RunIntake, runIdFor, serviceId } from '../../../src/state/index.js';
+import { openDb, payout, SERVICE, tempStateDir } from './helpers.js';
 
 describe('state.db', () => {
   it('is WAL, synced on every commit, at the latest schema version', async () => {
@@ -101,6 +102,50 @@ describe('state.db', () => {
       .prepare("EXPLAIN QUERY PLAN SELECT state FROM journal WHERE reference_id = 'D' AND run = 1")
       .all() as Array<{ detail: string }>;
     expect(plan.map((p) => p.detail).join('\n')).toMatch(/payouts_reference/);
+  });
+
+  it('moves schema 2 histories of base URL and Client-Id to one history per base URL', async () => {
+    const stateDir = await tempStateDir();
+    mkdirSync(stateDir, { recursive: true });
+    const old = openDatabase(join(stateDir, 'state.db'));
+    old.exec(MIGRATIONS[0]!);
+    old.exec(MIGRATIONS[1]!);
+    old.exec('PRAGMA user_version = 2');
+    const input = 'b'.repeat(64);
+    const keyA = `${SERVICE} key-a`;
+    const keyB = `${SERVICE} key-b`;
+    const run = old.prepare(
+      `INSERT INTO runs (id, run_id, service_id, service, client_id, inputs, input_hash,
+         payout_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '[]', ?, 1, 't0', 't0')`,
+    );
+    // The same file sent under key A, then under key B; an older superseded run; the sandbox.
+    run.run(1, runIdFor(keyA, input), serviceId(keyA), SERVICE, 'key-a', input);
+    run.run(2, runIdFor(keyB, input), serviceId(keyB), SERVICE, 'key-b', input);
+    run.run(3, `${runIdFor(keyA, 'c')}-3`, serviceId(keyA), SERVICE, 'key-a', 'c');
+    run.run(4, runIdFor('sandbox', input), serviceId('sandbox'), 'sandbox', 'sandbox-id', input);
+    const p = payout('R1');
+    old
+      .prepare(
+        `INSERT INTO payouts (run, row, reference_id, amount, currency, recipient, hash, hash_version)
+         VALUES (1, 0, 'R1', ?, ?, ?, ?, 2)`,
+      )
+      .run(p.amount, p.currency, p.recipient, payoutHash(p));
+    old.exec(`INSERT INTO results VALUES (1, 0, 1, 'success', 'T-1', NULL, NULL, 't1')`);
+    old.close();
+    const db = await openDb(stateDir);
+    expect(db.prepare('SELECT id, run_id, service_id FROM runs ORDER BY id').all()).toEqual([
+      { id: 1, run_id: `${runIdFor(SERVICE, input)}-1`, service_id: serviceId(SERVICE) },
+      { id: 2, run_id: runIdFor(SERVICE, input), service_id: serviceId(SERVICE) },
+      { id: 3, run_id: `${runIdFor(SERVICE, 'c')}-3`, service_id: serviceId(SERVICE) },
+      { id: 4, run_id: runIdFor('sandbox', input), service_id: serviceId('sandbox') },
+    ]);
+    // A run under any key now finds what key A sent, and learns which key sent it.
+    const rows = RunIntake.begin(db, { pid: 1, inputs: ['x.csv'], now: new Date() });
+    rows.add({ ...p, file: 'x.csv', location: 'line 2', hash: payoutHash(p) });
+    rows.finish();
+    expect(priorRows(rows, SERVICE, stateDir).map((r) => [r.client_id, r.status])).toEqual([
+      ['key-a', 'success'],
+    ]);
   });
 
   it('keeps one statement per text for the life of the connection (none is ever freed)', () => {

@@ -3,9 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   canonicalDecimal,
   HASH_VERSION,
-  HASH_VERSION_V1,
   payoutHash,
-  payoutHashV1,
   runIdFor,
   sameHash,
   serviceId,
@@ -15,7 +13,7 @@ const base = { reference_id: 'PAY-1', amount: '10.5', currency: 'USD', recipient
 
 describe('ids', () => {
   it('serviceId is the first 16 hex chars of sha256(serviceKey)', () => {
-    const key = 'https://pay.example.com abc-client-id';
+    const key = 'https://pay.example.com';
     const full = createHash('sha256').update(key).digest('hex');
     expect(serviceId(key)).toBe(full.slice(0, 16));
     expect(serviceId('sandbox')).not.toBe(serviceId(key));
@@ -65,14 +63,10 @@ describe('ids', () => {
     }
   });
 
-  it('compares a stored hash by its version: v1 journals keep matching their payouts', () => {
-    // A hash the v1 journal writer produced for this payout (payouts 0.1).
-    const v1 = '81eee922e3359c63';
-    expect(payoutHashV1(base)).toBe(v1);
-    expect(sameHash(v1, HASH_VERSION_V1, base)).toBe(true);
-    expect(sameHash(v1, HASH_VERSION_V1, { ...base, amount: '10.50' })).toBe(true);
-    expect(sameHash(v1, HASH_VERSION_V1, { ...base, amount: '11' })).toBe(false);
+  it('compares a stored hash by its version: only version 2 matches', () => {
     expect(sameHash(payoutHash(base), HASH_VERSION, base)).toBe(true);
-    expect(sameHash(v1, HASH_VERSION, base)).toBe(false);
+    expect(sameHash(payoutHash(base), HASH_VERSION, { ...base, amount: '10.50' })).toBe(true);
+    expect(sameHash(payoutHash(base), HASH_VERSION, { ...base, amount: '11' })).toBe(false);
+    expect(sameHash(payoutHash(base), 1, base)).toBe(false);
   });
 });

@@ -28,7 +28,7 @@ afterEach(async () => {
   for (const dir of made.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-export const SERVICE = 'https://pay.example.com abc-client-id';
+export const SERVICE = 'https://pay.example.com';
 
 /** A clock that ticks one second per call from a fixed start. */
 export function fakeClock(start = Date.UTC(2026, 0, 2, 3, 4, 5)): () => Date {
@@ -81,7 +81,13 @@ export function priorOf(
 export function openRun(
   db: StateDb,
   refs: string[],
-  opts: { inputHash?: string; serviceKey?: string; amount?: string; now?: () => Date } = {},
+  opts: {
+    inputHash?: string;
+    serviceKey?: string;
+    amount?: string;
+    now?: () => Date;
+    clientId?: string;
+  } = {},
 ): RunState {
   const rows = stage(db, refs, opts.amount);
   return State.open({
@@ -91,8 +97,8 @@ export function openRun(
     chargeMinor: () => undefined,
     now: opts.now ?? fakeClock(),
     header: {
-      service: 'https://pay.example.com',
-      client_id: 'abc-client-id',
+      service: opts.serviceKey ?? SERVICE,
+      client_id: opts.clientId ?? 'abc-client-id',
       inputs: ['payouts.csv'],
       input_hash: opts.inputHash ?? 'a'.repeat(64),
       payout_count: refs.length,

@@ -93,7 +93,7 @@ describe('priorRows of a dry run', () => {
     sent.recordOutcome(1, [{ ref: 'A', status: 'success' }]);
     await sent.close();
     // Another service's run of D says nothing about this service.
-    const other = openRun(db, ['D'], { serviceKey: 'https://other.example.com x' });
+    const other = openRun(db, ['D'], { serviceKey: 'https://other.example.com' });
     await other.recordIntent(1, rowsOf(other, 'D'));
     await other.close();
 
@@ -111,7 +111,7 @@ describe('priorRows of a dry run', () => {
       [2503, 'A', 'done', sent.runId, '1.00'],
     ]);
     // Nothing is known of a service no run of the folder sent to, nor of an empty folder.
-    expect(priorRows(rows, 'https://none.example.com x', stateDir)).toEqual([]);
+    expect(priorRows(rows, 'https://none.example.com', stateDir)).toEqual([]);
     expect(priorRows(rows, SERVICE, await tempStateDir())).toEqual([]);
     rows.discard();
   });

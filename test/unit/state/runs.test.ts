@@ -5,7 +5,7 @@ import { showRunList } from '../../../src/core/runs/runs.js';
 import { UsageError } from '../../../src/errors.js';
 import { listRuns, readRun, runIdFor, type StateDb } from '../../../src/state/index.js';
 import { memoryOutput } from '../status/output-helper.js';
-import { fakeClock, openDb, openRun, rowsOf, tempStateDir } from './helpers.js';
+import { fakeClock, openDb, openRun, rowsOf, SERVICE, tempStateDir } from './helpers.js';
 
 /** Two runs of one service and one of another, created a day apart each. */
 async function setup() {
@@ -134,7 +134,7 @@ describe('readRun', () => {
     const byFirst = new Map<string, string>();
     let pair: [string, string] | undefined;
     for (let i = 0; !pair; i++) {
-      const id = runIdFor('https://pay.example.com abc-client-id', `in-${i}`);
+      const id = runIdFor(SERVICE, `in-${i}`);
       const seen = byFirst.get(id[0]!);
       if (seen) pair = [seen, `in-${i}`];
       else byFirst.set(id[0]!, `in-${i}`);
