@@ -247,7 +247,7 @@ export class PgHistory {
       const refs = page.map((p) => p.reference_id);
       const r = await this.serial('looking up earlier sends', (c) =>
         c.query<Omit<PriorRow, 'row' | 'payout'> & { reference_id: string }>(
-          `SELECT o.reference_id, r.run_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
+          `SELECT o.reference_id, r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
              o.status, o.transaction_id, o.charges, o.message
            FROM journal o JOIN runs r ON r.id = o.run
            WHERE o.reference_id = ANY($1::text[]) AND r.service_id = $2

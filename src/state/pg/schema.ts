@@ -1,8 +1,8 @@
 /**
  * The schema of a shared history on PostgreSQL: the tables of state.db (src/state/schema.ts) as
- * they stand at SQLite's schema 2, with the same columns and indexes, and the view `journal`.
- * Step i takes `schema_version` from i to i + 1; steps are only ever appended, in step with
- * SQLite's. `locks` names the run that holds a service's advisory lock (SQLite has lock files).
+ * they stand at SQLite's schema 3 (whose step 3 changed ids, not tables), with the same
+ * columns and indexes, and the view `journal`. Step i takes `schema_version` from i to i + 1;
+ * steps are only ever appended, with a step here for each later SQLite step. `locks` names the run that holds a service's advisory lock (SQLite has lock files).
  */
 export const PG_MIGRATIONS: readonly string[] = [
   `
