@@ -1,7 +1,7 @@
 /** Fresh databases on the tests' PostgreSQL server (see pg-server.ts), one per test. */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { beforeEach, inject } from 'vitest';
 
 /** How long a test waits for the server's start, which goes on while tests run. */
 const START_WAIT_MS = 30_000;
@@ -48,4 +48,25 @@ export async function query<T extends object = Record<string, unknown>>(
   } finally {
     await c.end();
   }
+}
+
+/** The two state stores every never-twice test runs against. */
+export const STORES = ['sqlite', 'postgres'] as const;
+export type Store = (typeof STORES)[number];
+
+/**
+ * Registers a fresh database before each test of the enclosing describe when `store` is
+ * postgres; returns what adds it to a run's env as PAYOUTS_STATE_URL (nothing for sqlite).
+ */
+export function storeEnv(store: Store): {
+  <E extends Record<string, string>>(env: E): E & { PAYOUTS_STATE_URL?: string };
+  url(): string | undefined;
+} {
+  let url: string | undefined;
+  beforeEach(async () => {
+    url = store === 'postgres' ? await freshDatabase() : undefined;
+  });
+  const withStore = <E extends Record<string, string>>(env: E) =>
+    url === undefined ? env : { ...env, PAYOUTS_STATE_URL: url };
+  return Object.assign(withStore, { url: () => url });
 }
