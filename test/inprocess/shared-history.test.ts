@@ -1,32 +1,151 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
-import { runsOnFakeClock } from '../helpers/main.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
 import { freshDatabase, query } from '../helpers/pg.js';
-import { doubleSends, testService, writeRun } from '../helpers/sandbox.js';
 
-let service: Awaited<ReturnType<typeof testService>> | undefined;
-afterEach(async () => {
-  await service?.close();
-  service = undefined;
-});
+// Issue 25's story: two state folders (two machines, or a laptop and a CI runner) sharing one
+// PostgreSQL history, against a ledger that applies a payout again whenever it is posted again.
 
-const run = runsOnFakeClock();
+const fixture = ledgerPerTest();
 
-describe('a shared history on PostgreSQL', () => {
-  it('records a send there, and a second run finds it sent earlier', async () => {
-    service = await testService();
-    const url = await freshDatabase();
-    const env = { ...service.env, PAYOUTS_STATE_URL: url };
-    const { file, refs } = writeRun(service.home.dir, 12);
-    const first = await run(['send', file, '--yes', '--json'], { env });
+/** A file of `n` payouts, and its references. */
+function payoutFile(dir: string, n: number): { file: string; refs: string[] } {
+  const refs = Array.from({ length: n }, (_, i) => `TEAM-${i + 1}`);
+  const file = join(dir, 'run.csv');
+  const rows = refs.map((r, i) => `${r},${i + 1}.50,EUR,${r.toLowerCase()}@example.com`);
+  writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+  return { file, refs };
+}
+
+/** The references of a --failed-out file (none when it was not written). */
+function failedRefs(path: string): string[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
+    .map((l) => l.split(',')[0]!);
+}
+
+/** Two machines: a state folder each, one shared history. */
+async function twoMachines(n: number) {
+  const url = await freshDatabase();
+  const svc = await fixture.start();
+  const a = fixture.home();
+  const b = fixture.home();
+  const { file, refs } = payoutFile(a.dir, n);
+  writeFileSync(join(b.dir, 'run.csv'), readFileSync(file));
+  const send = (home: typeof a, extra: { interrupt?: AbortSignal } = {}) =>
+    runMain(
+      [
+        'send',
+        join(home.dir, 'run.csv'),
+        '--yes',
+        '--json',
+        '--failed-out',
+        join(home.dir, 'failed.csv'),
+      ],
+      { env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url }, clock: new FakeClock(), ...extra },
+    );
+  return { url, svc, a, b, refs, send };
+}
+
+describe('two state folders sharing one PostgreSQL history', () => {
+  it('sent one after the other: the second finds every payout sent earlier and sends none', async () => {
+    const m = await twoMachines(6);
+    const first = await m.send(m.a);
     expect(first.code).toBe(0);
-    const rows = await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM results');
-    expect(rows[0]!.n).toBe(12);
-    const again = await run(['send', file, '--yes', '--json'], { env });
+    const creates = m.svc.creates;
+    const second = await m.send(m.b);
+    expect(second.code).toBe(0);
+    expect(m.svc.creates).toBe(creates);
+    const doc = parseJsonStdout<{ sent_earlier_count: number; failed_count: number }>(second);
+    expect(doc.sent_earlier_count).toBe(6);
+    expect(doc.failed_count).toBe(0);
+    expect(m.svc.appliedTwice()).toEqual([]);
+    expect([...m.svc.held.keys()].sort()).toEqual([...m.refs].sort());
+    expect(failedRefs(join(m.a.dir, 'failed.csv'))).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+  });
+
+  it('sent at the same time: the second exits 2 naming the first, and sends nothing', async () => {
+    const m = await twoMachines(4);
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let firstPosted!: () => void;
+    const posted = new Promise<void>((r) => {
+      firstPosted = r;
+    });
+    const svc = await fixture.start((n) => {
+      if (n === 1) firstPosted();
+      return n === 1 ? { hold: held } : {};
+    });
+    const env = (home: typeof m.a) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: m.url });
+    const args = (home: typeof m.a) => [
+      'send',
+      join(home.dir, 'run.csv'),
+      '--yes',
+      '--json',
+      '--failed-out',
+      join(home.dir, 'failed.csv'),
+    ];
+    const first = runMain(args(m.a), { env: env(m.a), clock: new FakeClock() });
+    await posted;
+    const second = await runMain(args(m.b), { env: env(m.b), clock: new FakeClock() });
+    release();
+    expect(second.code).toBe(2);
+    const message = second.stderr;
+    expect(message).toMatch(/another payouts send to this service is running/);
+    expect(message).toContain(`host ${hostname()}`);
+    expect(message).toContain(`user ${userInfo().username}`);
+    expect(message).toMatch(/started \d{4}-\d\d-\d\dT/);
+    expect(message).not.toContain(':payouts-test@');
+    expect((await first).code).toBe(0);
+    expect(svc.creates).toBe(1);
+    // Once the first is done, the second finds everything sent earlier.
+    const again = await runMain(args(m.b), { env: env(m.b), clock: new FakeClock() });
     expect(again.code).toBe(0);
-    expect(parseJsonStdout<{ sent_earlier_count: number }>(again).sent_earlier_count).toBe(12);
-    const ledger = await service.ledger();
-    expect([...ledger.keys()].sort()).toEqual(refs);
-    expect(doubleSends(ledger)).toEqual([]);
+    expect(svc.creates).toBe(1);
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+  });
+
+  it('a lock whose session died is given back by the server', async () => {
+    const m = await twoMachines(2);
+    const other = await PgHistory.open(m.url);
+    await other.lockService(m.svc.url, { pid: 1, started_at: 'then', command: 'payouts send x' });
+    const blocked = await m.send(m.a);
+    expect(blocked.code).toBe(2);
+    expect(blocked.stderr).toMatch(/pid 1, started then/);
+    // The session ends without giving the lock back, as when its process is killed.
+    await query(
+      m.url,
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'payouts' AND pid <> pg_backend_pid()",
+    );
+    await other.close();
+    const r = await m.send(m.a);
+    expect(r.code).toBe(0);
+    expect(m.svc.appliedTwice()).toEqual([]);
+  });
+
+  it('keeps the password of the URL out of every message', async () => {
+    const m = await twoMachines(1);
+    const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');
+    const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes', '--debug'], {
+      env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: bad },
+      clock: new FakeClock(),
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/shared history at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1/);
+    expect(`${r.stdout}${r.stderr}`).not.toContain('wrong-secret-pw');
+    expect(m.svc.creates).toBe(0);
   });
 });
