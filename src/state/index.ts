@@ -18,5 +18,14 @@ export {
 export { type PriorRow, priorRows, stagedPages } from './prior.js';
 export type { PgHistory } from './pg/history.js';
 export type { JournalMirror, JournalRecord } from './records.js';
-export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
+export {
+  listRuns,
+  listRunsIn,
+  type PayoutState,
+  type RowReader,
+  type RunDetail,
+  type RunSummary,
+  readRun,
+  readRunIn,
+} from './runs.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

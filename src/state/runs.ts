@@ -83,15 +83,17 @@ interface SummaryRow {
 
 /** A run's summary from its row; payouts never sent, or freed, are "not sent". */
 function summaryOf(r: SummaryRow): RunSummary {
+  // PostgreSQL gives counts as text (bigint): Number() reads both stores' alike.
   const counts = {
-    success: r.success,
-    failed: r.failed,
-    canceled: r.canceled,
-    pending: r.pending,
-    in_flight: r.in_flight,
+    success: Number(r.success),
+    failed: Number(r.failed),
+    canceled: Number(r.canceled),
+    pending: Number(r.pending),
+    in_flight: Number(r.in_flight),
     not_sent: 0,
   };
-  const accounted = r.success + r.failed + r.canceled + r.pending + r.in_flight;
+  const accounted =
+    counts.success + counts.failed + counts.canceled + counts.pending + counts.in_flight;
   counts.not_sent = Math.max(0, r.payout_count - accounted);
   return {
     run_id: r.run_id,
@@ -105,12 +107,19 @@ function summaryOf(r: SummaryRow): RunSummary {
   };
 }
 
+/** Reads rows from a store: `?` placeholders, in order. */
+export type RowReader = (sql: string, params: unknown[]) => Promise<unknown[]>;
+
+const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.created_at DESC, r.run_id`;
+
+/** Summaries of every run of every service in a store, newest first. */
+export async function listRunsIn(read: RowReader): Promise<RunSummary[]> {
+  return ((await read(LIST, [])) as SummaryRow[]).map(summaryOf);
+}
+
 /** Summaries of every run of every service, newest first. */
 export function listRuns(db: StateDb): RunSummary[] {
-  const rows = db
-    .prepare(`${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.created_at DESC, r.run_id`)
-    .all() as SummaryRow[];
-  return rows.map(summaryOf);
+  return (db.prepare(LIST).all() as SummaryRow[]).map(summaryOf);
 }
 
 /** A payout's state columns, from the view `journal`. */
@@ -141,17 +150,19 @@ function stateOf(r: StateRow): PayoutState {
   return { state: 'free' };
 }
 
-/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
-export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+/** A run id prefix as given, checked and lowered. */
+function prefixOf(runIdPrefix: string): string {
   const prefix = runIdPrefix.trim().toLowerCase();
   if (!/^[a-z0-9_-]+$/.test(prefix)) {
     throw new UsageError(
       `invalid run id ${JSON.stringify(runIdPrefix)}: give the run id or its first characters`,
     );
   }
-  const runs = db
-    .prepare(`${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`)
-    .all(prefix.length, prefix) as SummaryRow[];
+  return prefix;
+}
+
+/** The one run that matched a prefix; UsageError when none or several did. */
+function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
   const [only, ...others] = runs;
   if (!only) {
     throw new UsageError(`no run id starts with ${JSON.stringify(runIdPrefix)}: see payouts runs`);
@@ -162,13 +173,33 @@ export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
       `${runs.length} runs start with ${JSON.stringify(runIdPrefix)} (${ids}): give more characters`,
     );
   }
-  const payouts = (
-    db
-      .prepare(
-        `SELECT reference_id, state, req, hash, sent_at, status, transaction_id, charges, message
-         FROM journal WHERE run = ? ORDER BY row`,
-      )
-      .all(only.id) as StateRow[]
-  ).map((r) => ({ reference_id: r.reference_id, state: stateOf(r) }));
+  return only;
+}
+
+const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
+const PAYOUT_STATES = `SELECT reference_id, state, req, hash, sent_at, status, transaction_id,
+  charges, message FROM journal WHERE run = ? ORDER BY row`;
+
+/** A run's detail from its summary row and its payouts' rows. */
+function detailOf(only: SummaryRow, rows: StateRow[]): RunDetail {
+  const payouts = rows.map((r) => ({ reference_id: r.reference_id, state: stateOf(r) }));
   return { summary: summaryOf(only), payouts };
+}
+
+/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
+export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+  const prefix = prefixOf(runIdPrefix);
+  const runs = db.prepare(BY_PREFIX).all(prefix.length, prefix) as SummaryRow[];
+  const only = onlyRun(runs, runIdPrefix);
+  return detailOf(only, db.prepare(PAYOUT_STATES).all(only.id) as StateRow[]);
+}
+
+/** readRun on any store. */
+export async function readRunIn(read: RowReader, runIdPrefix: string): Promise<RunDetail> {
+  const prefix = prefixOf(runIdPrefix);
+  const only = onlyRun(
+    (await read(BY_PREFIX, [prefix.length, prefix])) as SummaryRow[],
+    runIdPrefix,
+  );
+  return detailOf(only, (await read(PAYOUT_STATES, [only.id])) as StateRow[]);
 }

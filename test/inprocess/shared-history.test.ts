@@ -136,6 +136,23 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(m.svc.appliedTwice()).toEqual([]);
   });
 
+  it('payouts runs lists the shared runs from either folder, and runs show reads one', async () => {
+    const m = await twoMachines(3);
+    expect((await m.send(m.a)).code).toBe(0);
+    const env = { ...m.svc.env(m.b.env), PAYOUTS_STATE_URL: m.url };
+    const list = await runMain(['runs', '--json'], { env });
+    expect(list.code).toBe(0);
+    const runs = JSON.parse(list.stdout) as Array<{ run_id: string; counts: { success: number } }>;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.counts.success).toBe(3);
+    const local = await runMain(['runs', '--json'], { env: m.svc.env(m.b.env) });
+    expect(JSON.parse(local.stdout)).toEqual([]);
+    const show = await runMain(['runs', 'show', runs[0]!.run_id.slice(0, 6), '--json'], { env });
+    expect(show.code).toBe(0);
+    const detail = JSON.parse(show.stdout) as { payouts: Array<{ state: string }> };
+    expect(detail.payouts.map((p) => p.state)).toEqual(['confirmed', 'confirmed', 'confirmed']);
+  });
+
   it('keeps the password of the URL out of every message', async () => {
     const m = await twoMachines(1);
     const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');

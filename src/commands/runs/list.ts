@@ -7,12 +7,21 @@ export function registerRunsList(runs: Command, runtime: Runtime, sink: ExitSink
   const cmd = runs
     .command('list', { isDefault: true })
     .description('list journaled runs with their counts, newest first')
+    .option(
+      '--state-url <url>',
+      'read the runs of a shared history, postgres://… (default: PAYOUTS_STATE_URL, else the state folder)',
+    )
     .addHelpText('after', examples('payouts runs', 'payouts runs --json'));
-  defineAction<[], object>(cmd, runtime, sink, async (ctx) => {
+  defineAction<[], { stateUrl?: string }>(cmd, runtime, sink, async (ctx, flags) => {
     const [{ showRunList }, { stateDir }] = await Promise.all([
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
-    return showRunList(stateDir(ctx.runtime.env), ctx.output);
+    const { chooseStateUrl } = await import('../../state/pg/url.js');
+    const stateUrl = chooseStateUrl(
+      { value: flags.stateUrl, from: '--state-url' },
+      { value: ctx.runtime.env.PAYOUTS_STATE_URL, from: 'PAYOUTS_STATE_URL' },
+    );
+    return showRunList({ stateDir: stateDir(ctx.runtime.env), stateUrl }, ctx.output);
   });
 }

@@ -2,9 +2,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   listRuns,
+  listRunsIn,
   openStateDb,
+  type RowReader,
   type RunSummary,
   readRun,
+  readRunIn,
   STATE_DB,
   type StateDb,
 } from '../../state/index.js';
@@ -42,9 +45,29 @@ async function withStateDb<T>(stateDir: string, read: (db: StateDb) => T): Promi
   }
 }
 
+/** Where runs are read: the state folder, or a shared history (postgres://…) when given. */
+export interface RunsSource {
+  stateDir: string;
+  stateUrl?: string;
+}
+
+/** Runs `read` on a shared history. */
+async function withHistory<T>(url: string, read: (rows: RowReader) => Promise<T>): Promise<T> {
+  const { PgHistory } = await import('../../state/pg/history.js');
+  const history = await PgHistory.open(url);
+  try {
+    return await read((sql, params) => history.rows(sql, params));
+  } finally {
+    await history.close();
+  }
+}
+
 /** `payouts runs`: the recorded runs, newest first. */
-export async function showRunList(stateDir: string, output: Output): Promise<number> {
-  const runs = (await withStateDb(stateDir, listRuns)) ?? [];
+export async function showRunList(from: RunsSource, output: Output): Promise<number> {
+  const runs =
+    (from.stateUrl
+      ? await withHistory(from.stateUrl, listRunsIn)
+      : await withStateDb(from.stateDir, listRuns)) ?? [];
   if (output.json) {
     output.printJson(runs);
     return 0;
@@ -68,8 +91,10 @@ export async function showRunList(stateDir: string, output: Output): Promise<num
 }
 
 /** `payouts runs show ID`: one run's payouts and their states. */
-export async function showRun(stateDir: string, id: string, output: Output): Promise<number> {
-  const run = await withStateDb(stateDir, (db) => readRun(db, id));
+export async function showRun(from: RunsSource, id: string, output: Output): Promise<number> {
+  const run = from.stateUrl
+    ? await withHistory(from.stateUrl, (rows) => readRunIn(rows, id))
+    : await withStateDb(from.stateDir, (db) => readRun(db, id));
   if (!run) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
   const { summary, payouts } = run;
   if (output.json) {

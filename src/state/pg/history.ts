@@ -315,7 +315,14 @@ export class PgHistory {
     };
   }
 
-  /** Runs a read on the history (listing runs). */
+  /** Rows of a query written with `?` placeholders, as state.db's are (listing runs). */
+  rows(sql: string, params: unknown[]): Promise<unknown[]> {
+    let n = 0;
+    const text = sql.replace(/\?/g, () => `$${++n}`);
+    return this.serial('reading runs', async (c) => (await c.query(text, params)).rows);
+  }
+
+  /** Runs a read on the history. */
   read<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
     return this.serial(doing, work);
   }
