@@ -153,6 +153,38 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(detail.payouts.map((p) => p.state)).toEqual(['confirmed', 'confirmed', 'confirmed']);
   });
 
+  it('state push copies a local history in, once; a second folder then sends nothing again', async () => {
+    const m = await twoMachines(5);
+    const local = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
+      env: m.svc.env(m.a.env),
+      clock: new FakeClock(),
+    });
+    expect(local.code).toBe(0);
+    const push = await runMain(['state', 'push', '--to', m.url, '--json'], { env: m.a.env });
+    expect(push.code).toBe(0);
+    const doc = JSON.parse(push.stdout) as {
+      to: string;
+      copied: unknown[];
+      already_there: unknown[];
+    };
+    expect(doc.copied).toHaveLength(1);
+    expect(doc.to).not.toContain(':payouts-test@');
+    const twice = await runMain(['state', 'push', '--to', m.url], { env: m.a.env });
+    expect(twice.code).toBe(0);
+    expect(twice.stdout).toMatch(
+      /0 runs \(0 payouts\) copied to postgres:\/\/postgres:\*\*\*@.*; 1 already there/,
+    );
+    const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM payouts');
+    expect(rows[0]!.n).toBe(5);
+    const creates = m.svc.creates;
+    const b = await m.send(m.b);
+    expect(b.code).toBe(0);
+    expect(parseJsonStdout<{ sent_earlier_count: number }>(b).sent_earlier_count).toBe(5);
+    expect(m.svc.creates).toBe(creates);
+    expect(m.svc.appliedTwice()).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+  });
+
   it('keeps the password of the URL out of every message', async () => {
     const m = await twoMachines(1);
     const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');
