@@ -13,6 +13,8 @@ export interface StoredProfile {
   clientSecret?: string;
   secretIn?: 'keyring';
   baseUrl?: string;
+  /** A shared history, postgres://…; its password is kept as the Client-Secret is, in this 0600 file. */
+  stateUrl?: string;
 }
 
 interface ConfigShape {

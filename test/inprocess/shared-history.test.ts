@@ -185,6 +185,26 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
   });
 
+  it("a profile's state_url is used even when the credentials come from the environment", async () => {
+    const m = await twoMachines(2);
+    const set = await runMain(['config', 'set', 'state_url', m.url], { env: m.a.env });
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('postgres://postgres:***@');
+    expect(set.stdout).not.toContain(':payouts-test@');
+    const show = await runMain(['config', 'show'], { env: m.a.env });
+    expect(show.stdout).toMatch(
+      /State\s+postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/t_\w+ \(from file\)/,
+    );
+    expect(show.stdout).not.toContain(':payouts-test@');
+    const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
+      env: m.svc.env(m.a.env),
+      clock: new FakeClock(),
+    });
+    expect(r.code).toBe(0);
+    const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM results');
+    expect(rows[0]!.n).toBe(2);
+  });
+
   it('keeps the password of the URL out of every message', async () => {
     const m = await twoMachines(1);
     const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');

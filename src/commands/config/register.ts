@@ -4,6 +4,7 @@ import { type ExitSink, examples } from '../command.js';
 import { registerCheck } from './check.js';
 import { registerPath } from './path.js';
 import { registerRemove } from './remove.js';
+import { registerSet } from './set.js';
 import { registerSetCredentials } from './set-credentials.js';
 import { registerShow } from './show.js';
 
@@ -22,10 +23,11 @@ export function registerConfig(program: Command, runtime: Runtime, sink: ExitSin
         'payouts --profile staging config remove',
       )}
 Settings are taken from flags, then the environment (PAYOUTS_CLIENT_ID, PAYOUTS_CLIENT_SECRET,
-PAYOUTS_BASE_URL, PAYOUTS_PROFILE), then the stored profile.
+PAYOUTS_BASE_URL, PAYOUTS_PROFILE, PAYOUTS_STATE_URL), then the stored profile.
 `,
     );
   registerSetCredentials(config, runtime, sink);
+  registerSet(config, runtime, sink);
   registerShow(config, runtime, sink);
   registerPath(config, runtime, sink);
   registerCheck(config, runtime, sink);

@@ -17,11 +17,8 @@ export function registerRunsList(runs: Command, runtime: Runtime, sink: ExitSink
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
-    const { chooseStateUrl } = await import('../../state/pg/url.js');
-    const stateUrl = chooseStateUrl(
-      { value: flags.stateUrl, from: '--state-url' },
-      { value: ctx.runtime.env.PAYOUTS_STATE_URL, from: 'PAYOUTS_STATE_URL' },
-    );
+    const { stateUrlOf } = await import('../state-url.js');
+    const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
     return showRunList({ stateDir: stateDir(ctx.runtime.env), stateUrl }, ctx.output);
   });
 }

@@ -18,11 +18,8 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
-    const { chooseStateUrl } = await import('../../state/pg/url.js');
-    const stateUrl = chooseStateUrl(
-      { value: flags.stateUrl, from: '--state-url' },
-      { value: ctx.runtime.env.PAYOUTS_STATE_URL, from: 'PAYOUTS_STATE_URL' },
-    );
+    const { stateUrlOf } = await import('../state-url.js');
+    const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
     return showRun({ stateDir: stateDir(ctx.runtime.env), stateUrl }, id, ctx.output);
   });
 }

@@ -159,18 +159,16 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       { parseMapOption, parseDelimiterOption },
       { openService, loadSettings, serviceKeyOf },
       { stateDir },
-      { chooseStateUrl },
+      { stateUrlOf },
     ] = await Promise.all([
       import('../../core/send/run.js'),
       import('../../input/index.js'),
       import('../../core/service.js'),
       import('../../paths.js'),
-      import('../../state/pg/url.js'),
+      import('../state-url.js'),
     ]);
-    const stateUrl = chooseStateUrl(
-      { value: flags.stateUrl, from: '--state-url' },
-      { value: ctx.runtime.env.PAYOUTS_STATE_URL, from: 'PAYOUTS_STATE_URL' },
-    );
+    // The sandbox is no one's money: its runs stay in the state folder.
+    const stateUrl = flags.sandbox ? undefined : await stateUrlOf(ctx, flags.stateUrl);
     return runSend(
       {
         files,
