@@ -23,16 +23,20 @@ async function admin(): Promise<pg.Client> {
   }
 }
 
-/** Creates an empty database of its own for a test; its URL. */
+/**
+ * An empty database of its own for a test, as a URL: a schema of the server's database
+ * `postgres`, which the URL's search_path makes the only one a connection sees (a schema
+ * takes a few milliseconds to make; CREATE DATABASE, half a second on a busy machine).
+ */
 export async function freshDatabase(): Promise<string> {
   const name = `t_${randomBytes(6).toString('hex')}`;
   const c = await admin();
   try {
-    await c.query(`CREATE DATABASE ${name}`);
+    await c.query(`CREATE SCHEMA ${name}`);
   } finally {
     await c.end();
   }
-  return `${inject('pgAdminUrl')}/${name}`;
+  return `${inject('pgAdminUrl')}/postgres?options=${encodeURIComponent(`-c search_path=${name}`)}`;
 }
 
 /** Runs one query on a database; its rows. */

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { serviceId } from '../../src/state/hash.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
@@ -126,10 +127,14 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(blocked.code).toBe(2);
     expect(blocked.stderr).toMatch(/pid 1, started then/);
     // The session ends without giving the lock back, as when its process is killed.
-    await query(
+    const key = Number.parseInt(serviceId(m.svc.url).slice(0, 8), 16);
+    const killed = await query<{ pid: number }>(
       m.url,
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'payouts' AND pid <> pg_backend_pid()",
+      `SELECT pg_terminate_backend(pid), pid FROM pg_locks
+       WHERE locktype = 'advisory' AND classid = 1885436271 AND objid = $1 AND granted`,
+      [key],
     );
+    expect(killed).toHaveLength(1);
     await other.close();
     const r = await m.send(m.a);
     expect(r.code).toBe(0);
@@ -193,7 +198,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(set.stdout).not.toContain(':payouts-test@');
     const show = await runMain(['config', 'show'], { env: m.a.env });
     expect(show.stdout).toMatch(
-      /State\s+postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/t_\w+ \(from file\)/,
+      /State\s+postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\?options=\S+ \(from file\)/,
     );
     expect(show.stdout).not.toContain(':payouts-test@');
     const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {

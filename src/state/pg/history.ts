@@ -149,9 +149,25 @@ export class PgHistory {
     });
   }
 
+  /** The schema version the database holds (0: none yet). */
+  private version(): Promise<number> {
+    return this.serial('reading its schema version', async (c) => {
+      try {
+        const r = await c.query<{ version: number }>('SELECT version FROM schema_version');
+        return r.rows[0]?.version ?? 0;
+      } catch (err) {
+        // undefined_table: a database payouts has not used yet.
+        if ((err as { code?: string }).code === '42P01') return 0;
+        throw err;
+      }
+    });
+  }
+
   /** Applies the steps the database has not seen, one migrator at a time. */
-  private migrate(): Promise<void> {
-    return this.tx('updating its schema', async (c) => {
+  private async migrate(): Promise<void> {
+    // One round trip when the schema is current, as it is for every run but the first.
+    if ((await this.version()) === PG_MIGRATIONS.length) return;
+    await this.tx('updating its schema', async (c) => {
       await c.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
       await c.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
       const r = await c.query<{ version: number }>('SELECT version FROM schema_version');

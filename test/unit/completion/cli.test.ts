@@ -35,6 +35,7 @@ describe('payouts completion', () => {
       'runs',
       'sandbox',
       'send',
+      'state',
       'status',
       'template',
     ]);
@@ -43,6 +44,7 @@ describe('payouts completion', () => {
       'help',
       'path',
       'remove',
+      'set',
       'set-credentials',
       'show',
     ]);
