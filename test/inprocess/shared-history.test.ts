@@ -73,6 +73,15 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect([...m.svc.held.keys()].sort()).toEqual([...m.refs].sort());
     expect(failedRefs(join(m.a.dir, 'failed.csv'))).toEqual([]);
     expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+    // A dry run from a third folder sees the same history.
+    const c = fixture.home();
+    const dry = await runMain(['send', join(m.a.dir, 'run.csv'), '--dry-run', '--json'], {
+      env: { ...m.svc.env(c.env), PAYOUTS_STATE_URL: m.url },
+    });
+    expect(dry.code).toBe(0);
+    expect(parseJsonStdout<{ sent_earlier: { payout_count: number } }>(dry).sent_earlier).toEqual(
+      expect.objectContaining({ payout_count: 6 }),
+    );
   });
 
   it('sent at the same time: the second exits 2 naming the first, and sends nothing', async () => {
