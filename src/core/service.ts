@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PayoutClient } from '../api/client.js';
 import { Secret } from '../api/secret.js';
 import { openSystemKeyring, type SecretStore } from '../config/keyring.js';
@@ -10,7 +12,7 @@ import {
 import type { CommandContext } from '../context.js';
 import { configDir, stateDir } from '../paths.js';
 import { userAgent } from '../version.js';
-import { type Timing, timingFor } from './timing.js';
+import { type Timing, timingFor, withQuietTime } from './timing.js';
 
 /** The service key of the built-in sandbox. */
 export const SANDBOX_SERVICE_KEY = 'sandbox';
@@ -79,6 +81,15 @@ export function loadStore(ctx: CommandContext): Promise<ConfigStore> {
   return store;
 }
 
+/**
+ * The quiet time a profile sets (`config set quiet_time`), read whenever a config file exists:
+ * credentials from the environment do not make a slow service quick.
+ */
+async function profileQuietTime(ctx: CommandContext, profile: string): Promise<number | undefined> {
+  if (!existsSync(join(configDir(ctx.runtime.env), 'config.json'))) return undefined;
+  return (await loadStore(ctx)).profile(profile)?.quietTime;
+}
+
 /** Opens a connection to the configured service, or to an in-process sandbox with --sandbox. */
 export async function openService(
   ctx: CommandContext,
@@ -131,7 +142,7 @@ export async function openService(
     settings,
     sandbox: false,
     serviceKey: serviceKeyOf(settings.baseUrl),
-    timing,
+    timing: withQuietTime(timing, await profileQuietTime(ctx, settings.profile)),
     close: () => client.close(),
   };
 }

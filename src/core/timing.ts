@@ -14,6 +14,15 @@ export interface Timing {
   quietMs: number;
 }
 
+/**
+ * The timing with a profile's quiet time (seconds), for a service slow to show what it
+ * applied: it only lengthens the quiet time, which must outlast the request's deadline.
+ */
+export function withQuietTime(timing: Timing, seconds: number | undefined): Timing {
+  if (seconds === undefined || !Number.isFinite(seconds)) return timing;
+  return { ...timing, quietMs: Math.max(timing.quietMs, Math.round(seconds * 1000)) };
+}
+
 /** The response timeout when PAYOUTS_TIMEOUT is not set, in seconds. */
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 

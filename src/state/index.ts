@@ -15,7 +15,7 @@ export {
   type RunPayout,
   RunState,
 } from './run-state.js';
-export { type PriorRow, priorRows, stagedPages } from './prior.js';
+export { hasHistory, type PriorRow, priorRows, stagedPages, stagedPayouts } from './prior.js';
 export type { PgHistory } from './pg/history.js';
 export type { JournalMirror, JournalRecord } from './records.js';
 export {

@@ -23,6 +23,8 @@ const SENT_EARLIER = 8;
 const HAS_CHARGES = 16;
 /** The outcome is in `reports`, not the row's stated result in `results`. */
 const REPORTED = 32;
+/** Sent earlier, found at the service (reports.sent_earlier = 2). */
+const FOUND_AT_SERVICE = 64;
 
 /** What a stated result is recorded with: its request and time. */
 interface Stated {
@@ -90,6 +92,7 @@ function fromRow(r: OutcomeRow, reported: boolean): PayoutOutcome {
   if (charges != null) o.charges = Number(charges);
   if (message != null) o.message = message;
   if (reported && r[12]) o.sent_earlier = true;
+  if (reported && r[12] === 2) o.found_at_service = true;
   return o;
 }
 
@@ -114,6 +117,7 @@ export class RunOutcomes {
   private readonly stated = new Map<number, StatedResult>();
   private readonly counts = [0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
+  private foundAtService = 0;
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
   private readonly writeResults;
   private readonly writeReports;
@@ -184,6 +188,7 @@ export class RunOutcomes {
     if (prev !== 0) {
       this.counts[prev & STATUS_BITS]! -= 1;
       if (prev & SENT_EARLIER) this.sentEarlier -= 1;
+      if (prev & FOUND_AT_SERVICE) this.foundAtService -= 1;
       if (prev & HAS_CHARGES) {
         const old = this.get(row);
         if (old?.charges !== undefined) this.addCharges(old.currency, old.charges, -1);
@@ -195,6 +200,10 @@ export class RunOutcomes {
     if (o.sent_earlier) {
       code |= SENT_EARLIER;
       this.sentEarlier += 1;
+    }
+    if (o.found_at_service) {
+      code |= FOUND_AT_SERVICE;
+      this.foundAtService += 1;
     }
     if (o.charges !== undefined && this.addCharges(o.currency, o.charges, 1)) code |= HAS_CHARGES;
     // A stated result is the outcome itself, unless the row was sent earlier as well.
@@ -251,7 +260,7 @@ export class RunOutcomes {
     for (const [row, o] of this.pending) {
       if (!(this.codes[row]! & REPORTED)) continue;
       const [tx, message] = [o.transaction_id ?? null, o.message ?? null];
-      const earlier = o.sent_earlier ? 1 : 0;
+      const earlier = o.found_at_service ? 2 : o.sent_earlier ? 1 : 0;
       reports.push(run, row, o.status, tx, chargesText(o.charges), message, earlier);
     }
     const records: JournalRecord[] = [];
@@ -321,6 +330,7 @@ export class RunOutcomes {
       unknown: n[OUTCOME_UNKNOWN]! + n[UNDOCUMENTED]!,
       notSent: n[NOT_SENT]!,
       sentEarlier: this.sentEarlier,
+      foundAtService: this.foundAtService,
     };
   }
 

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
-import { STATE_DB, type StateDb } from './db.js';
+import { migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
 import type { RunIntake } from './intake.js';
 import { HASH_VERSION, serviceId } from './hash.js';
 import type { StagedPayout } from './pg/history.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
+import { MIGRATIONS } from './schema.js';
 
 /** One of a run's staged payouts that an earlier run of the same service sent. */
 export interface PriorRow {
@@ -92,12 +93,50 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
   // A private database locks exclusively; state.db must stay open to other runs.
   db.exec('PRAGMA locking_mode = NORMAL');
   db.prepare('ATTACH DATABASE ? AS history').run(path);
+  if (olderSchema(db)) {
+    // An older file names its services otherwise: bring it up to date, as a send would.
+    db.exec('DETACH DATABASE history');
+    migrateFile(path);
+    db.prepare('ATTACH DATABASE ? AS history').run(path);
+  }
   try {
     return sentBefore(db, 'history', params.service)
       ? query(db, STAGED.dryRun, 'history', params)
       : [];
   } finally {
     db.exec('DETACH DATABASE history');
+  }
+}
+
+/** The staged payouts of a send, in row order (to look them up at the service). */
+export function stagedPayouts(intake: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
+  const rows = intake.db
+    .prepare(
+      `SELECT row, reference_id, amount, currency, recipient, description FROM payouts
+       WHERE run = ? ORDER BY row`,
+    )
+    .all(intake.id) as PayoutRow[];
+  return rows.map((r) => ({ row: r.row, payout: payoutOf(r) }));
+}
+
+/** Whether state.db (of a send) holds any run of the service. */
+export function hasHistory(intake: RunIntake, serviceKey: string): boolean {
+  return sentBefore(intake.db, 'main', serviceId(serviceKey));
+}
+
+/** Whether the attached state.db is of an older schema than this version writes. */
+function olderSchema(db: StateDb): boolean {
+  const v = db.prepare('PRAGMA history.user_version').get() as { user_version: number };
+  return v.user_version < MIGRATIONS.length;
+}
+
+/** Migrates a state.db file in place (see migrate). */
+function migrateFile(path: string): void {
+  const file = openDatabase(path, { timeout: 30_000 });
+  try {
+    migrate(file, path);
+  } finally {
+    file.close();
   }
 }
 

@@ -12,6 +12,19 @@ export interface Held {
   status: string;
   /** How many create requests applied it: more than 1 is a payout made twice. */
   times: number;
+  /** When it was applied, on the lag clock (see LedgerOptions.lag). */
+  appliedAt?: number;
+}
+
+/** How the service treats what it was sent before, and how fast its lookups see its writes. */
+export interface LedgerOptions {
+  /**
+   * Refuses a reference it already holds (a per-payout result `failed`, "Duplicate
+   * reference_id: already used", as the sandbox does) instead of applying it again.
+   */
+  refuseDuplicates?: boolean;
+  /** Lookups find a payout only `ms` after it was applied, on `clock` (the run's fake clock). */
+  lag?: { ms: number; clock: { now(): number } };
 }
 
 /** A payout as a create request carried it. */
@@ -64,10 +77,13 @@ export class LedgerService {
   private server?: TestServer;
   private readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly policy: CreatePolicy = () => ({})) {}
+  constructor(
+    private readonly policy: CreatePolicy = () => ({}),
+    readonly options: LedgerOptions = {},
+  ) {}
 
-  static async start(policy?: CreatePolicy): Promise<LedgerService> {
-    const svc = new LedgerService(policy);
+  static async start(policy?: CreatePolicy, options?: LedgerOptions): Promise<LedgerService> {
+    const svc = new LedgerService(policy, options);
     svc.server = await startServer((req, res) => svc.handle(req, res));
     return svc;
   }
@@ -86,10 +102,15 @@ export class LedgerService {
     };
   }
 
-  /** References applied more than once, or posted again after a request applied them. */
+  /**
+   * References applied more than once, or posted again after a request applied them (which
+   * a service that refuses duplicates does not apply).
+   */
   appliedTwice(): string[] {
+    const reposted = (ref: string) =>
+      !this.options.refuseDuplicates && this.postedAfterApplied.has(ref);
     return [...this.held.values()]
-      .filter((h) => h.times > 1 || this.postedAfterApplied.has(h.reference_id))
+      .filter((h) => h.times > 1 || reposted(h.reference_id))
       .map((h) => h.reference_id);
   }
 
@@ -105,11 +126,19 @@ export class LedgerService {
 
   /** Applies payouts, counting every application. */
   apply(posted: Posted[], status = 'success'): void {
+    const appliedAt = this.options.lag?.clock.now();
     for (const p of posted) {
       const prev = this.held.get(p.reference_id);
       if (prev) prev.times += 1;
-      else this.held.set(p.reference_id, { ...p, status, times: 1 });
+      else this.held.set(p.reference_id, { ...p, status, times: 1, appliedAt });
     }
+  }
+
+  /** What a request refused as duplicates (none unless refuseDuplicates), and what is left. */
+  private duplicates(posted: Posted[]): { refused: Posted[]; rest: Posted[] } {
+    if (!this.options.refuseDuplicates) return { refused: [], rest: posted };
+    const refused = posted.filter((p) => this.held.has(p.reference_id));
+    return { refused, rest: posted.filter((p) => !this.held.has(p.reference_id)) };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -130,12 +159,13 @@ export class LedgerService {
         this.postedAfterApplied.add(p.reference_id);
     }
     const reply = this.policy(this.creates, posted, this);
+    const { refused, rest } = this.duplicates(posted);
     const chosen =
       reply.apply === 'none'
         ? []
         : Array.isArray(reply.apply)
-          ? posted.filter((p) => (reply.apply as string[]).includes(p.reference_id))
-          : posted;
+          ? rest.filter((p) => (reply.apply as string[]).includes(p.reference_id))
+          : rest;
     if (reply.applyLaterMs !== undefined) {
       const t = setTimeout(() => {
         this.timers.delete(t);
@@ -150,7 +180,7 @@ export class LedgerService {
       req.socket.destroy();
       return;
     }
-    const results = chosen.map((p) => ({
+    const results: Array<Record<string, unknown>> = chosen.map((p) => ({
       reference_id: p.reference_id,
       status: 'success',
       transaction_id: `T-${p.reference_id}`,
@@ -158,13 +188,29 @@ export class LedgerService {
       currency: p.currency,
       charges: 0.5,
     }));
+    for (const p of refused) {
+      const { reference_id, amount, currency } = p;
+      const message = 'Duplicate reference_id: already used';
+      results.push({
+        reference_id,
+        status: 'failed',
+        transaction_id: null,
+        amount,
+        currency,
+        message,
+      });
+    }
     const body =
       typeof reply.body === 'function'
         ? reply.body(results)
         : (reply.body ?? {
             success: true,
             message: ['Payouts processed'],
-            data: { success_count: results.length, failed_count: 0, results },
+            data: {
+              success_count: chosen.length,
+              failed_count: refused.length,
+              results,
+            },
           });
     sendJson(res, reply.status ?? 200, body, reply.headers);
   }
@@ -173,11 +219,13 @@ export class LedgerService {
     this.gets += 1;
     if (this.onGet?.(ref, res)) return;
     const h = this.held.get(ref);
-    if (!h) {
+    const lag = this.options.lag;
+    const seen = !lag || h?.appliedAt === undefined || lag.clock.now() >= h.appliedAt + lag.ms;
+    if (!h || !seen) {
       sendJson(res, 404, { success: false, message: ['Payout not found'], data: [] });
       return;
     }
-    const { times: _times, ...record } = h;
+    const { times: _times, appliedAt: _at, ...record } = h;
     sendJson(res, 200, {
       success: true,
       message: ['Payout retrieved'],
@@ -191,7 +239,7 @@ export class LedgerService {
  * after each test.
  */
 export function ledgerPerTest(): {
-  start(policy?: CreatePolicy): Promise<LedgerService>;
+  start(policy?: CreatePolicy, options?: LedgerOptions): Promise<LedgerService>;
   home(): ReturnType<typeof tempHome>;
 } {
   const services: LedgerService[] = [];
@@ -201,8 +249,8 @@ export function ledgerPerTest(): {
     for (const h of homes.splice(0)) h.cleanup();
   });
   return {
-    start: async (policy) => {
-      const svc = await LedgerService.start(policy);
+    start: async (policy, options) => {
+      const svc = await LedgerService.start(policy, options);
       services.push(svc);
       return svc;
     },

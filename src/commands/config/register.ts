@@ -19,6 +19,7 @@ export function registerConfig(program: Command, runtime: Runtime, sink: ExitSin
         'payouts config set-credentials --base-url https://pay.example.com',
         'printf \'%s\' "$SECRET" | payouts config set-credentials --client-id ID --client-secret-stdin',
         'payouts config show',
+        'payouts config set quiet_time 120   # a service slow to show what it applied',
         'payouts config check',
         'payouts --profile staging config remove',
       )}

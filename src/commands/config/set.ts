@@ -1,48 +1,49 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
-/** The settings `config set` stores, by name, with the profile field each goes to. */
-const KEYS = { state_url: 'stateUrl' } as const;
-
-/** Registers `payouts config set KEY VALUE`. */
+/** Registers `payouts config set`. */
 export function registerSet(config: Command, runtime: Runtime, sink: ExitSink): void {
   const cmd = config
     .command('set')
-    .description('store a setting of a profile: state_url, a shared history (postgres://…)')
-    .argument('<key>', `the setting: ${Object.keys(KEYS).join(', ')}`)
-    .argument('<value>', 'its value; "" removes it')
+    .description(
+      'store a setting of a profile: quiet_time (seconds, for a slow service), state_url (a shared history)',
+    )
+    .argument('<key>', 'the setting: quiet_time or state_url')
+    .argument('<value>', 'its value, or "default" to remove it')
     .addHelpText(
       'after',
-      examples(
-        'payouts config set state_url postgres://payouts:PASSWORD@db.example.com/payouts?sslmode=require',
-        'payouts config set state_url ""   # back to the state folder',
-      ),
+      `${examples(
+        'payouts config set quiet_time 120',
+        'payouts --profile slow config set quiet_time default',
+        'payouts config set state_url "postgres://payouts:PASSWORD@db.example.com/payouts?sslmode=require"',
+      )}
+quiet_time: how long after a request "Payout not found" starts to count, in seconds; it only
+lengthens the one PAYOUTS_TIMEOUT gives (docs/never-twice.md).
+state_url: a history shared by the team's machines, postgres://… (docs/shared-history.md);
+"default" keeps the history in the state folder again. Its password is never shown.
+`,
     );
-  defineAction<[string, string], object>(cmd, runtime, sink, async (ctx, _flags, key, value) => {
-    if (!Object.hasOwn(KEYS, key)) {
-      throw new UsageError(
-        `config set ${JSON.stringify(key)}: unknown setting; the settings are ${Object.keys(KEYS).join(', ')} (credentials: config set-credentials)`,
-      );
-    }
-    const [{ selectedProfile }, { loadStore }, { chooseStateUrl, redactStateUrl }] =
-      await Promise.all([
+  defineAction<[string, string], Record<string, never>>(
+    cmd,
+    runtime,
+    sink,
+    async (ctx, _flags, key, value) => {
+      // Loaded when the command runs, so start-up of every other command stays light.
+      const [{ setProfileSetting }, { selectedProfile }, { loadStore }] = await Promise.all([
+        import('../../core/config/set.js'),
         import('../../core/config/profile.js'),
         import('../../core/service.js'),
-        import('../../state/pg/url.js'),
       ]);
-    const stored = value === '' ? undefined : chooseStateUrl({ value, from: key });
-    const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
-    const store = await loadStore(ctx);
-    store.saveProfile(profile, { [KEYS[key as keyof typeof KEYS]]: stored });
-    const shown = stored === undefined ? null : redactStateUrl(stored);
-    ctx.output.result({ profile, key, value: shown, path: store.path }, () =>
-      shown === null
-        ? `Removed ${key} from profile "${profile}": its runs keep their history in the state folder`
-        : `Saved ${key} of profile "${profile}": ${shown} (in ${store.path})`,
-    );
-    return ExitCode.ok;
-  });
+      const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
+      const set = setProfileSetting(await loadStore(ctx), profile, { key, value });
+      ctx.output.result(set, () =>
+        set.value === null
+          ? `Removed ${key} from profile "${profile}" in ${set.path}`
+          : `Set ${key} to ${set.value} for profile "${profile}" in ${set.path}`,
+      );
+      return ExitCode.ok;
+    },
+  );
 }

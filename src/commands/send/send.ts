@@ -28,6 +28,7 @@ interface SendFlags {
   all?: boolean;
   sandbox?: boolean;
   stateUrl?: string;
+  checkService?: boolean;
 }
 
 /** Parses --allow-currency CODE or CODE:DIGITS. */
@@ -141,6 +142,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       '--state-url <url>',
       'a history shared with the team, postgres://USER:PASSWORD@HOST/DB (default: PAYOUTS_STATE_URL, else the state folder)',
     )
+    .option(
+      '--check-service',
+      'before asking, look up at the service every payout the history does not know; found ones are not sent again',
+    )
     .addHelpText(
       'after',
       examples(
@@ -150,6 +155,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
         'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
         'payouts send run.csv --yes --json > result.json        # unattended, for CI',
+        'payouts send run.csv --yes --check-service   # CI without a shared history',
         'cat run.ndjson | payouts send - --format ndjson --yes',
       ),
     );
@@ -192,6 +198,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         failedOutPath: flags.failedOut,
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
+        checkService: Boolean(flags.checkService),
       },
       {
         output: ctx.output,

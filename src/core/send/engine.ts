@@ -12,7 +12,7 @@ import { type Clock, systemClock } from '../../clock.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunOutcomes, RunState } from '../../state/index.js';
 import { type Answered, Pace, type Permit } from '../pace.js';
-import { isDocumentedStatus } from '../statuses.js';
+import { isDocumentedStatus, statusKind } from '../statuses.js';
 import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
 import { type ReadBackResult, readBack } from './readback.js';
@@ -266,13 +266,14 @@ export class SendEngine {
 
   /**
    * Reads back payouts an earlier attempt may have sent (intent written, no outcome), once
-   * the latest of those requests can no longer be in progress (`sentAt`, ms since the epoch).
+   * the quiet time after the latest of those requests has passed (`sentAt`, ms since the epoch).
    */
   readBackEarlier(
     items: Array<{ payout: PayoutRequest }>,
     sentAt: number,
   ): Promise<ReadBackResult> {
-    return readBack(items, sentAt + this.quietMs, this.readBackDeps());
+    const quiet = { quietAt: sentAt + this.quietMs, intervalMs: this.quietMs };
+    return readBack(items, quiet, this.readBackDeps());
   }
 
   /**
@@ -522,9 +523,14 @@ export class SendEngine {
         `the service answered with results for references it was not sent: ${j.strays.slice(0, 5).join(', ')}`,
       );
     }
+    const failed = j.stated.filter((s) => s.result.status === 'failed');
     this.recordResults(
       req,
-      j.stated.map((s) => [s.item, s.result]),
+      j.stated.filter((s) => s.result.status !== 'failed').map((s) => [s.item, s.result]),
+    );
+    await this.checkFailed(
+      req,
+      failed.map((s) => [s.item, s.result]),
     );
     const refine = j.readBack.filter((r) => r.stated);
     const open = j.readBack.filter((r) => !r.stated);
@@ -544,8 +550,55 @@ export class SendEngine {
     return { retry, error: answer.error ?? new Error(why) };
   }
 
+  /**
+   * Stated failures are read back: a service that refuses a reference it already holds says
+   * "failed" of a payout made earlier, from somewhere this history has not seen. Ours, in any
+   * status but failed or canceled: sent earlier, found at the service. Not found, failed, or
+   * another payout: failed as stated. Not readable: outcome unknown, and the run stops.
+   */
+  private async checkFailed(req: number, pairs: Array<[Queued, CreateResult]>): Promise<void> {
+    if (!pairs.length) return;
+    const quiet = { quietAt: Number.NEGATIVE_INFINITY };
+    const r = await readBack(
+      pairs.map(([item]) => item),
+      quiet,
+      this.readBackDeps(),
+    );
+    const stated: Array<[Queued, CreateResult]> = [];
+    const earlier: Array<[Queued, CreateResult]> = [];
+    const unknown: Array<[Queued, string]> = [];
+    for (const [item, result] of pairs) {
+      const o = r.outcomes.get(item.payout.reference_id);
+      if (o?.kind === 'found' && statusKind(o.record.status) !== 'failed') {
+        const said = result.message ? ` (${result.message})` : '';
+        const message = `the service answered failed${said} and holds this payout as ${o.record.status}: paid earlier, not by this run`;
+        earlier.push([
+          item,
+          { reference_id: result.reference_id, ...fromRecord(o.record), message },
+        ]);
+      } else if (o?.kind === 'other-payout') {
+        stated.push([
+          item,
+          { ...result, message: [result.message, o.why].filter(Boolean).join('; ') },
+        ]);
+      } else if (o?.kind === 'found' || o?.kind === 'not-found') stated.push([item, result]);
+      else unknown.push([item, o?.why ?? 'it was not read back']);
+    }
+    this.recordResults(req, stated);
+    this.recordResults(req, earlier, { sent_earlier: true, found_at_service: true });
+    if (unknown.length) {
+      const why =
+        'the service answered failed, and whether it holds the payout from earlier could not be checked';
+      this.markUnknown(unknown, why, r.fatal);
+    }
+  }
+
   /** Records per-payout results: the journal's result, which is also the row's outcome. */
-  private recordResults(req: number, pairs: Array<[Queued, CreateResult]>): void {
+  private recordResults(
+    req: number,
+    pairs: Array<[Queued, CreateResult]>,
+    marks: Pick<PayoutOutcome, 'sent_earlier' | 'found_at_service'> = {},
+  ): void {
     if (!pairs.length) return;
     const rows = pairs.map(([item, r]) => {
       const p = item.payout;
@@ -557,6 +610,7 @@ export class SendEngine {
         transaction_id: r.transaction_id,
         charges: r.charges,
         message: r.message,
+        ...marks,
       };
       return { row: item.row, outcome };
     });
@@ -570,7 +624,7 @@ export class SendEngine {
   private async refine(req: number, reasons: Array<ReadBackReason<Queued>>): Promise<void> {
     const r = await readBack(
       reasons.map((x) => x.item),
-      Number.NEGATIVE_INFINITY,
+      { quietAt: Number.NEGATIVE_INFINITY },
       this.readBackDeps(),
     );
     const pairs: Array<[Queued, CreateResult]> = reasons.map(({ item, stated }) => {
@@ -585,7 +639,7 @@ export class SendEngine {
 
   /**
    * Reads back payouts whose outcome the answer left open. Found: their record is the
-   * outcome. Not found once the request can no longer be in progress: not applied, so they
+   * outcome. Not found after the quiet time, twice: taken as not applied, so they
    * are returned to be sent again, or reported not sent when the service refused the
    * request. Anything else leaves them unknown, and the run stops.
    */
@@ -594,7 +648,8 @@ export class SendEngine {
     items: Queued[],
     how: { why: string; sentAt: number; refused: boolean },
   ): Promise<Queued[]> {
-    const r = await readBack(items, how.sentAt + this.quietMs, this.readBackDeps());
+    const quiet = { quietAt: how.sentAt + this.quietMs, intervalMs: this.quietMs };
+    const r = await readBack(items, quiet, this.readBackDeps());
     const found: Array<[Queued, CreateResult]> = [];
     const notFound: Queued[] = [];
     const unknown: Array<[Queued, string]> = [];

@@ -34,6 +34,8 @@ export interface SendOptions {
   failedOutPath?: string;
   all: boolean;
   sandbox: boolean;
+  /** --check-service: look up at the service every payout the history does not know. */
+  checkService?: boolean;
 }
 
 /** Requests in flight a send starts with, and the most it may reach (see core/pace.ts). */

@@ -16,6 +16,11 @@ export interface PayoutOutcome {
   message?: string;
   /** Sent by an earlier run (or an earlier attempt of this one) and not sent again. */
   sent_earlier?: boolean;
+  /**
+   * Sent earlier from somewhere this history has not seen: the service holds it (with the
+   * same amount, currency and recipient) though it answered failed, or --check-service found it.
+   */
+  found_at_service?: boolean;
 }
 
 /** How many outcomes of each kind a run has. */
@@ -27,13 +32,23 @@ export interface OutcomeCounts {
   /** Outcome unknown, or a status the interface does not document (e.g. "processing"). */
   unknown: number;
   sentEarlier: number;
+  /** Of those sent earlier, the ones found at the service (see found_at_service). */
+  foundAtService: number;
   /** Never applied: not sent, or refused whole by the service. */
   notSent: number;
 }
 
 /** Counts outcomes: canceled counts as failed, not sent apart; see statusKind for the rest. */
 export function countOutcomes(outcomes: Iterable<PayoutOutcome>): OutcomeCounts {
-  const c = { success: 0, failed: 0, pending: 0, unknown: 0, sentEarlier: 0, notSent: 0 };
+  const c = {
+    success: 0,
+    failed: 0,
+    pending: 0,
+    unknown: 0,
+    sentEarlier: 0,
+    foundAtService: 0,
+    notSent: 0,
+  };
   for (const o of outcomes) {
     const kind = statusKind(o.status);
     if (kind === 'success') c.success += 1;
@@ -42,6 +57,7 @@ export function countOutcomes(outcomes: Iterable<PayoutOutcome>): OutcomeCounts 
     else if (kind === 'not_sent') c.notSent += 1;
     else c.unknown += 1;
     if (o.sent_earlier) c.sentEarlier += 1;
+    if (o.found_at_service) c.foundAtService += 1;
   }
   return c;
 }

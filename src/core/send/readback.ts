@@ -26,7 +26,10 @@ export type ReadBackOutcome =
   | { kind: 'found'; record: PayoutRecord }
   /** Another payout stands under our reference: ours was not made. */
   | { kind: 'other-payout'; record: PayoutRecord; why: string }
-  /** Proof of not applied: the request could no longer be in progress when this was read. */
+  /**
+   * Taken as proof of not applied: not found after the quiet time, and again a quiet interval
+   * later when one is given (what this trusts: docs/never-twice.md).
+   */
   | { kind: 'not-found' }
   | { kind: 'unknown'; why: string };
 
@@ -36,34 +39,48 @@ export interface ReadBackResult {
   fatal?: Error;
 }
 
+/** When "not found" counts: after `quietAt` (ms since the epoch), and how often. */
+export interface QuietTime {
+  quietAt: number;
+  /**
+   * When given, "not found" must hold twice: once read after `quietAt`, and again this long
+   * later, so a service whose lookups lag behind its writes gets a second chance.
+   */
+  intervalMs?: number;
+}
+
 /**
  * Reads payouts back by reference_id. A "Payout not found" proves nothing while the request
  * that carried the payout may still be in progress at the service, so those found missing
- * before `quietAt` (ms since the epoch) are read again once it has passed.
+ * before `quietAt` are read again once it has passed, and, with an interval, once more after it.
  */
 export async function readBack<T extends Sent>(
   items: T[],
-  quietAt: number,
+  quiet: QuietTime,
   deps: ReadBackDeps,
 ): Promise<ReadBackResult> {
   const byRef = new Map(items.map((i) => [i.payout.reference_id, i]));
   const out: ReadBackResult = { outcomes: new Map() };
-  const missing = await readOnce(items, deps, out);
-  if (!missing.length || out.fatal) return out;
-  const waitMs = quietAt - deps.clock.now();
-  if (waitMs > 0) {
-    const waited = await waitForQuiet(missing.length, waitMs, deps);
+  let readAt = deps.clock.now();
+  let missing = await readOnce(items, deps, out);
+  let confirmed = 0;
+  const needed = quiet.intervalMs === undefined ? 1 : 2;
+  while (missing.length && !out.fatal) {
+    if (readAt >= quiet.quietAt) confirmed += 1;
+    if (confirmed >= needed) break;
+    const first = confirmed === 0;
+    const waitMs = first ? quiet.quietAt - readAt : quiet.intervalMs!;
+    const waited = await waitForQuiet(missing.length, Math.max(0, waitMs), deps, first);
     if (!waited) {
       for (const ref of missing) out.outcomes.set(ref, { kind: 'unknown', why: STOPPED_WAITING });
       return out;
     }
-    await readOnce(
+    readAt = deps.clock.now();
+    missing = await readOnce(
       missing.map((ref) => byRef.get(ref)!),
       deps,
       out,
     );
-  } else {
-    for (const ref of missing) out.outcomes.set(ref, { kind: 'not-found' });
   }
   return out;
 }
@@ -119,13 +136,25 @@ async function readOnce<T extends Sent>(
   return missing;
 }
 
-/** Waits out the quiet time, telling the user; false when the run was stopped meanwhile. */
-async function waitForQuiet(count: number, waitMs: number, deps: ReadBackDeps): Promise<boolean> {
+/**
+ * Waits out the quiet time (`first`) or the second interval, telling the user; false when the
+ * run was stopped meanwhile.
+ */
+async function waitForQuiet(
+  count: number,
+  waitMs: number,
+  deps: ReadBackDeps,
+  first: boolean,
+): Promise<boolean> {
   const { clock, interrupt } = deps;
   if (interrupt.aborted) return false;
   const seconds = Math.ceil(waitMs / 1000);
+  const them = count === 1 ? 'it' : 'them';
+  const what = first
+    ? `the service has no record yet of ${count} payout${count === 1 ? '' : 's'} whose request may still be in progress there: waiting ${seconds} s before reading ${them} again`
+    : `the service still has no record of ${count} payout${count === 1 ? '' : 's'} after the quiet time: reading ${them} once more in ${seconds} s before sending ${them} again, in case its lookups lag behind its writes`;
   deps.notify(
-    `the service has no record yet of ${count} payout${count === 1 ? '' : 's'} whose request may still be in progress there: waiting ${seconds} s before reading ${count === 1 ? 'it' : 'them'} again (Ctrl-C stops waiting and leaves ${count === 1 ? 'its' : 'their'} outcome unknown)`,
+    `${what} (Ctrl-C stops waiting and leaves ${count === 1 ? 'its' : 'their'} outcome unknown)`,
   );
   const until = clock.now() + waitMs;
   try {

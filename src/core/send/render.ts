@@ -128,6 +128,7 @@ export function resultsHead(
     not_sent_count: c.notSent,
     batch_reference: extra.batchReference ?? null,
     sent_earlier_count: c.sentEarlier,
+    found_at_service_count: c.foundAtService,
     charges: summary.charges,
     run_id: extra.runId,
     peak_concurrency: extra.pace.peakConcurrency,
@@ -157,6 +158,7 @@ export function resultItemJson(o: PayoutOutcome): string {
   let s = `{"reference_id": ${q(o.reference_id)}, "status": ${q(o.status)}, "transaction_id": ${o.transaction_id === undefined ? 'null' : q(o.transaction_id)}, "amount": ${o.amount}, "currency": ${q(o.currency)}, "charges": ${o.charges === undefined ? 'null' : String(o.charges)}`;
   if (o.message) s += `, "message": ${q(o.message)}`;
   if (o.sent_earlier) s += ', "sent_earlier": true';
+  if (o.found_at_service) s += ', "found_at_service": true';
   return `${s}}`;
 }
 
@@ -181,6 +183,12 @@ export function colourStatus(status: string, c: ChalkInstance): string {
   if (kind === 'success') return c.green(text);
   if (kind === 'pending' || kind === 'undocumented') return c.yellow(text);
   return c.red(text);
+}
+
+/** " (sent earlier)" or " (sent earlier, found at the service)" after a status, if so. */
+function earlierMark(o: PayoutOutcome, c: ChalkInstance): string {
+  if (o.found_at_service) return c.dim(' (sent earlier, found at the service)');
+  return o.sent_earlier ? c.dim(' (sent earlier)') : '';
 }
 
 /** The rows of a run's results, in input order, as the table asks for them. */
@@ -219,7 +227,7 @@ export async function resultsTable(
   const d = displayText;
   const body = rows.map((o) => [
     d(o.reference_id),
-    colourStatus(o.status, c) + (o.sent_earlier ? c.dim(' (sent earlier)') : ''),
+    colourStatus(o.status, c) + earlierMark(o, c),
     `${o.amount} ${d(o.currency)}`,
     formatCharges(o, currencies),
     d(o.transaction_id ?? ''),
@@ -257,7 +265,10 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance, grouped =
   if (n.unknown) parts.push(c.yellow(`${n.unknown} unknown`));
   if (n.notSent) parts.push(`${n.notSent} not sent`);
   let line = `${total} payout${total === 1 ? '' : 's'}: ${parts.join(', ')}`;
-  if (n.sentEarlier) line += ` (${n.sentEarlier} sent earlier, not sent again)`;
+  if (n.sentEarlier) {
+    const found = n.foundAtService ? `, ${n.foundAtService} of them found at the service` : '';
+    line += ` (${n.sentEarlier} sent earlier, not sent again${found})`;
+  }
   if (charges) line += `; charges ${charges}`;
   return line;
 }

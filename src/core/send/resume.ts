@@ -16,7 +16,7 @@ export interface SentEarlier {
   currency: string;
   /** Exact decimal text. */
   amount: string;
-  /** The run that sent it and when its request went out (null when not recorded). */
+  /** The run that sent it ('' when found at the service) and when its request went out (null when not recorded). */
   runId: string;
   at: string | null;
 }
@@ -27,6 +27,19 @@ export interface PriorState {
   settled: Map<number, SentEarlier>;
   /** Possibly sent, outcome never recorded, by reference: read back before sending. */
   inFlight: Map<string, InFlight>;
+  /**
+   * Settled by a run under another Client-Id only, by row: read back with this run's
+   * credentials before anything is decided (another key may be another account).
+   */
+  recheck: Map<number, Recheck>;
+}
+
+/** A payout a run under another Client-Id recorded as sent. */
+export interface Recheck {
+  row: number;
+  payout: PayoutRequest;
+  runId: string;
+  clientId: string;
 }
 
 /** A payout an earlier attempt may have sent, and when its request went out at the latest. */
@@ -65,16 +78,32 @@ function conflict(r: PriorRow): Problem {
   };
 }
 
+/** Whether a prior row was recorded under a Client-Id other than `clientId` (undefined: any). */
+function foreign(r: PriorRow, clientId: string | undefined): boolean {
+  return clientId !== undefined && r.client_id !== null && r.client_id !== clientId;
+}
+
 /**
  * Gathers what this run's earlier attempts and every other run of the same service know
  * about the run's references (priorRows). A reference held elsewhere with a different
- * amount, currency or recipient is an input problem: nothing is sent.
+ * amount, currency or recipient is an input problem: nothing is sent. With `clientId`, a
+ * payout only runs under other Client-Ids settled is to be read back (`recheck`).
  */
-export function priorState(rows: PriorRow[]): PriorState {
+export function priorState(rows: PriorRow[], clientId?: string): PriorState {
   const settled: PriorState['settled'] = new Map();
   const inFlight = new Map<string, InFlight>();
+  const recheck = new Map<number, Recheck>();
   const conflicts: Problem[] = [];
   for (const r of rows) {
+    // Another key may be another account, whose payouts under our references are not ours:
+    // only the service, asked with this key, can tell (whatever fields it recorded).
+    if (r.state === 'done' && r.status && foreign(r, clientId)) {
+      if (!settled.has(r.row)) {
+        const { row, payout, run_id: runId } = r;
+        recheck.set(row, { row, payout, runId, clientId: r.client_id ?? '' });
+      }
+      continue;
+    }
     if (r.hash !== null && !sameHash(r.hash, r.hash_version, r.payout)) {
       conflicts.push(conflict(r));
       continue;
@@ -82,6 +111,7 @@ export function priorState(rows: PriorRow[]): PriorState {
     const ref = r.payout.reference_id;
     if (r.state === 'done' && r.status) {
       settled.set(r.row, confirmedOutcome(r));
+      recheck.delete(r.row);
       inFlight.delete(ref);
     } else if (r.state !== 'done' && !settled.has(r.row)) {
       const sentAt = r.sent_at === null ? Number.NaN : Date.parse(r.sent_at);
@@ -92,7 +122,9 @@ export function priorState(rows: PriorRow[]): PriorState {
     }
   }
   if (conflicts.length) throw new InputError(conflicts);
-  return { settled, inFlight };
+  // A payout still in flight is read back after the lock in any case.
+  for (const [row, r] of recheck) if (inFlight.has(r.payout.reference_id)) recheck.delete(row);
+  return { settled, inFlight, recheck };
 }
 
 /** Applies a read-back of in-flight payouts to the prior state and the run's state. */

@@ -6,8 +6,10 @@ import { ExitCode } from '../../exit-codes.js';
 import type { IntakeOptions } from '../../input/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
+import type { OutcomeResult } from '../../state/index.js';
 import {
   acquireSendLock,
+  hasHistory,
   openScratchDb,
   openStateDb,
   type JournalMirror,
@@ -18,7 +20,9 @@ import {
   RunState,
   runIdFor,
   stagedPages,
+  stagedPayouts,
 } from '../../state/index.js';
+import { Pace } from '../pace.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
@@ -26,6 +30,7 @@ import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { finishRun } from './results.js';
+import { type CheckItem, checkAtService } from './service-check.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
 import { checkMaxTotals, freshSplit, type RunSplit, splitRun } from './split.js';
 import {
@@ -171,6 +176,8 @@ export class SendRun {
   readonly currencies: CurrencyTable;
   readonly plan: RunPlan;
   private readonly staging: Staging;
+  /** Payouts --check-service found at the service, recorded as this run's results. */
+  private foundAtService: OutcomeResult[] = [];
 
   constructor(parts: {
     opts: SendOptions;
@@ -290,7 +297,10 @@ export class SendRun {
    */
   private async sendLocked(service: ServiceConnection): Promise<Sending> {
     const { opts, plan, currencies, output } = this;
-    const prior = priorState(await this.priorRows(service.serviceKey));
+    const rows = await this.priorRows(service.serviceKey);
+    const clientId = service.sandbox ? undefined : service.settings.clientId;
+    const prior = priorState(rows, clientId);
+    if (!service.sandbox) await this.checkService(service, prior);
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
@@ -307,6 +317,7 @@ export class SendRun {
       if (!service.sandbox && !opts.yes) await this.confirm(split);
     }
     const state = await this.openState(service);
+    state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
     try {
       const engine = this.newEngine(service, state, (text) => progress?.update(text));
@@ -318,6 +329,59 @@ export class SendRun {
       progress?.stop();
       await state.close();
     }
+  }
+
+  /**
+   * Before the summary, looks up with this run's credentials the payouts only runs under
+   * another Client-Id recorded, and with --check-service every payout the history does not
+   * know; those found are sent earlier. A --yes run with no history of the service and no
+   * --check-service is warned that nothing stops it resending what others sent.
+   */
+  private async checkService(service: ServiceConnection, prior: PriorState): Promise<void> {
+    const items: CheckItem[] = [...prior.recheck.values()].map((r) => ({
+      row: r.row,
+      payout: r.payout,
+      recordedBy: { runId: r.runId, clientId: r.clientId },
+    }));
+    if (this.opts.checkService) {
+      for (const s of stagedPayouts(this.staging.rows)) {
+        const known = prior.settled.has(s.row) || prior.recheck.has(s.row);
+        if (!known && !prior.inFlight.has(s.payout.reference_id)) items.push(s);
+      }
+    } else if (this.opts.yes && !(await this.historyKnows(service.serviceKey))) {
+      const where = this.staging.history
+        ? `the shared history at ${this.staging.history.where}`
+        : 'this state folder';
+      this.output.warn(
+        `${where} holds no history of ${service.settings.baseUrl}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), or pass --check-service to look each payout up at the service first`,
+      );
+    }
+    prior.recheck.clear();
+    if (!items.length) return;
+    this.output.info(`Looking up ${payouts(items.length)} at the service before sending…`);
+    const clock = this.deps.clock ?? systemClock;
+    const found = await checkAtService(items, {
+      client: service.client,
+      clock,
+      interrupt: this.deps.interrupt,
+      notify: (m) => this.output.warn(m),
+      pace: new Pace({ initial: 4, max: 16, clock }),
+      clientId: service.settings.clientId,
+    });
+    const byRow = new Map(items.map((i) => [i.row, i.payout.reference_id]));
+    for (const [row, s] of found) {
+      prior.settled.set(row, s);
+      const { status, transaction_id } = s.outcome;
+      const ref = byRow.get(row)!;
+      if (s.outcome.found_at_service) this.foundAtService.push({ ref, status, transaction_id });
+    }
+  }
+
+  /** Whether the history (shared, or state.db) holds any run of the service. */
+  private historyKnows(serviceKey: string): Promise<boolean> {
+    const { history, rows } = this.staging;
+    if (history) return history.hasRuns(serviceKey);
+    return Promise.resolve(hasHistory(rows, serviceKey));
   }
 
   /** Asks on a terminal, naming what will move; elsewhere --yes is required. */

@@ -53,8 +53,10 @@ function when(at: string | null): string {
 /** "run 3f2a… on 2026-11-24 14:02 UTC", or the first three runs with their counts. */
 export function earlierRunsText(runs: EarlierRun[]): string {
   const first = runs[0];
-  if (first && runs.length === 1) return `run ${first.runId} ${when(first.at)}`;
-  const shown = runs.slice(0, 3).map((r) => `run ${r.runId} ${when(r.at)} (${r.count})`);
+  // A payout found at the service has no run of this history behind it.
+  const run = (r: EarlierRun) => (r.runId ? `run ${r.runId} ${when(r.at)}` : 'the service itself');
+  if (first && runs.length === 1) return run(first);
+  const shown = runs.slice(0, 3).map((r) => `${run(r)} (${r.count})`);
   const more = runs.length - shown.length;
   return `${shown.join(', ')}${more ? ` and ${more} more run${more === 1 ? '' : 's'}` : ''}`;
 }

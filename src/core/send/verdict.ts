@@ -10,7 +10,8 @@ import { isDocumentedStatus } from '../statuses.js';
  *       timeout: no byte written);
  *   (b) the service refused the whole request with a status that means "not processed" and
  *       sent no per-payout results: 401, 403, 429 or 413;
- *   (c) a read-back made once the request can no longer be in progress found no such payout.
+ *   (c) read-backs after the quiet time, twice and a quiet time apart, found no such payout
+ *       (what that trusts: docs/never-twice.md).
  * Per-payout results win under any status and any `success`. Everything else is read back.
  * Message text never decides anything.
  */

@@ -288,6 +288,14 @@ export class PgHistory {
     return out;
   }
 
+  /** Whether the history holds any run of the service. */
+  async hasRuns(serviceKey: string): Promise<boolean> {
+    const r = await this.serial('looking up the service', (c) =>
+      c.query('SELECT 1 FROM runs WHERE service_id = $1 LIMIT 1', [serviceId(serviceKey)]),
+    );
+    return r.rows.length > 0;
+  }
+
   /**
    * Adopts a send's staged payouts as its run: resumed when a run of the same id holds the
    * very same payouts, otherwise recorded anew (an older run of that id keeps its states

@@ -25,7 +25,15 @@ describe('groupThousands', () => {
 describe('closing line', () => {
   const summary = {
     total: 2,
-    counts: { success: 2, failed: 0, pending: 0, unknown: 0, notSent: 0, sentEarlier: 0 },
+    counts: {
+      success: 2,
+      failed: 0,
+      pending: 0,
+      unknown: 0,
+      notSent: 0,
+      sentEarlier: 0,
+      foundAtService: 0,
+    },
     charges: { EUR: '12345.60' },
   };
   it('groups charges on a terminal and keeps plain digits elsewhere', () => {

@@ -35,12 +35,16 @@ describe('readBack', () => {
     const clock = new FakeClock(1_000_000);
     const notes: string[] = [];
     const r = reader(clock, { A: record('A') }, 1_030_000);
-    const out = await readBack([payout('A')], 1_050_000, {
-      client: r,
-      clock,
-      interrupt: new AbortController().signal,
-      notify: (m) => notes.push(m),
-    });
+    const out = await readBack(
+      [payout('A')],
+      { quietAt: 1_050_000 },
+      {
+        client: r,
+        clock,
+        interrupt: new AbortController().signal,
+        notify: (m) => notes.push(m),
+      },
+    );
     expect(out.outcomes.get('A')?.kind).toBe('found');
     expect(r.asked).toEqual(['A', 'A']);
     expect(clock.waits.reduce((a, b) => a + b, 0)).toBe(50_000);
@@ -50,54 +54,111 @@ describe('readBack', () => {
   it('takes "not found" as proof once the quiet time has passed, without waiting', async () => {
     const clock = new FakeClock(2_000_000);
     const r = reader(clock, {});
-    const out = await readBack([payout('A')], 1_999_999, {
-      client: r,
-      clock,
-      interrupt: new AbortController().signal,
-      notify: () => {},
-    });
+    const out = await readBack(
+      [payout('A')],
+      { quietAt: 1_999_999 },
+      {
+        client: r,
+        clock,
+        interrupt: new AbortController().signal,
+        notify: () => {},
+      },
+    );
     expect(out.outcomes.get('A')).toEqual({ kind: 'not-found' });
     expect(clock.waits).toEqual([]);
+  });
+
+  it('reads "not found" once more a quiet interval later: a lookup that lags its write is found', async () => {
+    const clock = new FakeClock(1_000_000);
+    const notes: string[] = [];
+    // The service applied the payout, but its lookups show it only at 1_070_000.
+    const r = reader(clock, { A: record('A') }, 1_070_000);
+    const out = await readBack(
+      [payout('A')],
+      { quietAt: 1_050_000, intervalMs: 50_000 },
+      {
+        client: r,
+        clock,
+        interrupt: new AbortController().signal,
+        notify: (m) => notes.push(m),
+      },
+    );
+    expect(out.outcomes.get('A')?.kind).toBe('found');
+    expect(r.asked).toEqual(['A', 'A', 'A']);
+    expect(clock.waits.reduce((a, b) => a + b, 0)).toBe(100_000);
+    expect(notes[1]).toMatch(
+      /still has no record of 1 payout after the quiet time: reading it once more in 50 s/,
+    );
+  });
+
+  it('takes "not found" as proof only when it holds twice, a quiet interval apart', async () => {
+    const clock = new FakeClock(2_000_000);
+    const r = reader(clock, {});
+    const out = await readBack(
+      [payout('A')],
+      { quietAt: 1_999_999, intervalMs: 10_000 },
+      {
+        client: r,
+        clock,
+        interrupt: new AbortController().signal,
+        notify: () => {},
+      },
+    );
+    expect(out.outcomes.get('A')).toEqual({ kind: 'not-found' });
+    expect(r.asked).toEqual(['A', 'A']);
+    expect(clock.waits.reduce((a, b) => a + b, 0)).toBe(10_000);
   });
 
   it('leaves the outcome unknown when the user stops the wait', async () => {
     const clock = new FakeClock(0);
     const stop = new AbortController();
     stop.abort();
-    const out = await readBack([payout('A')], 50_000, {
-      client: reader(clock, {}),
-      clock,
-      interrupt: stop.signal,
-      notify: () => {},
-    });
+    const out = await readBack(
+      [payout('A')],
+      { quietAt: 50_000 },
+      {
+        client: reader(clock, {}),
+        clock,
+        interrupt: stop.signal,
+        notify: () => {},
+      },
+    );
     expect(out.outcomes.get('A')?.kind).toBe('unknown');
   });
 
   it('tells another payout under our reference from ours, and a wrong record from both', async () => {
     const clock = new FakeClock(0);
     const held = { A: record('A', 5000), B: { ...record('B'), reference_id: 'Z' } };
-    const out = await readBack([payout('A'), payout('B')], 0, {
-      client: reader(clock, held),
-      clock,
-      interrupt: new AbortController().signal,
-      notify: () => {},
-    });
+    const out = await readBack(
+      [payout('A'), payout('B')],
+      { quietAt: 0 },
+      {
+        client: reader(clock, held),
+        clock,
+        interrupt: new AbortController().signal,
+        notify: () => {},
+      },
+    );
     expect(out.outcomes.get('A')).toMatchObject({ kind: 'other-payout' });
     expect(out.outcomes.get('B')).toMatchObject({ kind: 'unknown' });
   });
 
   it('stops at a credentials error: everything unknown, the error kept', async () => {
     const clock = new FakeClock(0);
-    const out = await readBack([payout('A'), payout('B')], 0, {
-      client: {
-        getPayout: async () => {
-          throw new CredentialsError('Invalid API credentials');
+    const out = await readBack(
+      [payout('A'), payout('B')],
+      { quietAt: 0 },
+      {
+        client: {
+          getPayout: async () => {
+            throw new CredentialsError('Invalid API credentials');
+          },
         },
+        clock,
+        interrupt: new AbortController().signal,
+        notify: () => {},
       },
-      clock,
-      interrupt: new AbortController().signal,
-      notify: () => {},
-    });
+    );
     expect(out.fatal).toBeInstanceOf(CredentialsError);
     expect([...out.outcomes.values()].every((o) => o.kind === 'unknown')).toBe(true);
   });

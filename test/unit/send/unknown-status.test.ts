@@ -72,6 +72,7 @@ describe('undocumented statuses in a send', () => {
       unknown: 2,
       notSent: 1,
       sentEarlier: 0,
+      foundAtService: 0,
     };
     expect(countOutcomes(outcomes)).toEqual(expected);
     const store = outcomeStore();

@@ -132,6 +132,11 @@ describe('state.db', () => {
       .run(p.amount, p.currency, p.recipient, payoutHash(p));
     old.exec(`INSERT INTO results VALUES (1, 0, 1, 'success', 'T-1', NULL, NULL, 't1')`);
     old.close();
+    // A dry run, the first command after an upgrade, sees the migrated history too.
+    const dry = RunIntake.scratch();
+    dry.add({ ...p, file: 'x.csv', location: 'line 2', hash: payoutHash(p) });
+    expect(priorRows(dry, SERVICE, stateDir).map((r) => r.client_id)).toEqual(['key-a']);
+    dry.discard();
     const db = await openDb(stateDir);
     expect(db.prepare('SELECT id, run_id, service_id FROM runs ORDER BY id').all()).toEqual([
       { id: 1, run_id: `${runIdFor(SERVICE, input)}-1`, service_id: serviceId(SERVICE) },

@@ -1,0 +1,60 @@
+import type { ConfigStore } from '../../config/store.js';
+import { UsageError } from '../../errors.js';
+import { chooseStateUrl, redactStateUrl } from '../../state/pg/url.js';
+
+/** The settings `payouts config set` stores in a profile, as the user names them. */
+export const PROFILE_SETTINGS = ['quiet_time', 'state_url'] as const;
+
+/** What `config set` stored. */
+export interface SetResult {
+  profile: string;
+  key: string;
+  /** Null when the setting was removed (value "default"); a state URL with its password as ***. */
+  value: number | string | null;
+  path: string;
+}
+
+/** Seconds of a quiet time: a number from 1 to 3600, or "default" (undefined). */
+function quietSeconds(text: string): number | undefined {
+  const t = text.trim();
+  if (t === 'default') return undefined;
+  const seconds = Number(t);
+  if (!/^\d+(\.\d+)?$/.test(t) || seconds < 1 || seconds > 3600) {
+    throw new UsageError(
+      `quiet_time ${JSON.stringify(text)}: give the seconds to wait before "Payout not found" counts, from 1 to 3600, or "default" (the deadline plus a sixth of PAYOUTS_TIMEOUT); a shorter value than the default is not used`,
+    );
+  }
+  return seconds;
+}
+
+/** Stores one setting of a profile (`payouts config set KEY VALUE`). */
+export function setProfileSetting(
+  store: ConfigStore,
+  profile: string,
+  change: { key: string; value: string },
+): SetResult {
+  if (change.key === 'state_url') return setStateUrl(store, profile, change.value);
+  if (change.key !== 'quiet_time') {
+    throw new UsageError(
+      `config set ${JSON.stringify(change.key)}: unknown setting; the settings are ${PROFILE_SETTINGS.join(', ')} (credentials: payouts config set-credentials)`,
+    );
+  }
+  const seconds = quietSeconds(change.value);
+  store.saveProfile(profile, { quietTime: seconds });
+  return { profile, key: change.key, value: seconds ?? null, path: store.path };
+}
+
+/**
+ * Stores a profile's shared history (`config set state_url postgres://…`, "default" or ""
+ * removes it); what is shown of it has its password as ***.
+ */
+function setStateUrl(store: ConfigStore, profile: string, value: string): SetResult {
+  const text = value.trim();
+  const url =
+    text === '' || text === 'default'
+      ? undefined
+      : chooseStateUrl({ value: text, from: 'state_url' });
+  store.saveProfile(profile, { stateUrl: url });
+  const shown = url === undefined ? null : redactStateUrl(url);
+  return { profile, key: 'state_url', value: shown, path: store.path };
+}

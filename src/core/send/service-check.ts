@@ -1,0 +1,77 @@
+import type { PayoutRequest } from '../../api/types.js';
+import { InputError, OutcomeUnknownError, type Problem } from '../../errors.js';
+import { fromRecord } from './engine.js';
+import { type ReadBackDeps, readBack } from './readback.js';
+import type { SentEarlier } from './resume.js';
+
+/** A payout to look up at the service before the run decides to send it. */
+export interface CheckItem {
+  row: number;
+  payout: PayoutRequest;
+  /** The run, under another Client-Id, that recorded it as sent; none for --check-service. */
+  recordedBy?: { runId: string; clientId: string };
+}
+
+/** The problem of a reference the service holds as another payout than the one recorded or to send. */
+function otherPayout(item: CheckItem, why: string, clientId: string): Problem {
+  const by = item.recordedBy;
+  const recorded = by
+    ? `run ${by.runId} recorded this payout as sent under Client-Id ${by.clientId}, but `
+    : '';
+  return {
+    file: by ? `run ${by.runId}` : 'the service',
+    field: 'reference_id',
+    value: item.payout.reference_id,
+    message: `${recorded}the service, asked with Client-Id ${clientId}, ${why.replace(/^the service /, '')}`,
+  };
+}
+
+/**
+ * Reads payouts back before anything is sent, with this run's credentials: found with the
+ * same amount, currency and recipient, they were sent earlier (returned by row); not found,
+ * they are to be sent; found as another payout, the run stops (InputError, exit 2). A lookup
+ * that cannot be answered stops the run too: nothing was sent.
+ */
+export async function checkAtService(
+  items: CheckItem[],
+  deps: ReadBackDeps & { clientId: string },
+): Promise<Map<number, SentEarlier>> {
+  const found = new Map<number, SentEarlier>();
+  if (!items.length) return found;
+  // Nothing this history knows of was in progress for these: "not found" needs no wait.
+  const r = await readBack(items, { quietAt: Number.NEGATIVE_INFINITY }, deps);
+  if (r.fatal) throw r.fatal;
+  const problems: Problem[] = [];
+  const unknown: string[] = [];
+  let why = '';
+  for (const item of items) {
+    const { payout } = item;
+    const o = r.outcomes.get(payout.reference_id);
+    if (o?.kind === 'found') {
+      const outcome = {
+        ...fromRecord(o.record),
+        ...(item.recordedBy ? {} : { found_at_service: true }),
+      };
+      const runId = item.recordedBy?.runId ?? '';
+      found.set(item.row, {
+        outcome,
+        currency: payout.currency,
+        amount: payout.amount,
+        runId,
+        at: null,
+      });
+    } else if (o?.kind === 'other-payout') problems.push(otherPayout(item, o.why, deps.clientId));
+    else if (o?.kind !== 'not-found') {
+      unknown.push(payout.reference_id);
+      why ||= o?.why ?? 'it was not read back';
+    }
+  }
+  if (problems.length) throw new InputError(problems);
+  if (unknown.length) {
+    throw new OutcomeUnknownError(
+      `could not look up ${unknown.length} payout${unknown.length === 1 ? '' : 's'} at the service before sending (${why}); nothing was sent: run the same command again when the service answers`,
+      unknown,
+    );
+  }
+  return found;
+}
