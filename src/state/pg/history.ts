@@ -329,13 +329,20 @@ export class PgHistory {
     });
   }
 
-  /** The journal of run `run` in this history, for RunState's commits. */
+  /**
+   * The journal of run `run` in this history, for RunState's commits. A commit of intents,
+   * results and reports only (nearly every one) is one statement, so one round trip; others
+   * are a transaction of a statement per record.
+   */
   mirrorOf(run: number): JournalMirror {
     return {
-      apply: (records) =>
-        this.tx('recording what was sent', async (c) => {
+      apply: (records) => {
+        const quick = oneStatement(run, records);
+        if (quick) return this.serial('recording what was sent', (c) => c.query(quick).then());
+        return this.tx('recording what was sent', async (c) => {
           for (const r of records) await applyRecord(c, run, r);
-        }),
+        });
+      },
     };
   }
 
@@ -433,6 +440,79 @@ async function sameRows(
   return true;
 }
 
+/** Writes intents, results and reports, and the run's last request, in one statement. */
+const ONE_STATEMENT = `
+  WITH i AS (
+    INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
+    SELECT $1, x.row, 'in_flight', x.req, x.at, NULL, x.at
+    FROM unnest($2::int[], $3::int[], $4::text[]) AS x(row, req, at)
+    ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
+      sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at
+  ), d AS (
+    INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
+    SELECT $1, * FROM unnest($5::int[], $6::int[], $7::text[], $8::text[], $9::text[],
+      $10::text[], $11::text[])
+    ON CONFLICT (run, row) DO UPDATE SET req = excluded.req, status = excluded.status,
+      transaction_id = excluded.transaction_id, charges = excluded.charges,
+      message = excluded.message, at = excluded.at
+  ), o AS (
+    INSERT INTO reports (run, row, status, transaction_id, charges, message, sent_earlier)
+    SELECT $1, * FROM unnest($12::int[], $13::text[], $14::text[], $15::text[], $16::text[],
+      $17::int[])
+    ON CONFLICT (run, row) DO UPDATE SET status = excluded.status,
+      transaction_id = excluded.transaction_id, charges = excluded.charges,
+      message = excluded.message, sent_earlier = excluded.sent_earlier
+  )
+  UPDATE runs SET last_req = greatest(last_req, $18), updated_at = $19 WHERE id = $1`;
+
+/** Columns of rows given as a flat list, `width` values a row, without the first (the run). */
+function columnsOf(values: unknown[], width: number): unknown[][] {
+  const cols: unknown[][] = Array.from({ length: width - 1 }, () => []);
+  for (let k = 0; k < values.length; k += width) {
+    for (let j = 1; j < width; j++) cols[j - 1]!.push(values[k + j] ?? null);
+  }
+  return cols;
+}
+
+/**
+ * A commit as one statement, when it holds only intents (of distinct rows), results, reports
+ * and the run's last request: the parts touch different tables, so one snapshot serves them
+ * all. Undefined when it holds anything else, which must see the effect of what precedes it.
+ */
+function oneStatement(run: number, records: JournalRecord[]): pg.QueryConfig | undefined {
+  const intent: [number[], number[], string[]] = [[], [], []];
+  const rows = new Set<number>();
+  let results: unknown[] = [];
+  let reports: unknown[] = [];
+  let touch: { lastReq: number; at: string } | undefined;
+  for (const r of records) {
+    if (r.kind === 'intent') {
+      for (const row of r.rows) {
+        if (rows.has(row)) return undefined;
+        rows.add(row);
+        intent[0].push(row);
+        intent[1].push(r.req);
+        intent[2].push(r.at);
+      }
+    } else if (r.kind === 'results') results = results.concat(r.values);
+    else if (r.kind === 'reports') reports = reports.concat(r.values);
+    else if (r.kind === 'touch') touch = r;
+    else return undefined;
+  }
+  if (touch === undefined) return undefined;
+  return {
+    text: ONE_STATEMENT,
+    values: [
+      run,
+      ...intent,
+      ...columnsOf(results, 8),
+      ...columnsOf(reports, 7),
+      touch.lastReq,
+      touch.at,
+    ],
+  };
+}
+
 /** The rows of a run among these references that have no stated result. */
 const OPEN_ROWS = `SELECT p.row FROM payouts p WHERE p.run = $1 AND p.reference_id = ANY($2::text[])
   AND NOT EXISTS (SELECT 1 FROM results d WHERE d.run = p.run AND d.row = p.row)`;
@@ -511,10 +591,7 @@ async function upsertRows(
   values: unknown[],
   width: 7 | 8,
 ): Promise<void> {
-  const cols: unknown[][] = Array.from({ length: width - 1 }, () => []);
-  for (let k = 0; k < values.length; k += width) {
-    for (let j = 1; j < width; j++) cols[j - 1]!.push(values[k + j] ?? null);
-  }
+  const cols = columnsOf(values, width);
   if (width === 8) {
     await c.query(
       `INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
