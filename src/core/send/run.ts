@@ -8,20 +8,13 @@ import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { OutcomeResult } from '../../state/index.js';
 import {
-  acquireSendLock,
-  hasHistory,
-  openScratchDb,
-  openStateDb,
-  type JournalMirror,
-  type PgHistory,
   type PriorRow,
-  priorRows,
-  RunIntake,
+  type RunIntake,
   RunState,
   runIdFor,
-  stagedPages,
   stagedPayouts,
 } from '../../state/index.js';
+import { localHistory } from '../../state/local-history.js';
 import { Pace } from '../pace.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
@@ -29,6 +22,7 @@ import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
+import type { HistoryStore } from './history.js';
 import { finishRun } from './results.js';
 import { type CheckItem, checkAtService } from './service-check.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
@@ -93,34 +87,29 @@ async function openSources(
 }
 
 /**
- * A run's rows as pass 1 stages them, until the run adopts them: in state.db for a send, in a
- * private database for a dry run (which records nothing).
+ * A run's rows as pass 1 stages them, until the run adopts them (in state.db, or in a private
+ * database for a dry run or a shared history), and the history they are checked against.
  */
 interface Staging {
   rows: RunIntake;
   /** Adopted by the run: not to be discarded. */
   kept: boolean;
-  /** The shared history that holds what was sent, when there is one (else state.db does). */
-  history?: PgHistory;
+  history: HistoryStore;
 }
 
-/**
- * Opens where pass 1 stages a run's rows: state.db; or, with a shared history, a private
- * database of state.db's schema, from which the run's rows go to the history when it starts.
- */
+/** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */
 async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
-  const history = deps.stateUrl ? await openHistory(deps.stateUrl) : undefined;
-  if (opts.dryRun) return { rows: RunIntake.scratch(), kept: false, history };
-  const now = new Date((deps.clock ?? systemClock).now());
-  const db = history ? openScratchDb() : await openStateDb(deps.stateDir);
-  const rows = RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now });
-  return { rows, kept: false, history };
-}
-
-/** Connects to a shared history; pg is loaded only then. */
-async function openHistory(url: string): Promise<PgHistory> {
-  const { PgHistory } = await import('../../state/pg/history.js');
-  return PgHistory.open(url);
+  const history = deps.stateUrl
+    ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
+    : localHistory(deps.stateDir);
+  try {
+    const now = new Date((deps.clock ?? systemClock).now());
+    const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
+    return { rows: await history.stage(how), kept: false, history };
+  } catch (err) {
+    await history.close();
+    throw err;
+  }
 }
 
 /** How pass 1 reads the files. */
@@ -153,7 +142,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       // Rows of a run that never began are of no use to anyone.
       if (!staging.kept) staging.rows.discard();
       if (staging.rows.db.open) staging.rows.db.close();
-      await staging.history?.close();
+      await staging.history.close();
     }
     cleanup();
   }
@@ -246,31 +235,9 @@ export class SendRun {
     return ExitCode.ok;
   }
 
-  /** What the runs of a service hold about the staged rows: in the shared history, or state.db. */
+  /** What the runs of a service hold about the staged rows. */
   private priorRows(serviceKey: string): Promise<PriorRow[]> {
-    const { rows, history } = this.staging;
-    if (history) return history.prior(serviceKey, stagedPages(rows));
-    return Promise.resolve(priorRows(rows, serviceKey, this.deps.stateDir));
-  }
-
-  /** One sending run per service: across machines with a shared history, else on this one. */
-  private lock(serviceKey: string): Promise<{ release(): Promise<void> }> {
-    const { deps } = this;
-    const { history } = this.staging;
-    if (!history) {
-      return acquireSendLock({
-        stateDir: deps.stateDir,
-        serviceKey,
-        pid: deps.pid,
-        command: deps.commandLine,
-      });
-    }
-    return history.lockService(serviceKey, {
-      ...deps.lockHolder,
-      pid: deps.pid,
-      started_at: new Date().toISOString(),
-      command: deps.commandLine,
-    });
+    return this.staging.history.prior(this.staging.rows, serviceKey);
   }
 
   /** Connects, then sends under the service's run lock; renders once the lock is released. */
@@ -278,7 +245,11 @@ export class SendRun {
     const { deps } = this;
     const service = await deps.connect();
     try {
-      const lock = await this.lock(service.serviceKey);
+      const lock = await this.staging.history.lockService(service.serviceKey, {
+        pid: deps.pid,
+        command: deps.commandLine,
+        startedAt: new Date().toISOString(),
+      });
       let sent: Sending;
       try {
         sent = await this.sendLocked(service);
@@ -349,11 +320,8 @@ export class SendRun {
         if (!known && !prior.inFlight.has(s.payout.reference_id)) items.push(s);
       }
     } else if (this.opts.yes && !(await this.historyKnows(service.serviceKey))) {
-      const where = this.staging.history
-        ? `the shared history at ${this.staging.history.where}`
-        : 'this state folder';
       this.output.warn(
-        `${where} holds no history of ${service.settings.baseUrl}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), or pass --check-service to look each payout up at the service first`,
+        `${this.staging.history.name} holds no history of ${service.settings.baseUrl}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), or pass --check-service to look each payout up at the service first`,
       );
     }
     prior.recheck.clear();
@@ -377,11 +345,9 @@ export class SendRun {
     }
   }
 
-  /** Whether the history (shared, or state.db) holds any run of the service. */
+  /** Whether the history holds any run of the service. */
   private historyKnows(serviceKey: string): Promise<boolean> {
-    const { history, rows } = this.staging;
-    if (history) return history.hasRuns(serviceKey);
-    return Promise.resolve(hasHistory(rows, serviceKey));
+    return this.staging.history.holdsService(this.staging.rows, serviceKey);
   }
 
   /** Asks on a terminal, naming what will move; elsewhere --yes is required. */
@@ -411,19 +377,12 @@ export class SendRun {
       payout_count: plan.payoutCount,
       ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
     };
-    let shared: { mirror: JournalMirror; lastReqFloor: number } | undefined;
-    if (staging.history) {
-      const run = await staging.history.adopt(
-        {
-          ...header,
-          runId: runIdFor(service.serviceKey, plan.inputHash),
-          serviceKey: service.serviceKey,
-          now: now().toISOString(),
-        },
-        () => stagedPages(staging.rows),
-      );
-      shared = { mirror: staging.history.mirrorOf(run.id), lastReqFloor: run.lastReq };
-    }
+    const adopted = await staging.history.adopt(staging.rows, {
+      runId: runIdFor(service.serviceKey, plan.inputHash),
+      serviceKey: service.serviceKey,
+      header,
+      now: now().toISOString(),
+    });
     const state = RunState.open({
       db: staging.rows.db,
       intake: staging.rows,
@@ -431,7 +390,7 @@ export class SendRun {
       chargeMinor: chargeMinorOf(this.currencies),
       ...(deps.clock ? { now } : {}),
       header,
-      ...shared,
+      ...adopted,
     });
     staging.kept = true;
     return state;
