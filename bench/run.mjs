@@ -994,7 +994,7 @@ async function rowPgHistory() {
 /** Payouts of the pg-send row, and the service's latency. */
 const PG_SEND_ROWS = 20_000;
 const PG_SEND_LATENCY_MS = 100;
-const PG_SEND_RUNS = 3;
+const PG_SEND_RUNS = 5;
 
 /** One send of `file` to `svc` in a fresh state folder, its history in `stateUrl` if given. */
 async function latencySend(row, svc, file, stateUrl) {

@@ -501,6 +501,8 @@ function oneStatement(run: number, records: JournalRecord[]): pg.QueryConfig | u
   }
   if (touch === undefined) return undefined;
   return {
+    // Named: prepared once per session, not planned again for every commit.
+    name: 'payouts-commit',
     text: ONE_STATEMENT,
     values: [
       run,
