@@ -219,6 +219,45 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(rows[0]!.n).toBe(2);
   });
 
+  it("keeps a working URL's password out of the output of every command", async () => {
+    const m = await twoMachines(2);
+    const canary = 'PgLeakCanary-51d0c2';
+    await query(
+      m.url,
+      `DO $$ BEGIN
+         IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'leak') THEN
+           CREATE ROLE leak LOGIN SUPERUSER PASSWORD '${canary}';
+         END IF;
+       END $$`,
+    );
+    const url = m.url.replace('postgres:payouts-test@', `leak:${canary}@`);
+    const env = { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: url };
+    const file = join(m.a.dir, 'run.csv');
+    const outputs: string[] = [];
+    const keep = async (args: string[], e: Record<string, string> = env) => {
+      const r = await runMain(args, { env: e, clock: new FakeClock() });
+      outputs.push(`${r.stdout}\n${r.stderr}`);
+      return r;
+    };
+    expect((await keep(['send', file, '--yes', '--json', '--debug'])).code).toBe(0);
+    expect((await keep(['send', file, '--yes', '--debug'])).code).toBe(0);
+    await keep(['send', file, '--dry-run', '--debug']);
+    await keep(['runs', '--debug']);
+    await keep(['runs', '--json']);
+    await keep(['config', 'set', 'state_url', url], m.a.env);
+    await keep(['config', 'show'], m.a.env);
+    await keep(['config', 'show', '--json'], m.a.env);
+    // A folder with a local history to push (sent again without the shared one: this test
+    // looks only at output).
+    expect((await keep(['send', file, '--yes'], m.svc.env(m.b.env))).code).toBe(0);
+    expect((await keep(['state', 'push', '--to', url, '--json'], m.b.env)).code).toBe(0);
+    await keep(['send', file, '--yes', '--state-url', url.replace('/postgres?', '/nodb?')]);
+    await keep(['send', file, '--yes', '--state-url', url.replace(canary, `${canary}-wrong`)]);
+    const all = outputs.join('\n');
+    expect(all).toContain('leak:***@');
+    expect(all).not.toContain(canary);
+  });
+
   it('keeps the password of the URL out of every message', async () => {
     const m = await twoMachines(1);
     const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');
