@@ -259,6 +259,8 @@ export class PgHistory {
   async prior(serviceKey: string, pages: Iterable<StagedPayout[]>): Promise<PriorRow[]> {
     const service = serviceId(serviceKey);
     const out: PriorRow[] = [];
+    // A service never sent to has nothing to look up: one query instead of one per page.
+    if (!(await this.hasRuns(serviceKey))) return out;
     for (const page of pages) {
       const refs = page.map((p) => p.reference_id);
       const r = await this.serial('looking up earlier sends', (c) =>
