@@ -155,20 +155,20 @@ const STAGED_PAGE = 5_000;
  * The staged rows of a run, a page at a time in row order: a send's from its payouts, a dry
  * run's from its view (which has no hash or description).
  */
-export function* stagedPages(intake: RunIntake): Generator<StagedPayout[]> {
+export function* stagedPages(intake: RunIntake, pageRows = STAGED_PAGE): Generator<StagedPayout[]> {
   const sql = intake.owned
     ? `SELECT row, reference_id, file, line, location, amount, currency, recipient,
          NULL AS description, NULL AS hash, ${HASH_VERSION} AS hash_version
-       FROM staged WHERE row >= ? ORDER BY row LIMIT ${STAGED_PAGE}`
+       FROM staged WHERE row >= ? ORDER BY row LIMIT ${pageRows}`
     : `SELECT row, reference_id, file, line, location, amount, currency, recipient, description,
          hash, hash_version
-       FROM payouts WHERE run = ${intake.id} AND row >= ? ORDER BY row LIMIT ${STAGED_PAGE}`;
+       FROM payouts WHERE run = ${intake.id} AND row >= ? ORDER BY row LIMIT ${pageRows}`;
   intake.finish();
   let from = 0;
   for (;;) {
     const page = intake.db.prepare(sql).all(from) as StagedPayout[];
     if (page.length) yield page;
-    if (page.length < STAGED_PAGE) return;
+    if (page.length < pageRows) return;
     from = page[page.length - 1]!.row + 1;
   }
 }

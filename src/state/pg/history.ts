@@ -63,6 +63,68 @@ export interface SharedRun {
   id: number;
   resumed: boolean;
   lastReq: number;
+  /** How far its payouts are copied in (all of them when resumed). */
+  copied: CopyProgress;
+}
+
+/**
+ * How far a run's payouts are copied into the shared history: the rows below `rows` are
+ * committed. The first page is copied with the run; the others follow while the run sends,
+ * and an intent waits until its rows are there, so a later run's lookup by reference (which
+ * joins the payouts) finds every payout an intent names.
+ */
+export class CopyProgress {
+  private rows: number;
+  private done = false;
+  private error: unknown;
+  private waiters: Array<{ rows: number; resolve: () => void; reject: (e: unknown) => void }> = [];
+
+  constructor(rows: number, done: boolean) {
+    this.rows = rows;
+    this.done = done;
+  }
+
+  /** Resolves once the rows below `rows` are copied (Infinity: all of them). */
+  reached(rows: number): Promise<void> {
+    if (this.error !== undefined) return Promise.reject(this.error);
+    if (this.done || this.rows >= rows) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ rows, resolve, reject }));
+  }
+
+  /** The rows below `rows` are committed. */
+  advance(rows: number): void {
+    this.rows = rows;
+    this.wake();
+  }
+
+  finish(): void {
+    this.done = true;
+    this.wake();
+  }
+
+  fail(err: unknown): void {
+    this.error = err;
+    for (const w of this.waiters.splice(0)) w.reject(err);
+  }
+
+  private wake(): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) {
+      if (this.done || this.rows >= w.rows) w.resolve();
+      else this.waiters.push(w);
+    }
+  }
+}
+
+/** The rows a commit's records need copied first: an intent's, or all for a lookup by reference. */
+function rowsNeeded(records: JournalRecord[]): number {
+  let need = 0;
+  for (const r of records) {
+    if (r.kind === 'intent') for (const row of r.rows) need = Math.max(need, row + 1);
+    else if (r.kind !== 'results' && r.kind !== 'reports' && r.kind !== 'touch') return Infinity;
+  }
+  return need;
 }
 
 /** The 32-bit lock key of a service: the first 8 hex digits of its id. */
@@ -82,6 +144,8 @@ function failure(err: unknown, url: string, doing: string): PayoutsError {
 export class PgHistory {
   /** Queries one after the other: a transaction's statements must not interleave with others'. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Runs' payouts still being copied in, awaited by close(). */
+  private readonly copying: Array<Promise<void>> = [];
 
   private constructor(
     private readonly client: pg.Client,
@@ -117,6 +181,7 @@ export class PgHistory {
 
   /** Closes the session, which gives back any lock it holds. */
   async close(): Promise<void> {
+    await Promise.all(this.copying);
     await this.queue.catch(() => {});
     await this.client.end().catch(() => {});
   }
@@ -303,8 +368,9 @@ export class PgHistory {
    * very same payouts, otherwise recorded anew (an older run of that id keeps its states
    * under a suffixed id).
    */
-  adopt(header: SharedRunHeader, pages: () => Iterable<StagedPayout[]>): Promise<SharedRun> {
-    return this.tx('recording the run', async (c) => {
+  async adopt(header: SharedRunHeader, pages: () => Iterable<StagedPayout[]>): Promise<SharedRun> {
+    const rest = pages()[Symbol.iterator]();
+    const run = await this.tx('recording the run', async (c) => {
       const old = await c.query<{ id: number; payout_count: number }>(
         'SELECT id, payout_count FROM runs WHERE run_id = $1 FOR UPDATE',
         [header.runId],
@@ -320,15 +386,39 @@ export class PgHistory {
            FROM runs r WHERE r.id = $1`,
           [o.id],
         );
-        return { id: o.id, resumed: true, lastReq: n.rows[0]?.n ?? 0 };
+        const copied = new CopyProgress(header.payout_count, true);
+        return { id: o.id, resumed: true, lastReq: n.rows[0]?.n ?? 0, copied };
       }
       if (o) {
         await c.query("UPDATE runs SET run_id = run_id || '-' || id WHERE id = $1", [o.id]);
       }
       const id = await insertRun(c, header);
-      for (const page of pages()) await insertPayouts(c, id, page);
-      return { id, resumed: false, lastReq: 0 };
+      // The first page goes with the run; the rest follow while it sends (copyRest).
+      const first = rest.next();
+      const rows = first.done ? 0 : lastRowOf(first.value) + 1;
+      if (!first.done) await insertPayouts(c, id, first.value);
+      return {
+        id,
+        resumed: false,
+        lastReq: 0,
+        copied: new CopyProgress(rows, first.done === true),
+      };
     });
+    if (!run.resumed) this.copyRest(run, rest);
+    return run;
+  }
+
+  /** Copies a run's remaining pages, a transaction each, advancing its progress. */
+  private copyRest(run: SharedRun, rest: Iterator<StagedPayout[]>): void {
+    const copying = (async () => {
+      for (let page = rest.next(); !page.done; page = rest.next()) {
+        const rows = page.value;
+        await this.tx('copying the run', (c) => insertPayouts(c, run.id, rows));
+        run.copied.advance(lastRowOf(rows) + 1);
+      }
+      run.copied.finish();
+    })().catch((err: unknown) => run.copied.fail(err));
+    this.copying.push(copying);
   }
 
   /**
@@ -336,9 +426,10 @@ export class PgHistory {
    * results and reports only (nearly every one) is one statement, so one round trip; others
    * are a transaction of a statement per record.
    */
-  mirrorOf(run: number): JournalMirror {
+  mirrorOf(run: number, copied?: CopyProgress): JournalMirror {
     return {
-      apply: (records) => {
+      apply: async (records) => {
+        await copied?.reached(rowsNeeded(records));
         const quick = oneStatement(run, records);
         if (quick) return this.serial('recording what was sent', (c) => c.query(quick).then());
         return this.tx('recording what was sent', async (c) => {
@@ -364,6 +455,11 @@ export class PgHistory {
   write<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
     return this.tx(doing, work);
   }
+}
+
+/** The row number of a page's last payout. */
+function lastRowOf(page: StagedPayout[]): number {
+  return page[page.length - 1]!.row;
 }
 
 /** Inserts a run's header; its id. */

@@ -6,6 +6,12 @@ import { stagedPages } from '../prior.js';
 import { PgHistory } from './history.js';
 
 /**
+ * Payouts a page of a run's copy holds: the first page goes with the run before anything is
+ * sent, the others while it sends.
+ */
+const COPY_PAGE_ROWS = 1_000;
+
+/**
  * Connects to a shared history (pg is loaded only then). A send stages its rows in a private
  * database of state.db's schema; they go to PostgreSQL as its run once it holds the lock.
  * `holder` names the host and user in the lock (the machine's unless a test says).
@@ -33,9 +39,9 @@ export async function sharedHistory(
     async adopt(staged, run) {
       const shared = await history.adopt(
         { ...run.header, runId: run.runId, serviceKey: run.serviceKey, now: run.now },
-        () => stagedPages(staged),
+        () => stagedPages(staged, COPY_PAGE_ROWS),
       );
-      return { mirror: history.mirrorOf(shared.id), lastReqFloor: shared.lastReq };
+      return { mirror: history.mirrorOf(shared.id, shared.copied), lastReqFloor: shared.lastReq };
     },
     close: () => history.close(),
   };

@@ -214,3 +214,40 @@ describe.each(STORES)('the state store contract (%s)', (store) => {
     expect(ids.some((id) => id.startsWith(`${runIdFor(SERVICE, 'a'.repeat(64))}-`))).toBe(true);
   });
 });
+
+describe('a shared history copies a run in while it sends', () => {
+  it('an intent waits until its payouts are copied; every payout is there once closed', async () => {
+    const url = await freshDatabase();
+    const history = await PgHistory.open(url);
+    closers.push(() => history.close());
+    const db = openScratchDb();
+    closers.push(async () => {
+      db.close();
+    });
+    const refs = Array.from({ length: 2500 }, (_, i) => `C-${i}`);
+    const intake = stage(db, refs);
+    const run = await history.adopt(
+      {
+        ...header(refs, 'c'.repeat(64)),
+        runId: 'copy-run',
+        serviceKey: SERVICE,
+        now: new Date().toISOString(),
+      },
+      () => stagedPages(intake, 1000),
+    );
+    const mirror = history.mirrorOf(run.id, run.copied);
+    await mirror.apply([
+      { kind: 'intent', req: 1, at: new Date().toISOString(), rows: [2400, 2401] },
+      { kind: 'touch', lastReq: 1, at: new Date().toISOString() },
+    ]);
+    const orphans = await query<{ n: number }>(
+      url,
+      `SELECT count(*)::int AS n FROM intents i
+       LEFT JOIN payouts p ON p.run = i.run AND p.row = i.row WHERE p.row IS NULL`,
+    );
+    expect(orphans[0]!.n).toBe(0);
+    await history.close();
+    const all = await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM payouts');
+    expect(all[0]!.n).toBe(2500);
+  });
+});
