@@ -408,17 +408,35 @@ export class PgHistory {
     return run;
   }
 
-  /** Copies a run's remaining pages, a transaction each, advancing its progress. */
+  /**
+   * Copies a run's remaining pages, a statement each, on a connection of their own, so that
+   * the run's commits never wait behind them; advances the run's progress.
+   */
   private copyRest(run: SharedRun, rest: Iterator<StagedPayout[]>): void {
     const copying = (async () => {
-      for (let page = rest.next(); !page.done; page = rest.next()) {
-        const rows = page.value;
-        await this.tx('copying the run', (c) => insertPayouts(c, run.id, rows));
-        run.copied.advance(lastRowOf(rows) + 1);
+      const first = rest.next();
+      if (first.done) return run.copied.finish();
+      const c = await this.connect();
+      try {
+        for (let page: IteratorResult<StagedPayout[]> = first; !page.done; page = rest.next()) {
+          await insertPayouts(c, run.id, page.value);
+          run.copied.advance(lastRowOf(page.value) + 1);
+        }
+      } finally {
+        await c.end().catch(() => {});
       }
       run.copied.finish();
-    })().catch((err: unknown) => run.copied.fail(err));
+    })().catch((err: unknown) => run.copied.fail(failure(err, this.url, 'copying the run')));
     this.copying.push(copying);
+  }
+
+  /** Another session on the same database. */
+  private async connect(): Promise<pg.Client> {
+    const { default: pgModule } = await import('pg');
+    const c = new pgModule.Client({ connectionString: this.url, application_name: 'payouts' });
+    c.on('error', () => {});
+    await c.connect();
+    return c;
   }
 
   /**
