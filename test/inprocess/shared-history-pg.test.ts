@@ -258,6 +258,17 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(all).not.toContain(canary);
   });
 
+  it("honours the URL's sslmode: a server without TLS is refused, nothing is sent", async () => {
+    const m = await twoMachines(1);
+    const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
+      env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: `${m.url}&sslmode=require` },
+      clock: new FakeClock(),
+    });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/failed while connecting: .*SSL/i);
+    expect(m.svc.creates).toBe(0);
+  });
+
   it('keeps the password of the URL out of every message', async () => {
     const m = await twoMachines(1);
     const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');

@@ -8,7 +8,7 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { PayoutsError, UsageError } from '../../errors.js';
+import { PayoutsError, StateStoreError, UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
 import type { PriorRow } from '../prior.js';
 import type { JournalMirror, JournalRecord } from '../records.js';
@@ -135,7 +135,7 @@ function lockKey(service: string): number {
 /** The state of the database's error, or the error's own message, without the URL's secrets. */
 function failure(err: unknown, url: string, doing: string): PayoutsError {
   const message = err instanceof Error ? err.message : String(err);
-  return new PayoutsError(
+  return new StateStoreError(
     `the shared history at ${redactStateUrl(url)} failed while ${doing}: ${redactMessage(message, url)}`,
   );
 }
