@@ -199,6 +199,27 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
   });
 
+  it('state push from two folders that sent the same files keeps both runs', async () => {
+    const m = await twoMachines(3);
+    // Both folders sent the file on their own (the ledger applied it twice: this test is
+    // about what the shared history keeps, so that neither folder's sends are lost).
+    for (const home of [m.a, m.b]) {
+      const r = await runMain(['send', join(home.dir, 'run.csv'), '--yes'], {
+        env: m.svc.env(home.env),
+        clock: new FakeClock(),
+      });
+      expect(r.code).toBe(0);
+    }
+    for (const home of [m.a, m.b, m.a]) {
+      expect((await runMain(['state', 'push', '--to', m.url], { env: home.env })).code).toBe(0);
+    }
+    const runs = await query<{ run_id: string }>(m.url, 'SELECT run_id FROM runs ORDER BY id');
+    expect(runs).toHaveLength(2);
+    expect(runs[1]!.run_id).toMatch(new RegExp(`^${runs[0]!.run_id}-[0-9a-f]{8}$`));
+    const results = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM results');
+    expect(results[0]!.n).toBe(6);
+  });
+
   it("a profile's state_url is used even when the credentials come from the environment", async () => {
     const m = await twoMachines(2);
     const set = await runMain(['config', 'set', 'state_url', m.url], { env: m.a.env });

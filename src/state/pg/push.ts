@@ -1,9 +1,12 @@
 /**
  * Copies a state folder's history into a shared one, so that a team starts from what one
  * person already sent. A run is copied whole (its payouts, intents, results and reports) in
- * one transaction, under the lock of its service; a run whose id the shared history already
- * holds is left as it is there, so pushing twice copies nothing the second time.
+ * one transaction, under the lock of its service, and marked in the shared `meta` as pushed
+ * from this folder (its state.db gets an id of its own for that): pushing twice copies nothing
+ * the second time. Two folders that sent the same files have runs of the same id: the second
+ * one pushed keeps its states under a suffixed id, so that what either sent is found.
  */
+import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { StateDb } from '../db.js';
 import { type LockHolder, type PgHistory, insertPayouts, type StagedPayout } from './history.js';
@@ -84,14 +87,24 @@ function* pagesOf<T extends { row: number }>(
   }
 }
 
-/** Copies one run of state.db into the shared history as run `id`. */
-async function copyRun(c: pg.Client, db: StateDb, local: LocalRun): Promise<number> {
+/** The id of a state folder's history, made on its first push. */
+function historyIdOf(db: StateDb): string {
+  const read = db.prepare("SELECT value FROM meta WHERE key = 'history_id'");
+  const found = read.get() as { value: string } | undefined;
+  if (found) return found.value;
+  const id = randomBytes(8).toString('hex');
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('history_id', ?)").run(id);
+  return (read.get() as { value: string }).value;
+}
+
+/** Copies one run of state.db into the shared history under `runId`; its payouts. */
+async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string): Promise<number> {
   const r = await c.query<{ id: number }>(
     `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
        batch_reference, last_req, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
     [
-      local.run_id,
+      runId,
       local.service_id,
       local.service,
       local.client_id,
@@ -141,6 +154,7 @@ export async function pushHistory(
     )
     .all() as LocalRun[];
   const result: PushResult = { copied: [], present: [] };
+  const historyId = historyIdOf(db);
   const services = [...new Set(runs.map((r) => r.service))];
   for (const service of services) {
     // A send to the service through the shared history must not run while its past is copied in.
@@ -148,8 +162,14 @@ export async function pushHistory(
     try {
       for (const run of runs.filter((r) => r.service === service)) {
         const copied = await history.write('copying a run', async (c) => {
-          const there = await c.query('SELECT 1 FROM runs WHERE run_id = $1', [run.run_id]);
-          return there.rows.length ? undefined : await copyRun(c, db, run);
+          const mark = `pushed ${historyId} ${run.run_id}`;
+          const pushed = await c.query('SELECT 1 FROM meta WHERE key = $1', [mark]);
+          if (pushed.rows.length) return undefined;
+          const taken = await c.query('SELECT 1 FROM runs WHERE run_id = $1', [run.run_id]);
+          const runId = taken.rows.length ? `${run.run_id}-${historyId.slice(0, 8)}` : run.run_id;
+          const payouts = await copyRun(c, db, run, runId);
+          await c.query('INSERT INTO meta (key, value) VALUES ($1, $2)', [mark, runId]);
+          return payouts;
         });
         if (copied === undefined) result.present.push(run.run_id);
         else result.copied.push({ run_id: run.run_id, service, payouts: copied });
