@@ -282,7 +282,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
   it("honours the URL's sslmode: a server without TLS is refused, nothing is sent", async () => {
     const m = await twoMachines(1);
     const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
-      env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: `${m.url}&sslmode=require` },
+      env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: `${m.url}&sslmode=verify-full` },
       clock: new FakeClock(),
     });
     expect(r.code).toBe(7);

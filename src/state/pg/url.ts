@@ -58,7 +58,7 @@ export function chooseStateUrl(
     if (!v) continue;
     if (!isPostgresUrl(v)) {
       throw new UsageError(
-        `${c.from} ${JSON.stringify(redactStateUrl(v))} is not a PostgreSQL URL: use postgres://USER:PASSWORD@HOST:5432/DATABASE (add ?sslmode=require for TLS), or leave it unset to keep the history in the state folder`,
+        `${c.from} ${JSON.stringify(redactStateUrl(v))} is not a PostgreSQL URL: use postgres://USER:PASSWORD@HOST:5432/DATABASE (add ?sslmode=verify-full for TLS), or leave it unset to keep the history in the state folder`,
       );
     }
     return v;
