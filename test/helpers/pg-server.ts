@@ -44,6 +44,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     password: PASSWORD,
     persistent: false,
     createPostgresUser: true,
+    // Every test connects several times: a plain password on loopback, not SCRAM's key stretching.
+    authMethod: 'password',
     // Tests need commits to be transactions, not to survive a power cut.
     postgresFlags: [
       '-c',

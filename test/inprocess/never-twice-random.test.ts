@@ -254,7 +254,7 @@ async function send(
  * Seeded cases per store: a shared history costs a round trip per commit, so it runs fewer
  * (every case sends to its own references, so they share one database).
  */
-const SEEDS = { sqlite: 300, postgres: 20 };
+const SEEDS = { sqlite: 300, postgres: 10 };
 
 it.each(STORES)(
   'never applies a reference twice, whatever the service answers (%s)',
