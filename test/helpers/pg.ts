@@ -25,8 +25,8 @@ async function admin(): Promise<pg.Client> {
 
 /**
  * An empty database of its own for a test, as a URL: a schema of the server's database
- * `postgres`, which the URL's search_path makes the only one a connection sees (a schema
- * takes a few milliseconds to make; CREATE DATABASE, half a second on a busy machine).
+ * `postgres`, which the URL's search_path makes the only one a connection sees (a schema is
+ * far quicker to make than a database, which copies a template).
  */
 export async function freshDatabase(): Promise<string> {
   const name = `t_${randomBytes(6).toString('hex')}`;
