@@ -128,6 +128,26 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
   });
 
+  it('started at the very same moment: one sends, the other exits 2 or finds all sent earlier', async () => {
+    const m = await twoMachines(8);
+    const [ra, rb] = await Promise.all([m.send(m.a), m.send(m.b)]);
+    const codes = [ra.code, rb.code].sort();
+    expect([
+      [0, 0],
+      [0, 2],
+    ]).toContainEqual(codes);
+    if (codes[1] === 0) {
+      const earlier = [ra, rb].map(
+        (r) => parseJsonStdout<{ sent_earlier_count: number }>(r).sent_earlier_count,
+      );
+      expect(earlier.sort()).toEqual([0, 8]);
+    }
+    expect(m.svc.appliedTwice()).toEqual([]);
+    expect([...m.svc.held.keys()].sort()).toEqual([...m.refs].sort());
+    expect(failedRefs(join(m.a.dir, 'failed.csv'))).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+  });
+
   it('a lock whose session died is given back by the server', async () => {
     const m = await twoMachines(2);
     const other = await PgHistory.open(m.url);
