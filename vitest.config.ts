@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // One PostgreSQL server for the tests of a shared history (each test makes its own database).
+    globalSetup: ['test/helpers/pg-server.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -93,8 +93,9 @@ export function median(values) {
 }
 
 /** Starts bench/service.mjs in its own process; resolves to { port, baseUrl, call, stop }. */
-export async function startService() {
-  const child = spawn(NODE, [`${ROOT}bench/service.mjs`], {
+export async function startService({ latencyMs = 0 } = {}) {
+  const args = latencyMs > 0 ? ['--latency', String(latencyMs)] : [];
+  const child = spawn(NODE, [`${ROOT}bench/service.mjs`, ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

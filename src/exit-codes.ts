@@ -7,6 +7,7 @@ import {
   NetworkError,
   NotFoundError,
   OutcomeUnknownError,
+  StateStoreError,
   UsageError,
 } from './errors.js';
 import { StateError } from './state/errors.js';
@@ -37,6 +38,7 @@ export function exitCodeForError(error: unknown): ExitCodeValue {
   if (error instanceof NotFoundError) return ExitCode.notFound;
   if (error instanceof OutcomeUnknownError) return ExitCode.unreachable;
   if (error instanceof NetworkError) return ExitCode.unreachable;
+  if (error instanceof StateStoreError) return ExitCode.unreachable;
   if (error instanceof ApiError) return ExitCode.unreachable;
   return ExitCode.internal;
 }

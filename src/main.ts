@@ -5,6 +5,7 @@ import { registerConfig } from './commands/config/register.js';
 import { registerRuns } from './commands/runs/register.js';
 import { registerSandbox } from './commands/sandbox/sandbox.js';
 import { registerSend } from './commands/send/send.js';
+import { registerState } from './commands/state/register.js';
 import { registerStatus } from './commands/status/status.js';
 import { registerTemplate } from './commands/template/template.js';
 import type { GlobalOptions, Runtime } from './context.js';
@@ -46,6 +47,7 @@ export function buildProgram(runtime: Runtime, sink: (code: number) => void): Co
   registerSandbox(program, runtime, sink);
   registerTemplate(program, runtime, sink);
   registerRuns(program, runtime, sink);
+  registerState(program, runtime, sink);
   registerCompletion(program, runtime, sink);
   program.addHelpText(
     'after',

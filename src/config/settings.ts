@@ -22,6 +22,8 @@ export interface Settings {
   clientSecret?: Sourced<Secret>;
   /** Why the profile's Client-Secret, kept in the system keyring, could not be read. */
   secretProblem?: string;
+  /** A shared history (postgres://…), from PAYOUTS_STATE_URL or the profile's state_url. */
+  stateUrl?: Sourced<string>;
 }
 
 /** What the caller passes to resolve settings: flags, environment and a profile loader. */
@@ -80,11 +82,13 @@ export async function resolveSettings(input: SettingsInput): Promise<Settings> {
   const clientSecret = secretText
     ? { value: new Secret(secretText.value), source: secretText.source }
     : undefined;
+  const stateUrl = pick<string>([env.PAYOUTS_STATE_URL, 'environment'], [stored.stateUrl, 'file']);
   return {
     profile,
     baseUrl,
     clientId,
     clientSecret,
+    ...(stateUrl ? { stateUrl } : {}),
     ...(problem !== undefined ? { secretProblem: problem } : {}),
   };
 }

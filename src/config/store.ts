@@ -24,6 +24,8 @@ export interface StoredProfile {
   clientSecret?: string;
   secretIn?: 'keyring';
   baseUrl?: string;
+  /** A shared history, postgres://…; its password is kept as the Client-Secret is, in this 0600 file. */
+  stateUrl?: string;
   /** Seconds before "Payout not found" counts, for a slow service (`config set quiet_time`). */
   quietTime?: number;
 }

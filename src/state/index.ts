@@ -15,6 +15,17 @@ export {
   type RunPayout,
   RunState,
 } from './run-state.js';
-export { hasHistory, type PriorRow, priorRows, stagedPayouts } from './prior.js';
-export { listRuns, type PayoutState, type RunDetail, type RunSummary, readRun } from './runs.js';
+export { hasHistory, type PriorRow, priorRows, stagedPages, stagedPayouts } from './prior.js';
+export type { PgHistory } from './pg/history.js';
+export type { JournalMirror, JournalRecord } from './records.js';
+export {
+  listRuns,
+  listRunsIn,
+  type PayoutState,
+  type RowReader,
+  type RunDetail,
+  type RunSummary,
+  readRun,
+  readRunIn,
+} from './runs.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

@@ -6,6 +6,7 @@ import {
   statusKind,
 } from '../core/statuses.js';
 import { rowWriter, type StateDb } from './db.js';
+import type { JournalRecord } from './records.js';
 
 /** Status codes of a row (0: the run never reached the row). */
 const SUCCESS = 1;
@@ -242,9 +243,12 @@ export class RunOutcomes {
     return this.pending.size;
   }
 
-  /** Writes the buffered results and reports; called inside the run's commit. */
-  writePending(): void {
-    if (!this.dirty) return;
+  /**
+   * Writes the buffered results and reports; called inside the run's commit. With `keep`, also
+   * returns them as records, for a shared history.
+   */
+  writePending(keep = false): JournalRecord[] {
+    if (!this.dirty) return [];
     const results: unknown[] = [];
     const reports: unknown[] = [];
     const run = this.run;
@@ -252,19 +256,21 @@ export class RunOutcomes {
       const o = d.outcome;
       const [tx, message] = [o.transaction_id ?? null, o.message ?? null];
       results.push(run, row, d.req, o.status, tx, chargesText(o.charges), message, d.at);
-      if (results.length === 8 * ROWS_PER_WRITE) this.writeResults(results);
     }
     for (const [row, o] of this.pending) {
       if (!(this.codes[row]! & REPORTED)) continue;
       const [tx, message] = [o.transaction_id ?? null, o.message ?? null];
       const earlier = o.found_at_service ? 2 : o.sent_earlier ? 1 : 0;
       reports.push(run, row, o.status, tx, chargesText(o.charges), message, earlier);
-      if (reports.length === 7 * ROWS_PER_WRITE) this.writeReports(reports);
     }
+    const records: JournalRecord[] = [];
+    if (keep && results.length) records.push({ kind: 'results', values: results.slice() });
+    if (keep && reports.length) records.push({ kind: 'reports', values: reports.slice() });
     this.writeResults(results);
     this.writeReports(reports);
     this.pending.clear();
     this.stated.clear();
+    return records;
   }
 
   /**

@@ -4,7 +4,8 @@ import type { PayoutRequest } from '../api/types.js';
 import { migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
 import { newerSchemaError, stateError } from './errors.js';
 import type { RunIntake } from './intake.js';
-import { serviceId } from './hash.js';
+import { HASH_VERSION, serviceId } from './hash.js';
+import type { StagedPayout } from './pg/history.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
 import { MIGRATIONS } from './schema.js';
 
@@ -157,4 +158,29 @@ function sentBefore(db: StateDb, schema: string, service: string): boolean {
     db.prepare(`SELECT 1 FROM ${schema}.runs WHERE service_id = ? LIMIT 1`).get(service) !==
     undefined
   );
+}
+
+/** Payouts read per page from the staged rows. */
+const STAGED_PAGE = 5_000;
+
+/**
+ * The staged rows of a run, a page at a time in row order: a send's from its payouts, a dry
+ * run's from its view (which has no hash or description).
+ */
+export function* stagedPages(intake: RunIntake, pageRows = STAGED_PAGE): Generator<StagedPayout[]> {
+  const sql = intake.owned
+    ? `SELECT row, reference_id, file, line, location, amount, currency, recipient,
+         NULL AS description, NULL AS hash, ${HASH_VERSION} AS hash_version
+       FROM staged WHERE row >= ? ORDER BY row LIMIT ${pageRows}`
+    : `SELECT row, reference_id, file, line, location, amount, currency, recipient, description,
+         hash, hash_version
+       FROM payouts WHERE run = ${intake.id} AND row >= ? ORDER BY row LIMIT ${pageRows}`;
+  intake.finish();
+  let from = 0;
+  for (;;) {
+    const page = intake.db.prepare(sql).all(from) as StagedPayout[];
+    if (page.length) yield page;
+    if (page.length < pageRows) return;
+    from = page[page.length - 1]!.row + 1;
+  }
 }

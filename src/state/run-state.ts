@@ -5,6 +5,7 @@ import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
 import type { OutcomeResult } from './outcome-result.js';
 import { type ChargeMinor, RunOutcomes } from './outcomes.js';
+import type { JournalMirror, JournalRecord, StatedByRef } from './records.js';
 
 /** What the caller knows about a run when it opens its state. */
 export interface RunHeader {
@@ -25,6 +26,10 @@ export interface OpenRunOptions {
   header: RunHeader;
   chargeMinor: ChargeMinor;
   now?: () => Date;
+  /** A shared history that every commit goes to as well, before it counts as done. */
+  mirror?: JournalMirror;
+  /** The highest request id the shared history holds for this run (0: none). */
+  lastReqFloor?: number;
 }
 
 /** A payout of the run, as the engine sends it. */
@@ -147,8 +152,11 @@ export class RunState {
   readonly resumed: boolean;
   readonly outcomes: RunOutcomes;
   readonly db: StateDb;
-  private ops: Array<() => void> = [];
+  private ops: JournalRecord[] = [];
   private batch: Batch | undefined;
+  private readonly mirror: JournalMirror | undefined;
+  /** The shared history's commits, one after the other, in the order of the local ones. */
+  private mirrored: Promise<void> = Promise.resolve();
   private failure: unknown;
   private closed = false;
   private lastReq: number;
@@ -166,6 +174,7 @@ export class RunState {
     this.now = opts.now ?? (() => new Date());
     this.outcomes = new RunOutcomes(db, id, opts.chargeMinor);
     this.stmts = statementsOf(db);
+    this.mirror = opts.mirror;
     const r = db
       .prepare(
         `SELECT max(last_req, coalesce((SELECT max(req) FROM intents WHERE run = @id), 0),
@@ -173,7 +182,7 @@ export class RunState {
          FROM runs WHERE id = @id`,
       )
       .get({ id }) as { n: number };
-    this.lastReq = r.n;
+    this.lastReq = Math.max(r.n, opts.lastReqFloor ?? 0);
   }
 
   /**
@@ -248,13 +257,7 @@ export class RunState {
       return Promise.reject(err);
     }
     this.lastReq = req;
-    const at = this.now().toISOString();
-    const run = this.id;
-    this.ops.push(() => {
-      const values: unknown[] = [];
-      for (const row of rows) values.push(run, row, 'in_flight', req, at, null, at);
-      this.stmts.intent(values);
-    });
+    this.ops.push({ kind: 'intent', req, at: this.now().toISOString(), rows });
     return this.commit();
   }
 
@@ -265,7 +268,7 @@ export class RunState {
     const at = this.now().toISOString();
     const seen: string[] = [];
     // By reference: a reference stated twice keeps its last result.
-    const done = new Map<string, [string, string, string | null, string | null, string | null]>();
+    const done = new Map<string, StatedByRef>();
     for (const r of results) {
       const status = textOrNull(r.status);
       const ref = textOrNull(r.ref) ?? '';
@@ -278,12 +281,8 @@ export class RunState {
         done.set(ref, [ref, status, textOrNull(r.transaction_id), charges, textOrNull(r.message)]);
       }
     }
-    const run = this.id;
-    const list = done.size ? JSON.stringify([...done.values()]) : undefined;
-    this.buffer(() => {
-      if (seen.length) this.stmts.seen.run({ run, refs: JSON.stringify(seen), req, at });
-      if (list !== undefined) this.stmts.done.run({ run, list, req, at });
-    });
+    if (seen.length) this.buffer({ kind: 'seen', req, at, refs: seen });
+    if (done.size) this.buffer({ kind: 'done', req, at, list: [...done.values()] });
   }
 
   /**
@@ -302,24 +301,25 @@ export class RunState {
   recordNotApplied(req: number, refs: string[], why: string): void {
     this.assertOpen();
     if (refs.length === 0) return;
-    const at = this.now().toISOString();
-    const list = JSON.stringify(refs);
-    this.buffer(() => this.stmts.notApplied.run({ run: this.id, refs: list, req, why, at }));
+    this.buffer({ kind: 'not-applied', req, at: this.now().toISOString(), refs, why });
   }
 
   /** Buffered: the outcome of these payouts could not be established; they stay in flight. */
   recordUnknown(refs: string[], why: string): void {
     this.assertOpen();
     if (refs.length === 0) return;
-    const at = this.now().toISOString();
-    const list = JSON.stringify(refs);
-    this.buffer(() => this.stmts.unknown.run({ run: this.id, refs: list, why, at }));
+    this.buffer({ kind: 'unknown', at: this.now().toISOString(), refs, why });
   }
 
   /** Commits everything buffered. */
   flush(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
-    if (this.ops.length === 0 && !this.outcomes.dirty && !this.batch) return Promise.resolve();
+    if (this.ops.length === 0 && !this.outcomes.dirty && !this.batch) {
+      // The last batch may still be on its way to the shared history.
+      return this.mirrored.then(() => {
+        if (this.failure !== undefined) throw this.failure;
+      });
+    }
     return this.commit();
   }
 
@@ -356,7 +356,7 @@ export class RunState {
   }
 
   /** Queues a buffered record; a long queue starts a commit of its own. */
-  private buffer(op: () => void): void {
+  private buffer(op: JournalRecord): void {
     this.ops.push(op);
     if (this.ops.length >= MAX_BUFFERED) this.commit().catch(() => {});
   }
@@ -380,18 +380,78 @@ export class RunState {
     }
     const ops = this.ops;
     this.ops = [];
+    const touch: JournalRecord = {
+      kind: 'touch',
+      lastReq: this.lastReq,
+      at: this.now().toISOString(),
+    };
+    let written: JournalRecord[] = [];
     try {
       this.db.transaction(() => {
-        for (const op of ops) op();
-        this.outcomes.writePending();
-        this.stmts.touch.run(this.lastReq, this.now().toISOString(), this.id);
+        for (const op of ops) this.applyLocal(op);
+        written = this.outcomes.writePending(this.mirror !== undefined);
+        this.applyLocal(touch);
       })();
-      this.commits += 1;
-      batch.resolve();
     } catch (err) {
       // What was not committed is lost: the run must not go on as if it had been.
       this.failure = err;
       batch.reject(err);
+      return;
+    }
+    if (!this.mirror) {
+      this.commits += 1;
+      batch.resolve();
+      return;
+    }
+    const mirror = this.mirror;
+    const records = [...ops, ...written, touch];
+    this.mirrored = this.mirrored.then(async () => {
+      try {
+        if (this.failure !== undefined) throw this.failure;
+        await mirror.apply(records);
+        this.commits += 1;
+        batch.resolve();
+      } catch (err) {
+        this.failure ??= err;
+        batch.reject(err);
+      }
+    });
+  }
+
+  /** Writes one record to the local database. */
+  private applyLocal(r: JournalRecord): void {
+    const run = this.id;
+    switch (r.kind) {
+      case 'intent': {
+        const values: unknown[] = [];
+        for (const row of r.rows) values.push(run, row, 'in_flight', r.req, r.at, null, r.at);
+        this.stmts.intent(values);
+        return;
+      }
+      case 'seen':
+        this.stmts.seen.run({ run, refs: JSON.stringify(r.refs), req: r.req, at: r.at });
+        return;
+      case 'done':
+        this.stmts.done.run({ run, list: JSON.stringify(r.list), req: r.req, at: r.at });
+        return;
+      case 'not-applied':
+        this.stmts.notApplied.run({
+          run,
+          refs: JSON.stringify(r.refs),
+          req: r.req,
+          why: r.why,
+          at: r.at,
+        });
+        return;
+      case 'unknown':
+        this.stmts.unknown.run({ run, refs: JSON.stringify(r.refs), why: r.why, at: r.at });
+        return;
+      case 'touch':
+        this.stmts.touch.run(r.lastReq, r.at, run);
+        return;
+      default:
+        // Results and reports are RunOutcomes' own to write.
+        return;
     }
   }
 }

@@ -30,7 +30,8 @@ export type PayoutState =
       req: number;
       status: string;
       transaction_id?: string;
-      charges?: number;
+      /** Decimal text, as the service wrote it: money is never a float. */
+      charges?: string;
       message?: string;
     }
   /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
@@ -69,7 +70,7 @@ const SUMMARY = `
     GROUP BY i.run) f ON f.run = r.id
   LEFT JOIN (
     SELECT o.run, count(*) AS sent_earlier FROM reports o
-    WHERE o.sent_earlier = 1
+    WHERE o.sent_earlier > 0
       AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = o.run AND x.row = o.row)
     GROUP BY o.run) e ON e.run = r.id`;
 
@@ -123,8 +124,16 @@ function summaryOf(r: SummaryRow): RunSummary {
   };
 }
 
+/** Reads rows from a store: `?` placeholders, in order. */
+export type RowReader = (sql: string, params: unknown[]) => Promise<unknown[]>;
+
 /** The most recently active run first; of runs active at the same moment, the later made. */
 const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`;
+
+/** Summaries of every run of every service in a store, the most recently active first. */
+export async function listRunsIn(read: RowReader): Promise<RunSummary[]> {
+  return ((await read(LIST, [])) as SummaryRow[]).map(summaryOf);
+}
 
 /** Summaries of every run of every service, the most recently active first. */
 export function listRuns(db: StateDb): RunSummary[] {
@@ -152,7 +161,7 @@ function stateOf(r: StateRow): PayoutState {
   if (r.state === 'done') {
     const s: PayoutState = { state: 'confirmed', req: r.req ?? -1, status: r.status ?? '' };
     if (r.transaction_id !== null) s.transaction_id = r.transaction_id;
-    if (r.charges !== null) s.charges = Number(r.charges);
+    if (r.charges !== null) s.charges = r.charges;
     if (r.message !== null) s.message = r.message;
     return s;
   }
@@ -211,4 +220,14 @@ export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
   const runs = db.prepare(BY_PREFIX).all(prefix.length, prefix) as SummaryRow[];
   const only = onlyRun(runs, runIdPrefix);
   return detailOf(only, db.prepare(PAYOUT_STATES).all(only.id) as StateRow[]);
+}
+
+/** readRun on any store. */
+export async function readRunIn(read: RowReader, runIdPrefix: string): Promise<RunDetail> {
+  const prefix = prefixOf(runIdPrefix);
+  const only = onlyRun(
+    (await read(BY_PREFIX, [prefix.length, prefix])) as SummaryRow[],
+    runIdPrefix,
+  );
+  return detailOf(only, (await read(PAYOUT_STATES, [only.id])) as StateRow[]);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout, runCli, spawnCli } from '../helpers/cli.js';
 import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import { freshDatabase } from '../helpers/pg.js';
 import { writeRun } from '../helpers/sandbox.js';
 
 // What only a process shows: killed mid-request, interrupted, and two at once. The other
@@ -61,6 +62,32 @@ describe('never pay twice, as a process', () => {
     const doc = parseJsonStdout<Doc>(again);
     expect(doc.success_count).toBe(30);
     expect(doc.sent_earlier_count).toBeGreaterThanOrEqual(10);
+    expectExactlyOnce(service, refs);
+  });
+
+  it('killed with SIGKILL while a request is in flight, with a shared history: the server frees the lock', async () => {
+    const { service, file, refs, env } = await setUp(
+      (n) => (n === 2 ? { hold: new Promise(() => {}) } : {}),
+      20,
+    );
+    const shared = { ...env, PAYOUTS_STATE_URL: await freshDatabase() };
+    const child = spawnCli(['send', file, '--yes', '--chunk-size', '10', '--concurrency', '1'], {
+      env: shared,
+    });
+    child.stdout.resume();
+    child.stderr.resume();
+    await untilCreates(service, 2);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('close', r));
+    // Another folder: only the shared history knows what the killed run sent.
+    const stateHome = (env as Record<string, string>).XDG_STATE_HOME;
+    const other = { ...shared, XDG_STATE_HOME: `${stateHome}-other` };
+    const again = await runCli(['send', file, '--yes', '--json', '--chunk-size', '10'], {
+      env: other,
+    });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/Reading back \d+ payouts whose earlier request/);
+    expect(parseJsonStdout<Doc>(again).success_count).toBe(20);
     expectExactlyOnce(service, refs);
   });
 

@@ -166,6 +166,7 @@ describe('config show', () => {
       client_id: { value: 'cid-1', source: 'file' },
       client_secret: { masked: '************', source: 'environment' },
       base_url: { value: 'https://other.example.com', source: 'flag' },
+      state_url: null,
       config_file: await configPath(),
       stored_profiles: ['default'],
     });

@@ -18,6 +18,7 @@ import {
 } from '../../src/errors.js';
 import { Output } from '../../src/output/output.js';
 import { FakeClock } from '../helpers/main.js';
+import { freshDatabase, STORES } from '../helpers/pg.js';
 
 // A randomised test of the rule (verdict.ts) and the engine together (issue 16): per request the
 // fake service draws an answer shape; the same batch is sent twice; every reference must be
@@ -187,7 +188,7 @@ async function send(
   file: string,
   stateDir: string,
   svc: RandomService,
-  run: { clock: FakeClock; chunkSize: number },
+  run: { clock: FakeClock; chunkSize: number; stateUrl?: string },
 ) {
   const { clock } = run;
   const stdout = new PassThrough();
@@ -239,6 +240,7 @@ async function send(
       connect: async () => service,
       preview: async () => ({}),
       clock,
+      ...(run.stateUrl ? { stateUrl: run.stateUrl } : {}),
     },
   ).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
   const text = Buffer.concat(chunks).toString('utf8');
@@ -248,41 +250,52 @@ async function send(
   return { code, doc };
 }
 
-it('never applies a reference twice, whatever the service answers (300 seeded cases)', async () => {
-  const base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'payouts-rand-'));
-  dirs.push(base);
-  for (let seed = 1; seed <= 300; seed++) {
-    const rnd = prng(seed);
-    const clock = new FakeClock();
-    const svc = new RandomService(rnd, clock);
-    const dir = join(base, String(seed));
-    const n = 2 + Math.floor(rnd() * 6);
-    const refs = Array.from({ length: n }, (_, i) => `S${seed}-${i + 1}`);
-    const file = join(base, `${seed}.csv`);
-    writeFileSync(
-      file,
-      `reference_id,amount,currency,recipient\n${refs.map((r, i) => `${r},${i + 1}.25,EUR,x@example.com`).join('\n')}\n`,
-    );
-    const chunkSize = 1 + Math.floor(rnd() * 3);
-    await send(file, dir, svc, { clock, chunkSize });
-    svc.readReliable = true;
-    const second = await send(file, dir, svc, { clock, chunkSize });
-    const context = `seed ${seed}`;
-    for (const [ref, h] of svc.held) expect(h.times, `${context}: ${ref} applied twice`).toBe(1);
-    expect(
-      second.doc,
-      `${context}: second run printed no results (${String(second.code)})`,
-    ).toBeDefined();
-    for (const r of second.doc!.results) {
-      const held = svc.held.get(r.reference_id);
-      if (held) {
-        expect(r.status, `${context}: ${r.reference_id} is held but reported not sent`).not.toBe(
-          'not_sent',
-        );
-      } else {
-        // Not held: it must be reported not sent, which only a proof allows.
-        expect(r.status, `${context}: ${r.reference_id} is not held`).toBe('not_sent');
+/**
+ * Seeded cases per store: a shared history costs a round trip per commit, so it runs fewer
+ * (every case sends to its own references, so they share one database).
+ */
+const SEEDS = { sqlite: 300, postgres: 10 };
+
+it.each(STORES)(
+  'never applies a reference twice, whatever the service answers (%s)',
+  async (store) => {
+    const stateUrl = store === 'postgres' ? await freshDatabase() : undefined;
+    const base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'payouts-rand-'));
+    dirs.push(base);
+    for (let seed = 1; seed <= SEEDS[store]; seed++) {
+      const rnd = prng(seed);
+      const clock = new FakeClock();
+      const svc = new RandomService(rnd, clock);
+      const dir = join(base, String(seed));
+      const n = 2 + Math.floor(rnd() * 6);
+      const refs = Array.from({ length: n }, (_, i) => `S${seed}-${i + 1}`);
+      const file = join(base, `${seed}.csv`);
+      writeFileSync(
+        file,
+        `reference_id,amount,currency,recipient\n${refs.map((r, i) => `${r},${i + 1}.25,EUR,x@example.com`).join('\n')}\n`,
+      );
+      const chunkSize = 1 + Math.floor(rnd() * 3);
+      await send(file, dir, svc, { clock, chunkSize, stateUrl });
+      svc.readReliable = true;
+      const second = await send(file, dir, svc, { clock, chunkSize, stateUrl });
+      const context = `seed ${seed}`;
+      for (const [ref, h] of svc.held) expect(h.times, `${context}: ${ref} applied twice`).toBe(1);
+      expect(
+        second.doc,
+        `${context}: second run printed no results (${String(second.code)})`,
+      ).toBeDefined();
+      for (const r of second.doc!.results) {
+        const held = svc.held.get(r.reference_id);
+        if (held) {
+          expect(r.status, `${context}: ${r.reference_id} is held but reported not sent`).not.toBe(
+            'not_sent',
+          );
+        } else {
+          // Not held: it must be reported not sent, which only a proof allows.
+          expect(r.status, `${context}: ${r.reference_id} is not held`).toBe('not_sent');
+        }
       }
     }
-  }
-}, 60_000);
+  },
+  60_000,
+);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { runsOnFakeClock } from '../helpers/main.js';
+import { STORES, storeEnv } from '../helpers/pg.js';
 import { doubleSends, testService, writeRun } from '../helpers/sandbox.js';
 
 // Never pay twice, with the CLI run in this process; the cases that need a process of its
@@ -30,7 +31,9 @@ interface Doc {
   results: Array<{ reference_id: string; status: string; sent_earlier?: boolean }>;
 }
 
-describe('never pay twice', () => {
+describe.each(STORES)('never pay twice (%s)', (store) => {
+  const withStore = storeEnv(store);
+
   it('a server that applies a request and then cuts the connection: read back, not resent', async () => {
     service = await testService({
       faults: [{ endpoint: 'create', nth: 2, kind: 'cut-after-apply' }],
@@ -38,7 +41,7 @@ describe('never pay twice', () => {
     const { file, refs } = writeRun(service.home.dir, 40);
     const r = await run(
       ['send', file, '--yes', '--json', '--chunk-size', '10', '--concurrency', '1'],
-      { env: service.env },
+      { env: withStore(service.env) },
     );
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/reading 10 payouts back/);
@@ -52,7 +55,7 @@ describe('never pay twice', () => {
       faults: [{ endpoint: 'create', nth: 1, kind: 'cut-before-apply' }],
     });
     const { file, refs } = writeRun(service.home.dir, 10);
-    const r = await run(['send', file, '--yes', '--json'], { env: service.env });
+    const r = await run(['send', file, '--yes', '--json'], { env: withStore(service.env) });
     expect(r.code).toBe(0);
     expect(service.sandbox.requestCounts().create).toBe(2);
     await expectExactlyOnce(refs);
@@ -68,7 +71,7 @@ describe('never pay twice', () => {
     const { file, refs } = writeRun(service.home.dir, 50);
     const r = await run(
       ['send', file, '--yes', '--json', '--chunk-size', '10', '--concurrency', '2'],
-      { env: service.env },
+      { env: withStore(service.env) },
     );
     expect(r.code).toBe(0);
     const doc = parseJsonStdout<Doc & { rate_limited_count: number }>(r);
@@ -81,7 +84,7 @@ describe('never pay twice', () => {
     service = await testService({ maxPayoutsPerRequest: 8 });
     const { file, refs } = writeRun(service.home.dir, 30);
     const r = await run(['send', file, '--yes', '--json', '--chunk-size', '30'], {
-      env: service.env,
+      env: withStore(service.env),
     });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/sending at most \d+ per request/);
@@ -91,10 +94,10 @@ describe('never pay twice', () => {
   it('a finished run run again creates nothing and reports the payouts as sent earlier', async () => {
     service = await testService();
     const { file, refs } = writeRun(service.home.dir, 12);
-    const first = await run(['send', file, '--yes'], { env: service.env });
+    const first = await run(['send', file, '--yes'], { env: withStore(service.env) });
     expect(first.code).toBe(0);
     const creates = service.sandbox.requestCounts().create;
-    const again = await run(['send', file, '--yes', '--json'], { env: service.env });
+    const again = await run(['send', file, '--yes', '--json'], { env: withStore(service.env) });
     expect(again.code).toBe(0);
     expect(service.sandbox.requestCounts().create).toBe(creates);
     const doc = parseJsonStdout<Doc>(again);
@@ -107,13 +110,13 @@ describe('never pay twice', () => {
   it('a reference sent by an earlier run of another file is not sent again; with a different amount the run stops', async () => {
     service = await testService();
     const a = writeRun(service.home.dir, 5, 'a.csv');
-    expect((await run(['send', a.file, '--yes'], { env: service.env })).code).toBe(0);
+    expect((await run(['send', a.file, '--yes'], { env: withStore(service.env) })).code).toBe(0);
     const same = join(service.home.dir, 'b.csv');
     writeFileSync(
       same,
       'reference_id,amount,currency,recipient\nONCE-0001,1.25,EUR,once-0001@example.com\nNEW-1,3.00,EUR,n@example.com\n',
     );
-    const b = await run(['send', same, '--yes', '--json'], { env: service.env });
+    const b = await run(['send', same, '--yes', '--json'], { env: withStore(service.env) });
     expect(b.code).toBe(0);
     const doc = parseJsonStdout<Doc>(b);
     expect(doc.results.find((x) => x.reference_id === 'ONCE-0001')?.sent_earlier).toBe(true);
@@ -123,7 +126,7 @@ describe('never pay twice', () => {
       'reference_id,amount,currency,recipient\nONCE-0002,999.00,EUR,once-0002@example.com\nNEW-2,3.00,EUR,n@example.com\n',
     );
     const creates = service.sandbox.requestCounts().create;
-    const c = await run(['send', changed, '--yes'], { env: service.env });
+    const c = await run(['send', changed, '--yes'], { env: withStore(service.env) });
     expect(c.code).toBe(2);
     expect(c.stderr).toMatch(/ONCE-0002.*different amount, currency or recipient/);
     expect(service.sandbox.requestCounts().create).toBe(creates);

@@ -24,7 +24,7 @@ export function registerConfig(program: Command, runtime: Runtime, sink: ExitSin
         'payouts --profile staging config remove',
       )}
 Settings are taken from flags, then the environment (PAYOUTS_CLIENT_ID, PAYOUTS_CLIENT_SECRET,
-PAYOUTS_BASE_URL, PAYOUTS_PROFILE), then the stored profile.
+PAYOUTS_BASE_URL, PAYOUTS_PROFILE, PAYOUTS_STATE_URL), then the stored profile.
 `,
     );
   registerSetCredentials(config, runtime, sink);

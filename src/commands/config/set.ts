@@ -7,14 +7,22 @@ import { defineAction, type ExitSink, examples } from '../command.js';
 export function registerSet(config: Command, runtime: Runtime, sink: ExitSink): void {
   const cmd = config
     .command('set')
-    .description('store a setting of a profile: quiet_time (seconds, for a slow service)')
-    .argument('<key>', 'the setting: quiet_time')
+    .description(
+      'store a setting of a profile: quiet_time (seconds, for a slow service), state_url (a shared history)',
+    )
+    .argument('<key>', 'the setting: quiet_time or state_url')
     .argument('<value>', 'its value, or "default" to remove it')
     .addHelpText(
       'after',
-      `${examples('payouts config set quiet_time 120', 'payouts --profile slow config set quiet_time default')}
+      `${examples(
+        'payouts config set quiet_time 120',
+        'payouts --profile slow config set quiet_time default',
+        'payouts config set state_url "postgres://payouts:PASSWORD@db.example.com/payouts?sslmode=verify-full"',
+      )}
 quiet_time: how long after a request "Payout not found" starts to count, in seconds; it only
 lengthens the one PAYOUTS_TIMEOUT gives (docs/never-twice.md).
+state_url: a history shared by the team's machines, postgres://… (docs/shared-history.md);
+"default" keeps the history in the state folder again. Its password is never shown.
 `,
     );
   defineAction<[string, string], Record<string, never>>(

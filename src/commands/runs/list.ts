@@ -7,12 +7,18 @@ export function registerRunsList(runs: Command, runtime: Runtime, sink: ExitSink
   const cmd = runs
     .command('list', { isDefault: true })
     .description('list journaled runs with their counts, newest first')
+    .option(
+      '--state-url <url>',
+      'read the runs of a shared history, postgres://… (default: PAYOUTS_STATE_URL, else the state folder)',
+    )
     .addHelpText('after', examples('payouts runs', 'payouts runs --json'));
-  defineAction<[], object>(cmd, runtime, sink, async (ctx) => {
+  defineAction<[], { stateUrl?: string }>(cmd, runtime, sink, async (ctx, flags) => {
     const [{ showRunList }, { stateDir }] = await Promise.all([
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
-    return showRunList(stateDir(ctx.runtime.env), ctx.output);
+    const { stateUrlOf } = await import('../state-url.js');
+    const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
+    return showRunList({ stateDir: stateDir(ctx.runtime.env), stateUrl }, ctx.output);
   });
 }

@@ -8,12 +8,18 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
     .command('show')
     .description("show one run's payouts and their states")
     .argument('<run-id>', 'run id, or a unique prefix of it')
+    .option(
+      '--state-url <url>',
+      'read the runs of a shared history, postgres://… (default: PAYOUTS_STATE_URL, else the state folder)',
+    )
     .addHelpText('after', examples('payouts runs show 3f2a9c', 'payouts runs show 3f2a9c --json'));
-  defineAction<[string], object>(cmd, runtime, sink, async (ctx, _flags, id) => {
+  defineAction<[string], { stateUrl?: string }>(cmd, runtime, sink, async (ctx, flags, id) => {
     const [{ showRun }, { stateDir }] = await Promise.all([
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
-    return showRun(stateDir(ctx.runtime.env), id, ctx.output);
+    const { stateUrlOf } = await import('../state-url.js');
+    const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
+    return showRun({ stateDir: stateDir(ctx.runtime.env), stateUrl }, id, ctx.output);
   });
 }

@@ -32,6 +32,7 @@ interface SendFlags {
   reportEncoding?: 'excel' | 'utf8';
   all?: boolean;
   sandbox?: boolean;
+  stateUrl?: string;
   checkService?: boolean;
 }
 
@@ -160,6 +161,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .option(
+      '--state-url <url>',
+      'a history shared with the team, postgres://USER:PASSWORD@HOST/DB (default: PAYOUTS_STATE_URL, else the state folder)',
+    )
+    .option(
       '--check-service',
       'before asking, look up at the service every payout the history does not know; found ones are not sent again',
     )
@@ -183,16 +188,20 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       { parseMapOption, parseDelimiterOption },
       { openService, loadSettings, serviceKeyOf },
       { stateDir },
+      { stateUrlOf },
     ] = await Promise.all([
       import('../../core/send/run.js'),
       import('../../input/index.js'),
       import('../../core/service.js'),
       import('../../paths.js'),
+      import('../state-url.js'),
     ]);
     if (flags.showRequest && !flags.dryRun) {
       throw new UsageError('--show-request applies only with --dry-run: add --dry-run');
     }
     if (flags.quiet) ctx.output.quieten();
+    // The sandbox is no one's money: its runs stay in the state folder.
+    const stateUrl = flags.sandbox ? undefined : await stateUrlOf(ctx, flags.stateUrl);
     return runSend(
       {
         files,
@@ -234,6 +243,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
           ...(ctx.globals.profile ? ['--profile', ctx.globals.profile] : []),
           ...(ctx.globals.baseUrl ? ['--base-url', ctx.globals.baseUrl] : []),
         ],
+        stateUrl,
         connect: () => openService(ctx, { sandbox: Boolean(flags.sandbox) }),
         preview: async () => {
           const s = await loadSettings(ctx);

@@ -1,15 +1,16 @@
 import type { ConfigStore } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
+import { chooseStateUrl, redactStateUrl } from '../../state/pg/url.js';
 
 /** The settings `payouts config set` stores in a profile, as the user names them. */
-export const PROFILE_SETTINGS = ['quiet_time'] as const;
+export const PROFILE_SETTINGS = ['quiet_time', 'state_url'] as const;
 
 /** What `config set` stored. */
 export interface SetResult {
   profile: string;
   key: string;
-  /** Null when the setting was removed (value "default"). */
-  value: number | null;
+  /** Null when the setting was removed (value "default"); a state URL with its password as ***. */
+  value: number | string | null;
   path: string;
 }
 
@@ -32,6 +33,7 @@ export function setProfileSetting(
   profile: string,
   change: { key: string; value: string },
 ): SetResult {
+  if (change.key === 'state_url') return setStateUrl(store, profile, change.value);
   if (change.key !== 'quiet_time') {
     throw new UsageError(
       `config set ${JSON.stringify(change.key)}: unknown setting; the settings are ${PROFILE_SETTINGS.join(', ')} (credentials: payouts config set-credentials)`,
@@ -40,4 +42,19 @@ export function setProfileSetting(
   const seconds = quietSeconds(change.value);
   store.saveProfile(profile, { quietTime: seconds });
   return { profile, key: change.key, value: seconds ?? null, path: store.path };
+}
+
+/**
+ * Stores a profile's shared history (`config set state_url postgres://…`, "default" or ""
+ * removes it); what is shown of it has its password as ***.
+ */
+function setStateUrl(store: ConfigStore, profile: string, value: string): SetResult {
+  const text = value.trim();
+  const url =
+    text === '' || text === 'default'
+      ? undefined
+      : chooseStateUrl({ value: text, from: 'state_url' });
+  store.saveProfile(profile, { stateUrl: url });
+  const shown = url === undefined ? null : redactStateUrl(url);
+  return { profile, key: 'state_url', value: shown, path: store.path };
 }

@@ -1,5 +1,6 @@
 import { keyringEntry } from '../../config/keyring.js';
 import type { Settings, Source } from '../../config/settings.js';
+import { redactStateUrl } from '../../state/pg/url.js';
 
 /** The --json document of `config show`. The secret appears only masked (Secret.masked). */
 export interface SettingsView {
@@ -9,6 +10,8 @@ export interface SettingsView {
   /** Why the profile's Client-Secret, in the system keyring, could not be read. */
   client_secret_problem?: string;
   base_url: { value: string; source: Source } | null;
+  /** The shared history, its password shown as ***. */
+  state_url: { value: string; source: Source } | null;
   config_file: string;
   stored_profiles: string[];
 }
@@ -32,6 +35,9 @@ export function describeSettings(
       : {}),
     base_url: settings.baseUrl
       ? { value: settings.baseUrl.value, source: settings.baseUrl.source }
+      : null,
+    state_url: settings.stateUrl
+      ? { value: redactStateUrl(settings.stateUrl.value), source: settings.stateUrl.source }
       : null,
     config_file: configFile,
     stored_profiles: storedProfiles,
@@ -60,6 +66,12 @@ export function renderSettings(view: SettingsView): string {
     [
       'Base URL',
       view.base_url ? `${view.base_url.value} ${from(view.base_url.source)}` : '(not set)',
+    ],
+    [
+      'State',
+      view.state_url
+        ? `${view.state_url.value} ${from(view.state_url.source)}`
+        : '(the state folder)',
     ],
     ['Config file', view.config_file],
     [

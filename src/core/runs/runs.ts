@@ -7,10 +7,13 @@ import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
   listRuns,
+  listRunsIn,
   openStateDb,
   type RunDetail,
+  type RowReader,
   type RunSummary,
   readRun,
+  readRunIn,
   STATE_DB,
   type StateDb,
 } from '../../state/index.js';
@@ -79,9 +82,29 @@ async function withStateDb<T>(
   }
 }
 
+/** Where runs are read: the state folder, or a shared history (postgres://…) when given. */
+export interface RunsSource {
+  stateDir: string;
+  stateUrl?: string;
+}
+
+/** Runs `read` on a shared history. */
+async function withHistory<T>(url: string, read: (rows: RowReader) => Promise<T>): Promise<T> {
+  const { PgHistory } = await import('../../state/pg/history.js');
+  const history = await PgHistory.open(url);
+  try {
+    return await read((sql, params) => history.rows(sql, params));
+  } finally {
+    await history.close();
+  }
+}
+
 /** `payouts runs`: the recorded runs, the most recently active first. */
-export async function showRunList(stateDir: string, output: Output): Promise<number> {
-  const runs = (await withStateDb(stateDir, output, listRuns)) ?? [];
+export async function showRunList(from: RunsSource, output: Output): Promise<number> {
+  const runs =
+    (from.stateUrl
+      ? await withHistory(from.stateUrl, listRunsIn)
+      : await withStateDb(from.stateDir, output, listRuns)) ?? [];
   if (output.json) {
     output.printJson(runs.map(summaryJson));
     return 0;
@@ -130,8 +153,10 @@ function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[]
 }
 
 /** `payouts runs show ID`: one run's payouts, their amounts and states. */
-export async function showRun(stateDir: string, id: string, output: Output): Promise<number> {
-  const run = await withStateDb(stateDir, output, (db) => readRun(db, id));
+export async function showRun(from: RunsSource, id: string, output: Output): Promise<number> {
+  const run = from.stateUrl
+    ? await withHistory(from.stateUrl, (rows) => readRunIn(rows, id))
+    : await withStateDb(from.stateDir, output, (db) => readRun(db, id));
   if (!run) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
   const { summary, payouts } = run;
   if (output.json) {

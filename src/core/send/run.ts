@@ -8,14 +8,13 @@ import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import type { OutcomeResult } from '../../state/index.js';
 import {
-  acquireSendLock,
-  hasHistory,
-  openStateDb,
-  priorRows,
-  RunIntake,
+  type PriorRow,
+  type RunIntake,
   RunState,
+  runIdFor,
   stagedPayouts,
 } from '../../state/index.js';
+import { localHistory } from '../../state/local-history.js';
 import { Pace } from '../pace.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
@@ -23,6 +22,7 @@ import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
+import type { HistoryStore } from './history.js';
 import { finishRun } from './results.js';
 import { type CheckItem, checkAtService } from './service-check.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
@@ -55,6 +55,10 @@ export interface SendDeps {
   retry?: RetryPolicy;
   /** Time for retry waits and read-back timing; the real clock unless a test passes one. */
   clock?: Clock;
+  /** A shared history (postgres://…) to use instead of the state folder's state.db. */
+  stateUrl?: string;
+  /** The user and host a shared history's lock names (tests pretend to be another machine). */
+  lockHolder?: { host?: string; user?: string };
 }
 
 /** Builds the sources of a run; standard input is copied to a file, whose bytes are hashed as the files' are. */
@@ -85,21 +89,29 @@ async function openSources(
 }
 
 /**
- * A run's rows as pass 1 stages them, until the run adopts them: in state.db for a send, in a
- * private database for a dry run (which records nothing).
+ * A run's rows as pass 1 stages them, until the run adopts them (in state.db, or in a private
+ * database for a dry run or a shared history), and the history they are checked against.
  */
 interface Staging {
   rows: RunIntake;
   /** Adopted by the run: not to be discarded. */
   kept: boolean;
+  history: HistoryStore;
 }
 
-/** Opens where pass 1 stages a run's rows. */
+/** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */
 async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
-  if (opts.dryRun) return { rows: RunIntake.scratch(), kept: false };
-  const now = new Date((deps.clock ?? systemClock).now());
-  const db = await openStateDb(deps.stateDir, { notice: (m) => deps.output.warn(m) });
-  return { rows: RunIntake.begin(db, { pid: deps.pid, inputs: opts.files, now }), kept: false };
+  const history = deps.stateUrl
+    ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
+    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m) });
+  try {
+    const now = new Date((deps.clock ?? systemClock).now());
+    const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
+    return { rows: await history.stage(how), kept: false, history };
+  } catch (err) {
+    await history.close();
+    throw err;
+  }
 }
 
 /** How pass 1 reads the files. */
@@ -133,7 +145,10 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     failed = true;
     throw error;
   } finally {
-    if (staging) endStaging(staging, failed);
+    if (staging) {
+      endStaging(staging, failed);
+      await staging.history.close();
+    }
     cleanup();
   }
 }
@@ -217,7 +232,7 @@ export class SendRun {
       : await this.deps.preview();
     let split: RunSplit | null = null;
     if (where.serviceKey !== undefined) {
-      const rows = priorRows(this.staging.rows, where.serviceKey, this.deps.stateDir);
+      const rows = await this.priorRows(where.serviceKey);
       split = splitRun(plan, priorState(rows), currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
@@ -245,16 +260,20 @@ export class SendRun {
     return ExitCode.ok;
   }
 
+  /** What the runs of a service hold about the staged rows. */
+  private priorRows(serviceKey: string): Promise<PriorRow[]> {
+    return this.staging.history.prior(this.staging.rows, serviceKey);
+  }
+
   /** Connects, then sends under the service's run lock; renders once the lock is released. */
   async send(): Promise<number> {
     const { deps } = this;
     const service = await deps.connect();
     try {
-      const lock = await acquireSendLock({
-        stateDir: deps.stateDir,
-        serviceKey: service.serviceKey,
+      const lock = await this.staging.history.lockService(service.serviceKey, {
         pid: deps.pid,
         command: deps.commandLine,
+        startedAt: new Date().toISOString(),
       });
       let sent: Sending;
       try {
@@ -278,8 +297,8 @@ export class SendRun {
    * (asks nothing when everything was sent earlier), then sends.
    */
   private async sendLocked(service: ServiceConnection): Promise<Sending> {
-    const { opts, plan, currencies, output, staging } = this;
-    const rows = priorRows(staging.rows, service.serviceKey, this.deps.stateDir);
+    const { opts, plan, currencies, output } = this;
+    const rows = await this.priorRows(service.serviceKey);
     const clientId = service.sandbox ? undefined : service.settings.clientId;
     const prior = priorState(rows, clientId);
     if (!service.sandbox) await this.checkService(service, prior);
@@ -298,7 +317,7 @@ export class SendRun {
       output.info(summaryText(view, currencies, output.errColor));
       if (!service.sandbox && !opts.yes) await this.confirm(split);
     }
-    const state = this.openState(service);
+    const state = await this.openState(service);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
     const engine = this.newEngine(service, state, (text) => progress?.update(text));
@@ -338,9 +357,9 @@ export class SendRun {
         const known = prior.settled.has(s.row) || prior.recheck.has(s.row);
         if (!known && !prior.inFlight.has(s.payout.reference_id)) items.push(s);
       }
-    } else if (this.opts.yes && !hasHistory(this.staging.rows, service.serviceKey)) {
+    } else if (this.opts.yes && !(await this.historyKnows(service.serviceKey))) {
       this.output.warn(
-        `this state folder holds no history of ${service.settings.baseUrl}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), or pass --check-service to look each payout up at the service first`,
+        `${this.staging.history.name} holds no history of ${service.settings.baseUrl}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), or pass --check-service to look each payout up at the service first`,
       );
     }
     prior.recheck.clear();
@@ -364,6 +383,11 @@ export class SendRun {
     }
   }
 
+  /** Whether the history holds any run of the service. */
+  private historyKnows(serviceKey: string): Promise<boolean> {
+    return this.staging.history.holdsService(this.staging.rows, serviceKey);
+  }
+
   /** Asks on a terminal, naming what will move; elsewhere --yes is required. */
   private async confirm(split: RunSplit): Promise<void> {
     const { output } = this;
@@ -376,23 +400,35 @@ export class SendRun {
     if (!(await output.confirm(question))) throw new UsageError('not confirmed: nothing was sent');
   }
 
-  /** Opens the run's state: the staged rows become the run, or resume it when sent before. */
-  private openState(service: ServiceConnection): RunState {
+  /**
+   * Opens the run's state: the staged rows become the run, or resume it when sent before. With
+   * a shared history, the run is adopted there first, and every commit goes there as well.
+   */
+  private async openState(service: ServiceConnection): Promise<RunState> {
     const { plan, staging, deps } = this;
+    const now = () => new Date((deps.clock ?? systemClock).now());
+    const header = {
+      service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
+      client_id: service.settings.clientId,
+      inputs: plan.sources.map((s) => s.name),
+      input_hash: plan.inputHash,
+      payout_count: plan.payoutCount,
+      ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+    };
+    const adopted = await staging.history.adopt(staging.rows, {
+      runId: runIdFor(service.serviceKey, plan.inputHash),
+      serviceKey: service.serviceKey,
+      header,
+      now: now().toISOString(),
+    });
     const state = RunState.open({
       db: staging.rows.db,
       intake: staging.rows,
       serviceKey: service.serviceKey,
       chargeMinor: chargeMinorOf(this.currencies),
-      ...(deps.clock ? { now: () => new Date(deps.clock!.now()) } : {}),
-      header: {
-        service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
-        client_id: service.settings.clientId,
-        inputs: plan.sources.map((s) => s.name),
-        input_hash: plan.inputHash,
-        payout_count: plan.payoutCount,
-        ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
-      },
+      ...(deps.clock ? { now } : {}),
+      header,
+      ...adopted,
     });
     staging.kept = true;
     return state;

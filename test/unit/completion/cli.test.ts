@@ -35,6 +35,7 @@ describe('payouts completion', () => {
       'runs',
       'sandbox',
       'send',
+      'state',
       'status',
       'template',
     ]);

@@ -83,7 +83,7 @@ describe('listRuns', () => {
   it('is empty when nothing was sent, and creates no database to say so', async () => {
     const stateDir = await tempStateDir();
     const out = memoryOutput({ json: true });
-    expect(await showRunList(stateDir, out.output)).toBe(0);
+    expect(await showRunList({ stateDir }, out.output)).toBe(0);
     expect(JSON.parse(out.stdout())).toEqual([]);
     expect(existsSync(join(stateDir, 'state.db'))).toBe(false);
     expect(listRuns(await openDb(stateDir))).toEqual([]);

@@ -1,0 +1,31 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CommandContext } from '../context.js';
+
+/**
+ * The shared history a command uses: --state-url, else PAYOUTS_STATE_URL, else the profile's
+ * state_url; undefined keeps the history in the state folder. The profile is read only when
+ * neither of the others says, and always then: a run must not miss the team's history because
+ * its credentials came from the environment.
+ */
+export async function stateUrlOf(
+  ctx: CommandContext,
+  flag: string | undefined,
+): Promise<string | undefined> {
+  const { chooseStateUrl } = await import('../state/pg/url.js');
+  const given = chooseStateUrl(
+    { value: flag, from: '--state-url' },
+    { value: ctx.runtime.env.PAYOUTS_STATE_URL, from: 'PAYOUTS_STATE_URL' },
+  );
+  if (given !== undefined) return given;
+  const [{ selectedProfile }, { loadStore }, { configDir }] = await Promise.all([
+    import('../core/config/profile.js'),
+    import('../core/service.js'),
+    import('../paths.js'),
+  ]);
+  // No config file, no profile: opening the store would create its folder.
+  if (!existsSync(join(configDir(ctx.runtime.env), 'config.json'))) return undefined;
+  const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
+  const stored = (await loadStore(ctx)).profile(profile)?.stateUrl;
+  return chooseStateUrl({ value: stored, from: `state_url of profile "${profile}"` });
+}

@@ -1,0 +1,29 @@
+/** The state folder's state.db as a send's HistoryStore (src/core/send/history.ts). */
+import type { HistoryStore } from '../core/send/history.js';
+import { openStateDb } from './db.js';
+import type { LockWait } from './errors.js';
+import { RunIntake } from './intake.js';
+import { hasHistory, priorRows } from './prior.js';
+import { acquireSendLock } from './send-lock.js';
+
+/**
+ * The history of one state folder: staged and recorded in its state.db, locked by a file.
+ * `lockWait` says how to tell the user while another program holds state.db.
+ */
+export function localHistory(stateDir: string, lockWait: Partial<LockWait> = {}): HistoryStore {
+  return {
+    name: 'this state folder',
+    async stage(how) {
+      if (how.dryRun) return RunIntake.scratch();
+      const db = await openStateDb(stateDir, lockWait);
+      return RunIntake.begin(db, { pid: how.pid, inputs: how.inputs, now: how.now });
+    },
+    lockService: (serviceKey, me) =>
+      acquireSendLock({ stateDir, serviceKey, pid: me.pid, command: me.command }),
+    prior: async (staged, serviceKey) => priorRows(staged, serviceKey, stateDir),
+    holdsService: async (staged, serviceKey) => hasHistory(staged, serviceKey),
+    // The staged rows are in state.db already: RunState.open adopts them.
+    adopt: async () => ({}),
+    close: async () => {},
+  };
+}

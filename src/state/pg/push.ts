@@ -1,0 +1,182 @@
+/**
+ * Copies a state folder's history into a shared one, so that a team starts from what one
+ * person already sent. A run is copied whole (its payouts, intents, results and reports) in
+ * one transaction, under the lock of its service, and marked in the shared `meta` as pushed
+ * from this folder (its state.db gets an id of its own for that): pushing twice copies nothing
+ * the second time. Two folders that sent the same files have runs of the same id: the second
+ * one pushed keeps its states under a suffixed id, so that what either sent is found.
+ */
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import type { StateDb } from '../db.js';
+import { type LockHolder, type PgHistory, insertPayouts, type StagedPayout } from './history.js';
+
+/** Rows read from state.db per statement. */
+const PAGE = 5_000;
+
+/** What a push did. */
+export interface PushResult {
+  copied: Array<{ run_id: string; service: string; payouts: number }>;
+  /** Runs the shared history already held, by id. */
+  present: string[];
+}
+
+/** A run's header in state.db. */
+interface LocalRun {
+  id: number;
+  run_id: string;
+  service_id: string;
+  service: string;
+  client_id: string | null;
+  inputs: string;
+  input_hash: string | null;
+  payout_count: number;
+  batch_reference: string | null;
+  last_req: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The narrow tables, with their columns after (run, row) and the PostgreSQL type of each. */
+const TABLES: Array<{ name: string; columns: Array<[string, string]> }> = [
+  {
+    name: 'intents',
+    columns: [
+      ['state', 'text'],
+      ['req', 'int'],
+      ['sent_at', 'text'],
+      ['note', 'text'],
+      ['updated_at', 'text'],
+    ],
+  },
+  {
+    name: 'results',
+    columns: [
+      ['req', 'int'],
+      ['status', 'text'],
+      ['transaction_id', 'text'],
+      ['charges', 'text'],
+      ['message', 'text'],
+      ['at', 'text'],
+    ],
+  },
+  {
+    name: 'reports',
+    columns: [
+      ['status', 'text'],
+      ['transaction_id', 'text'],
+      ['charges', 'text'],
+      ['message', 'text'],
+      ['sent_earlier', 'int'],
+    ],
+  },
+];
+
+/** Rows of a run's table in state.db, a page at a time in row order. */
+function* pagesOf<T extends { row: number }>(
+  db: StateDb,
+  sql: string,
+  run: number,
+): Generator<T[]> {
+  let from = 0;
+  for (;;) {
+    const page = db.prepare(`${sql} AND row >= ? ORDER BY row LIMIT ${PAGE}`).all(run, from) as T[];
+    if (page.length) yield page;
+    if (page.length < PAGE) return;
+    from = page[page.length - 1]!.row + 1;
+  }
+}
+
+/** The id of a state folder's history, made on its first push. */
+function historyIdOf(db: StateDb): string {
+  const read = db.prepare("SELECT value FROM meta WHERE key = 'history_id'");
+  const found = read.get() as { value: string } | undefined;
+  if (found) return found.value;
+  const id = randomBytes(8).toString('hex');
+  db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('history_id', ?)").run(id);
+  return (read.get() as { value: string }).value;
+}
+
+/** Copies one run of state.db into the shared history under `runId`; its payouts. */
+async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string): Promise<number> {
+  const r = await c.query<{ id: number }>(
+    `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
+       batch_reference, last_req, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+    [
+      runId,
+      local.service_id,
+      local.service,
+      local.client_id,
+      local.inputs,
+      local.input_hash,
+      local.payout_count,
+      local.batch_reference,
+      local.last_req,
+      local.created_at,
+      local.updated_at,
+    ],
+  );
+  const id = r.rows[0]!.id;
+  let payouts = 0;
+  const payoutSql = `SELECT row, reference_id, file, line, location, amount, currency, recipient,
+    description, hash, hash_version FROM payouts WHERE run = ?`;
+  for (const page of pagesOf<StagedPayout>(db, payoutSql, local.id)) {
+    await insertPayouts(c, id, page);
+    payouts += page.length;
+  }
+  for (const t of TABLES) {
+    const names = t.columns.map(([n]) => n);
+    const sql = `SELECT row, ${names.join(', ')} FROM ${t.name} WHERE run = ?`;
+    const arrays = t.columns.map(([, type], k) => `$${k + 3}::${type}[]`).join(', ');
+    for (const page of pagesOf<Record<string, unknown> & { row: number }>(db, sql, local.id)) {
+      await c.query(
+        `INSERT INTO ${t.name} (run, row, ${names.join(', ')})
+         SELECT $1, * FROM unnest($2::int[], ${arrays})`,
+        [id, page.map((p) => p.row), ...names.map((n) => page.map((p) => p[n] ?? null))],
+      );
+    }
+  }
+  return payouts;
+}
+
+/** Copies every run of state.db that the shared history does not hold yet. */
+export async function pushHistory(
+  db: StateDb,
+  history: PgHistory,
+  me: Omit<LockHolder, 'host' | 'user'>,
+): Promise<PushResult> {
+  const runs = db
+    .prepare(
+      `SELECT id, run_id, service_id, service, client_id, inputs, input_hash, payout_count,
+         batch_reference, last_req, created_at, updated_at
+       FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL ORDER BY id`,
+    )
+    .all() as LocalRun[];
+  const result: PushResult = { copied: [], present: [] };
+  const historyId = historyIdOf(db);
+  const services = [...new Set(runs.map((r) => r.service))];
+  for (const service of services) {
+    // A send to the service through the shared history must not run while its past is copied in.
+    const lock = await history.lockService(service, me);
+    try {
+      for (const run of runs.filter((r) => r.service === service)) {
+        const copied = await history.write('copying a run', async (c) => {
+          const mark = `pushed ${historyId} ${run.run_id}`;
+          const pushed = await c.query('SELECT 1 FROM meta WHERE key = $1', [mark]);
+          if (pushed.rows.length) return undefined;
+          const taken = await c.query('SELECT 1 FROM runs WHERE run_id = $1', [run.run_id]);
+          const runId = taken.rows.length ? `${run.run_id}-${historyId.slice(0, 8)}` : run.run_id;
+          const payouts = await copyRun(c, db, run, runId);
+          await c.query('INSERT INTO meta (key, value) VALUES ($1, $2)', [mark, runId]);
+          return payouts;
+        });
+        if (copied === undefined) result.present.push(run.run_id);
+        else result.copied.push({ run_id: run.run_id, service, payouts: copied });
+      }
+    } finally {
+      await lock.release();
+    }
+  }
+  return result;
+}

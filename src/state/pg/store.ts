@@ -1,0 +1,48 @@
+/** A shared history on PostgreSQL as a send's HistoryStore (src/core/send/history.ts). */
+import type { HistoryStore } from '../../core/send/history.js';
+import { openScratchDb } from '../db.js';
+import { RunIntake } from '../intake.js';
+import { stagedPages } from '../prior.js';
+import { PgHistory } from './history.js';
+
+/**
+ * Payouts a page of a run's copy holds: the first page goes with the run before anything is
+ * sent, the others while it sends.
+ */
+const COPY_PAGE_ROWS = 1_000;
+
+/**
+ * Connects to a shared history (pg is loaded only then). A send stages its rows in a private
+ * database of state.db's schema; they go to PostgreSQL as its run once it holds the lock.
+ * `holder` names the host and user in the lock (the machine's unless a test says).
+ */
+export async function sharedHistory(
+  url: string,
+  holder: { host?: string; user?: string } = {},
+): Promise<HistoryStore> {
+  const history = await PgHistory.open(url);
+  return {
+    name: `the shared history at ${history.where}`,
+    async stage(how) {
+      if (how.dryRun) return RunIntake.scratch();
+      return RunIntake.begin(openScratchDb(), { pid: how.pid, inputs: how.inputs, now: how.now });
+    },
+    lockService: (serviceKey, me) =>
+      history.lockService(serviceKey, {
+        ...holder,
+        pid: me.pid,
+        started_at: me.startedAt,
+        command: me.command,
+      }),
+    prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
+    holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),
+    async adopt(staged, run) {
+      const shared = await history.adopt(
+        { ...run.header, runId: run.runId, serviceKey: run.serviceKey, now: run.now },
+        () => stagedPages(staged, COPY_PAGE_ROWS),
+      );
+      return { mirror: history.mirrorOf(shared.id, shared.copied), lastReqFloor: shared.lastReq };
+    },
+    close: () => history.close(),
+  };
+}

@@ -1,0 +1,76 @@
+/** Fresh databases on the tests' PostgreSQL server (see pg-server.ts), one per test. */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { beforeEach, inject } from 'vitest';
+
+/** How long a test waits for the server's start, which goes on while tests run. */
+const START_WAIT_MS = 30_000;
+
+/** Connects as the superuser, waiting for the server to accept connections. */
+async function admin(): Promise<pg.Client> {
+  const until = Date.now() + START_WAIT_MS;
+  for (;;) {
+    const c = new pg.Client({ connectionString: `${inject('pgAdminUrl')}/postgres` });
+    c.on('error', () => {});
+    try {
+      await c.connect();
+      return c;
+    } catch (err) {
+      await c.end().catch(() => {});
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/**
+ * An empty database of its own for a test, as a URL: a schema of the server's database
+ * `postgres`, which the URL's search_path makes the only one a connection sees (a schema is
+ * far quicker to make than a database, which copies a template).
+ */
+export async function freshDatabase(): Promise<string> {
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const c = await admin();
+  try {
+    await c.query(`CREATE SCHEMA ${name}`);
+  } finally {
+    await c.end();
+  }
+  return `${inject('pgAdminUrl')}/postgres?options=${encodeURIComponent(`-c search_path=${name}`)}`;
+}
+
+/** Runs one query on a database; its rows. */
+export async function query<T extends object = Record<string, unknown>>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+/** The two state stores every never-twice test runs against. */
+export const STORES = ['sqlite', 'postgres'] as const;
+export type Store = (typeof STORES)[number];
+
+/**
+ * Registers a fresh database before each test of the enclosing describe when `store` is
+ * postgres; returns what adds it to a run's env as PAYOUTS_STATE_URL (nothing for sqlite).
+ */
+export function storeEnv(store: Store): {
+  <E extends Record<string, string>>(env: E): E & { PAYOUTS_STATE_URL?: string };
+  url(): string | undefined;
+} {
+  let url: string | undefined;
+  beforeEach(async () => {
+    url = store === 'postgres' ? await freshDatabase() : undefined;
+  });
+  const withStore = <E extends Record<string, string>>(env: E) =>
+    url === undefined ? env : { ...env, PAYOUTS_STATE_URL: url };
+  return Object.assign(withStore, { url: () => url });
+}

@@ -1,0 +1,325 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { serviceId } from '../../src/state/hash.js';
+import { PgHistory } from '../../src/state/pg/history.js';
+import { parseJsonStdout } from '../helpers/cli.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
+import { freshDatabase, query } from '../helpers/pg.js';
+
+// Issue 25's story: two state folders (two machines, or a laptop and a CI runner) sharing one
+// PostgreSQL history, against a ledger that applies a payout again whenever it is posted again.
+
+const fixture = ledgerPerTest();
+
+/** A file of `n` payouts, and its references. */
+function payoutFile(dir: string, n: number): { file: string; refs: string[] } {
+  const refs = Array.from({ length: n }, (_, i) => `TEAM-${i + 1}`);
+  const file = join(dir, 'run.csv');
+  const rows = refs.map((r, i) => `${r},${i + 1}.50,EUR,${r.toLowerCase()}@example.com`);
+  writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+  return { file, refs };
+}
+
+/** The references of a --failed-out file (none when it was not written). */
+function failedRefs(path: string): string[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .filter(Boolean)
+    .map((l) => l.split(',')[0]!);
+}
+
+/** Two machines: a state folder each, one shared history. */
+async function twoMachines(n: number) {
+  const url = await freshDatabase();
+  const svc = await fixture.start();
+  const a = fixture.home();
+  const b = fixture.home();
+  const { file, refs } = payoutFile(a.dir, n);
+  writeFileSync(join(b.dir, 'run.csv'), readFileSync(file));
+  const send = (home: typeof a, extra: { interrupt?: AbortSignal } = {}) =>
+    runMain(
+      [
+        'send',
+        join(home.dir, 'run.csv'),
+        '--yes',
+        '--json',
+        '--failed-out',
+        join(home.dir, 'failed.csv'),
+      ],
+      { env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url }, clock: new FakeClock(), ...extra },
+    );
+  return { url, svc, a, b, refs, send };
+}
+
+describe('two state folders sharing one PostgreSQL history', () => {
+  it('sent one after the other: the second finds every payout sent earlier and sends none', async () => {
+    const m = await twoMachines(6);
+    const first = await m.send(m.a);
+    expect(first.code).toBe(0);
+    const creates = m.svc.creates;
+    const second = await m.send(m.b);
+    expect(second.code).toBe(0);
+    expect(m.svc.creates).toBe(creates);
+    const doc = parseJsonStdout<{ sent_earlier_count: number; failed_count: number }>(second);
+    expect(doc.sent_earlier_count).toBe(6);
+    expect(doc.failed_count).toBe(0);
+    expect(m.svc.appliedTwice()).toEqual([]);
+    expect([...m.svc.held.keys()].sort()).toEqual([...m.refs].sort());
+    expect(failedRefs(join(m.a.dir, 'failed.csv'))).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+    // A dry run from a third folder sees the same history.
+    const c = fixture.home();
+    const dry = await runMain(['send', join(m.a.dir, 'run.csv'), '--dry-run', '--json'], {
+      env: { ...m.svc.env(c.env), PAYOUTS_STATE_URL: m.url },
+    });
+    expect(dry.code).toBe(0);
+    expect(parseJsonStdout<{ sent_earlier: { payout_count: number } }>(dry).sent_earlier).toEqual(
+      expect.objectContaining({ payout_count: 6 }),
+    );
+  });
+
+  it('sent at the same time: the second exits 2 naming the first, and sends nothing', async () => {
+    const m = await twoMachines(4);
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let firstPosted!: () => void;
+    const posted = new Promise<void>((r) => {
+      firstPosted = r;
+    });
+    const svc = await fixture.start((n) => {
+      if (n === 1) firstPosted();
+      return n === 1 ? { hold: held } : {};
+    });
+    const env = (home: typeof m.a) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: m.url });
+    const args = (home: typeof m.a) => [
+      'send',
+      join(home.dir, 'run.csv'),
+      '--yes',
+      '--json',
+      '--failed-out',
+      join(home.dir, 'failed.csv'),
+    ];
+    const first = runMain(args(m.a), { env: env(m.a), clock: new FakeClock() });
+    await posted;
+    const second = await runMain(args(m.b), { env: env(m.b), clock: new FakeClock() });
+    release();
+    expect(second.code).toBe(2);
+    const message = second.stderr;
+    expect(message).toMatch(/another payouts send to this service is running/);
+    expect(message).toContain(`host ${hostname()}`);
+    expect(message).toContain(`user ${userInfo().username}`);
+    expect(message).toMatch(/started \d{4}-\d\d-\d\dT/);
+    expect(message).not.toContain(':payouts-test@');
+    expect((await first).code).toBe(0);
+    expect(svc.creates).toBe(1);
+    // Once the first is done, the second finds everything sent earlier.
+    const again = await runMain(args(m.b), { env: env(m.b), clock: new FakeClock() });
+    expect(again.code).toBe(0);
+    expect(svc.creates).toBe(1);
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+  });
+
+  it('started at the very same moment: one sends, the other exits 2 or finds all sent earlier', async () => {
+    const m = await twoMachines(8);
+    const [ra, rb] = await Promise.all([m.send(m.a), m.send(m.b)]);
+    const codes = [ra.code, rb.code].sort();
+    expect([
+      [0, 0],
+      [0, 2],
+    ]).toContainEqual(codes);
+    if (codes[1] === 0) {
+      const earlier = [ra, rb].map(
+        (r) => parseJsonStdout<{ sent_earlier_count: number }>(r).sent_earlier_count,
+      );
+      expect(earlier.sort()).toEqual([0, 8]);
+    }
+    expect(m.svc.appliedTwice()).toEqual([]);
+    expect([...m.svc.held.keys()].sort()).toEqual([...m.refs].sort());
+    expect(failedRefs(join(m.a.dir, 'failed.csv'))).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+  });
+
+  it('a lock whose session died is given back by the server', async () => {
+    const m = await twoMachines(2);
+    const other = await PgHistory.open(m.url);
+    await other.lockService(m.svc.url, { pid: 1, started_at: 'then', command: 'payouts send x' });
+    const blocked = await m.send(m.a);
+    expect(blocked.code).toBe(2);
+    expect(blocked.stderr).toMatch(/pid 1, started then/);
+    // The session ends without giving the lock back, as when its process is killed.
+    const key = Number.parseInt(serviceId(m.svc.url).slice(0, 8), 16);
+    const killed = await query<{ pid: number }>(
+      m.url,
+      `SELECT pg_terminate_backend(pid), pid FROM pg_locks
+       WHERE locktype = 'advisory' AND classid = 1885436271 AND objid = $1 AND granted`,
+      [key],
+    );
+    expect(killed).toHaveLength(1);
+    await other.close();
+    const r = await m.send(m.a);
+    expect(r.code).toBe(0);
+    expect(m.svc.appliedTwice()).toEqual([]);
+  });
+
+  it('payouts runs lists the shared runs from either folder, and runs show reads one', async () => {
+    const m = await twoMachines(3);
+    expect((await m.send(m.a)).code).toBe(0);
+    const env = { ...m.svc.env(m.b.env), PAYOUTS_STATE_URL: m.url };
+    const list = await runMain(['runs', '--json'], { env });
+    expect(list.code).toBe(0);
+    const runs = JSON.parse(list.stdout) as Array<{ run_id: string; counts: { success: number } }>;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.counts.success).toBe(3);
+    const local = await runMain(['runs', '--json'], { env: m.svc.env(m.b.env) });
+    expect(JSON.parse(local.stdout)).toEqual([]);
+    const show = await runMain(['runs', 'show', runs[0]!.run_id.slice(0, 6), '--json'], { env });
+    expect(show.code).toBe(0);
+    const detail = JSON.parse(show.stdout) as { payouts: Array<{ state: string }> };
+    expect(detail.payouts.map((p) => p.state)).toEqual(['confirmed', 'confirmed', 'confirmed']);
+  });
+
+  it('state push copies a local history in, once; a second folder then sends nothing again', async () => {
+    const m = await twoMachines(5);
+    const local = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
+      env: m.svc.env(m.a.env),
+      clock: new FakeClock(),
+    });
+    expect(local.code).toBe(0);
+    const push = await runMain(['state', 'push', '--to', m.url, '--json'], { env: m.a.env });
+    expect(push.code).toBe(0);
+    const doc = JSON.parse(push.stdout) as {
+      to: string;
+      copied: unknown[];
+      already_there: unknown[];
+    };
+    expect(doc.copied).toHaveLength(1);
+    expect(doc.to).not.toContain(':payouts-test@');
+    const twice = await runMain(['state', 'push', '--to', m.url], { env: m.a.env });
+    expect(twice.code).toBe(0);
+    expect(twice.stdout).toMatch(
+      /0 runs \(0 payouts\) copied to postgres:\/\/postgres:\*\*\*@.*; 1 already there/,
+    );
+    const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM payouts');
+    expect(rows[0]!.n).toBe(5);
+    const creates = m.svc.creates;
+    const b = await m.send(m.b);
+    expect(b.code).toBe(0);
+    expect(parseJsonStdout<{ sent_earlier_count: number }>(b).sent_earlier_count).toBe(5);
+    expect(m.svc.creates).toBe(creates);
+    expect(m.svc.appliedTwice()).toEqual([]);
+    expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
+  });
+
+  it('state push from two folders that sent the same files keeps both runs', async () => {
+    const m = await twoMachines(3);
+    // Both folders sent the file on their own (the ledger applied it twice: this test is
+    // about what the shared history keeps, so that neither folder's sends are lost).
+    for (const home of [m.a, m.b]) {
+      const r = await runMain(['send', join(home.dir, 'run.csv'), '--yes'], {
+        env: m.svc.env(home.env),
+        clock: new FakeClock(),
+      });
+      expect(r.code).toBe(0);
+    }
+    for (const home of [m.a, m.b, m.a]) {
+      expect((await runMain(['state', 'push', '--to', m.url], { env: home.env })).code).toBe(0);
+    }
+    const runs = await query<{ run_id: string }>(m.url, 'SELECT run_id FROM runs ORDER BY id');
+    expect(runs).toHaveLength(2);
+    expect(runs[1]!.run_id).toMatch(new RegExp(`^${runs[0]!.run_id}-[0-9a-f]{8}$`));
+    const results = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM results');
+    expect(results[0]!.n).toBe(6);
+  });
+
+  it("a profile's state_url is used even when the credentials come from the environment", async () => {
+    const m = await twoMachines(2);
+    const set = await runMain(['config', 'set', 'state_url', m.url], { env: m.a.env });
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('postgres://postgres:***@');
+    expect(set.stdout).not.toContain(':payouts-test@');
+    const show = await runMain(['config', 'show'], { env: m.a.env });
+    expect(show.stdout).toMatch(
+      /State\s+postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\?options=\S+ \(from file\)/,
+    );
+    expect(show.stdout).not.toContain(':payouts-test@');
+    const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
+      env: m.svc.env(m.a.env),
+      clock: new FakeClock(),
+    });
+    expect(r.code).toBe(0);
+    const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM results');
+    expect(rows[0]!.n).toBe(2);
+  });
+
+  it("keeps a working URL's password out of the output of every command", async () => {
+    const m = await twoMachines(2);
+    const canary = 'PgLeakCanary-51d0c2';
+    await query(
+      m.url,
+      `DO $$ BEGIN
+         IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'leak') THEN
+           CREATE ROLE leak LOGIN SUPERUSER PASSWORD '${canary}';
+         END IF;
+       END $$`,
+    );
+    const url = m.url.replace('postgres:payouts-test@', `leak:${canary}@`);
+    const env = { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: url };
+    const file = join(m.a.dir, 'run.csv');
+    const outputs: string[] = [];
+    const keep = async (args: string[], e: Record<string, string> = env) => {
+      const r = await runMain(args, { env: e, clock: new FakeClock() });
+      outputs.push(`${r.stdout}\n${r.stderr}`);
+      return r;
+    };
+    expect((await keep(['send', file, '--yes', '--json', '--debug'])).code).toBe(0);
+    expect((await keep(['send', file, '--yes', '--debug'])).code).toBe(0);
+    await keep(['send', file, '--dry-run', '--debug']);
+    await keep(['runs', '--debug']);
+    await keep(['runs', '--json']);
+    await keep(['config', 'set', 'state_url', url], m.a.env);
+    await keep(['config', 'show'], m.a.env);
+    await keep(['config', 'show', '--json'], m.a.env);
+    // A folder with a local history to push (sent again without the shared one: this test
+    // looks only at output).
+    expect((await keep(['send', file, '--yes'], m.svc.env(m.b.env))).code).toBe(0);
+    expect((await keep(['state', 'push', '--to', url, '--json'], m.b.env)).code).toBe(0);
+    await keep(['send', file, '--yes', '--state-url', url.replace('/postgres?', '/nodb?')]);
+    await keep(['send', file, '--yes', '--state-url', url.replace(canary, `${canary}-wrong`)]);
+    const all = outputs.join('\n');
+    expect(all).toContain('leak:***@');
+    expect(all).not.toContain(canary);
+  });
+
+  it("honours the URL's sslmode: a server without TLS is refused, nothing is sent", async () => {
+    const m = await twoMachines(1);
+    const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
+      env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: `${m.url}&sslmode=verify-full` },
+      clock: new FakeClock(),
+    });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/failed while connecting: .*SSL/i);
+    expect(m.svc.creates).toBe(0);
+  });
+
+  it('keeps the password of the URL out of every message', async () => {
+    const m = await twoMachines(1);
+    const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');
+    const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes', '--debug'], {
+      env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: bad },
+      clock: new FakeClock(),
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/shared history at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1/);
+    expect(`${r.stdout}${r.stderr}`).not.toContain('wrong-secret-pw');
+    expect(m.svc.creates).toBe(0);
+  });
+});
