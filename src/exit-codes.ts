@@ -67,7 +67,7 @@ export function exitCodeForServiceStatus(status: string): ExitCodeValue {
     : exitCodeForStatuses([status]);
 }
 
-/** Picks the most important of several exit codes: 3 > 7 > 6 > 4 > 5 > 0. */
+/** Picks the most important of several exit codes: 130 > 1 > 2 > 3 > 7 > 6 > 4 > 5 > 0. */
 export function worstExitCode(codes: Iterable<ExitCodeValue>): ExitCodeValue {
   const rank: ExitCodeValue[] = [
     ExitCode.interrupted,
