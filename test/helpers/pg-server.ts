@@ -43,7 +43,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     user: 'postgres',
     password: PASSWORD,
     persistent: false,
-    createPostgresUser: true,
+    // As root, PostgreSQL refuses to run: the package then runs it as a user "postgres" it makes.
+    createPostgresUser: process.getuid?.() === 0,
     // Every test connects several times: a plain password on loopback, not SCRAM's key stretching.
     authMethod: 'password',
     // Tests need commits to be transactions, not to survive a power cut.
