@@ -6,8 +6,7 @@
 // first byte goes out, two chunks' intents at a time (two prepared ahead is the most the crash
 // rule allows), and the results of the answers that came back meanwhile ride with that commit.
 // Last, every result is read back for the output. The same SQLite settings as state.db (WAL,
-// FULL). The intake is bench/floors/sqlite-journal.mjs's; the HTTP is
-// bench/floors/undici-send.mjs's. Prints {"rows","requests","success_count","commits","read"}.
+// FULL). The HTTP is bench/floors/undici-send.mjs's. Prints {"rows","requests","success_count","commits","read"}.
 //
 // Usage: node bench/floors/journal-send.mjs FILE BASE_URL DIR [CHUNK] [CONCURRENCY]
 

@@ -12,7 +12,7 @@ import { PayoutsError, StateStoreError, UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
 import type { PriorRow } from '../prior.js';
 import type { JournalMirror, JournalRecord } from '../records.js';
-import { payoutOf } from '../run-state.js';
+import { payoutOf, type RunHeader } from '../run-state.js';
 import { PG_MIGRATIONS } from './schema.js';
 import { redactMessage, redactStateUrl } from './url.js';
 
@@ -45,16 +45,10 @@ export interface LockHolder {
   command: string;
 }
 
-/** The header of a run, as the shared history records it. */
-export interface SharedRunHeader {
+/** The header of a run, as the shared history records it: state.db's, with its id and time. */
+export interface SharedRunHeader extends RunHeader {
   runId: string;
   serviceKey: string;
-  service: string;
-  client_id: string;
-  inputs: string[];
-  input_hash: string;
-  payout_count: number;
-  batch_reference?: string;
   now: string;
 }
 
