@@ -35,11 +35,23 @@ const gate = data.gate ? new Int32Array(data.gate) : undefined;
 /** The error of a failed commit: no later one is written. */
 let failure: WriterReply | undefined;
 
-port.on('message', (first: Commit) => {
-  const commits = [first];
-  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
-    commits.push(m.message as Commit);
+port.on('message', (first: Commit | 'close') => {
+  const commits: Commit[] = [];
+  let close = false;
+  for (let m: unknown = first; m !== undefined; m = receiveMessageOnPort(port)?.message) {
+    if (m === 'close') close = true;
+    else commits.push(m as Commit);
   }
+  if (commits.length) commitAll(commits);
+  // Closed here, not torn down by terminate(): the connection and its statements end in order.
+  if (close) {
+    db.close();
+    port.close();
+  }
+});
+
+/** Applies the commits in one transaction and says how it went. */
+function commitAll(commits: Commit[]): void {
   const ids = commits.map((c) => c.id);
   if (gate) Atomics.wait(gate, 0, 0);
   if (failure === undefined) {
@@ -54,7 +66,7 @@ port.on('message', (first: Commit) => {
     }
   }
   port.postMessage({ ...failure, failed: ids } as WriterReply);
-});
+}
 
 /** The driver's error behind a StateError, as plain data: the main thread translates it again. */
 function errorParts(err: unknown): { message: string; code?: string; path?: string } {

@@ -207,7 +207,12 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
     if (pending.size === 0) worker.unref();
   });
   worker.on('error', (err) => fail(pending.keys(), stateError(err, o.file)));
-  worker.on('exit', () => fail(pending.keys(), new Error(`the writer of ${o.file} stopped`)));
+  const exited = new Promise<void>((resolve) =>
+    worker.on('exit', () => {
+      fail(pending.keys(), new Error(`the writer of ${o.file} stopped`));
+      resolve();
+    }),
+  );
   return {
     commit(run, records) {
       if (failure !== undefined) return Promise.reject(failure);
@@ -219,7 +224,9 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
     },
     // The run flushes first: nothing is pending unless a commit failed.
     async close() {
-      await worker.terminate();
+      worker.ref();
+      worker.postMessage('close');
+      await exited;
     },
   };
 }
