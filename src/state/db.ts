@@ -43,6 +43,14 @@ function pin(db: StateDb): StateDb {
   return db;
 }
 
+/** How each state.db connection waits for another program's lock, for its writer thread. */
+const lockWaits = new WeakMap<StateDb, LockWait>();
+
+/** How a connection opened by openStateDb waits for a lock; undefined for any other. */
+export function lockWaitOf(db: StateDb): LockWait | undefined {
+  return lockWaits.get(db);
+}
+
 /** Opens a database file (or '' for a private temporary one) whose statements are never freed. */
 export function openDatabase(path: string, opts: Database.Options = {}): StateDb {
   let db: StateDb;
@@ -126,7 +134,8 @@ export async function openStateDb(
     closeSync(openSync(path, 'a', 0o600));
     chmodSync(path, 0o600);
     db = openDatabase(path);
-    guardConnection(db, path, { ...LOCK_WAIT, ...lockWait });
+    lockWaits.set(db, { ...LOCK_WAIT, ...lockWait });
+    guardConnection(db, path, lockWaits.get(db)!);
   } catch (err) {
     throw stateError(err, path);
   }

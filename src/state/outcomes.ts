@@ -115,6 +115,11 @@ export class RunOutcomes {
   /** Outcomes not written yet, by row; and stated results not written yet, by row. */
   private readonly pending = new Map<number, PayoutOutcome>();
   private readonly stated = new Map<number, StatedResult>();
+  /** Outcomes on their way to the database, oldest commit first (see takePending). */
+  private taken: Array<{
+    pending: Map<number, PayoutOutcome>;
+    stated: Map<number, StatedResult>;
+  }> = [];
   private readonly counts = [0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
   private foundAtService = 0;
@@ -227,7 +232,7 @@ export class RunOutcomes {
   /** A row's outcome; undefined when the run never reached the row. */
   get(row: number): PayoutOutcome | undefined {
     if (!this.has(row)) return undefined;
-    const waiting = this.pending.get(row);
+    const waiting = this.waiting(row);
     if (waiting) return waiting;
     const r = this.readOne.get(this.run, row) as OutcomeRow | undefined;
     return r && fromRow(r, (this.codes[row]! & REPORTED) !== 0);
@@ -243,12 +248,66 @@ export class RunOutcomes {
     return this.pending.size;
   }
 
+  /** Writes the buffered results and reports, in the caller's transaction. */
+  writePending(): void {
+    const { results, reports } = this.pendingValues();
+    this.writeResults(results);
+    this.writeReports(reports);
+    this.pending.clear();
+    this.stated.clear();
+  }
+
   /**
-   * Writes the buffered results and reports; called inside the run's commit. With `keep`, also
-   * returns them as records, for a shared history.
+   * The buffered results and reports as records, for a commit that another connection makes;
+   * until settle() says how it went, reads find them here.
    */
-  writePending(keep = false): JournalRecord[] {
+  takePending(): JournalRecord[] {
     if (!this.dirty) return [];
+    const { results, reports } = this.pendingValues();
+    const records: JournalRecord[] = [];
+    if (results.length) records.push({ kind: 'results', values: results });
+    if (reports.length) records.push({ kind: 'reports', values: reports });
+    this.taken.push({ pending: new Map(this.pending), stated: new Map(this.stated) });
+    this.pending.clear();
+    this.stated.clear();
+    return records;
+  }
+
+  /**
+   * The oldest taken records were committed (true), or a commit failed (false): then every
+   * outcome taken waits to be written again, so the listings still report it (see save).
+   */
+  settle(committed: boolean): void {
+    if (committed) {
+      this.taken.shift();
+      return;
+    }
+    const pending = new Map<number, PayoutOutcome>();
+    const stated = new Map<number, StatedResult>();
+    for (const t of [...this.taken, { pending: this.pending, stated: this.stated }]) {
+      for (const [row, o] of t.pending) pending.set(row, o);
+      for (const [row, d] of t.stated) stated.set(row, d);
+    }
+    this.taken = [];
+    this.pending.clear();
+    this.stated.clear();
+    for (const [row, o] of pending) this.pending.set(row, o);
+    for (const [row, d] of stated) this.stated.set(row, d);
+  }
+
+  /** A row's outcome not written yet: buffered, or on its way to the database. */
+  private waiting(row: number): PayoutOutcome | undefined {
+    const o = this.pending.get(row);
+    if (o) return o;
+    for (let i = this.taken.length - 1; i >= 0; i--) {
+      const t = this.taken[i]!.pending.get(row);
+      if (t) return t;
+    }
+    return undefined;
+  }
+
+  /** The buffered results' and reports' rows of values. */
+  private pendingValues(): { results: unknown[]; reports: unknown[] } {
     const results: unknown[] = [];
     const reports: unknown[] = [];
     const run = this.run;
@@ -263,14 +322,7 @@ export class RunOutcomes {
       const earlier = o.found_at_service ? 2 : o.sent_earlier ? 1 : 0;
       reports.push(run, row, o.status, tx, chargesText(o.charges), message, earlier);
     }
-    const records: JournalRecord[] = [];
-    if (keep && results.length) records.push({ kind: 'results', values: results.slice() });
-    if (keep && reports.length) records.push({ kind: 'reports', values: reports.slice() });
-    this.writeResults(results);
-    this.writeReports(reports);
-    this.pending.clear();
-    this.stated.clear();
-    return records;
+    return { results, reports };
   }
 
   /**
@@ -322,7 +374,7 @@ export class RunOutcomes {
         if (r[16] != null) row.description = r[16] as string;
         const code = this.has(r[0]) ? this.codes[r[0]]! : 0;
         // Outcomes the database could not take are still in memory (see save).
-        if (code !== 0) row.outcome = this.pending.get(r[0]) ?? fromRow(r, (code & REPORTED) !== 0);
+        if (code !== 0) row.outcome = this.waiting(r[0]) ?? fromRow(r, (code & REPORTED) !== 0);
         yield row;
       }
       if (page.length < PAGE_ROWS) return;

@@ -1,11 +1,12 @@
 import type { PayoutRequest } from '../api/types.js';
 import type { PayoutOutcome } from '../core/send/outcome.js';
-import { rowWriter, type StateDb } from './db.js';
+import { lockWaitOf, type StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
 import type { OutcomeResult } from './outcome-result.js';
 import { type ChargeMinor, RunOutcomes } from './outcomes.js';
 import type { JournalMirror, JournalRecord, StatedByRef } from './records.js';
+import { type StateWriter, writerFor } from './writer.js';
 
 /** What the caller knows about a run when it opens its state. */
 export interface RunHeader {
@@ -30,6 +31,8 @@ export interface OpenRunOptions {
   mirror?: JournalMirror;
   /** The highest request id the shared history holds for this run (0: none). */
   lastReqFloor?: number;
+  /** Where commits are written (default: writerFor the connection). */
+  writer?: StateWriter;
 }
 
 /** A payout of the run, as the engine sends it. */
@@ -43,9 +46,6 @@ export interface RunPayout {
 const PAGE_ROWS = 1000;
 /** Buffered records that make a commit start without waiting for an intent. */
 const MAX_BUFFERED = 10_000;
-
-/** Payouts an intent statement takes (see statementsOf). */
-const INTENT_ROWS = 100;
 
 /** A promise with its settle functions, shared by every caller of one group commit. */
 interface Batch {
@@ -85,50 +85,9 @@ function sameRows(db: StateDb, stored: number, staged: number): boolean {
   return differ === undefined;
 }
 
-/** The statements a run's state writes and reads with. */
+/** The statements a run's state reads with. */
 function statementsOf(db: StateDb) {
-  // These take a record's references as one JSON array, found through the reference index.
-  const rows = `SELECT p.row FROM payouts p WHERE p.run = @run
-    AND p.reference_id IN (SELECT value FROM json_each(@refs))`;
-  const open = 'NOT EXISTS (SELECT 1 FROM results d WHERE d.run = @run AND d.row = p.row)';
   return {
-    // A row of intents a payout, or its state again if it had one (sent again once freed).
-    intent: rowWriter(db, {
-      head: 'INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)',
-      width: 7,
-      perStatement: INTENT_ROWS,
-      tail: `ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
-        sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`,
-    }),
-    // Results read back by reference: [ref, status, transaction id, charges, message] each.
-    done: db.prepare(
-      `INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)
-       SELECT @run, p.row, @req, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, @at
-       FROM json_each(@list) j JOIN payouts p ON p.run = @run AND p.reference_id = j.value ->> 0`,
-    ),
-    // Seen by the service, status not known: in flight, if this run had not sent it yet.
-    seen: db.prepare(
-      `INSERT INTO intents (run, row, state, req, sent_at, updated_at)
-       SELECT @run, p.row, 'in_flight', @req, @at, @at FROM payouts p
-       WHERE p.run = @run AND p.reference_id IN (SELECT value FROM json_each(@refs)) AND ${open}
-       ON CONFLICT (run, row) DO NOTHING`,
-    ),
-    notApplied: db.prepare(
-      `UPDATE intents SET state = 'free', note = @why, updated_at = @at
-       WHERE run = @run AND row IN (${rows} AND ${open})
-         AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
-    ),
-    // A payout never sent, or freed, becomes unknown as of now (request -1).
-    unknown: db.prepare(
-      `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-       SELECT @run, p.row, 'unknown', -1, @at, @why, @at FROM payouts p
-       WHERE p.run = @run AND p.reference_id IN (SELECT value FROM json_each(@refs)) AND ${open}
-       ON CONFLICT (run, row) DO UPDATE SET state = 'unknown', note = excluded.note,
-         updated_at = excluded.updated_at,
-         req = iif(intents.state = 'free', -1, intents.req),
-         sent_at = iif(intents.state = 'free', excluded.sent_at, intents.sent_at)`,
-    ),
-    touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
     // Raw rows (arrays cost less than objects): row, reference_id, amount, currency,
     // recipient, description, hash.
     page: db
@@ -155,7 +114,8 @@ export class RunState {
   private ops: JournalRecord[] = [];
   private batch: Batch | undefined;
   private readonly mirror: JournalMirror | undefined;
-  /** The shared history's commits, one after the other, in the order of the local ones. */
+  private readonly writer: StateWriter;
+  /** The commits, settled one after the other, each locally and then in the shared history. */
   private mirrored: Promise<void> = Promise.resolve();
   private failure: unknown;
   private closed = false;
@@ -175,6 +135,7 @@ export class RunState {
     this.outcomes = new RunOutcomes(db, id, opts.chargeMinor);
     this.stmts = statementsOf(db);
     this.mirror = opts.mirror;
+    this.writer = opts.writer ?? writerFor(db, lockWaitOf(db));
     const r = db
       .prepare(
         `SELECT max(last_req, coalesce((SELECT max(req) FROM intents WHERE run = @id), 0),
@@ -330,6 +291,7 @@ export class RunState {
       await this.flush();
     } finally {
       this.closed = true;
+      await this.writer.close();
     }
   }
 
@@ -370,7 +332,10 @@ export class RunState {
     return batch.promise;
   }
 
-  /** Applies every queued record in one transaction; settles everyone who joined. */
+  /**
+   * Hands every queued record to the writer as one commit; settles everyone who joined once it
+   * is committed (and, with a shared history, once it is there too).
+   */
   private runBatch(batch: Batch): void {
     // From here on, new records wait for the next batch.
     this.batch = undefined;
@@ -378,81 +343,31 @@ export class RunState {
       batch.reject(this.failure);
       return;
     }
-    const ops = this.ops;
-    this.ops = [];
     const touch: JournalRecord = {
       kind: 'touch',
       lastReq: this.lastReq,
       at: this.now().toISOString(),
     };
-    let written: JournalRecord[] = [];
-    try {
-      this.db.transaction(() => {
-        for (const op of ops) this.applyLocal(op);
-        written = this.outcomes.writePending(this.mirror !== undefined);
-        this.applyLocal(touch);
-      })();
-    } catch (err) {
-      // What was not committed is lost: the run must not go on as if it had been.
-      this.failure = err;
-      batch.reject(err);
-      return;
-    }
-    if (!this.mirror) {
-      this.commits += 1;
-      batch.resolve();
-      return;
-    }
+    const records = [...this.ops, ...this.outcomes.takePending(), touch];
+    this.ops = [];
+    const committed = this.writer.commit(this.id, records);
+    committed.catch(() => {});
     const mirror = this.mirror;
-    const records = [...ops, ...written, touch];
     this.mirrored = this.mirrored.then(async () => {
       try {
         if (this.failure !== undefined) throw this.failure;
-        await mirror.apply(records);
+        await committed;
+        this.outcomes.settle(true);
+        if (mirror) await mirror.apply(records);
         this.commits += 1;
         batch.resolve();
       } catch (err) {
+        // What was not committed is lost: the run must not go on as if it had been.
+        if (this.failure === undefined) this.outcomes.settle(false);
         this.failure ??= err;
         batch.reject(err);
       }
     });
-  }
-
-  /** Writes one record to the local database. */
-  private applyLocal(r: JournalRecord): void {
-    const run = this.id;
-    switch (r.kind) {
-      case 'intent': {
-        const values: unknown[] = [];
-        for (const row of r.rows) values.push(run, row, 'in_flight', r.req, r.at, null, r.at);
-        this.stmts.intent(values);
-        return;
-      }
-      case 'seen':
-        this.stmts.seen.run({ run, refs: JSON.stringify(r.refs), req: r.req, at: r.at });
-        return;
-      case 'done':
-        this.stmts.done.run({ run, list: JSON.stringify(r.list), req: r.req, at: r.at });
-        return;
-      case 'not-applied':
-        this.stmts.notApplied.run({
-          run,
-          refs: JSON.stringify(r.refs),
-          req: r.req,
-          why: r.why,
-          at: r.at,
-        });
-        return;
-      case 'unknown':
-        this.stmts.unknown.run({ run, refs: JSON.stringify(r.refs), why: r.why, at: r.at });
-        return;
-      case 'touch':
-        this.stmts.touch.run(r.lastReq, r.at, run);
-        return;
-      default:
-        // Results and reports are RunOutcomes' own to write.
-        return;
-    }
   }
 }
 

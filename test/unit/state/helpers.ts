@@ -12,6 +12,7 @@ import {
   RunState as State,
   type StateDb,
 } from '../../../src/state/index.js';
+import type { StateWriter } from '../../../src/state/writer.js';
 
 const made: string[] = [];
 const opened: StateDb[] = [];
@@ -90,6 +91,7 @@ export function openRun(
     amount?: string;
     now?: () => Date;
     clientId?: string;
+    writer?: StateWriter;
   } = {},
 ): RunState {
   const rows = stage(db, refs, opts.amount);
@@ -99,6 +101,7 @@ export function openRun(
     serviceKey: opts.serviceKey ?? SERVICE,
     chargeMinor: () => undefined,
     now: opts.now ?? fakeClock(),
+    ...(opts.writer ? { writer: opts.writer } : {}),
     header: {
       service: opts.serviceKey ?? SERVICE,
       client_id: opts.clientId ?? 'abc-client-id',

@@ -1,0 +1,120 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StateError } from '../../../src/state/errors.js';
+import { openDatabase, STATE_DB } from '../../../src/state/index.js';
+import { type StateWriter, threadWriter } from '../../../src/state/writer.js';
+import { openDb, openRun, rowsOf, tempStateDir } from './helpers.js';
+
+// The writer thread runs the bundle's script (npm test builds it first): the sources are
+// TypeScript, which a worker thread cannot load.
+const SCRIPT = new URL('../../../dist/chunks/state-writer.js', import.meta.url);
+
+/** The state of a payout, read through a connection of its own, as a crash would leave it. */
+function stateOf(stateDir: string, ref: string): unknown {
+  const db = openDatabase(join(stateDir, STATE_DB), { readonly: true });
+  try {
+    return db.prepare('SELECT state, status FROM journal WHERE reference_id = ?').get(ref);
+  } finally {
+    db.close();
+  }
+}
+
+/** One answer over loopback: the main thread's event loop handled it. */
+async function answer(): Promise<string> {
+  const server = createServer((_req, res) => res.end('answered'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const { port } = server.address() as { port: number };
+    return await (await fetch(`http://127.0.0.1:${port}/`)).text();
+  } finally {
+    server.close();
+  }
+}
+
+/** A writer thread whose commits wait until `release` is called (a slow fsync, as a test hook). */
+function heldWriter(file: string, notices: string[] = [], wait = 2_000) {
+  const gate = new SharedArrayBuffer(4);
+  const writer: StateWriter = threadWriter({
+    file,
+    wait: { notice: (m) => notices.push(m), noticeMs: wait, waitMs: wait },
+    script: SCRIPT,
+    gate,
+  });
+  const release = () => {
+    Atomics.store(new Int32Array(gate), 0, 1);
+    Atomics.notify(new Int32Array(gate), 0);
+  };
+  return { writer, release };
+}
+
+describe('the writer thread', () => {
+  it('is in the bundle beside the code that starts it, which finds it through import.meta.url', () => {
+    const chunks = new URL('../../../dist/chunks/', import.meta.url);
+    const starters = readdirSync(chunks).filter((name) =>
+      readFileSync(new URL(name, chunks), 'utf8').includes(
+        'new URL("./state-writer.js", import.meta.url)',
+      ),
+    );
+    expect(starters.length).toBeGreaterThan(0);
+    expect(existsSync(SCRIPT)).toBe(true);
+    expect(readFileSync(new URL('../../../dist/cli.js', import.meta.url), 'utf8')).not.toContain(
+      'state-writer.js',
+    );
+  });
+
+  it('handles other answers while a commit is held, and resolves an intent only once durable', async () => {
+    const stateDir = await tempStateDir();
+    const db = await openDb(stateDir);
+    const { writer, release } = heldWriter(join(stateDir, STATE_DB));
+    const state = openRun(db, ['A', 'B'], { writer });
+    let durable = false;
+    const intent = state.recordIntent(1, rowsOf(state, 'A')).then(() => {
+      durable = true;
+    });
+    // The commit is held in the thread: the main thread still takes answers and records them.
+    expect(await answer()).toBe('answered');
+    state.recordOutcome(2, [{ ref: 'B', status: 'success' }]);
+    expect(await answer()).toBe('answered');
+    // Not durable yet, so the engine would not have sent request 1.
+    expect(durable).toBe(false);
+    expect(stateOf(stateDir, 'A')).toMatchObject({ state: 'queued' });
+    release();
+    await intent;
+    expect(stateOf(stateDir, 'A')).toMatchObject({ state: 'in_flight' });
+    await state.close();
+    expect(stateOf(stateDir, 'B')).toMatchObject({ state: 'done', status: 'success' });
+  });
+
+  it('reports a commit that fails in the thread as the same StateError, and writes no more', async () => {
+    const stateDir = await tempStateDir();
+    const file = join(stateDir, STATE_DB);
+    const db = await openDb(stateDir);
+    const notices: string[] = [];
+    const { writer, release } = heldWriter(file, notices, 10);
+    const state = openRun(db, ['A', 'B'], { writer });
+    // Another program holds the write lock for longer than both waits.
+    const other = openDatabase(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      release();
+      const err = await state.recordIntent(1, rowsOf(state, 'A')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StateError);
+      expect((err as StateError).problem).toBe('locked');
+      expect((err as Error).message).toBe(
+        `the state database ${file} stayed locked by another program: close the program that holds it open in a transaction (a database browser, or sqlite3 with BEGIN), then run the same command again`,
+      );
+      expect(((err as Error).cause as { code: string }).code).toBe('SQLITE_BUSY');
+      expect(notices).toEqual([
+        `the state database ${file} is locked by another program: waiting up to 1 s more for it (close the program that holds it to go on at once)`,
+      ]);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await expect(state.recordIntent(2, rowsOf(state, 'B'))).rejects.toBeInstanceOf(StateError);
+    await expect(state.close()).rejects.toBeInstanceOf(StateError);
+    expect(stateOf(stateDir, 'A')).toMatchObject({ state: 'queued' });
+  });
+});
