@@ -1,9 +1,21 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BIN } from './cli.js';
 import { runMain } from './main.js';
 
 const DRIVER = fileURLToPath(new URL('./pty-driver.py', import.meta.url));
+
+let python: string | undefined;
+/**
+ * The interpreter `python3` on PATH stands for, found once per worker: a version manager's
+ * shim (pyenv) starts a chain of shell scripts on every call.
+ */
+function python3(): string {
+  python ??= execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], {
+    encoding: 'utf8',
+  }).trim();
+  return python;
+}
 
 /** One step of a pseudo-terminal script (see pty-driver.py). */
 export type Step =
@@ -37,7 +49,7 @@ export function onTerminal(
   const fullEnv = { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8', TERM: 'xterm', ...env };
   return new Promise((resolve, reject) => {
     execFile(
-      'python3',
+      python3(),
       command,
       { env: fullEnv, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
