@@ -8,8 +8,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // End-to-end tests spawn the CLI; two cores run two files at a time comfortably.
-    maxWorkers: 2,
+    // Three files at a time on two cores: much of the suite waits (spawned CLIs, pseudo-terminals,
+    // real-time quiet times), and a third file runs while the others wait.
+    maxWorkers: 3,
     // A worker runs file after file in one process: no test relies on a fresh one (each has
     // its own temp home and restores what it changes), and the CLI's modules load once.
     isolate: false,

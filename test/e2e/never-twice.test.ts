@@ -10,13 +10,16 @@ import { writeRun } from '../helpers/sandbox.js';
 let svc: LedgerService | undefined;
 const fixture = ledgerPerTest();
 
-/** A loopback service answering by `policy`, a private home, a run of `n` payouts and its env. */
-async function setUp(policy: CreatePolicy, n: number) {
+/**
+ * A loopback service answering by `policy`, a private home, a run of `n` payouts and its env,
+ * with a response timeout of `timeout` seconds.
+ */
+async function setUp(policy: CreatePolicy, n: number, timeout = '2') {
   svc = await fixture.start(policy);
   const home = fixture.home();
   const { file, refs } = writeRun(home.dir, n);
   // A short response timeout keeps a read-back's quiet time short.
-  const env = { ...svc.env(home.env), PAYOUTS_TIMEOUT: '2' };
+  const env = { ...svc.env(home.env), PAYOUTS_TIMEOUT: timeout };
   return { service: svc, file, refs, env };
 }
 
@@ -42,9 +45,12 @@ interface Doc {
 describe('never pay twice, as a process', () => {
   it('the CLI killed with SIGKILL while a request is in flight, then run again', async () => {
     // The second request is applied and never answered: it is in flight when the kill comes.
+    // The third may have been prepared and not sent: the re-run waits out its quiet time and
+    // reads once more before sending it, so a 1 s response timeout keeps those waits short.
     const { service, file, refs, env } = await setUp(
       (n) => (n === 2 ? { hold: new Promise(() => {}) } : {}),
       30,
+      '1',
     );
     const child = spawnCli(['send', file, '--yes', '--chunk-size', '10', '--concurrency', '1'], {
       env,

@@ -1,8 +1,21 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { BIN, runCli } from './cli.js';
+import { BIN } from './cli.js';
+import { runMain } from './main.js';
 
 const DRIVER = fileURLToPath(new URL('./pty-driver.py', import.meta.url));
+
+let python: string | undefined;
+/**
+ * The interpreter `python3` on PATH stands for, found once per worker: a version manager's
+ * shim (pyenv) starts a chain of shell scripts on every call.
+ */
+function python3(): string {
+  python ??= execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], {
+    encoding: 'utf8',
+  }).trim();
+  return python;
+}
 
 /** One step of a pseudo-terminal script (see pty-driver.py). */
 export type Step =
@@ -36,7 +49,7 @@ export function onTerminal(
   const fullEnv = { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8', TERM: 'xterm', ...env };
   return new Promise((resolve, reject) => {
     execFile(
-      'python3',
+      python3(),
       command,
       { env: fullEnv, timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
@@ -57,10 +70,12 @@ function withoutEscapes(text: string): string {
 
 /**
  * Stores a profile as a person does, with `payouts config set-credentials` (the secret on
- * standard input), so runs read their credentials through the config file.
+ * standard input), so runs read their credentials through the config file. It runs in this
+ * process, through the same main(), to spare a process start per test: test/e2e/keyring.test.ts
+ * and test/e2e/table-terminal.test.ts run that command as a process.
  */
 export async function storeProfile(home: Record<string, string>, baseUrl: string): Promise<void> {
-  const r = await runCli(
+  const r = await runMain(
     [
       'config',
       'set-credentials',

@@ -248,12 +248,12 @@ describe.each(STORES)('the audit (%s)', (store) => {
 
   describe('3. the read-back waits until the request can no longer be in progress', () => {
     it('a service still working after the response timeout: nothing applied twice', async () => {
-      // Times out at 1 s (the deadline ends it by 1.5 s); the service applies at 1.6 s, within
-      // the quiet time (1.67 s), and answers at 2.5 s. Whether the first read-back comes before
-      // or after 1.6 s depends on timers; either way nothing may be sent again. The wait itself
-      // is tested with a fake clock in test/unit/send/readback.test.ts.
-      const r = await twoRuns((n) => (n === 1 ? { applyLaterMs: 1600, delayMs: 2500 } : {}), {
-        env: { PAYOUTS_TIMEOUT: '1' },
+      // Times out at 0.5 s (the deadline ends it by 0.75 s); the service applies at 0.8 s,
+      // within the quiet time (0.83 s), and answers at 1.25 s. Whether the first read-back comes
+      // before or after 0.8 s depends on timers; either way nothing may be sent again. The wait
+      // itself is tested with a fake clock in test/unit/send/readback.test.ts.
+      const r = await twoRuns((n) => (n === 1 ? { applyLaterMs: 800, delayMs: 1250 } : {}), {
+        env: { PAYOUTS_TIMEOUT: '0.5' },
         clock: null,
       });
       expect(r.svc.creates).toBe(1);
@@ -263,10 +263,11 @@ describe.each(STORES)('the audit (%s)', (store) => {
 
     it('a run started again while the earlier request is still in progress waits before trusting "not found"', async () => {
       // The first run cannot read back (every GET refused) and stops with the outcome unknown;
-      // the service applies the request 0.6 s after it came. The second run starts at once.
+      // the service applies the request 0.3 s after it came, within the quiet time (0.83 s).
+      // The second run starts at once.
       let refuseReads = true;
-      const r = await twoRuns((n) => (n === 1 ? { applyLaterMs: 600, cut: true } : {}), {
-        env: { PAYOUTS_TIMEOUT: '1' },
+      const r = await twoRuns((n) => (n === 1 ? { applyLaterMs: 300, cut: true } : {}), {
+        env: { PAYOUTS_TIMEOUT: '0.5' },
         clock: null,
         setup: (s) => {
           s.onGet = (_ref, res) => {

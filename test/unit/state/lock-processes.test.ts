@@ -11,22 +11,31 @@ import { SERVICE, tempStateDir } from './helpers.js';
 const LOCK_SOURCE = fileURLToPath(new URL('../../../src/state/send-lock.ts', import.meta.url));
 
 /**
- * A contender: says "ready", waits for "go" so all start together, takes the lock with its real
- * pid, reports, and holds the lock until its stdin closes.
+ * A contender, kept for every round so each round costs no process start: says "ready"; on
+ * "go" (sent to all at once) takes the lock with its real pid and reports; on "release" gives
+ * back the lock it won. It exits when its stdin closes.
  */
 const CONTENDER = `
+import { createInterface } from 'node:readline';
 import { acquireSendLock } from './lock.mjs';
 const [stateDir, serviceKey] = process.argv.slice(2);
-process.stdin.once('data', async () => {
-  try {
-    const lock = await acquireSendLock({ stateDir, serviceKey, pid: process.pid, command: 'contender' });
-    process.stdout.write('won\\n');
-    process.stdin.on('end', async () => { await lock.release(); process.exit(0); });
-  } catch (err) {
-    process.stdout.write('lost ' + err.name + ' ' + err.message + '\\n');
-    process.exit(0);
+let lock;
+const lines = createInterface({ input: process.stdin });
+lines.on('line', async (command) => {
+  if (command === 'go') {
+    try {
+      lock = await acquireSendLock({ stateDir, serviceKey, pid: process.pid, command: 'contender' });
+      process.stdout.write('won\\n');
+    } catch (err) {
+      process.stdout.write('lost ' + err.name + ' ' + err.message + '\\n');
+    }
+  } else if (command === 'release') {
+    await lock.release();
+    lock = undefined;
+    process.stdout.write('released\\n');
   }
 });
+lines.on('close', () => process.exit(0));
 process.stdout.write('ready\\n');
 `;
 
@@ -95,34 +104,45 @@ describe('the send lock across processes', () => {
     const lockPath = sendLockPath(stateDir, SERVICE);
     await mkdir(dirname(lockPath), { recursive: true });
     const stalePid = spawnSync(process.execPath, ['-e', '0']).pid!;
-    for (let round = 0; round < 15; round++) {
-      await writeFile(
-        lockPath,
-        JSON.stringify({
-          pid: stalePid,
-          hostname: hostname(),
-          started_at: 'then',
-          command: 'crashed',
-          token: `stale-${round}`,
-        }),
-      );
-      const runs = [0, 1, 2].map(() => contender(stateDir));
+    const runs = [0, 1, 2].map(() => contender(stateDir));
+    try {
       expect(await Promise.all(runs.map((r) => r.line()))).toEqual(['ready', 'ready', 'ready']);
-      for (const r of runs) r.child.stdin?.write('go\n');
-      const results = await Promise.all(runs.map((r) => r.line()));
-      const winners = runs.filter((_, i) => results[i] === 'won');
-      expect(winners, `round ${round}: ${results.join(' | ')}`).toHaveLength(1);
-      const winnerPid = winners[0]!.child.pid!;
-      for (const r of results.filter((x) => x !== 'won')) {
-        expect(r).toMatch(new RegExp(`^lost UsageError .*\\(pid ${winnerPid}, `));
+      for (let round = 0; round < 15; round++) {
+        await writeFile(
+          lockPath,
+          JSON.stringify({
+            pid: stalePid,
+            hostname: hostname(),
+            started_at: 'then',
+            command: 'crashed',
+            token: `stale-${round}`,
+          }),
+        );
+        for (const r of runs) r.child.stdin?.write('go\n');
+        const results = await Promise.all(runs.map((r) => r.line()));
+        const winners = runs.filter((_, i) => results[i] === 'won');
+        expect(winners, `round ${round}: ${results.join(' | ')}`).toHaveLength(1);
+        const winnerPid = winners[0]!.child.pid!;
+        for (const r of results.filter((x) => x !== 'won')) {
+          expect(r).toMatch(new RegExp(`^lost UsageError .*\\(pid ${winnerPid}, `));
+        }
+        expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ pid: winnerPid });
+        // The winner releases: no lock is left behind.
+        winners[0]!.child.stdin?.write('release\n');
+        expect(await winners[0]!.line()).toBe('released');
+        await expect(readFile(lockPath)).rejects.toMatchObject({ code: 'ENOENT' });
       }
-      expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ pid: winnerPid });
-      // Let the winner release; its exit leaves no lock behind.
-      await new Promise<void>((resolve) => {
-        winners[0]!.child.on('exit', () => resolve());
-        winners[0]!.child.stdin?.end();
-      });
-      await expect(readFile(lockPath)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await Promise.all(
+        runs.map(
+          (r) =>
+            new Promise<void>((resolve) => {
+              if (r.child.exitCode !== null) resolve();
+              else r.child.on('exit', () => resolve());
+              r.child.stdin?.end();
+            }),
+        ),
+      );
     }
   }, 60_000);
 });

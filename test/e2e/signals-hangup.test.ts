@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseJsonStdout, runCli } from '../helpers/cli.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { finishesOnceOnRerun, reportStatuses, sendArgs, setup } from '../helpers/signal-runs.js';
+import { onTerminal } from '../helpers/terminal.js';
+
+// Issue 26, continued from signals.test.ts: a closed terminal, SIGTERM and SIGHUP under --json,
+// and a terminal without a size, with the built binary run as a person does (a stored profile,
+// the spinner on), on a pseudo-terminal or with its streams piped to a script.
+
+const fixture = ledgerPerTest();
+
+describe('a terminal that reports 0 columns', () => {
+  it('sends every payout, with no runaway spinner output', async () => {
+    const s = await setup(fixture);
+    const run = await onTerminal(sendArgs(s, '--yes'), [], s.home.env, 0);
+    expect(run.output).toMatch(/20 payouts: 20 succeeded, 0 failed/);
+    expect(run.code).toBe(0);
+    expect(run.output.length).toBeLessThan(20_000);
+    expect(s.svc.appliedTwice()).toEqual([]);
+  });
+});
+
+describe('closing the terminal (SIGHUP)', () => {
+  it('stops the run like Ctrl-C: every row has an outcome, none is left in doubt', async () => {
+    const s = await setup(fixture);
+    const report = join(s.home.dir, 'report.csv');
+    const closed = await onTerminal(
+      sendArgs(s, '--yes', '--report', report),
+      [{ wait_file: s.marker }, { hangup: true }],
+      s.home.env,
+    );
+    expect(closed.code).toBe(130);
+    const statuses = reportStatuses(report);
+    expect(statuses.size).toBe(20);
+    expect([...statuses.values()].filter((v) => v === 'success')).toHaveLength(6);
+    expect([...statuses.values()].filter((v) => v === 'not_sent')).toHaveLength(14);
+    await finishesOnceOnRerun(s);
+  });
+});
+
+describe('a --json run stopped by a signal', () => {
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    '%s: stdout is still one complete document listing every row',
+    async (signal) => {
+      const s = await setup(fixture);
+      // Signalled once the third request has arrived: two were answered, one is in flight.
+      const r = await runCli(sendArgs(s, '--yes', '--json'), {
+        env: s.home.env,
+        whileRunning: (child) => {
+          const poll = setInterval(() => {
+            if (!existsSync(s.marker)) return;
+            clearInterval(poll);
+            child.kill(signal);
+          }, 20);
+          return () => clearInterval(poll);
+        },
+      });
+      expect(r.code).toBe(130);
+      const doc = parseJsonStdout<{ results: Array<{ status: string }> }>(r);
+      expect(doc.results).toHaveLength(20);
+      expect(doc.results.filter((r) => r.status === 'success')).toHaveLength(6);
+      expect(s.svc.held.size).toBe(6);
+      expect(s.svc.appliedTwice()).toEqual([]);
+    },
+  );
+});

@@ -1,0 +1,69 @@
+/**
+ * The set-up of the signal tests (issue 26, test/e2e/signals*.test.ts): a loopback ledger
+ * service, a profile stored by `config set-credentials`, and a run of 20 payouts sent two at a
+ * time, whose third request marks its arrival.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { LedgerService, ledgerPerTest } from './ledger-service.js';
+import { writeRun } from './sandbox.js';
+import { onTerminal, storeProfile } from './terminal.js';
+
+export interface Setup {
+  svc: LedgerService;
+  home: { dir: string; env: Record<string, string> };
+  file: string;
+  refs: string[];
+  marker: string;
+}
+
+/** A ledger service whose third request marks its arrival and is answered `delayMs` later. */
+export async function setup(
+  fixture: ReturnType<typeof ledgerPerTest>,
+  delayMs = 400,
+): Promise<Setup> {
+  const home = fixture.home();
+  const marker = join(home.dir, 'third-request');
+  const svc = await fixture.start((n) => {
+    if (n === 3) writeFileSync(marker, '');
+    return n === 3 ? { delayMs } : {};
+  });
+  await storeProfile(home.env, svc.url);
+  const { file, refs } = writeRun(home.dir, 20);
+  return { svc, home, file, refs, marker };
+}
+
+export const sendArgs = (s: Setup, ...more: string[]) => [
+  'send',
+  s.file,
+  '--chunk-size',
+  '2',
+  '--concurrency',
+  '1',
+  ...more,
+];
+
+/** Every row of a --report, by reference: its status column. */
+export function reportStatuses(path: string): Map<string, string> {
+  const [header, ...lines] = readFileSync(path, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(/\r?\n/);
+  const cols = header!.split(',');
+  const ref = cols.indexOf('reference_id');
+  const status = cols.indexOf('status');
+  return new Map(lines.map((l) => [l.split(',')[ref]!, l.split(',')[status]!]));
+}
+
+/** After a stop: nothing applied twice, and a second run sends the rest and exits 0. */
+export async function finishesOnceOnRerun(
+  s: Setup,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const again = await onTerminal(sendArgs(s, '--yes'), [], { ...s.home.env, ...env });
+  expect(again.output).toMatch(/20 payouts: 20 succeeded, 0 failed/);
+  expect(again.code).toBe(0);
+  expect([...s.svc.held.keys()].sort()).toEqual([...s.refs].sort());
+  expect(s.svc.appliedTwice()).toEqual([]);
+}
