@@ -57,7 +57,7 @@ export function payout(ref: string, amount = '1.00') {
 }
 
 /** Stages `refs` as pass 1 would. */
-function stage(db: StateDb, refs: string[], amount?: string): RunIntake {
+export function stage(db: StateDb, refs: string[], amount?: string): RunIntake {
   const rows = RunIntake.begin(db, { pid: process.pid, inputs: ['payouts.csv'], now: new Date() });
   refs.forEach((ref, i) => {
     const p = payout(ref, amount);

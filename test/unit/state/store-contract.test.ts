@@ -3,17 +3,14 @@ import { type PriorState, priorState } from '../../../src/core/send/resume.js';
 import {
   openScratchDb,
   openStateDb,
-  payoutHash,
   priorRows,
-  RunIntake,
   RunState,
   runIdFor,
-  type StateDb,
   stagedPages,
 } from '../../../src/state/index.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
 import { freshDatabase, query, STORES, type Store } from '../../helpers/pg.js';
-import { fakeClock, payout, SERVICE, tempStateDir } from './helpers.js';
+import { fakeClock, SERVICE, stage, tempStateDir } from './helpers.js';
 
 // One contract, two stores: what a run commits, what a later run finds, and how a run is
 // resumed read the same from state.db and from a shared history on PostgreSQL.
@@ -40,17 +37,6 @@ const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
-
-/** Stages `refs` in `db` as pass 1 does. */
-function stage(db: StateDb, refs: string[], amount?: string): RunIntake {
-  const rows = RunIntake.begin(db, { pid: process.pid, inputs: ['payouts.csv'], now: new Date() });
-  refs.forEach((ref, i) => {
-    const p = payout(ref, amount);
-    rows.add({ ...p, file: 'payouts.csv', location: `line ${i + 2}`, hash: payoutHash(p) });
-  });
-  rows.finish();
-  return rows;
-}
 
 /** The header of a run of `refs`. */
 function header(refs: string[], inputHash: string) {
