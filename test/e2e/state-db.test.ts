@@ -2,23 +2,15 @@ import { cpSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, sample, spawnCli, tempHome } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, sample, spawnCli, tempHomesPerTest } from '../helpers/cli.js';
 
 // state.db problems that need the CLI in a process of its own: a lock this test holds while
 // the CLI waits, and an install whose better-sqlite3 cannot load. The others are in
 // test/inprocess/state-db.test.ts.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const homes: Array<ReturnType<typeof tempHome>> = [];
-afterEach(() => {
-  for (const h of homes.splice(0)) h.cleanup();
-});
-function home() {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
+const home = tempHomesPerTest();
 
 describe('state.db locked by another program', () => {
   it('says so after the first wait, keeps waiting, and goes on once the lock is gone', async () => {

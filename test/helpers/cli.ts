@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
 import { checkJsonDocument } from './json-schema.js';
 
 /** Absolute path of the built CLI's bin script. */
@@ -65,6 +66,22 @@ export function tempHome(): { dir: string; env: Record<string, string>; cleanup(
       XDG_STATE_HOME: join(dir, 'state'),
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * For a test file: a maker of private homes (see tempHome), each removed after its test.
+ * Call it at the top of the file.
+ */
+export function tempHomesPerTest(): () => ReturnType<typeof tempHome> {
+  const homes: Array<ReturnType<typeof tempHome>> = [];
+  afterEach(() => {
+    for (const h of homes.splice(0)) h.cleanup();
+  });
+  return () => {
+    const h = tempHome();
+    homes.push(h);
+    return h;
   };
 }
 

@@ -1,21 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { tempHome } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { tempHomesPerTest } from '../helpers/cli.js';
 import { runMain } from '../helpers/main.js';
 
 // `payouts sandbox` in process; serving until SIGTERM, and sharing its ledger with another
 // process, are in test/e2e/sandbox-command.test.ts.
 
-const homes: Array<ReturnType<typeof tempHome>> = [];
-afterEach(() => {
-  for (const h of homes.splice(0)) h.cleanup();
-});
-
-/** A fresh temp home for one run. */
-function home() {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
+const home = tempHomesPerTest();
 
 describe('payouts sandbox', () => {
   it('prints the base URL, the demo credentials and an example, and stops when interrupted', async () => {

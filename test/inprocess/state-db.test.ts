@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS } from '../../src/state/schema.js';
-import { parseJsonStdout, sample, tempHome } from '../helpers/cli.js';
+import { parseJsonStdout, sample, tempHomesPerTest } from '../helpers/cli.js';
 import { runsOnFakeClock } from '../helpers/main.js';
 
 // Every problem with state.db, made for real, is the user's problem: exit 7, the file, the
@@ -12,16 +12,14 @@ import { runsOnFakeClock } from '../helpers/main.js';
 // test/e2e/state-db.test.ts (the CLI must run in a process of its own while the test holds it).
 
 const run = runsOnFakeClock();
-const homes: Array<ReturnType<typeof tempHome>> = [];
+const tempHome = tempHomesPerTest();
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const h of homes.splice(0)) h.cleanup();
 });
 
 /** A temp home with a state folder, the path its state.db has, and a dry-run-free send. */
 function home() {
   const h = tempHome();
-  homes.push(h);
   const dir = join(h.env.XDG_STATE_HOME!, 'payouts');
   mkdirSync(dir, { recursive: true });
   return { env: h.env, file: join(dir, 'state.db') };
