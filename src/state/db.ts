@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { UsageError } from '../errors.js';
 import { sha256Hex16 } from './hash.js';
 import {
   guardConnection,
@@ -19,6 +20,24 @@ export const STATE_DB = 'state.db';
 
 /** How state.db waits for a lock another program holds: 2 s in silence, then 28 s more, told. */
 const LOCK_WAIT: LockWait = { notice: () => {}, noticeMs: 2_000, waitMs: 28_000 };
+
+/**
+ * How long to wait for another program's lock on state.db, from `text` seconds
+ * (PAYOUTS_STATE_WAIT; 30 when unset): the first part in silence (2 s at most), the rest told.
+ */
+export function lockWaitFor(text: string | undefined): Pick<LockWait, 'noticeMs' | 'waitMs'> {
+  const t = text?.trim() ?? '';
+  if (t === '') return { noticeMs: LOCK_WAIT.noticeMs, waitMs: LOCK_WAIT.waitMs };
+  const seconds = Number(t);
+  if (!/^\d+(\.\d+)?$/.test(t) || seconds < 0.1 || seconds > 3600) {
+    throw new UsageError(
+      `PAYOUTS_STATE_WAIT ${JSON.stringify(text)}: give the seconds to wait for state.db while another program holds it locked, from 0.1 to 3600 (default 30)`,
+    );
+  }
+  const totalMs = Math.round(seconds * 1000);
+  const noticeMs = Math.min(LOCK_WAIT.noticeMs, Math.round(totalMs / 2));
+  return { noticeMs, waitMs: totalMs - noticeMs };
+}
 
 /**
  * Every connection, and through its cache every statement, for the life of the process:

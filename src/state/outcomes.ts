@@ -129,6 +129,8 @@ export class RunOutcomes {
   private readonly readOne;
   private readonly readPage;
   private readonly readStated;
+  /** The error of the commit that failed: outcomes are kept in memory from then on. */
+  private failure: unknown;
   /** Rows whose outcome is in `reports` (REPORTED), as set; 0 lets reads skip the table. */
   private reportedRows = 0;
 
@@ -277,11 +279,12 @@ export class RunOutcomes {
    * The oldest taken records were committed (true), or a commit failed (false): then every
    * outcome taken waits to be written again, so the listings still report it (see save).
    */
-  settle(committed: boolean): void {
+  settle(committed: boolean, error?: unknown): void {
     if (committed) {
       this.taken.shift();
       return;
     }
+    this.failure ??= error ?? new Error('a commit of the run failed');
     const pending = new Map<number, PayoutOutcome>();
     const stated = new Map<number, StatedResult>();
     for (const t of [...this.taken, { pending: this.pending, stated: this.stated }]) {
@@ -332,6 +335,9 @@ export class RunOutcomes {
    */
   save(): unknown {
     if (!this.dirty) return undefined;
+    // Once a commit has failed, no other is tried: another wait for a lock, or another write to
+    // a full disk, would only hold up the report.
+    if (this.failure !== undefined) return this.failure;
     try {
       this.db.transaction(() => this.writePending())();
       return undefined;

@@ -363,7 +363,7 @@ export class RunState {
         batch.resolve();
       } catch (err) {
         // What was not committed is lost: the run must not go on as if it had been.
-        if (this.failure === undefined) this.outcomes.settle(false);
+        if (this.failure === undefined) this.outcomes.settle(false, err);
         this.failure ??= err;
         batch.reject(err);
       }

@@ -59,6 +59,8 @@ export interface SendDeps {
   stateUrl?: string;
   /** The user and host a shared history's lock names (tests pretend to be another machine). */
   lockHolder?: { host?: string; user?: string };
+  /** How long state.db is waited for while another program holds it locked (default 30 s). */
+  stateWait?: { noticeMs: number; waitMs: number };
 }
 
 /** Builds the sources of a run; standard input is copied to a file, whose bytes are hashed as the files' are. */
@@ -103,7 +105,7 @@ interface Staging {
 async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
   const history = deps.stateUrl
     ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
-    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m) });
+    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m), ...deps.stateWait });
   try {
     const now = new Date((deps.clock ?? systemClock).now());
     const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
