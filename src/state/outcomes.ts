@@ -250,13 +250,11 @@ export class RunOutcomes {
     return this.pending.size;
   }
 
-  /** Writes the buffered results and reports, in the caller's transaction. */
-  writePending(): void {
+  /** Writes the buffered results and reports, in the caller's transaction; keeps them buffered. */
+  private writePending(): void {
     const { results, reports } = this.pendingValues();
     this.writeResults(results);
     this.writeReports(reports);
-    this.pending.clear();
-    this.stated.clear();
   }
 
   /**
@@ -340,10 +338,14 @@ export class RunOutcomes {
     if (this.failure !== undefined) return this.failure;
     try {
       this.db.transaction(() => this.writePending())();
-      return undefined;
     } catch (error) {
+      this.failure = error;
       return error;
     }
+    // Forgotten only once committed: a COMMIT that fails (a full disk) comes after the writes.
+    this.pending.clear();
+    this.stated.clear();
+    return undefined;
   }
 
   /** Every outcome in input order, read a page at a time. */

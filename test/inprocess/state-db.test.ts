@@ -5,7 +5,10 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS } from '../../src/state/schema.js';
 import { parseJsonStdout, sample, tempHomesPerTest } from '../helpers/cli.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { runsOnFakeClock } from '../helpers/main.js';
+import { writeRun } from '../helpers/sandbox.js';
+import { expectEveryRow, type SendDoc } from '../helpers/stopped-runs.js';
 
 // Every problem with state.db, made for real, is the user's problem: exit 7, the file, the
 // fix; SQLite's codes only with --debug. The lock held by another program is in
@@ -104,6 +107,62 @@ describe('state.db problems', () => {
     } finally {
       undo?.();
     }
+  });
+});
+
+/**
+ * Makes every state.db connection opened from now on unable to grow once `full()` is called:
+ * SQLite reports a database at its max_page_count exactly as a full disk (SQLITE_FULL). A
+ * tmpfs would fill a real disk, but mounting one needs a privilege CI containers lack.
+ */
+function diskFillsOnDemand(): { full(): void } {
+  const connections: Database.Database[] = [];
+  const exec = Database.prototype.exec;
+  vi.spyOn(Database.prototype, 'exec').mockImplementation(function (
+    this: Database.Database,
+    sql: string,
+  ) {
+    if (sql === 'PRAGMA synchronous = FULL') connections.push(this);
+    return exec.call(this, sql);
+  });
+  return {
+    full() {
+      for (const db of connections) {
+        if (!db.open) continue;
+        const { page_count: pages } = db.prepare('PRAGMA page_count').get() as {
+          page_count: number;
+        };
+        exec.call(db, `PRAGMA max_page_count = ${pages}`);
+      }
+    },
+  };
+}
+
+describe('state.db failing mid-send', () => {
+  const ledger = ledgerPerTest();
+
+  it('a disk that fills mid-send: every row keeps its status, counts agree, exit 7; the next run finishes once', async () => {
+    const disk = diskFillsOnDemand();
+    const svc = await ledger.start((n) => {
+      if (n === 4) disk.full();
+      return {};
+    });
+    const h = ledger.home();
+    const { file, refs } = writeRun(h.dir, 600);
+    const args = ['send', file, '--yes', '--json', '--chunk-size', '50', '--concurrency', '2'];
+    const r = await run(args, { env: svc.env(h.env) });
+    expect(r.code, r.stderr).toBe(7);
+    const doc = JSON.parse(r.stdout) as SendDoc;
+    expect(doc.error).toMatchObject({ type: 'StateError', exit_code: 7 });
+    expect(doc.error!.message).toContain('the disk is full');
+    expectEveryRow(doc, refs);
+    expect(doc.success_count).toBe(svc.held.size);
+    expect(svc.creates).toBeLessThan(12);
+    vi.restoreAllMocks();
+    const again = await run(args, { env: svc.env(h.env) });
+    expect(again.code, again.stderr).toBe(0);
+    expect([...svc.held.keys()].sort()).toEqual([...refs].sort());
+    expect(svc.appliedTwice()).toEqual([]);
   });
 });
 
