@@ -1,6 +1,6 @@
 import type { PayoutRequest } from '../api/types.js';
 import type { PayoutOutcome } from '../core/send/outcome.js';
-import { lockWaitOf, type StateDb } from './db.js';
+import { checkpoint, lockWaitOf, type StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
 import type { OutcomeResult } from './outcome-result.js';
@@ -292,6 +292,8 @@ export class RunState {
     } finally {
       this.closed = true;
       await this.writer.close();
+      // A failed run's state is left as it is: its -wal may be all that holds its last commits.
+      if (this.failure === undefined) checkpoint(this.db);
     }
   }
 

@@ -1,3 +1,4 @@
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -49,5 +50,39 @@ describe('state.db locked by another program mid-send', () => {
       holder?.close();
     }
     await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
+  });
+});
+
+describe('a finished run and its -wal', () => {
+  it('state.db alone holds the run, even while another program has it open', async () => {
+    const home = fixture.home();
+    const svc = await fixture.start();
+    await storeProfile(home.env, svc.url);
+    const dir = join(home.env.XDG_STATE_HOME!, 'payouts');
+    const warm = writeRun(home.dir, 2, 'warm.csv');
+    expect((await onTerminal(['send', warm.file, '--yes'], [], home.env)).code).toBe(0);
+    // Another program reading state.db keeps SQLite from folding the -wal in at close.
+    const reader = new Database(join(dir, 'state.db'), { readonly: true });
+    reader.prepare('SELECT count(*) FROM runs').get();
+    try {
+      const { file: csv, refs } = writeRun(home.dir, 30, 'more.csv');
+      expect((await onTerminal(['send', csv, '--yes'], [], home.env)).code).toBe(0);
+      const creates = svc.creates;
+      // The folder as a -wal deleted after the run leaves it: state.db alone, elsewhere.
+      const other = fixture.home();
+      mkdirSync(join(other.env.XDG_STATE_HOME!, 'payouts'), { recursive: true });
+      copyFileSync(join(dir, 'state.db'), join(other.env.XDG_STATE_HOME!, 'payouts', 'state.db'));
+      await storeProfile(other.env, svc.url);
+      const again = await onTerminal(['send', csv, '--yes'], [], other.env);
+      expect(again.output).toContain(
+        'Nothing to send: all 30 payouts of these files were sent earlier',
+      );
+      expect(again.code).toBe(0);
+      expect(svc.creates).toBe(creates);
+      expect(svc.held.size).toBe(refs.length);
+      expect(svc.appliedTwice()).toEqual([]);
+    } finally {
+      reader.close();
+    }
   });
 });
