@@ -280,8 +280,16 @@ export class SendRun {
       let sent: Sending;
       try {
         sent = await this.sendLocked(service);
-      } finally {
+      } catch (error) {
+        // The error that stopped the run is the one to report, not one of giving the lock back.
+        await lock.release().catch(() => {});
+        throw error;
+      }
+      try {
         await lock.release();
+      } catch (error) {
+        // A lost connection gives the lock back by itself; the run's rows are reported all the same.
+        sent.thrown ??= error;
       }
       return await finishRun(this, {
         service,
