@@ -141,19 +141,17 @@ export function migrate(db: StateDb, path: string, lost?: StateError): void {
 }
 
 /**
- * The error for a state.db that was there but holds nothing, in a folder that shows earlier
- * use (a send's lock folder, SQLite's -wal or -shm beside it); undefined when nothing does.
+ * The error for a state.db that was there but holds nothing, in a folder whose `locks` shows
+ * that a send ran from it; undefined otherwise. A -wal or -shm is no sign: another program
+ * that opened an empty state.db (sqlite3, a database browser) makes them too.
  */
 function lostContents(path: string, stateDir: string): StateError | undefined {
-  if (!existsSync(path)) return undefined;
-  const signs = [join(stateDir, 'locks'), `${path}-wal`, `${path}-shm`].filter((f) =>
-    existsSync(f),
-  );
-  if (signs.length === 0) return undefined;
+  const locks = join(stateDir, 'locks');
+  if (!existsSync(path) || !existsSync(locks)) return undefined;
   return new StateError(
     path,
     'damaged',
-    `the state database ${path} is damaged (it is empty, but ${signs.join(' and ')} show${signs.length === 1 ? 's' : ''} that payouts were sent from this folder: the runs it held are lost)`,
+    `the state database ${path} is damaged (it is empty, but ${locks} shows that payouts were sent from this folder: the runs it held are lost)`,
     `restore it from a backup; or move it aside (mv ${path} ${path}.damaged) and send each file again with --check-service, which looks every payout up at the service first, so none is sent twice`,
   );
 }
