@@ -1,4 +1,5 @@
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, copyFileSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -50,6 +51,61 @@ describe('state.db locked by another program mid-send', () => {
       holder?.close();
     }
     await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
+  });
+});
+
+/** A 4 MiB tmpfs at `dir`, and how to unmount it; undefined where mounting is not allowed. */
+function smallDisk(dir: string): (() => void) | undefined {
+  mkdirSync(dir, { recursive: true });
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  return () => execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+}
+
+/** Writes `file` until the disk is full. */
+function fillDisk(file: string): void {
+  const block = Buffer.alloc(64 * 1024, 1);
+  const fd = openSync(file, 'w');
+  try {
+    for (;;) writeSync(fd, block);
+  } catch {
+    // ENOSPC: the disk is full.
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('a disk that fills mid-send, for real', () => {
+  // The in-process test (test/inprocess/state-db.test.ts) fills state.db with max_page_count,
+  // which runs anywhere; a full tmpfs fails the writer thread's COMMIT, as a real disk does.
+  it('every row keeps the status the run knows, exit 7; the next run finishes once', async (ctx) => {
+    const home = fixture.home();
+    const unmount = smallDisk(home.env.XDG_STATE_HOME!);
+    if (!unmount) ctx.skip();
+    const filler = join(home.env.XDG_STATE_HOME!, 'filler');
+    try {
+      const svc = await fixture.start((n) => {
+        if (n === 3) fillDisk(filler);
+        return {};
+      });
+      await storeProfile(home.env, svc.url);
+      const { file: csv, refs } = writeRun(home.dir, 20);
+      const s = { svc, home, file: csv, refs, marker: '' };
+      const r = await onTerminal(sendArgs(s, '--yes', '--json'), [], home.env);
+      const doc = documentOn(r.output);
+      expect(r.code, r.output).toBe(7);
+      expect(doc.error).toMatchObject({ type: 'StateError', exit_code: 7 });
+      expect(doc.error!.message).toContain('the disk is full');
+      expectEveryRow(doc, refs);
+      expect(doc.success_count).toBe(svc.held.size);
+      rmSync(filler);
+      await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
+    } finally {
+      unmount?.();
+    }
   });
 });
 
