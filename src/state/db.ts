@@ -145,7 +145,7 @@ export function migrate(db: StateDb, path: string, lost?: StateError): void {
  * that a send ran from it; undefined otherwise. A -wal or -shm is no sign: another program
  * that opened an empty state.db (sqlite3, a database browser) makes them too.
  */
-function lostContents(path: string, stateDir: string): StateError | undefined {
+export function lostContents(path: string, stateDir: string): StateError | undefined {
   const locks = join(stateDir, 'locks');
   if (!existsSync(path) || !existsSync(locks)) return undefined;
   return new StateError(

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -185,6 +185,10 @@ describe('a state.db that lost its contents', () => {
   it('a 0-byte state.db in a folder that sent before: damaged, exit 7, nothing sent again', async () => {
     const { svc, h, args, file } = await sentOnce();
     truncateSync(file, 0);
+    // A dry run, as one often comes first, neither takes it for new nor makes it so.
+    const dry = await run([...args, '--dry-run'], { env: svc.env(h.env) });
+    expectPlain(dry, file);
+    expect(statSync(file).size).toBe(0);
     const again = await run(args, { env: svc.env(h.env) });
     expectPlain(again, file);
     expect(again.stderr).toContain(`the state database ${file} is damaged (it is empty, but`);
