@@ -22,6 +22,7 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -223,9 +224,26 @@ export async function startPostgres(folders: PgFolders, port?: number): Promise<
   return { url, port: listen, process: child, stop };
 }
 
+/** Connects once to the server PAYOUTS_TEST_PG_URL names, or says why it cannot. */
+async function checkGiven(url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  c.on('error', () => {});
+  try {
+    await c.connect();
+  } catch (err) {
+    const where = url.replace(/\/\/[^@/]*@/, '//');
+    throw new Error(
+      `PAYOUTS_TEST_PG_URL (${where}) could not be reached: ${(err as Error).message}: start that server, or unset PAYOUTS_TEST_PG_URL to let npm test start its own`,
+    );
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const given = process.env.PAYOUTS_TEST_PG_URL?.trim();
   if (given) {
+    await checkGiven(given);
     project.provide('pgUrl', given);
     project.provide('pgFailureFile', '');
     return async () => {};
