@@ -161,9 +161,12 @@ function run(
     const fail = (why: string) =>
       reject(new Error(`the tests' PostgreSQL did not start: ${program} ${why}`));
     child.once('error', (err) => fail(`could not be run (${err.message})`));
-    child.stdout.on('data', (chunk: Buffer) => (log += chunk));
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (log.length < 65536) log += chunk;
+    });
     child.stderr.on('data', (chunk: Buffer) => {
-      log += chunk;
+      // The pipe is drained for the server's life; only the start's lines are kept.
+      if (log.length < 65536) log += chunk;
       if (ready?.(log)) resolve(child);
     });
     child.once('close', (code, signal) => {
@@ -182,29 +185,37 @@ export interface PgServer {
   url: string;
   port: number;
   process: ChildProcess;
-  /** Stops the server (a fast shutdown); the folders stay. */
+  /** Stops the server (a fast shutdown); the folders stay, for runPostgres to start it again. */
   stop(): Promise<void>;
 }
 
-/**
- * Makes a database cluster in `folders.data` and starts a server on `port` (else a free one),
- * without durability (the tests need transactions, not to survive a power cut).
- */
-export async function startPostgres(folders: PgFolders, port?: number): Promise<PgServer> {
+/** Makes a database cluster in `folders.data`, its superuser "postgres" with the tests' password. */
+export async function initPostgres(folders: PgFolders): Promise<void> {
   const pwfile = join(folders.root, 'pwfile');
   writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
   if (folders.runAs !== undefined) chownSync(pwfile, folders.runAs.uid, folders.runAs.gid);
-  await run(folders, 'initdb', [
-    `--pgdata=${folders.data}`,
-    // Every test connects several times: a plain password on loopback, not SCRAM's key stretching.
-    '--auth=password',
-    '--username=postgres',
-    `--pwfile=${pwfile}`,
-    '--encoding=UTF8',
-    '--locale=C',
-    '--no-sync',
-  ]);
-  rmSync(pwfile, { force: true });
+  try {
+    await run(folders, 'initdb', [
+      `--pgdata=${folders.data}`,
+      // Every test connects several times: a plain password on loopback, not SCRAM's key stretching.
+      '--auth=password',
+      '--username=postgres',
+      `--pwfile=${pwfile}`,
+      '--encoding=UTF8',
+      '--locale=C',
+      '--no-sync',
+    ]);
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+}
+
+/**
+ * Starts a server on the cluster in `folders.data` (made by initPostgres), on `port`, else a
+ * free one; again after a stop, on the same port, to play a restart. Without durability: the
+ * tests need transactions, not to survive a power cut.
+ */
+export async function runPostgres(folders: PgFolders, port?: number): Promise<PgServer> {
   const listen = port ?? (await freePort());
   const flags = ['fsync=off', 'full_page_writes=off', 'listen_addresses=127.0.0.1'];
   const args = ['-D', folders.data, '-p', String(listen), '-k', folders.data];
@@ -222,6 +233,12 @@ export async function startPostgres(folders: PgFolders, port?: number): Promise<
   };
   const url = `postgres://postgres:${PASSWORD}@127.0.0.1:${listen}/postgres`;
   return { url, port: listen, process: child, stop };
+}
+
+/** initPostgres, then runPostgres: a new server. */
+export async function startPostgres(folders: PgFolders, port?: number): Promise<PgServer> {
+  await initPostgres(folders);
+  return runPostgres(folders, port);
 }
 
 /** Connects once to the server PAYOUTS_TEST_PG_URL names, or says why it cannot. */
