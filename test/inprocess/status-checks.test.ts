@@ -82,7 +82,7 @@ describe('payouts status checks what it shows', () => {
     }
     const tab = await run(['status', '\tA-1'], s);
     expect(tab.code).toBe(2);
-    expect(tab.stderr).toContain('U+0009 (tab) at character 1');
+    expect(tab.stderr).toContain('U+0009 CHARACTER TABULATION at character 1');
     expect(s.requests).toHaveLength(0);
   });
 
