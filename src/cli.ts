@@ -5,8 +5,18 @@ import { version } from './version.js';
 
 /** The entry point: builds the runtime from the process, runs, and is the only place that exits. */
 const interrupt = new AbortController();
-let interrupts = 0;
+const finishNow = new AbortController();
+let stops = 0;
+let lastStop = 0;
 let hungUp = false;
+
+/**
+ * Signals this soon after the last counted one are the same stop: timeout(1) signals the
+ * process and then its group, and a person's Ctrl-C can bounce.
+ */
+const SAME_STOP_MS = 1000;
+/** After "finish now", how long the run may take to report before the process exits anyway. */
+const REPORT_GRACE_MS = 5000;
 
 /**
  * Exits with the code. After the terminal has gone, its descriptors are closed first: Node 20
@@ -26,12 +36,26 @@ function exitWith(code: number): never {
   process.exit(code);
 }
 
+/**
+ * One stop request: the first stops the run (no new request; those in flight finish); a later
+ * one says "finish now" (in-flight requests are reported in doubt, the run reports and ends);
+ * a third exits at once, should reporting itself hang.
+ */
+function stop(): void {
+  const now = performance.now();
+  if (stops > 0 && now - lastStop < SAME_STOP_MS) return;
+  stops += 1;
+  lastStop = now;
+  if (stops === 1) interrupt.abort();
+  else if (stops === 2) {
+    finishNow.abort();
+    setTimeout(() => exitWith(130), REPORT_GRACE_MS);
+  } else exitWith(130);
+}
+
 const onSignal = (signal: NodeJS.Signals) => {
   if (signal === 'SIGHUP') hungUp = true;
-  interrupts += 1;
-  // A second Ctrl-C means "now": in-flight requests are abandoned, the journal says which.
-  if (interrupts > 1) exitWith(130);
-  interrupt.abort();
+  stop();
 };
 // Ctrl-C, a cancelled CI job, a closed terminal and Windows' Ctrl-Break all stop the run the
 // same way: no new request, those in flight finish, every row reported, exit 130.
@@ -57,6 +81,7 @@ const runtime: Runtime = {
   pid: process.pid,
   version,
   interrupt: interrupt.signal,
+  finishNow: finishNow.signal,
 };
 
 /** Exits once stdout has drained, so a large --json document is never cut short. */

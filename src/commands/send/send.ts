@@ -236,6 +236,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         stateDir: stateDir(ctx.runtime.env),
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,
+        finishNow: ctx.runtime.finishNow,
         clock: ctx.runtime.clock,
         commandLine: commandLineOf(cmd, files),
         serviceArgs: [
