@@ -1,4 +1,4 @@
-import { closeSync, fstatSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync } from 'node:fs';
 import type { Runtime } from './context.js';
 import { main, reportUnfinished } from './main.js';
 import { version } from './version.js';
@@ -17,6 +17,8 @@ let hungUp = false;
 const SAME_STOP_MS = 1000;
 /** After "finish now", how long the run may take to report before the process exits anyway. */
 const REPORT_GRACE_MS = 5000;
+/** How often the parent is checked: a job runner that kills only `npx` leaves the run orphaned. */
+const PARENT_CHECK_MS = 250;
 
 /**
  * Exits with the code. After the terminal has gone, its descriptors are closed first: Node 20
@@ -62,6 +64,34 @@ const onSignal = (signal: NodeJS.Signals) => {
 const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 if (process.platform === 'win32') signals.push('SIGBREAK');
 for (const signal of signals) process.on(signal, onSignal);
+
+/** The parent of a process from /proc (Linux), or undefined where that cannot be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A gone parent is a hang-up: when the process that started the run, or the one that started
+ * that (npx runs a command through `sh -c`), goes away, the run stops as on SIGHUP.
+ */
+function watchParent(): void {
+  const parent = process.ppid;
+  const grandparent = parentOf(parent);
+  const timer = setInterval(() => {
+    const gone =
+      process.ppid !== parent || (grandparent !== undefined && parentOf(parent) !== grandparent);
+    if (!gone) return;
+    clearInterval(timer);
+    stop();
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
+watchParent();
 
 const argv = process.argv.slice(2);
 const runtime: Runtime = {
