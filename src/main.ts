@@ -58,6 +58,8 @@ Exit codes:
   2  usage or invalid input           service does not document (none failed)
   3  credentials missing/rejected  6  payout not found
   130 interrupted                  7  service unreachable or outcome unknown
+In CI a job may see 124 (timeout without --preserve-status) or 143 (npx killed by
+SIGTERM) instead of 130: the --json document's exit_code is payouts' own.
 
 Run "payouts <command> --help" for a command's options and examples.`,
   );
