@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, readFileSync } from 'node:fs';
 import type { Runtime } from './context.js';
-import { main, reportUnfinished } from './main.js';
+import { main, reportStopped, reportUnfinished } from './main.js';
 import { version } from './version.js';
 
 /** The entry point: builds the runtime from the process, runs, and is the only place that exits. */
@@ -17,6 +17,8 @@ let hungUp = false;
 const SAME_STOP_MS = 1000;
 /** After "finish now", how long the run may take to report before the process exits anyway. */
 const REPORT_GRACE_MS = 5000;
+/** How long the process, exiting at once, may take to print the error document. */
+const LAST_WORD_MS = 500;
 /** How often the parent is checked: a job runner that kills only `npx` leaves the run orphaned. */
 const PARENT_CHECK_MS = 250;
 
@@ -51,8 +53,20 @@ function stop(): void {
   if (stops === 1) interrupt.abort();
   else if (stops === 2) {
     finishNow.abort();
-    setTimeout(() => exitWith(130), REPORT_GRACE_MS);
-  } else exitWith(130);
+    setTimeout(exitAtOnce, REPORT_GRACE_MS);
+  } else exitAtOnce();
+}
+
+let exiting = false;
+/**
+ * Exits 130 before the run reported: under --json, the error document still goes out unless
+ * the run's own was begun, so a job can read exit_code.
+ */
+function exitAtOnce(): void {
+  if (exiting) return;
+  exiting = true;
+  setTimeout(() => exitWith(130), LAST_WORD_MS);
+  void reportStopped(argv, runtime).then(exitAfterStdout, () => exitWith(130));
 }
 
 const onSignal = (signal: NodeJS.Signals) => {

@@ -16,6 +16,7 @@ import {
   formatProblem,
   InputError,
   InternalError,
+  InterruptedError,
   OutcomeUnknownError,
   PayoutsError,
   UsageError,
@@ -116,6 +117,18 @@ export const UNFINISHED =
  */
 export function reportUnfinished(argv: string[], runtime: Runtime): Promise<number> {
   return reportError(new InternalError(UNFINISHED), runtime, fallbackGlobals(argv), argv);
+}
+
+/** What the process says when it exits before the run could report. */
+export const STOPPED_AT_ONCE =
+  'stopped at once, before the run could report its rows: `payouts runs` lists what was sent, and the next run reads back the payouts in doubt before sending anything';
+
+/**
+ * Reports a run the process ends before it reported (a third stop, or reporting that hung):
+ * the interruption on stderr, and its error document under --json unless one was begun.
+ */
+export function reportStopped(argv: string[], runtime: Runtime): Promise<number> {
+  return reportError(new InterruptedError(STOPPED_AT_ONCE), runtime, fallbackGlobals(argv), argv);
 }
 
 /**
