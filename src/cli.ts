@@ -1,12 +1,26 @@
-import { closeSync, fstatSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync } from 'node:fs';
 import type { Runtime } from './context.js';
-import { main, reportUnfinished } from './main.js';
+import { main, reportStopped, reportUnfinished } from './main.js';
 import { version } from './version.js';
 
 /** The entry point: builds the runtime from the process, runs, and is the only place that exits. */
 const interrupt = new AbortController();
-let interrupts = 0;
+const finishNow = new AbortController();
+let stops = 0;
+let lastStop = 0;
 let hungUp = false;
+
+/**
+ * Signals this soon after the last counted one are the same stop: timeout(1) signals the
+ * process and then its group, and a person's Ctrl-C can bounce.
+ */
+const SAME_STOP_MS = 1000;
+/** After "finish now", how long the run may take to report before the process exits anyway. */
+const REPORT_GRACE_MS = 5000;
+/** How long the process, exiting at once, may take to print the error document. */
+const LAST_WORD_MS = 500;
+/** How often the parent is checked: a job runner that kills only `npx` leaves the run orphaned. */
+const PARENT_CHECK_MS = 250;
 
 /**
  * Exits with the code. After the terminal has gone, its descriptors are closed first: Node 20
@@ -26,18 +40,72 @@ function exitWith(code: number): never {
   process.exit(code);
 }
 
+/**
+ * One stop request: the first stops the run (no new request; those in flight finish); a later
+ * one says "finish now" (in-flight requests are reported in doubt, the run reports and ends);
+ * a third exits at once, should reporting itself hang.
+ */
+function stop(): void {
+  const now = performance.now();
+  if (stops > 0 && now - lastStop < SAME_STOP_MS) return;
+  stops += 1;
+  lastStop = now;
+  if (stops === 1) interrupt.abort();
+  else if (stops === 2) {
+    finishNow.abort();
+    setTimeout(exitAtOnce, REPORT_GRACE_MS);
+  } else exitAtOnce();
+}
+
+let exiting = false;
+/**
+ * Exits 130 before the run reported: under --json, the error document still goes out unless
+ * the run's own was begun, so a job can read exit_code.
+ */
+function exitAtOnce(): void {
+  if (exiting) return;
+  exiting = true;
+  setTimeout(() => exitWith(130), LAST_WORD_MS);
+  void reportStopped(argv, runtime).then(exitAfterStdout, () => exitWith(130));
+}
+
 const onSignal = (signal: NodeJS.Signals) => {
   if (signal === 'SIGHUP') hungUp = true;
-  interrupts += 1;
-  // A second Ctrl-C means "now": in-flight requests are abandoned, the journal says which.
-  if (interrupts > 1) exitWith(130);
-  interrupt.abort();
+  stop();
 };
 // Ctrl-C, a cancelled CI job, a closed terminal and Windows' Ctrl-Break all stop the run the
 // same way: no new request, those in flight finish, every row reported, exit 130.
 const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 if (process.platform === 'win32') signals.push('SIGBREAK');
 for (const signal of signals) process.on(signal, onSignal);
+
+/** The parent of a process from /proc (Linux), or undefined where that cannot be read. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A gone parent is a hang-up: when the process that started the run, or the one that started
+ * that (npx runs a command through `sh -c`), goes away, the run stops as on SIGHUP.
+ */
+function watchParent(): void {
+  const parent = process.ppid;
+  const grandparent = parentOf(parent);
+  const timer = setInterval(() => {
+    const gone =
+      process.ppid !== parent || (grandparent !== undefined && parentOf(parent) !== grandparent);
+    if (!gone) return;
+    clearInterval(timer);
+    stop();
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}
+watchParent();
 
 const argv = process.argv.slice(2);
 const runtime: Runtime = {
@@ -57,6 +125,7 @@ const runtime: Runtime = {
   pid: process.pid,
   version,
   interrupt: interrupt.signal,
+  finishNow: finishNow.signal,
 };
 
 /** Exits once stdout has drained, so a large --json document is never cut short. */

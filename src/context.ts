@@ -12,8 +12,13 @@ export interface Runtime {
   cwd: string;
   pid: number;
   version: string;
-  /** Aborted on the first SIGINT or SIGTERM: start no new work. */
+  /** Aborted on the first SIGINT, SIGTERM or SIGHUP, or when the parent goes: start no new work. */
   interrupt: AbortSignal;
+  /**
+   * Aborted on a stop more than a second after the first: stop waiting for requests in flight,
+   * report them in doubt, and end.
+   */
+  finishNow?: AbortSignal;
   /** Time for waits between retries and before read-backs; the real clock when absent. */
   clock?: Clock;
   /** Opens the store of Client-Secrets; the system keyring when absent (tests pass a fake). */

@@ -16,6 +16,7 @@ import {
   formatProblem,
   InputError,
   InternalError,
+  InterruptedError,
   OutcomeUnknownError,
   PayoutsError,
   UsageError,
@@ -58,6 +59,8 @@ Exit codes:
   2  usage or invalid input           service does not document (none failed)
   3  credentials missing/rejected  6  payout not found
   130 interrupted                  7  service unreachable or outcome unknown
+In CI a job may see 124 (timeout without --preserve-status) or 143 (npx killed by
+SIGTERM) instead of 130: the --json document's exit_code is payouts' own.
 
 Run "payouts <command> --help" for a command's options and examples.`,
   );
@@ -114,6 +117,18 @@ export const UNFINISHED =
  */
 export function reportUnfinished(argv: string[], runtime: Runtime): Promise<number> {
   return reportError(new InternalError(UNFINISHED), runtime, fallbackGlobals(argv), argv);
+}
+
+/** What the process says when it exits before the run could report. */
+export const STOPPED_AT_ONCE =
+  'stopped at once, before the run could report its rows: `payouts runs` lists what was sent, and the next run reads back the payouts in doubt before sending anything';
+
+/**
+ * Reports a run the process ends before it reported (a third stop, or reporting that hung):
+ * the interruption on stderr, and its error document under --json unless one was begun.
+ */
+export function reportStopped(argv: string[], runtime: Runtime): Promise<number> {
+  return reportError(new InterruptedError(STOPPED_AT_ONCE), runtime, fallbackGlobals(argv), argv);
 }
 
 /**

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout, runCli } from '../helpers/cli.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
-import { finishesOnceOnRerun, reportStatuses, sendArgs, setup } from '../helpers/signal-runs.js';
+import {
+  documentOnScreen,
+  finishesOnceOnRerun,
+  reportStatuses,
+  sendArgs,
+  setup,
+  statusCounts,
+} from '../helpers/signal-runs.js';
 import { onTerminal } from '../helpers/terminal.js';
 
 // Issue 26, continued from signals.test.ts: a closed terminal, SIGTERM and SIGHUP under --json,
@@ -59,6 +66,10 @@ describe('a --json run stopped by a signal', () => {
         },
       });
       expect(r.code).toBe(130);
+      // Not on a terminal: no key to press, and the result line is no warning for log scanners.
+      expect(r.stderr).not.toContain('Ctrl-C');
+      expect(r.stderr).toMatch(/^Interrupted: 6 of 20 payouts sent/m);
+      expect(r.stderr).not.toContain('warning: Interrupted');
       const doc = parseJsonStdout<{ results: Array<{ status: string }> }>(r);
       expect(doc.results).toHaveLength(20);
       expect(doc.results.filter((r) => r.status === 'success')).toHaveLength(6);
@@ -66,4 +77,24 @@ describe('a --json run stopped by a signal', () => {
       expect(s.svc.appliedTwice()).toEqual([]);
     },
   );
+});
+
+describe('SIGTERM twice within milliseconds, as timeout(1) sends it', () => {
+  it('is one stop: the request in flight finishes, one whole document, exit 130', async () => {
+    const s = await setup(fixture);
+    const report = join(s.home.dir, 'report.csv');
+    const args = sendArgs(s, '--yes', '--json', '--report', report);
+    const stopped = await onTerminal(
+      args,
+      [{ wait_file: s.marker }, { signal: 'TERM' }, { sleep: 0.005 }, { signal: 'TERM' }],
+      s.home.env,
+    );
+    expect(stopped.code).toBe(130);
+    const doc = documentOnScreen(args, stopped);
+    expect(doc.interrupted).toBe(true);
+    expect(statusCounts(doc.results)).toEqual({ success: 6, not_sent: 14 });
+    expect(reportStatuses(report).size).toBe(20);
+    expect(s.svc.held.size).toBe(6);
+    await finishesOnceOnRerun(s);
+  });
 });

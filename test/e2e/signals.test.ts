@@ -1,6 +1,14 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
-import { finishesOnceOnRerun, sendArgs, setup } from '../helpers/signal-runs.js';
+import {
+  documentOnScreen,
+  finishesOnceOnRerun,
+  reportStatuses,
+  sendArgs,
+  setup,
+  statusCounts,
+} from '../helpers/signal-runs.js';
 import { onTerminal, type Step } from '../helpers/terminal.js';
 
 // Issue 26: the operator can stop a run in every setup. These run the built binary as a
@@ -33,23 +41,41 @@ describe('Ctrl-C on a terminal, spinner on, credentials from a stored profile', 
   );
 });
 
-describe('a second Ctrl-C', () => {
-  it('exits at once; the next run reads back what was in flight and sends it once', async () => {
-    // The third request is applied at once but answered only after 20 s: it is in flight.
-    const s = await setup(fixture, 20_000);
+describe('a second Ctrl-C, more than a second after the first', () => {
+  it('ends at once with every row reported, those in flight in doubt; the next run sends each once', async () => {
+    // The third request is applied at once but answered only after 3 s: it is in flight.
+    const s = await setup(fixture, 3000);
     const { svc, home, marker } = s;
+    const report = join(home.dir, 'report.csv');
+    const args = sendArgs(s, '--yes', '--json', '--report', report);
     const stopped = await onTerminal(
-      sendArgs(s, '--yes'),
-      [{ wait_file: marker }, { send: '\u0003' }, { expect: 'Ctrl-C again' }, { send: '\u0003' }],
+      args,
+      [
+        { wait_file: marker },
+        { send: '\u0003' },
+        { expect: 'Ctrl-C again' },
+        { sleep: 1.2 },
+        { send: '\u0003' },
+      ],
       home.env,
     );
-    expect(stopped.steps).toBe(4);
-    expect(stopped.output).toContain('waiting for the 1 request in flight to finish');
-    expect(stopped.output).not.toContain('20 payouts:');
+    expect(stopped.steps).toBe(5);
     expect(stopped.code).toBe(130);
+    const doc = documentOnScreen(args, stopped);
+    // In doubt rather than answered: the run did not wait for the request in flight.
+    expect(doc.outcome_unknown).toEqual([s.refs[4], s.refs[5]]);
+    expect(statusCounts(doc.results)).toEqual({ success: 4, unknown: 2, not_sent: 14 });
+    const statuses = reportStatuses(report);
+    expect(statuses.size).toBe(20);
+    expect(statusCounts([...statuses.values()].map((status) => ({ status })))).toEqual({
+      success: 4,
+      unknown: 2,
+      not_sent: 14,
+    });
+    expect(stopped.output).toMatch(
+      /Interrupted: 6 of 20 payouts sent \(4 succeeded, 2 unknown\); 2 in doubt.*it reads back the payouts in doubt before sending anything/,
+    );
     expect(svc.held.size).toBe(6);
-    // The intents of the two chunks waiting behind it were written too: the next run finds
-    // them not at the service and sends them only after the quiet time (short here).
     await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
   });
 });

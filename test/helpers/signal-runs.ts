@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { LedgerService, ledgerPerTest } from './ledger-service.js';
 import { writeRun } from './sandbox.js';
-import { onTerminal, storeProfile } from './terminal.js';
+import { checkJsonDocument } from './json-schema.js';
+import { onTerminal, type Screen, storeProfile } from './terminal.js';
 
 export interface Setup {
   svc: LedgerService;
@@ -66,4 +67,34 @@ export async function finishesOnceOnRerun(
   expect(again.code).toBe(0);
   expect([...s.svc.held.keys()].sort()).toEqual([...s.refs].sort());
   expect(s.svc.appliedTwice()).toEqual([]);
+}
+
+/** What a --json document's rows and counts say of a stopped run. */
+export interface SendDoc {
+  exit_code: number;
+  interrupted: boolean;
+  outcome_unknown: string[];
+  results: Array<{ reference_id: string; status: string }>;
+}
+
+/**
+ * The --json document a run printed on a terminal, among the lines around it on stderr;
+ * checked against its schema. Fails the test when there is none.
+ */
+export function documentOnScreen(args: string[], screen: Screen): SendDoc {
+  // A Ctrl-C the terminal echoed (^C) may precede it on its line.
+  const start = screen.output.indexOf('{\n  "schema_version"');
+  const end = screen.output.indexOf('\n}\n', start);
+  if (start === -1 || end === -1)
+    throw new Error(`no --json document on screen:\n${screen.output}`);
+  const stdout = screen.output.slice(start, end + 2);
+  checkJsonDocument(args, { code: screen.code, stdout, stderr: '' });
+  return JSON.parse(stdout) as SendDoc;
+}
+
+/** How many rows have each status. */
+export function statusCounts(rows: Iterable<{ status: string }>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of rows) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
 }

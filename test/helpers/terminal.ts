@@ -22,6 +22,7 @@ export type Step =
   | { expect: string }
   | { send: string }
   | { wait_file: string }
+  | { sleep: number }
   | { signal: 'TERM' | 'HUP' | 'INT' }
   | { hangup: true };
 

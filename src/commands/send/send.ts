@@ -239,6 +239,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         stateWait: lockWaitFor(ctx.runtime.env.PAYOUTS_STATE_WAIT),
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,
+        finishNow: ctx.runtime.finishNow,
         clock: ctx.runtime.clock,
         commandLine: commandLineOf(cmd, files),
         serviceArgs: [

@@ -82,6 +82,13 @@ export interface EngineDeps {
   outcomes: RunOutcomes;
   /** Aborted on SIGINT/SIGTERM: no new request starts after that. */
   interrupt: AbortSignal;
+  /**
+   * Aborted when the run is to end now: requests in flight are no longer waited for, their
+   * payouts are in doubt (their intents are committed), and later answers are not recorded.
+   */
+  finishNow?: AbortSignal;
+  /** Whether a person can press Ctrl-C again (stdin is a terminal): the stop's notice says so. */
+  interactive?: boolean;
   warn: (message: string) => void;
   /** Called after each request settles, for the progress display. */
   progress: (done: { requests: number; payouts: number }) => void;
@@ -173,6 +180,13 @@ export class SendEngine {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly quietMs: number;
+  /** Chunks past their place in the pace, until settled: their payouts may be at the service. */
+  private readonly sendingChunks = new Set<Queued[]>();
+  /** Full chunks still waiting for their place. */
+  private readonly waiting = new Set<Waiting>();
+  /** Set when the run stopped waiting for its requests ("finish now"). */
+  private abandoned = false;
+  private readonly whenAbandoned: Promise<void>;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -190,6 +204,48 @@ export class SendEngine {
     this.random = deps.random ?? Math.random;
     this.quietMs = settings.quietMs ?? DEFAULT_QUIET_MS;
     deps.interrupt.addEventListener('abort', () => this.stoppingNotice(), { once: true });
+    // Without a finish-now signal, never: the run waits for every request.
+    this.whenAbandoned = new Promise((resolve) => {
+      const now = deps.finishNow;
+      if (now?.aborted) {
+        this.abandoned = true;
+        resolve();
+      } else now?.addEventListener('abort', () => resolve(this.abandon()), { once: true });
+    });
+  }
+
+  /**
+   * Ends the run now: payouts whose request may be out are in doubt (the next run reads them
+   * back), those still waiting are not sent, and nothing the requests later bring is recorded.
+   */
+  private abandon(): void {
+    this.abandoned = true;
+    const store = this.deps.outcomes;
+    const doubt = [...this.sendingChunks].flat().filter((i) => !store.has(i.row));
+    try {
+      if (doubt.length) {
+        const why = 'the run was stopped at once while its request was in flight';
+        const refs = doubt.map((i) => i.payout.reference_id);
+        this.deps.journal.recordUnknown(refs, why);
+        this.unknown.push(...refs);
+        for (const i of doubt)
+          this.setOutcome(i, { status: OUTCOME_UNKNOWN, message: `outcome unknown: ${why}` });
+      }
+      for (const w of this.waiting) {
+        if (w.prepared)
+          this.withdraw(w.prepared.req, w.chunk, 'the run stopped before it was sent');
+        this.settleLeftovers(w.chunk);
+      }
+    } catch (err) {
+      this.fatal ??= err instanceof Error ? err : new Error(String(err));
+    }
+    this.settleLeftovers(this.buffer);
+    this.buffer = [];
+  }
+
+  /** The promise, or the run's end-now, whichever comes first. */
+  private untilAbandoned(p: Promise<unknown>): Promise<void> {
+    return Promise.race([p.then(() => {}), this.whenAbandoned]);
   }
 
   /** Tells the operator, at the first Ctrl-C, what the run still waits for and how to stop it. */
@@ -197,8 +253,11 @@ export class SendEngine {
     const n = this.running.size;
     if (n === 0) return;
     const requests = `${n} request${n === 1 ? '' : 's'}`;
+    const again = this.deps.interactive
+      ? `. Press Ctrl-C again to stop at once: the next run then reads ${n === 1 ? 'it' : 'them'} back before sending anything`
+      : '';
     this.deps.warn(
-      `stopping: no new request starts; waiting for the ${requests} in flight to finish. Press Ctrl-C again to stop at once: the next run then reads ${n === 1 ? 'it' : 'them'} back before sending anything`,
+      `stopping: no new request starts; waiting for the ${requests} in flight to finish${again}`,
     );
   }
 
@@ -278,7 +337,7 @@ export class SendEngine {
    */
   ready(): Promise<void> | undefined {
     const n = this.waitingChunks.length;
-    return n >= 2 ? this.waitingChunks[n - 2] : undefined;
+    return n >= 2 ? this.untilAbandoned(this.waitingChunks[n - 2]!) : undefined;
   }
 
   /** Sends what is buffered and waits for every request to settle. */
@@ -286,11 +345,11 @@ export class SendEngine {
     if (this.buffer.length) {
       const chunk = this.buffer;
       this.buffer = [];
-      await this.dispatch(chunk);
+      await this.untilAbandoned(this.dispatch(chunk));
     }
     // Chunks still waiting for their place start, then every chunk settles.
-    while (this.waitingChunks.length || this.running.size) {
-      await Promise.all([...this.waitingChunks, ...this.running]);
+    while (!this.abandoned && (this.waitingChunks.length || this.running.size)) {
+      await this.untilAbandoned(Promise.all([...this.waitingChunks, ...this.running]));
     }
     await this.deps.journal.flush();
   }
@@ -315,19 +374,27 @@ export class SendEngine {
   private async dispatch(chunk: Queued[]): Promise<void> {
     const waiting: Waiting = { chunk };
     this.unprepared.push(waiting);
+    this.waiting.add(waiting);
     this.schedulePrepare();
     const permit = await this.pace.acquire();
+    this.waiting.delete(waiting);
+    if (this.abandoned) {
+      this.pace.release();
+      return;
+    }
     const k = this.unprepared.indexOf(waiting);
     if (k !== -1) this.unprepared.splice(k, 1);
     if (waiting.prepared) {
       this.preparedCount -= 1;
       this.schedulePrepare();
     }
+    this.sendingChunks.add(chunk);
     const run = this.runChunk(chunk, permit, waiting.prepared)
       .catch((err: unknown) => {
-        this.fatal ??= err instanceof Error ? err : new Error(String(err));
+        if (!this.abandoned) this.fatal ??= err instanceof Error ? err : new Error(String(err));
       })
       .finally(() => {
+        this.sendingChunks.delete(chunk);
         this.settleLeftovers(chunk);
         this.pace.release();
         this.running.delete(run);
@@ -416,17 +483,22 @@ export class SendEngine {
     const policy = this.settings.retry;
     const started = this.clock.now();
     let items = chunk;
+    if (this.abandoned) return;
     if (prepared && this.stopping) {
       await prepared.committed;
       this.withdraw(prepared.req, chunk, 'the run stopped before it was sent');
     }
     for (let attempt = 1; items.length && !this.stopping; attempt++) {
       const req = await this.intentFor(items, attempt === 1 ? prepared : undefined);
+      if (this.abandoned) return;
       const sentAt = this.clock.now();
       this.pace.sending(permit);
       const exchange = await this.exchange(items);
+      // Ended at once meanwhile: the payouts are reported in doubt, and stay so in the journal.
+      if (this.abandoned) return;
       this.pace.answered(permit, paceSignal(exchange));
       const next = await this.settle(judgeExchange(exchange), req, items, sentAt);
+      if (this.abandoned) return;
       if (next.split) {
         for (const half of next.split) await this.runChunk(half, permit);
         return;
@@ -595,6 +667,7 @@ export class SendEngine {
       quiet,
       this.readBackDeps(),
     );
+    if (this.abandoned) return;
     const stated: Array<[Queued, CreateResult]> = [];
     const earlier: Array<[Queued, CreateResult]> = [];
     const unknown: Array<[Queued, string]> = [];
@@ -658,6 +731,7 @@ export class SendEngine {
       { quietAt: Number.NEGATIVE_INFINITY },
       this.readBackDeps(),
     );
+    if (this.abandoned) return;
     const pairs: Array<[Queued, CreateResult]> = reasons.map(({ item, stated }) => {
       const o = r.outcomes.get(item.payout.reference_id);
       if (o?.kind === 'found' && isDocumentedStatus(o.record.status)) {
@@ -681,6 +755,7 @@ export class SendEngine {
   ): Promise<Queued[]> {
     const quiet = { quietAt: how.sentAt + this.quietMs, intervalMs: this.quietMs };
     const r = await readBack(items, quiet, this.readBackDeps());
+    if (this.abandoned) return [];
     const found: Array<[Queued, CreateResult]> = [];
     const notFound: Queued[] = [];
     const unknown: Array<[Queued, string]> = [];

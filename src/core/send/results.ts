@@ -181,7 +181,8 @@ function reportEnding(run: SendRun, done: Finished, ending: Ending): void {
   const { output } = run;
   const { engine } = done;
   if (ending.interrupted) {
-    if (output.json) output.warn(ending.interrupted);
+    // Not a warning: log scanners count those, and a stop is what the job asked for.
+    if (output.json) output.info(ending.interrupted);
     else output.print(ending.interrupted);
   }
   const fatal = done.thrown ?? engine.fatal;

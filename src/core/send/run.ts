@@ -44,6 +44,8 @@ export interface SendDeps {
   stateDir: string;
   pid: number;
   interrupt: AbortSignal;
+  /** Aborted when the run is to end now, without waiting for its requests in flight. */
+  finishNow?: AbortSignal;
   /** The command line, recorded in the run lock so a second run can name the first. */
   commandLine: string;
   /** The options that name this run's service for another command (--sandbox, --profile NAME). */
@@ -298,7 +300,10 @@ export class SendRun {
         thrown: sent.thrown,
       });
     } finally {
-      await service.close();
+      // Closing waits for the requests in flight, which a run ended at once does not.
+      const closed = service.close();
+      if (deps.finishNow?.aborted) closed.catch(() => {});
+      else await closed;
     }
   }
 
@@ -460,6 +465,8 @@ export class SendRun {
         journal: state,
         outcomes: state.outcomes,
         interrupt: deps.interrupt,
+        finishNow: deps.finishNow,
+        interactive: output.interactive,
         warn: (m) => output.warn(m),
         progress: (d) =>
           show(

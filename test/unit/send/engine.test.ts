@@ -260,6 +260,60 @@ describe('SendEngine', () => {
     expect([...engine.outcomes.values()].map((o) => o.status)).toEqual(['success', 'not_sent']);
   });
 
+  it('ends now on a second stop: the request in flight in doubt, waiting ones freed, a late answer ignored', async () => {
+    const opened = await openState(['A', 'B', 'C', 'D']);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const svc = new FakeService(async (req, n, s) => {
+      const answer = okAll(req, n, s);
+      await gate;
+      return answer;
+    });
+    const stop = new AbortController();
+    const now = new AbortController();
+    const engine = new SendEngine(
+      {
+        client: svc,
+        journal: opened.state,
+        outcomes: opened.state.outcomes,
+        interrupt: stop.signal,
+        finishNow: now.signal,
+        warn: () => {},
+        progress: () => {},
+        clock: new FakeClock(),
+      },
+      {
+        chunkSize: 1,
+        concurrency: { initial: 1, max: 1 },
+        retry: DEFAULT_SEND_RETRY,
+      },
+    );
+    for (const ref of ['A', 'B', 'C', 'D']) engine.enqueue(pending(ref));
+    await new Promise((r) => setTimeout(r, 20));
+    stop.abort();
+    now.abort();
+    // Returns while A's request is still unanswered.
+    await engine.finish();
+    expect(svc.creates).toEqual([['A']]);
+    expect(engine.unknown).toEqual(['A']);
+    const statuses = () => [...engine.outcomes.values()].map((o) => o.status);
+    expect(statuses()).toEqual(['unknown', 'not_sent', 'not_sent', 'not_sent']);
+    await opened.state.close();
+    // A is in doubt for the next run to read back; B and C, written ahead, are free.
+    expect(states(opened.db, opened.state)).toEqual({
+      A: 'unknown',
+      B: 'free',
+      C: 'free',
+      D: 'queued',
+    });
+    release();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(statuses()[0]).toBe('unknown');
+    expect(engine.fatal).toBeUndefined();
+  });
+
   it('writes a fresh intent for a chunk that waited long after its intent was written', async () => {
     const opened = await openState(['A', 'B']);
     const clock = new FakeClock();
