@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Runtime } from './context.js';
 import { main, reportStopped, reportUnfinished } from './main.js';
 import { version } from './version.js';
@@ -69,8 +69,28 @@ function exitAtOnce(): void {
   void reportStopped(argv, runtime).then(exitAfterStdout, () => exitWith(130));
 }
 
+/**
+ * Whether the run was started under nohup. Node resets an ignored SIGHUP at start-up, so the
+ * mark GNU nohup leaves is read instead: standard input (a terminal) reopened as /dev/null,
+ * write-only, which nothing else does.
+ */
+function startedUnderNohup(): boolean {
+  try {
+    if (readlinkSync('/proc/self/fd/0') !== '/dev/null') return false;
+    const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync('/proc/self/fdinfo/0', 'utf8'))?.[1];
+    return flags !== undefined && (Number.parseInt(flags, 8) & 3) === 1;
+  } catch {
+    return false;
+  }
+}
+/** A run under nohup goes on when its terminal closes or its parent goes, as nohup means. */
+const ignoresHangUps = startedUnderNohup();
+
 const onSignal = (signal: NodeJS.Signals) => {
-  if (signal === 'SIGHUP') hungUp = true;
+  if (signal === 'SIGHUP') {
+    if (ignoresHangUps) return;
+    hungUp = true;
+  }
   stop();
 };
 // Ctrl-C, a cancelled CI job, a closed terminal and Windows' Ctrl-Break all stop the run the
@@ -105,7 +125,7 @@ function watchParent(): void {
   }, PARENT_CHECK_MS);
   timer.unref();
 }
-watchParent();
+if (!ignoresHangUps) watchParent();
 
 const argv = process.argv.slice(2);
 const runtime: Runtime = {

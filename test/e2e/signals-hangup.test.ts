@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout, runCli } from '../helpers/cli.js';
@@ -96,5 +96,30 @@ describe('SIGTERM twice within milliseconds, as timeout(1) sends it', () => {
     expect(reportStatuses(report).size).toBe(20);
     expect(s.svc.held.size).toBe(6);
     await finishesOnceOnRerun(s);
+  });
+});
+
+describe('a run started under nohup', () => {
+  it('goes on when its terminal closes, and sends every payout once', async () => {
+    const s = await setup(fixture);
+    const report = join(s.home.dir, 'report.csv');
+    // nohup writes the run's terminal output to nohup.out in the folder it starts in.
+    const wrapper = ['sh', '-c', 'cd "$0" && exec nohup "$@"', s.home.dir];
+    const closed = await onTerminal(
+      sendArgs(s, '--yes', '--json', '--report', report),
+      [{ wait_file: s.marker }, { hangup: true }],
+      s.home.env,
+      { wrapper },
+    );
+    expect(closed.output).toContain("nohup: ignoring input and appending output to 'nohup.out'");
+    expect(closed.code).toBe(0);
+    const args = sendArgs(s, '--yes', '--json', '--report', report);
+    const output = readFileSync(join(s.home.dir, 'nohup.out'), 'utf8');
+    const doc = documentOnScreen(args, { ...closed, output });
+    expect(doc.exit_code).toBe(0);
+    expect(doc.results).toHaveLength(20);
+    expect([...reportStatuses(report).values()].every((v) => v === 'success')).toBe(true);
+    expect(s.svc.held.size).toBe(20);
+    expect(s.svc.appliedTwice()).toEqual([]);
   });
 });

@@ -36,17 +36,19 @@ export interface Screen {
 
 /**
  * Runs `payouts ARGS` on a pseudo-terminal (100 columns unless `cols` says otherwise; 0 is a
- * terminal that reports no size), playing `script` as a person would. The environment is
+ * terminal that reports no size), started through `wrapper` when given (`nohup`, say),
+ * playing `script` as a person would. The environment is
  * only PATH, LANG, TERM and `env`: no CI, so the spinner is on unless `env` turns it off.
  */
 export function onTerminal(
   args: string[],
   script: Step[],
   env: Record<string, string>,
-  cols = 100,
+  how: number | { cols?: number; wrapper?: string[] } = 100,
 ): Promise<Screen> {
+  const { cols = 100, wrapper = [] } = typeof how === 'number' ? { cols: how } : how;
   const command = [DRIVER, JSON.stringify(script), '--cols', String(cols)];
-  command.push('--', process.execPath, BIN, ...args);
+  command.push('--', ...wrapper, process.execPath, BIN, ...args);
   const fullEnv = { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8', TERM: 'xterm', ...env };
   return new Promise((resolve, reject) => {
     execFile(
