@@ -5,7 +5,7 @@ import { errorCode } from '../errors.js';
 import { readChunks } from './chunks.js';
 import { type InputEncoding, isUtf16 } from './encoding.js';
 import type { PayoutChecker } from './fields.js';
-import { matchHeader } from './header.js';
+import { type HeaderColumns, matchHeader, rowReference } from './header.js';
 import { delimiterName } from './options.js';
 import type { FileMeta, InputSource, IntakeSink, PayoutField } from './types.js';
 
@@ -152,11 +152,11 @@ class CsvRecords {
   private linesBefore = 0;
   sawHeader = false;
   private width = 0;
-  private iReference = -1;
   private iAmount = -1;
   private iCurrency = -1;
   private iRecipient = -1;
   private iDescription = -1;
+  private columns: HeaderColumns | undefined;
 
   constructor(
     private readonly s: CsvSettings,
@@ -180,7 +180,11 @@ class CsvRecords {
     }
     this.s.checker.check(
       line,
-      rec[this.iReference]!,
+      rowReference(
+        this.columns!,
+        (i) => rec[i]!,
+        (v) => v.trim() === '',
+      ),
       rec[this.iAmount]!,
       rec[this.iCurrency]!,
       rec[this.iRecipient]!,
@@ -229,7 +233,7 @@ class CsvRecords {
       return;
     }
     this.width = rec.length;
-    this.iReference = columns.reference;
+    this.columns = columns;
     this.iAmount = columns.amount;
     this.iCurrency = columns.currency;
     this.iRecipient = columns.recipient;

@@ -6,7 +6,7 @@ import type { CellObject } from '@e965/xlsx';
 import { errorMessage } from '../errors.js';
 import { plainNumberText } from '../money/amount.js';
 import type { PayoutChecker } from './fields.js';
-import { type HeaderColumns, matchHeader } from './header.js';
+import { type HeaderColumns, matchHeader, rowReference } from './header.js';
 import { normalizeHeader } from './options.js';
 import { readErrorMessage } from './source.js';
 import {
@@ -269,7 +269,11 @@ class SheetRows {
     const read = (i: number, field: PayoutField) => this.cell(cells[i], i, row, field);
     this.s.checker.check(
       this.at(row),
-      read(c.reference, 'reference_id'),
+      rowReference(
+        c,
+        (i) => read(i, 'reference_id'),
+        (v) => v !== null && v.trim() === '',
+      ),
       read(c.amount, 'amount'),
       read(c.currency, 'currency'),
       read(c.recipient, 'recipient'),

@@ -175,11 +175,23 @@ export function questionText(split: RunSplit, currencies: CurrencyTable, grouped
   return `${what}? They cannot be taken back.`;
 }
 
-/** The one line of a run whose payouts were all sent earlier. */
+/**
+ * The one line of a run whose payouts were all sent earlier; a failed one is told as failed,
+ * with what to do, never as "sent earlier".
+ */
 export function nothingToSendLine(split: RunSplit): string {
   const n = split.files.count;
-  const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
-  return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${displayText(earlierRunsText(split.earlierRuns))}. Their recorded results:`;
+  const by = displayText(earlierRunsText(split.earlierRuns));
+  const failed = split.failedEarlier;
+  if (!failed) {
+    const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
+    return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}. Their recorded results:`;
+  }
+  const sent = n - failed;
+  const runs = split.earlierRuns.filter((r) => r.runId);
+  const show = runs.length === 1 ? `payouts runs show ${runs[0]!.runId}` : 'payouts runs show RUN';
+  const paid = sent ? `${payouts(sent)} ${sent === 1 ? 'was' : 'were'} sent earlier and ` : '';
+  return `Nothing to send: of the ${payouts(n)} of these files, ${paid}${failed} failed at the service, by ${by}; a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in). Their recorded results:`;
 }
 
 /** The exact body of a create request, one payout per line (whitespace only is added). */
