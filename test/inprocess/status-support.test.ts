@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayoutClient } from '../../src/api/client.js';
 import { Secret } from '../../src/api/secret.js';
 import { SANDBOX_CREDENTIALS } from '../../src/sandbox/index.js';
-import { parseJsonStdout } from '../helpers/cli.js';
+import { parseJsonStdout, tempHome } from '../helpers/cli.js';
+import { recordEnvelope, refOf, sendJson, startServer } from '../helpers/http-servers.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { testService } from '../helpers/sandbox.js';
 
@@ -130,5 +131,55 @@ describe('payouts status for support staff', () => {
     const bell = await run(['status', 'DEC-0047\u0007']);
     expect(bell.code).toBe(2);
     expect(bell.stderr).toContain('control character U+0007');
+  });
+});
+
+describe('payouts status --json, interrupted', () => {
+  it('carries every lookup done before the stop, with the interruption as its error (exit 130)', async () => {
+    const stop = new AbortController();
+    const server = await startServer((req, res) => {
+      const ref = refOf(req) ?? '';
+      // The third lookup is held: the stop comes while it is in flight.
+      if (ref.startsWith('SLOW')) {
+        stop.abort();
+        return;
+      }
+      sendJson(res, 200, recordEnvelope(ref, 'success'));
+    });
+    const home = tempHome();
+    try {
+      const env = {
+        ...home.env,
+        PAYOUTS_CLIENT_ID: 'cid',
+        PAYOUTS_CLIENT_SECRET: 'interrupt-secret',
+        PAYOUTS_BASE_URL: server.url,
+      };
+      const args = ['status', 'FAST-1', 'FAST-2', 'SLOW-3', 'FAST-4', '--concurrency', '1'];
+      const r = await runMain([...args, '--json'], {
+        clock: new FakeClock(),
+        env,
+        interrupt: stop.signal,
+      });
+      expect(r.code).toBe(130);
+      const doc = parseJsonStdout<{
+        interrupted: boolean;
+        exit_code: number;
+        reference_count: number;
+        success_count: number;
+        error: { message: string };
+        results: Array<{ reference_id: string; status: string }>;
+      }>(r);
+      expect(doc.interrupted).toBe(true);
+      expect(doc.exit_code).toBe(130);
+      expect(doc.results.map((x) => [x.reference_id, x.status])).toEqual([
+        ['FAST-1', 'success'],
+        ['FAST-2', 'success'],
+      ]);
+      expect(doc.success_count).toBe(2);
+      expect(doc.error.message).toContain('interrupted: 2 of 4 payouts looked up before the stop');
+    } finally {
+      await server.close();
+      home.cleanup();
+    }
   });
 });

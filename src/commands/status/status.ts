@@ -4,6 +4,7 @@ import type { CommandContext } from '../../context.js';
 import type { LookupOutcome } from '../../core/status/lookup.js';
 import type { NotFoundContext } from '../../core/status/near.js';
 import type { StatusFlags } from '../../core/status/options.js';
+import { InterruptedError } from '../../errors.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
 
 /** Options of `payouts status`. */
@@ -102,7 +103,9 @@ unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
         },
       );
       // An unreachable service is one error, not one per row (with --json, beside the results).
-      if (report.fatal && !ctx.output.json) throw report.fatal;
+      // Interrupted, the lookups done so far are shown all the same, with the interruption.
+      const partial = report.fatal instanceof InterruptedError && report.outcomes.length > 0;
+      if (report.fatal && !ctx.output.json && !partial) throw report.fatal;
       const single = files.length === 0 && references.length === 1;
       await renderStatus(ctx.output, report, {
         single,

@@ -73,6 +73,7 @@ export function statusDocument(outcomes: LookupOutcome[], facts: StatusDocFacts)
   return {
     ...statusDocHead({ watch: facts.watch }),
     exit_code: facts.exitCode,
+    interrupted: facts.exitCode === ExitCode.interrupted,
     timed_out: facts.timedOut,
     reference_count: outcomes.length,
     success_count: c.success,
