@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
 import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
+import { STORES, storeEnv } from '../helpers/pg.js';
 
 // Issue 35: a failed payout's retry in one step. `runs show --failed-out` writes the failed
 // rows of a finished run with a new_reference_id column; the unchanged file is refused; the
@@ -32,7 +33,9 @@ const failSome: CreatePolicy = (_n, posted) =>
     : {};
 
 /** A service failing FAILING, a file of ten payouts, and a runner in a private home. */
-async function setUp() {
+async function setUp(
+  withStore: (env: Record<string, string>) => Record<string, string> = (e) => e,
+) {
   const svc = await fixture.start(failSome);
   const home = fixture.home();
   const file = join(home.dir, 'november.csv');
@@ -41,7 +44,7 @@ async function setUp() {
     (_, i) => `ROW-${i + 1},1.25,EUR,r${i + 1}@example.com,November ${i + 1}`,
   );
   writeFileSync(file, `reference_id,amount,currency,recipient,description\n${rows.join('\n')}\n`);
-  const env = svc.env(home.env);
+  const env = withStore(svc.env(home.env));
   const run = (args: string[]) => runMain(args, { env, clock: new FakeClock() });
   return { svc, home, file, run };
 }
@@ -89,8 +92,35 @@ describe('a retry of failed payouts in one step', () => {
     );
   });
 
+  it('a run of the same file again tells failed payouts as failed, never "sent earlier"', async () => {
+    const { file, run } = await setUp();
+    await run(sendArgs(file));
+    const again = await run(sendArgs(file));
+    expect(again.stderr).toContain(
+      'Nothing to send: of the 10 payouts of these files, 7 payouts were sent earlier and 3 failed at the service',
+    );
+  });
+
+  it('checks the credentials when there is nothing to send: a rejected secret exits 3', async () => {
+    const { svc, file, run } = await setUp();
+    await run(sendArgs(file));
+    const gets = svc.gets;
+    svc.onGet = (_ref, res) => {
+      sendJson(res, 401, { success: false, message: ['Unauthenticated.'], data: [] });
+      return true;
+    };
+    const again = await run(sendArgs(file));
+    expect(again.code).toBe(3);
+    expect(svc.gets).toBe(gets + 1);
+  });
+});
+
+describe.each(STORES)('a retry file sent again (%s)', (store) => {
+  const withStore = storeEnv(store);
+
   it('refuses the unchanged file (exit 2), naming each reference that failed; sends the filled-in one once', async () => {
-    const { svc, home, file, run } = await setUp();
+    expect(withStore.url() !== undefined).toBe(store === 'postgres');
+    const { svc, home, file, run } = await setUp(withStore);
     const runId = runIdOf((await run(sendArgs(file))).stderr);
     const out = join(home.dir, 'retry.csv');
     await run(['runs', 'show', runId, '--failed-out', out, '--report-encoding', 'utf8']);
@@ -131,7 +161,7 @@ describe('a retry of failed payouts in one step', () => {
   });
 
   it('--new-references derives the new references, shows them, and checks them against the history', async () => {
-    const { svc, home, file, run } = await setUp();
+    const { svc, home, file, run } = await setUp(withStore);
     const runId = runIdOf((await run(sendArgs(file))).stderr);
     const out = join(home.dir, 'retry.csv');
     const shown = await run([
@@ -164,27 +194,5 @@ describe('a retry of failed payouts in one step', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('3 of the new references are already used at this service');
     expectOnce(svc);
-  });
-
-  it('a run of the same file again tells failed payouts as failed, never "sent earlier"', async () => {
-    const { file, run } = await setUp();
-    await run(sendArgs(file));
-    const again = await run(sendArgs(file));
-    expect(again.stderr).toContain(
-      'Nothing to send: of the 10 payouts of these files, 7 payouts were sent earlier and 3 failed at the service',
-    );
-  });
-
-  it('checks the credentials when there is nothing to send: a rejected secret exits 3', async () => {
-    const { svc, file, run } = await setUp();
-    await run(sendArgs(file));
-    const gets = svc.gets;
-    svc.onGet = (_ref, res) => {
-      sendJson(res, 401, { success: false, message: ['Unauthenticated.'], data: [] });
-      return true;
-    };
-    const again = await run(sendArgs(file));
-    expect(again.code).toBe(3);
-    expect(svc.gets).toBe(gets + 1);
   });
 });
