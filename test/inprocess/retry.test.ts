@@ -97,8 +97,10 @@ describe('a retry of failed payouts in one step', () => {
     await run(sendArgs(file));
     const again = await run(sendArgs(file));
     expect(again.stderr).toContain(
-      'Nothing to send: of the 10 payouts of these files, 7 payouts were sent earlier and 3 failed at the service',
+      'sent all 10 payouts of these files; 3 of them failed at the service, and a failed payout needs a new reference_id',
     );
+    expect(again.stdout).toMatch(/ROW-2\tfailed \(earlier: needs a new reference_id\)\t/);
+    expect(again.stdout).not.toMatch(/failed \(sent earlier/);
   });
 
   it('checks the credentials when there is nothing to send: a rejected secret exits 3', async () => {

@@ -187,11 +187,11 @@ export function nothingToSendLine(split: RunSplit): string {
     const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
     return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}. Their recorded results:`;
   }
-  const sent = n - failed;
   const runs = split.earlierRuns.filter((r) => r.runId);
   const show = runs.length === 1 ? `payouts runs show ${runs[0]!.runId}` : 'payouts runs show RUN';
-  const paid = sent ? `${payouts(sent)} ${sent === 1 ? 'was' : 'were'} sent earlier and ` : '';
-  return `Nothing to send: of the ${payouts(n)} of these files, ${paid}${failed} failed at the service, by ${by}; a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in). Their recorded results:`;
+  const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
+  const which = failed === n ? (n === 1 ? 'it' : 'all of them') : `${failed} of them`;
+  return `Nothing to send: ${by} sent ${all} of these files; ${which} failed at the service, and a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in). Their recorded results:`;
 }
 
 /** The exact body of a create request, one payout per line (whitespace only is added). */
