@@ -5,9 +5,9 @@ import { errorCode } from '../errors.js';
 import { readChunks } from './chunks.js';
 import { type InputEncoding, isUtf16 } from './encoding.js';
 import type { PayoutChecker } from './fields.js';
-import { type HeaderColumns, matchHeader, rowReference } from './header.js';
+import { type HeaderColumns, matchHeader, renamesMeta, rowReference } from './header.js';
 import { delimiterName } from './options.js';
-import type { FileMeta, InputSource, IntakeSink, PayoutField } from './types.js';
+import type { FileMeta, InputSource, IntakeSink, PayoutField, Renames } from './types.js';
 
 /** What the CSV reader needs besides the source. */
 export interface CsvSettings {
@@ -157,6 +157,7 @@ class CsvRecords {
   private iRecipient = -1;
   private iDescription = -1;
   private columns: HeaderColumns | undefined;
+  readonly renames: Renames = { count: 0, examples: [] };
 
   constructor(
     private readonly s: CsvSettings,
@@ -184,6 +185,7 @@ class CsvRecords {
         this.columns!,
         (i) => rec[i]!,
         (v) => v.trim() === '',
+        this.renames,
       ),
       rec[this.iAmount]!,
       rec[this.iCurrency]!,
@@ -349,5 +351,5 @@ export async function readCsv(source: InputSource, s: CsvSettings): Promise<File
   else if (outcome === 'done' && !records.stop && records.rows === 0) {
     fail(undefined, 'no payouts in this file');
   }
-  return { rows: records.rows };
+  return { rows: records.rows, ...renamesMeta(records.renames) };
 }

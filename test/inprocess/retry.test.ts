@@ -155,6 +155,10 @@ describe.each(STORES)('a retry file sent again (%s)', (store) => {
     writeFileSync(out, readFileSync(out, 'utf8').replace('ROW-9,,', 'ROW-9,ROW-9b,'));
     const sent = await run(sendArgs(out, '--json'));
     expect(sent.code).toBe(0);
+    // The summary shows the new references, for a person to check before confirming.
+    expect(sent.stderr).toMatch(
+      /New refs: +3 rows under their new_reference_id: ROW-2 -> ROW-2b, ROW-5 -> ROW-5b, ROW-9 -> ROW-9b/,
+    );
     expect(sent.stderr).not.toMatch(/ignoring column/);
     const doc = JSON.parse(sent.stdout) as { results: Array<{ reference_id: string }> };
     expect(doc.results.map((r) => r.reference_id)).toEqual(['ROW-2b', 'ROW-5b', 'ROW-9b']);

@@ -6,6 +6,7 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
 import { sendDocHead } from '../documents.js';
+import type { Renames } from '../../input/types.js';
 import type { MaxTotal } from './options.js';
 import type { RunPlan } from './plan.js';
 import { totalsDoc, totalsText } from './render.js';
@@ -102,6 +103,8 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     const text = `${displayText(sheet)} of ${displayText(file)}`;
     lines.push(i ? ' '.repeat(LABEL) + text : field('Sheet:', text, c));
   });
+  const renamed = view.plan.renamed;
+  if (renamed) lines.push(field('New refs:', renamedText(renamed), c));
   for (const p of parts) {
     if (p.rows === null) lines.push(field(p.label, 'not known: no service is configured', c));
     else if (p.rows.length === 0) lines.push(field(p.label, 'none', c));
@@ -120,6 +123,14 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
   }
   return lines;
+}
+
+/** "3 rows under their new_reference_id: A -> A-R1, B -> B-R1, C -> C-R1", for a person to check. */
+function renamedText(r: Renames): string {
+  const pairs = r.examples.map(([from, to]) => `${displayText(from)} -> ${displayText(to)}`);
+  const more = r.count - r.examples.length;
+  const rows = r.count === 1 ? '1 row' : `${r.count} rows`;
+  return `${rows} under their new_reference_id: ${pairs.join(', ')}${more ? ` and ${more} more` : ''}`;
 }
 
 /** A label and its value, aligned with the split's rows. */
