@@ -19,11 +19,11 @@ import {
 import { colourStatus } from '../send/render.js';
 import type { RetryRequest } from './retry.js';
 
-/** A run's counts in a line, those that are not zero: "4 success, 8 sent earlier". */
+/** A run's counts in a line, those that are not zero: "4 succeeded, 8 sent earlier". */
 function countsText(r: RunSummary): string {
   const c = r.counts;
   const parts = [
-    [c.success, 'success'],
+    [c.success, 'succeeded'],
     [c.failed, 'failed'],
     [c.canceled, 'canceled'],
     [c.pending, 'pending'],
