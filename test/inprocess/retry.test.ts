@@ -140,6 +140,12 @@ describe.each(STORES)('a retry file sent again (%s)', (store) => {
       ),
     );
     expect(unchanged.stderr).not.toContain('sent earlier');
+    // A dry run tells them as failed earlier, never as sent earlier.
+    const dry = await run(['send', out, '--dry-run']);
+    expect(dry.stderr).toMatch(
+      /Failed earlier: +EUR 3\.75 +\(3 payouts; each needs a new reference_id\)/,
+    );
+    expect(dry.stderr).not.toContain('Sent earlier');
 
     // Two rows given new references: the third, left empty, is still refused.
     const text = readFileSync(out, 'utf8');

@@ -30,7 +30,7 @@ export interface RunSplit {
   /** Requests the payouts to send now take. */
   requestCount: number;
   /** Of the payouts sent earlier, those that failed or were canceled at the service. */
-  failedEarlier: number;
+  failedEarlier: CurrencyTotals;
 }
 
 /** Per-currency totals of stored payouts, whose amounts pass 1 validated. */
@@ -79,7 +79,7 @@ export function splitRun(
     toSend,
     earlierRuns: earlierRunsOf(prior),
     requestCount: Math.ceil(toSend.count / chunkSize),
-    failedEarlier: [...prior.settled.values()].filter(failedAtService).length,
+    failedEarlier: totalsOf([...prior.settled.values()].filter(failedAtService), currencies),
   };
 }
 
@@ -93,7 +93,7 @@ export function freshSplit(plan: RunPlan): RunSplit {
     toSend: plan.totals,
     earlierRuns: [],
     requestCount: plan.requestCount,
-    failedEarlier: 0,
+    failedEarlier: none,
   };
 }
 

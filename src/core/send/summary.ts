@@ -74,10 +74,13 @@ function partsOf(view: SummaryView): Part[] {
       ['Totals:', plan.totals, ''],
       ['Sent earlier:', null, ''],
     ];
-  const parts: Part[] = [
-    ['Totals:', split.files, ''],
-    ['Sent earlier:', split.sentEarlier, 'not sent again'],
-  ];
+  const parts: Part[] = [['Totals:', split.files, '']];
+  // A payout that failed earlier is never called sent: its reference_id is used up.
+  if (split.failedEarlier.count) {
+    const sent = split.sentEarlier.without(split.failedEarlier);
+    if (sent.count) parts.push(['Sent earlier:', sent, 'not sent again']);
+    parts.push(['Failed earlier:', split.failedEarlier, 'each needs a new reference_id']);
+  } else parts.push(['Sent earlier:', split.sentEarlier, 'not sent again']);
   if (split.readBack.count) {
     parts.push(['To read back:', split.readBack, 'sent only if the service does not have them']);
   }
@@ -105,6 +108,8 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
   });
   const renamed = view.plan.renamed;
   if (renamed) lines.push(field('New refs:', renamedText(renamed), c));
+  // The runs behind what was sent (or failed) earlier follow the last of those parts.
+  const byAfter = view.split?.failedEarlier.count ? 'Failed earlier:' : 'Sent earlier:';
   for (const p of parts) {
     if (p.rows === null) lines.push(field(p.label, 'not known: no service is configured', c));
     else if (p.rows.length === 0) lines.push(field(p.label, 'none', c));
@@ -113,7 +118,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
       const text = `${cur} ${grouped(t.total).padStart(width)}  (${payouts(t.count)}${note})`;
       lines.push(i ? ' '.repeat(LABEL) + text : field(p.label, text, c));
     });
-    if (p.label === 'Sent earlier:' && view.split?.earlierRuns.length) {
+    if (p.label === byAfter && view.split?.earlierRuns.length) {
       lines.push(`${' '.repeat(LABEL)}by ${displayText(earlierRunsText(view.split.earlierRuns))}`);
     }
   }
@@ -193,7 +198,7 @@ export function questionText(split: RunSplit, currencies: CurrencyTable, grouped
 export function nothingToSendLine(split: RunSplit): string {
   const n = split.files.count;
   const by = displayText(earlierRunsText(split.earlierRuns));
-  const failed = split.failedEarlier;
+  const failed = split.failedEarlier.count;
   if (!failed) {
     const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
     return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}. Their recorded results:`;
