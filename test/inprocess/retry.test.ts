@@ -132,7 +132,7 @@ describe.each(STORES)('a retry file sent again (%s)', (store) => {
     expect(unchanged.code).toBe(2);
     expect(svc.creates).toBe(creates);
     expect(unchanged.stderr).toContain(
-      'these 3 references already failed at the service: give them new reference_ids',
+      `these 3 references already failed at the service: give them new reference_ids (the new_reference_id column of the file \`payouts runs show ${runId} --failed-out FILE\` writes); nothing was sent`,
     );
     expect(unchanged.stderr).toMatch(
       new RegExp(

@@ -20,10 +20,12 @@ export class FailedEarlierError extends InputError {
   constructor(
     problems: Problem[],
     readonly references: string[],
+    runIds: string[],
   ) {
     super(problems.slice(0, LISTED), problems.length);
     const n = references.length;
-    this.message = `${n === 1 ? 'this reference' : `these ${n} references`} already failed at the service: give ${n === 1 ? 'it a new reference_id' : 'them new reference_ids'} (the new_reference_id column of the file \`payouts runs show RUN --failed-out FILE\` writes); nothing was sent`;
+    const run = runIds.length === 1 ? runIds[0] : 'RUN';
+    this.message = `${n === 1 ? 'this reference' : `these ${n} references`} already failed at the service: give ${n === 1 ? 'it a new reference_id' : 'them new reference_ids'} (the new_reference_id column of the file \`payouts runs show ${run} --failed-out FILE\` writes); nothing was sent`;
   }
 }
 
@@ -61,7 +63,8 @@ export function refuseFailedEarlier(prior: PriorState, intake: RunIntake, runId:
       message: `already ${s.outcome.status} at the service (${where(s)}): give this row a new reference_id`,
     });
   }
-  throw new FailedEarlierError(problems, references);
+  const runIds = [...new Set(failed.map(([, s]) => s.runId).filter(Boolean))];
+  throw new FailedEarlierError(problems, references, runIds);
 }
 
 /**
