@@ -31,7 +31,7 @@ export class FailedEarlierError extends InputError {
 
 /** "run 3f2a… on 2026-11-24 14:02 UTC", or "the service" when found there. */
 function where(s: SentEarlier): string {
-  if (!s.runId) return 'found at the service';
+  if (!s.runId) return 'found so by --check-service';
   const at = s.at === null ? '' : ` on ${s.at.slice(0, 16).replace('T', ' ')} UTC`;
   return `sent by run ${s.runId}${at}`;
 }
