@@ -103,6 +103,20 @@ describe('a retry of failed payouts in one step', () => {
     expect(again.stdout).not.toMatch(/failed \(sent earlier/);
   });
 
+  it('refuses a reference --check-service finds failed at the service, from a folder with no history', async () => {
+    const { svc, file, run } = await setUp();
+    svc.preload(
+      { reference_id: 'ROW-5', amount: 1.25, currency: 'EUR', recipient: 'r5@example.com' },
+      'failed',
+    );
+    const r = await run(sendArgs(file, '--check-service'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'november.csv line 6: reference_id "ROW-5": already failed at the service (found so by --check-service): give this row a new reference_id',
+    );
+    expect(svc.creates).toBe(0);
+  });
+
   it('checks the credentials when there is nothing to send: a rejected secret exits 3', async () => {
     const { svc, file, run } = await setUp();
     await run(sendArgs(file));
