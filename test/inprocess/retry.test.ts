@@ -90,6 +90,11 @@ describe('a retry of failed payouts in one step', () => {
     expect(shown.stderr).toContain(
       `3 failed or canceled payouts of run ${runId} written to ${out}: give each row a new reference_id in its new_reference_id column, then \`payouts send ${out}\``,
     );
+    const json = await run(['runs', 'show', runId, '--failed-out', out, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      run_id: runId,
+      failed_out: { file: out, payout_count: 3 },
+    });
   });
 
   it('a run of the same file again tells failed payouts as failed, never "sent earlier"', async () => {
