@@ -104,6 +104,33 @@ function errorForStatus(
   return undefined;
 }
 
+/** The spec's "not found" text, the only words that may prove a payout missing. */
+const NOT_FOUND_TEXT = 'Payout not found';
+
+/**
+ * Whether a status answer proves the payout missing: only the spec's error envelope (JSON,
+ * `success` false, `message` exactly one text, "Payout not found", `data` empty) under a status
+ * below 500. A proxy's or framework's error page that reads the same is no proof: the payout
+ * may exist, and taking it as missing would pay it twice.
+ */
+function provesNotFound(res: RawResponse, env: Envelope | undefined): boolean {
+  if (!env || env.success || res.status >= 500) return false;
+  const message = (res.json?.value as { message?: unknown } | undefined)?.message;
+  return (
+    Array.isArray(message) &&
+    message.length === 1 &&
+    message[0] === NOT_FOUND_TEXT &&
+    isEmptyData(env.data)
+  );
+}
+
+/** `data` as the spec's error envelope has it: an empty array (or nothing at all). */
+function isEmptyData(data: unknown): boolean {
+  if (data === undefined || data === null) return true;
+  if (Array.isArray(data)) return data.length === 0;
+  return typeof data === 'object' && Object.keys(data).length === 0;
+}
+
 /** Builds the typed error for an answer that is not a success. */
 function errorFor(
   res: RawResponse,
@@ -126,7 +153,7 @@ function errorFor(
       res.status,
     );
   }
-  if (/payout not found/i.test(said) && endpoint.kind === 'status') {
+  if (endpoint.kind === 'status' && provesNotFound(res, env)) {
     return new NotFoundError(endpoint.referenceId, details);
   }
   const byStatus = errorForStatus(res, text, details);

@@ -3,6 +3,7 @@ import type { Problem } from '../errors.js';
 import { type Amount, readAmount } from '../money/amount.js';
 import type { CurrencyTable } from '../money/currencies.js';
 import { decimalCommaHint, decimalCommaToPoint } from '../money/decimal-comma.js';
+import { firstHiddenCharacter } from './characters.js';
 import { referenceProblem } from './reference.js';
 import type { IntakeSink, PayoutField, ValidPayout } from './types.js';
 
@@ -147,13 +148,14 @@ export class PayoutChecker {
           undefined,
           "is missing: write the recipient's e-mail address, telephone number or identifier",
         );
-      }
+      } else ok = this.checkShown(location, 'recipient', recipient) && ok;
     }
 
     let description: string | undefined;
     if (descriptionRaw !== null && descriptionRaw !== undefined) {
       const text = descriptionRaw.trim();
       if (text !== '') description = text;
+      ok = this.checkShown(location, 'description', text) && ok;
       // A UTF-16 length within the limit is within it in code points too: skip the count.
       if (text.length > DESCRIPTION_MAX) {
         const length = codePointLength(text);
@@ -202,6 +204,23 @@ export class PayoutChecker {
     const read = readAmount(raw, digits);
     if (typeof read === 'string' && this.amounts.hint) return decimalCommaHint(raw) ?? read;
     return read;
+  }
+
+  /**
+   * Reports a recipient or description holding a control character (a line break among them)
+   * or an invisible character that changes how text shows; true when it holds none.
+   */
+  private checkShown(location: RowLocation, field: PayoutField, text: string): boolean {
+    const hidden = firstHiddenCharacter(text, 'all');
+    if (hidden === undefined) return true;
+    const why =
+      hidden.kind === 'control'
+        ? `holds the control character ${hidden.name} at character ${hidden.at}; a ${field} must be one line of visible text`
+        : hidden.kind === 'format'
+          ? `holds ${hidden.name} at character ${hidden.at}, an invisible character that changes how the text shows, so the confirmation or a statement could show other text than the one sent`
+          : `holds half of a UTF-16 surrogate pair (${hidden.name}) at character ${hidden.at}, which is not a character`;
+    this.report(location, field, excerpt(text), `${why}: remove it from the file and run again`);
+    return false;
   }
 
   /** Reports a reference that is missing or could not be looked up again; true when usable. */

@@ -3,6 +3,7 @@
  * GET /api/v1/payouts/{encodeURIComponent(reference_id)}, by `payouts status` and by a send
  * confirming what it sent: intake and status both ask referenceProblem, so they never disagree.
  */
+import { firstHiddenCharacter } from './characters.js';
 
 /** Why a reference cannot be read back, and what the author of an input file should do. */
 export interface ReferenceProblem {
@@ -14,54 +15,23 @@ export interface ReferenceProblem {
 // Anything outside printable ASCII sends a reference to the slower, exact checks.
 const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
 const NOT_ASCII = /[^\x00-\x7f]/;
-// C0 controls, DEL and the C1 controls.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-// Paired surrogates are one code point under the u flag, so this matches only a lone half.
-const LONE_SURROGATE = /\p{Cs}/u;
 // The same set String.prototype.trim removes, which status applies to what it reads.
 const EDGE_SPACE = /^\s|\s$/;
 // Zero-width characters, bidi controls and the soft hyphen: text that shows as nothing.
 const INVISIBLE = /[\u00ad\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
-const CONTROL_NAMES = new Map<number, string>([
-  [0x00, 'NUL'],
-  [0x09, 'tab'],
-  [0x0a, 'line feed'],
-  [0x0d, 'carriage return'],
-  [0x1b, 'escape'],
-  [0x7f, 'delete'],
-]);
-
-/** U+XXXX for a code point. */
-function codePointName(c: number): string {
-  return `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
-}
-
-/** The first character (code point) matching `pattern`, with its 1-based position. */
-function firstMatch(ref: string, pattern: RegExp): { code: number; at: number } | undefined {
-  let at = 0;
-  for (const ch of ref) {
-    at += 1;
-    if (pattern.test(ch)) return { code: ch.codePointAt(0)!, at };
-  }
-  return undefined;
-}
-
 /** The exact checks, for a reference holding something other than printable ASCII. */
 function unusualProblem(ref: string): ReferenceProblem | undefined {
-  const control = firstMatch(ref, CONTROL);
-  if (control !== undefined) {
-    const name = CONTROL_NAMES.get(control.code);
-    const what = `${codePointName(control.code)}${name === undefined ? '' : ` (${name})`}`;
+  const hidden = firstHiddenCharacter(ref, 'controls');
+  if (hidden?.kind === 'control') {
     return {
-      reason: `holds the control character ${what} at character ${control.at}; a reference must be visible text to be looked up again`,
+      reason: `holds the control character ${hidden.name} at character ${hidden.at}; a reference must be visible text to be looked up again`,
       fix: 'remove it',
     };
   }
-  const half = firstMatch(ref, LONE_SURROGATE);
-  if (half !== undefined) {
+  if (hidden !== undefined) {
     return {
-      reason: `holds half of a UTF-16 surrogate pair (${codePointName(half.code)}) at character ${half.at}, which is not a character and cannot be put in a URL`,
+      reason: `holds half of a UTF-16 surrogate pair (${hidden.name}) at character ${hidden.at}, which is not a character and cannot be put in a URL`,
       fix: 'write the whole character, or remove the \\u escape',
     };
   }

@@ -1,12 +1,14 @@
-import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { UsageError } from '../errors.js';
 import { sha256Hex16 } from './hash.js';
 import {
   guardConnection,
   type LockWait,
   moduleLoadError,
   newerSchemaError,
+  StateError,
   stateError,
 } from './errors.js';
 import { MIGRATIONS } from './schema.js';
@@ -19,6 +21,24 @@ export const STATE_DB = 'state.db';
 
 /** How state.db waits for a lock another program holds: 2 s in silence, then 28 s more, told. */
 const LOCK_WAIT: LockWait = { notice: () => {}, noticeMs: 2_000, waitMs: 28_000 };
+
+/**
+ * How long to wait for another program's lock on state.db, from `text` seconds
+ * (PAYOUTS_STATE_WAIT; 30 when unset): the first part in silence (2 s at most), the rest told.
+ */
+export function lockWaitFor(text: string | undefined): Pick<LockWait, 'noticeMs' | 'waitMs'> {
+  const t = text?.trim() ?? '';
+  if (t === '') return { noticeMs: LOCK_WAIT.noticeMs, waitMs: LOCK_WAIT.waitMs };
+  const seconds = Number(t);
+  if (!/^\d+(\.\d+)?$/.test(t) || seconds < 0.1 || seconds > 3600) {
+    throw new UsageError(
+      `PAYOUTS_STATE_WAIT ${JSON.stringify(text)}: give the seconds to wait for state.db while another program holds it locked, from 0.1 to 3600 (default 30)`,
+    );
+  }
+  const totalMs = Math.round(seconds * 1000);
+  const noticeMs = Math.min(LOCK_WAIT.noticeMs, Math.round(totalMs / 2));
+  return { noticeMs, waitMs: totalMs - noticeMs };
+}
 
 /**
  * Every connection, and through its cache every statement, for the life of the process:
@@ -99,8 +119,11 @@ function userVersion(db: StateDb): number {
   return (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
 }
 
-/** Applies the migrations the database has not seen yet, in one transaction. */
-export function migrate(db: StateDb, path: string): void {
+/**
+ * Applies the migrations the database has not seen yet, in one transaction. `lost`, when
+ * given, is the error of a database found empty (no schema at all) under the write lock.
+ */
+export function migrate(db: StateDb, path: string, lost?: StateError): void {
   const current = userVersion(db);
   if (current > MIGRATIONS.length) {
     throw newerSchemaError(path, current, MIGRATIONS.length);
@@ -110,9 +133,27 @@ export function migrate(db: StateDb, path: string): void {
   db.function('sha256_16', { deterministic: true }, (text) => sha256Hex16(String(text)));
   db.transaction(() => {
     // Another process may have migrated since the version was read: read it again under the lock.
-    for (const step of MIGRATIONS.slice(userVersion(db))) db.exec(step);
+    const found = userVersion(db);
+    if (found === 0 && lost) throw lost;
+    for (const step of MIGRATIONS.slice(found)) db.exec(step);
     db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
   }).immediate();
+}
+
+/**
+ * The error for a state.db that was there but holds nothing, in a folder whose `locks` shows
+ * that a send ran from it; undefined otherwise. A -wal or -shm is no sign: another program
+ * that opened an empty state.db (sqlite3, a database browser) makes them too.
+ */
+export function lostContents(path: string, stateDir: string): StateError | undefined {
+  const locks = join(stateDir, 'locks');
+  if (!existsSync(path) || !existsSync(locks)) return undefined;
+  return new StateError(
+    path,
+    'damaged',
+    `the state database ${path} is damaged (it is empty, but ${locks} shows that payouts were sent from this folder: the runs it held are lost)`,
+    `restore it from a backup; or move it aside (mv ${path} ${path}.damaged) and send each file again with --check-service, which looks every payout up at the service first, so none is sent twice`,
+  );
 }
 
 /**
@@ -127,7 +168,10 @@ export async function openStateDb(
 ): Promise<StateDb> {
   const path = join(stateDir, STATE_DB);
   let db: StateDb;
+  let lost: StateError | undefined;
   try {
+    // Looked at before SQLite opens the file, which makes a -shm of its own.
+    lost = lostContents(path, stateDir);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     chmodSync(stateDir, 0o700);
     // Created first with the owner's mode: SQLite gives its -wal and -shm files the same one.
@@ -142,12 +186,26 @@ export async function openStateDb(
   try {
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = FULL');
-    migrate(db, path);
+    migrate(db, path, lost);
   } catch (err) {
     db.close();
     throw err;
   }
   return db;
+}
+
+/**
+ * Moves every commit from state.db's -wal into state.db itself and empties the -wal, so a
+ * finished run never depends on it (SQLite does so at close only when no other program has
+ * the file open). Nothing is lost when it cannot: the -wal keeps what it holds.
+ */
+export function checkpoint(db: StateDb): void {
+  if (!db.open || db.memory || db.name === '') return;
+  try {
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } catch {
+    // The commits are durable in the -wal all the same.
+  }
 }
 
 /** A private database, unsynced and deleted when closed, for what a run need not keep. */

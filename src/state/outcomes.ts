@@ -129,6 +129,8 @@ export class RunOutcomes {
   private readonly readOne;
   private readonly readPage;
   private readonly readStated;
+  /** The error of the commit that failed: outcomes are kept in memory from then on. */
+  private failure: unknown;
   /** Rows whose outcome is in `reports` (REPORTED), as set; 0 lets reads skip the table. */
   private reportedRows = 0;
 
@@ -248,13 +250,11 @@ export class RunOutcomes {
     return this.pending.size;
   }
 
-  /** Writes the buffered results and reports, in the caller's transaction. */
-  writePending(): void {
+  /** Writes the buffered results and reports, in the caller's transaction; keeps them buffered. */
+  private writePending(): void {
     const { results, reports } = this.pendingValues();
     this.writeResults(results);
     this.writeReports(reports);
-    this.pending.clear();
-    this.stated.clear();
   }
 
   /**
@@ -277,11 +277,12 @@ export class RunOutcomes {
    * The oldest taken records were committed (true), or a commit failed (false): then every
    * outcome taken waits to be written again, so the listings still report it (see save).
    */
-  settle(committed: boolean): void {
+  settle(committed: boolean, error?: unknown): void {
     if (committed) {
       this.taken.shift();
       return;
     }
+    this.failure ??= error ?? new Error('a commit of the run failed');
     const pending = new Map<number, PayoutOutcome>();
     const stated = new Map<number, StatedResult>();
     for (const t of [...this.taken, { pending: this.pending, stated: this.stated }]) {
@@ -332,12 +333,19 @@ export class RunOutcomes {
    */
   save(): unknown {
     if (!this.dirty) return undefined;
+    // Once a commit has failed, no other is tried: another wait for a lock, or another write to
+    // a full disk, would only hold up the report.
+    if (this.failure !== undefined) return this.failure;
     try {
       this.db.transaction(() => this.writePending())();
-      return undefined;
     } catch (error) {
+      this.failure = error;
       return error;
     }
+    // Forgotten only once committed: a COMMIT that fails (a full disk) comes after the writes.
+    this.pending.clear();
+    this.stated.clear();
+    return undefined;
   }
 
   /** Every outcome in input order, read a page at a time. */

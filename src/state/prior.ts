@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
-import { migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
-import { newerSchemaError, stateError } from './errors.js';
+import { lostContents, migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
+import { newerSchemaError, type StateError, stateError } from './errors.js';
 import type { RunIntake } from './intake.js';
 import { HASH_VERSION, serviceId } from './hash.js';
 import type { StagedPayout } from './pg/history.js';
@@ -89,6 +89,7 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
   const { db } = intake;
   const path = join(stateDir, STATE_DB);
   if (!existsSync(path)) return [];
+  const lost = lostContents(path, stateDir);
   // Databases are attached and detached outside a transaction.
   intake.finish();
   // A private database locks exclusively; state.db must stay open to other runs.
@@ -98,7 +99,7 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
     if (olderSchema(db)) {
       // An older file names its services otherwise: bring it up to date, as a send would.
       db.exec('DETACH DATABASE history');
-      migrateFile(path);
+      migrateFile(path, lost);
       db.prepare('ATTACH DATABASE ? AS history').run(path);
     }
   } catch (err) {
@@ -165,11 +166,11 @@ function olderSchema(db: StateDb): boolean {
   return v.user_version < MIGRATIONS.length;
 }
 
-/** Migrates a state.db file in place (see migrate). */
-function migrateFile(path: string): void {
+/** Migrates a state.db file in place (see migrate); `lost` refuses one found empty. */
+function migrateFile(path: string, lost: StateError | undefined): void {
   const file = openDatabase(path, { timeout: 30_000 });
   try {
-    migrate(file, path);
+    migrate(file, path, lost);
   } finally {
     file.close();
   }

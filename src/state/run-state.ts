@@ -1,6 +1,6 @@
 import type { PayoutRequest } from '../api/types.js';
 import type { PayoutOutcome } from '../core/send/outcome.js';
-import { lockWaitOf, type StateDb } from './db.js';
+import { checkpoint, lockWaitOf, type StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
 import type { OutcomeResult } from './outcome-result.js';
@@ -292,6 +292,8 @@ export class RunState {
     } finally {
       this.closed = true;
       await this.writer.close();
+      // A failed run's state is left as it is: its -wal may be all that holds its last commits.
+      if (this.failure === undefined) checkpoint(this.db);
     }
   }
 
@@ -363,7 +365,7 @@ export class RunState {
         batch.resolve();
       } catch (err) {
         // What was not committed is lost: the run must not go on as if it had been.
-        if (this.failure === undefined) this.outcomes.settle(false);
+        if (this.failure === undefined) this.outcomes.settle(false, err);
         this.failure ??= err;
         batch.reject(err);
       }

@@ -186,13 +186,18 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
   const pending = new Map<number, { resolve: () => void; reject: (err: unknown) => void }>();
   let seq = 0;
   let failure: unknown;
+  let closing = false;
+  // Once closing, the thread holds the loop open until it has exited, whatever settles meanwhile.
+  const idle = () => {
+    if (pending.size === 0 && !closing) worker.unref();
+  };
   const fail = (ids: Iterable<number>, err: unknown) => {
     failure ??= err;
     for (const id of [...ids]) {
       pending.get(id)?.reject(failure);
       pending.delete(id);
     }
-    if (pending.size === 0) worker.unref();
+    idle();
   };
   worker.on('message', (m: WriterReply) => {
     if ('notice' in m) return o.wait.notice(m.notice);
@@ -204,7 +209,7 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
       pending.get(id)?.resolve();
       pending.delete(id);
     }
-    if (pending.size === 0) worker.unref();
+    idle();
   });
   worker.on('error', (err) => fail(pending.keys(), stateError(err, o.file)));
   const exited = new Promise<void>((resolve) =>
@@ -224,6 +229,7 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
     },
     // The run flushes first: nothing is pending unless a commit failed.
     async close() {
+      closing = true;
       worker.ref();
       worker.postMessage('close');
       await exited;

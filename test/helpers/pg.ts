@@ -1,23 +1,37 @@
 /** Fresh databases on the tests' PostgreSQL server (see pg-server.ts), one per test. */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { beforeEach, inject } from 'vitest';
 
 /** How long a test waits for the server's start, which goes on while tests run. */
 const START_WAIT_MS = 30_000;
 
+/** Why the tests' own server did not start, once its start has failed. */
+function startFailure(): string | undefined {
+  const file = inject('pgFailureFile');
+  return file !== '' && existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+}
+
 /** Connects as the superuser, waiting for the server to accept connections. */
 async function admin(): Promise<pg.Client> {
   const until = Date.now() + START_WAIT_MS;
   for (;;) {
-    const c = new pg.Client({ connectionString: `${inject('pgAdminUrl')}/postgres` });
+    const c = new pg.Client({ connectionString: inject('pgUrl') });
     c.on('error', () => {});
     try {
       await c.connect();
       return c;
     } catch (err) {
       await c.end().catch(() => {});
-      if (Date.now() > until) throw err;
+      const failure = startFailure();
+      if (failure !== undefined) throw new Error(failure);
+      // A server of one's own was reached at the start: only ours may still be starting.
+      const ours = inject('pgFailureFile') !== '';
+      if (!ours || Date.now() > until) {
+        const from = ours ? "the tests' server" : 'PAYOUTS_TEST_PG_URL';
+        throw new Error(`${from} could not be reached: ${(err as Error).message}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -36,7 +50,9 @@ export async function freshDatabase(): Promise<string> {
   } finally {
     await c.end();
   }
-  return `${inject('pgAdminUrl')}/postgres?options=${encodeURIComponent(`-c search_path=${name}`)}`;
+  const url = inject('pgUrl');
+  const options = `options=${encodeURIComponent(`-c search_path=${name}`)}`;
+  return `${url}${url.includes('?') ? '&' : '?'}${options}`;
 }
 
 /** Runs one query on a database; its rows. */

@@ -32,6 +32,8 @@ interface Runs {
   refs: string[];
   /** The references of --failed-out after each run. */
   failedOut: string[][];
+  /** Runs the same command a third time. */
+  again(): Promise<MainResult>;
 }
 
 /** The references of a --failed-out file (empty when none was written). */
@@ -105,7 +107,7 @@ async function twoRuns(
   const first = await checked(1);
   const second = await checked(2);
   expect(svc.appliedTwice()).toEqual([]);
-  return { first, second, svc, refs, failedOut };
+  return { first, second, svc, refs, failedOut, again: () => run(3) };
 }
 
 /** A success envelope whose results list is `edit` of the results of what was applied. */
@@ -132,6 +134,77 @@ describe.each(STORES)('the audit (%s)', (store) => {
   };
   /** Error statuses of section 1: every one on SQLite, the first and last on PostgreSQL. */
   const errorStatuses = store === 'sqlite' ? [200, 400, 409, 422] : [200, 422];
+
+  describe('0. "Payout not found" is proof only as the spec\'s envelope under a status below 500', () => {
+    /** Lookups answered by something other than the service: a proxy, a framework's error page. */
+    const pages: Array<[string, number, string, string]> = [
+      ['plain text under HTTP 500', 500, 'text/plain', 'Payout not found'],
+      [
+        'the envelope under HTTP 500',
+        500,
+        'application/json',
+        '{"success":false,"message":["Payout not found"],"data":[]}',
+      ],
+      ['plain text under HTTP 404', 404, 'text/plain', 'Payout not found'],
+      [
+        'an envelope whose data is not empty',
+        404,
+        'application/json',
+        '{"success":false,"message":["Payout not found"],"data":{"reference_id":"X"}}',
+      ],
+    ];
+    const answering = (status: number, type: string, body: string) => (s: LedgerService) => {
+      s.onGet = (_ref, res) => {
+        res.writeHead(status, { 'content-type': type });
+        res.end(body);
+        return true;
+      };
+    };
+    for (const [name, status, type, body] of pages) {
+      it(`after a cut request, ${name} keeps the payouts in doubt: nothing sent again`, async () => {
+        const r = await twoRuns(firstAnswers({ cut: true }), {
+          n: 10,
+          setup: answering(status, type, body),
+        });
+        expect(r.first.code).toBe(7);
+        expect(r.second.code).toBe(7);
+        expect(Object.values(statuses(r.first))).toEqual(Array(10).fill('unknown'));
+        expect(r.svc.creates).toBe(1);
+        expect(r.failedOut).toEqual([[], []]);
+        // Once the lookups answer from the ledger, a third run finds them: still sent once.
+        r.svc.onGet = undefined;
+        const third = await r.again();
+        expect(third.code).toBe(0);
+        expect(r.svc.creates).toBe(1);
+        expect(r.svc.appliedTwice()).toEqual([]);
+      });
+    }
+
+    it('--check-service from a second folder sends nothing when lookups answer a 500 "Payout not found"', async () => {
+      svc = await fixture.start();
+      const [a, b] = [fixture.home(), fixture.home()];
+      const file = join(a.dir, 'run.csv');
+      const refs = Array.from({ length: 6 }, (_, i) => `CHK-${i + 1}`);
+      const rows = refs.map((r, i) => `${r},${i + 1}.25,EUR,${r.toLowerCase()}@example.com`);
+      writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+      const clock = new FakeClock();
+      const first = await runMain(['send', file, '--yes'], {
+        env: withStore(svc.env(a.env)),
+        clock,
+      });
+      expect(first.code).toBe(0);
+      answering(500, 'text/plain', 'Payout not found')(svc);
+      // Another folder with a history of its own: only the lookups stand between it and paying again.
+      const second = await runMain(['send', file, '--yes', '--json', '--check-service'], {
+        env: svc.env(b.env),
+        clock,
+      });
+      expect(second.code).toBe(7);
+      expect(svc.creates).toBe(1);
+      expect(svc.appliedTwice()).toEqual([]);
+      expect(refs.every((r) => svc!.posts.get(r) === 1)).toBe(true);
+    });
+  });
 
   describe('1. error answers after the payouts were applied', () => {
     for (const status of errorStatuses) {

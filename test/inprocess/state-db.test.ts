@@ -1,11 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS } from '../../src/state/schema.js';
 import { parseJsonStdout, sample, tempHomesPerTest } from '../helpers/cli.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { runsOnFakeClock } from '../helpers/main.js';
+import { writeRun } from '../helpers/sandbox.js';
+import { expectEveryRow, type SendDoc } from '../helpers/stopped-runs.js';
 
 // Every problem with state.db, made for real, is the user's problem: exit 7, the file, the
 // fix; SQLite's codes only with --debug. The lock held by another program is in
@@ -104,6 +107,107 @@ describe('state.db problems', () => {
     } finally {
       undo?.();
     }
+  });
+});
+
+/**
+ * Makes every state.db connection opened from now on unable to grow once `full()` is called:
+ * SQLite reports a database at its max_page_count exactly as a full disk (SQLITE_FULL). A
+ * tmpfs would fill a real disk, but mounting one needs a privilege CI containers lack.
+ */
+function diskFillsOnDemand(): { full(): void } {
+  const connections: Database.Database[] = [];
+  const exec = Database.prototype.exec;
+  vi.spyOn(Database.prototype, 'exec').mockImplementation(function (
+    this: Database.Database,
+    sql: string,
+  ) {
+    if (sql === 'PRAGMA synchronous = FULL') connections.push(this);
+    return exec.call(this, sql);
+  });
+  return {
+    full() {
+      for (const db of connections) {
+        if (!db.open) continue;
+        const { page_count: pages } = db.prepare('PRAGMA page_count').get() as {
+          page_count: number;
+        };
+        exec.call(db, `PRAGMA max_page_count = ${pages}`);
+      }
+    },
+  };
+}
+
+describe('state.db failing mid-send', () => {
+  const ledger = ledgerPerTest();
+
+  it('a disk that fills mid-send: every row keeps its status, counts agree, exit 7; the next run finishes once', async () => {
+    const disk = diskFillsOnDemand();
+    const svc = await ledger.start((n) => {
+      if (n === 4) disk.full();
+      return {};
+    });
+    const h = ledger.home();
+    const { file, refs } = writeRun(h.dir, 300);
+    const args = ['send', file, '--yes', '--json', '--chunk-size', '25', '--concurrency', '2'];
+    const r = await run(args, { env: svc.env(h.env) });
+    expect(r.code, r.stderr).toBe(7);
+    const doc = JSON.parse(r.stdout) as SendDoc;
+    expect(doc.error).toMatchObject({ type: 'StateError', exit_code: 7 });
+    expect(doc.error!.message).toContain('the disk is full');
+    expectEveryRow(doc, refs);
+    expect(doc.success_count).toBe(svc.held.size);
+    // No request after the failed commit but those in flight and the two prepared ahead.
+    expect(svc.creates).toBeLessThanOrEqual(4 + 2 + 2);
+    vi.restoreAllMocks();
+    const again = await run(args, { env: svc.env(h.env) });
+    expect(again.code, again.stderr).toBe(0);
+    expect([...svc.held.keys()].sort()).toEqual([...refs].sort());
+    expect(svc.appliedTwice()).toEqual([]);
+  });
+});
+
+describe('a state.db that lost its contents', () => {
+  const ledger = ledgerPerTest();
+
+  /** A folder whose state.db recorded a run of 30 payouts to a ledger service. */
+  async function sentOnce() {
+    const svc = await ledger.start();
+    const h = ledger.home();
+    const { file: csv, refs } = writeRun(h.dir, 30);
+    const args = ['send', csv, '--yes'];
+    const first = await run(args, { env: svc.env(h.env) });
+    expect(first.code, first.stderr).toBe(0);
+    const file = join(h.env.XDG_STATE_HOME!, 'payouts', 'state.db');
+    return { svc, h, args, refs, file };
+  }
+
+  it('a 0-byte state.db in a folder that sent before: damaged, exit 7, nothing sent again', async () => {
+    const { svc, h, args, file } = await sentOnce();
+    truncateSync(file, 0);
+    // A dry run, as one often comes first, neither takes it for new nor makes it so.
+    const dry = await run([...args, '--dry-run'], { env: svc.env(h.env) });
+    expectPlain(dry, file);
+    expect(statSync(file).size).toBe(0);
+    const again = await run(args, { env: svc.env(h.env) });
+    expectPlain(again, file);
+    expect(again.stderr).toContain(`the state database ${file} is damaged (it is empty, but`);
+    expect(again.stderr).toContain('--check-service');
+    expect(svc.creates).toBe(1);
+    expect((await run(['runs'], { env: h.env })).code).toBe(7);
+    // Moved aside as the message says, --check-service finds every payout sent: none twice.
+    renameSync(file, `${file}.damaged`);
+    const checked = await run([...args, '--check-service'], { env: svc.env(h.env) });
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(svc.creates).toBe(1);
+    expect(svc.appliedTwice()).toEqual([]);
+  });
+
+  it('a 0-byte state.db in a folder never used is a fresh start', async () => {
+    const h = home();
+    writeFileSync(h.file, '');
+    const r = await run(['runs'], { env: h.env });
+    expect(r.code, r.stderr).toBe(0);
   });
 });
 

@@ -83,7 +83,7 @@ describe('payouts status checks what it shows', () => {
     expect(s.requests.every((q) => q.url.endsWith('/A-1'))).toBe(true);
     const esc = await run(['status', '\u001bA-1'], s);
     expect(esc.code).toBe(2);
-    expect(esc.stderr).toContain('U+001B (escape) at character 1');
+    expect(esc.stderr).toContain('U+001B ESCAPE at character 1');
   });
 
   it('names the value and the fix of a refused reference, in an argument and in a file', async () => {

@@ -189,12 +189,14 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       { openService, loadSettings, serviceKeyOf },
       { stateDir },
       { stateUrlOf },
+      { lockWaitFor },
     ] = await Promise.all([
       import('../../core/send/run.js'),
       import('../../input/index.js'),
       import('../../core/service.js'),
       import('../../paths.js'),
       import('../state-url.js'),
+      import('../../state/db.js'),
     ]);
     if (flags.showRequest && !flags.dryRun) {
       throw new UsageError('--show-request applies only with --dry-run: add --dry-run');
@@ -234,6 +236,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         output: ctx.output,
         stdin: ctx.runtime.stdin,
         stateDir: stateDir(ctx.runtime.env),
+        stateWait: lockWaitFor(ctx.runtime.env.PAYOUTS_STATE_WAIT),
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,
         clock: ctx.runtime.clock,

@@ -60,6 +60,8 @@ export interface SendDeps {
   stateUrl?: string;
   /** The user and host a shared history's lock names (tests pretend to be another machine). */
   lockHolder?: { host?: string; user?: string };
+  /** How long state.db is waited for while another program holds it locked (default 30 s). */
+  stateWait?: { noticeMs: number; waitMs: number };
 }
 
 /** Builds the sources of a run; standard input is copied to a file, whose bytes are hashed as the files' are. */
@@ -104,7 +106,7 @@ interface Staging {
 async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
   const history = deps.stateUrl
     ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
-    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m) });
+    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m), ...deps.stateWait });
   try {
     const now = new Date((deps.clock ?? systemClock).now());
     const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
@@ -279,8 +281,16 @@ export class SendRun {
       let sent: Sending;
       try {
         sent = await this.sendLocked(service);
-      } finally {
+      } catch (error) {
+        // The error that stopped the run is the one to report, not one of giving the lock back.
+        await lock.release().catch(() => {});
+        throw error;
+      }
+      try {
         await lock.release();
+      } catch (error) {
+        // A lost connection gives the lock back by itself; the run's rows are reported all the same.
+        sent.thrown ??= error;
       }
       return await finishRun(this, {
         service,

@@ -1,6 +1,13 @@
 /** A shared history's address: what may be shown of it, and what it is. */
 import { UsageError } from '../../errors.js';
 
+/** The form every refusal of a state URL shows. */
+const FORM =
+  'postgres://USER:PASSWORD@HOST:5432/DATABASE (add ?sslmode=verify-full for TLS; write @ : / ? # [ ] in the password as %40 %3A %2F %3F %23 %5B %5D)';
+
+/** The sslmode values node-postgres acts on; any other would be taken as TLS without a word. */
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
 /** Whether a state URL names a PostgreSQL database. */
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url.trim());
@@ -19,7 +26,81 @@ export function redactStateUrl(url: string): string {
     }
     return u.toString();
   } catch {
-    return '(a state URL that does not parse)';
+    return maskUnparsed(url.trim());
+  }
+}
+
+/**
+ * A URL that does not parse, with what may be its password masked: everything between the
+ * user's colon and the last @, and any password= parameter, so no way of writing it shows.
+ */
+function maskUnparsed(url: string): string {
+  let m = url.replace(/((?:ssl)?password=)[^&#]*/gi, '$1***');
+  const scheme = m.indexOf('://');
+  const at = m.lastIndexOf('@');
+  if (scheme >= 0 && at > scheme) {
+    const colon = m.indexOf(':', scheme + 3);
+    if (colon >= 0 && colon < at) m = `${m.slice(0, colon + 1)}***${m.slice(at)}`;
+  }
+  return m;
+}
+
+/** Parses a state URL as node-postgres does (pg-connection-string): undefined when it cannot. */
+function parseAsPg(url: string): URL | undefined {
+  // pg encodes spaces and stray % signs before parsing, and allows an empty host before a path.
+  const text = /\s|%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(url)
+    ? encodeURI(url).replace(/%25(\d\d)/g, '%$1')
+    : url;
+  for (const candidate of [text, text.replace('@/', '@host/')]) {
+    try {
+      return new URL(candidate);
+    } catch {}
+  }
+  return undefined;
+}
+
+/** What is wrong with the host and port part of a URL that does not parse, when it shows. */
+function authorityProblem(url: string): string {
+  const rest = url.slice(url.indexOf('://') + 3);
+  const end = rest.search(/[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  // An @ after the host's end: the password holds / ? or #, and the "host" is part of it.
+  if (end >= 0 && rest.lastIndexOf('@') > end) {
+    return 'a / ? or # before its last @ ends the host early';
+  }
+  const hostPort = authority.slice(authority.lastIndexOf('@') + 1);
+  if (hostPort.startsWith('[') && !hostPort.includes(']')) {
+    return 'its IPv6 address opens with [ but is not closed with ]';
+  }
+  const port = hostPort.startsWith('[')
+    ? hostPort.slice(hostPort.indexOf(']') + 2)
+    : hostPort.slice(hostPort.indexOf(':') + 1);
+  const hasPort = hostPort.slice(hostPort.lastIndexOf(']') + 1).includes(':');
+  if (hasPort && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) {
+    return `its port "${port}" is not a number from 1 to 65535`;
+  }
+  return 'it does not parse as a URL';
+}
+
+/**
+ * Refuses a PostgreSQL URL node-postgres could not use as meant: one that does not parse
+ * (pg would fail with a bare "Invalid URL"), or an sslmode pg does not know (pg would
+ * silently use TLS with its own checks). Messages show the URL with its password masked.
+ */
+export function checkPostgresUrl(url: string, from: string): void {
+  const shown = JSON.stringify(redactStateUrl(url));
+  const parsed = parseAsPg(url);
+  if (parsed === undefined) {
+    throw new UsageError(
+      `${from} ${shown} is not a usable URL: ${authorityProblem(url)}; use ${FORM}`,
+    );
+  }
+  // pg takes the last of a repeated parameter; every one must be known.
+  const sslmode = parsed.searchParams.getAll('sslmode').find((m) => !SSL_MODES.includes(m));
+  if (sslmode !== undefined) {
+    throw new UsageError(
+      `${from} ${shown} has sslmode=${JSON.stringify(sslmode)}, which is not one of ${SSL_MODES.join(', ')}: use sslmode=verify-full to check the server's certificate and name, or disable on a trusted network`,
+    );
   }
 }
 
@@ -58,9 +139,10 @@ export function chooseStateUrl(
     if (!v) continue;
     if (!isPostgresUrl(v)) {
       throw new UsageError(
-        `${c.from} ${JSON.stringify(redactStateUrl(v))} is not a PostgreSQL URL: use postgres://USER:PASSWORD@HOST:5432/DATABASE (add ?sslmode=verify-full for TLS), or leave it unset to keep the history in the state folder`,
+        `${c.from} ${JSON.stringify(redactStateUrl(v))} is not a PostgreSQL URL: use ${FORM}, or leave it unset to keep the history in the state folder`,
       );
     }
+    checkPostgresUrl(v, c.from);
     return v;
   }
   return undefined;

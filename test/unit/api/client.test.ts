@@ -157,9 +157,40 @@ describe('PayoutClient answer variations', () => {
       (e) => expect(e).toBeInstanceOf(NotFoundError),
     ],
     [
-      'payout not found with success:false and data still present, under 200',
-      reply(200, { success: false, message: ['Payout not found'], data: { reference_id: 'R9' } }),
+      'payout not found under 200 with data absent',
+      reply(200, { success: false, message: ['Payout not found'] }),
       (e) => expect(e).toBeInstanceOf(NotFoundError),
+    ],
+    // Anything but the spec's envelope under a status below 500 is no proof of "not found".
+    [
+      'payout not found with data still present, under 200: no proof',
+      reply(200, { success: false, message: ['Payout not found'], data: { reference_id: 'R9' } }),
+      (e) => expect(e).not.toBeInstanceOf(NotFoundError),
+    ],
+    [
+      'the not-found envelope under 500: a failure, no proof',
+      reply(500, { success: false, message: ['Payout not found'], data: [] }),
+      (e) => expect(e).toBeInstanceOf(ServiceError),
+    ],
+    [
+      'plain text "Payout not found" under 500: a failure, no proof',
+      reply(500, 'Payout not found'),
+      (e) => expect(e).toBeInstanceOf(ServiceError),
+    ],
+    [
+      'plain text "Payout not found" under 404: no proof',
+      reply(404, 'Payout not found'),
+      (e) => expect(e).not.toBeInstanceOf(NotFoundError),
+    ],
+    [
+      'a message that only contains the words: no proof',
+      reply(404, { success: false, message: ['Payout not found', 'retry later'], data: [] }),
+      (e) => expect(e).not.toBeInstanceOf(NotFoundError),
+    ],
+    [
+      "the message as a string rather than the spec's array: no proof",
+      reply(404, { success: false, message: 'Payout not found', data: [] }),
+      (e) => expect(e).not.toBeInstanceOf(NotFoundError),
     ],
     [
       '429 with Retry-After seconds',

@@ -39,11 +39,11 @@ describe('referenceProblem', () => {
   });
 
   it('refuses C0 controls, DEL and C1 controls, naming the character and where it is', () => {
-    expect(referenceProblem('a\tb')?.reason).toMatch(/U\+0009 \(tab\) at character 2/);
-    expect(referenceProblem('\x1b[31mX')?.reason).toMatch(/U\+001B \(escape\) at character 1/);
-    expect(referenceProblem('Ä\x00')?.reason).toMatch(/U\+0000 \(NUL\) at character 2/);
-    expect(referenceProblem('x\x7f')?.reason).toMatch(/U\+007F \(delete\)/);
-    expect(referenceProblem('😀\u0085')?.reason).toMatch(/U\+0085 at character 2/);
+    expect(referenceProblem('a\tb')?.reason).toMatch(/U\+0009 CHARACTER TABULATION at character 2/);
+    expect(referenceProblem('\x1b[31mX')?.reason).toMatch(/U\+001B ESCAPE at character 1/);
+    expect(referenceProblem('Ä\x00')?.reason).toMatch(/U\+0000 NULL at character 2/);
+    expect(referenceProblem('x\x7f')?.reason).toMatch(/U\+007F DELETE/);
+    expect(referenceProblem('😀\u0085')?.reason).toMatch(/U\+0085 NEXT LINE at character 2/);
     expect(referenceProblem('\u009b1m')?.reason).toMatch(/U\+009B/);
     for (let c = 0; c <= 0x9f; c = c === 0x1f ? 0x7f : c + 1) {
       expect(referenceProblem(`a${String.fromCharCode(c)}b`), `U+${c}`).toBeDefined();
@@ -86,10 +86,10 @@ describe('intake refuses references that cannot be read back', () => {
     expect(r.lines).toEqual([
       'test.csv line 2: reference_id ".": means this folder in a URL path, so the payout could never be looked up by it: choose a reference with letters or digits, such as payout-0001',
       'test.csv line 4: reference_id "..": means the parent folder in a URL path, so the payout could never be looked up by it: choose a reference with letters or digits, such as payout-0001',
-      'test.csv line 5: reference_id "a\\tb": holds the control character U+0009 (tab) at character 2; a reference must be visible text to be looked up again: remove it',
-      'test.csv line 6: reference_id "\\x1b[31mX": holds the control character U+001B (escape) at character 1; a reference must be visible text to be looked up again: remove it',
-      'test.csv line 7: reference_id "X\\x7f": holds the control character U+007F (delete) at character 2; a reference must be visible text to be looked up again: remove it',
-      'test.csv line 8: reference_id "Y\\x9b": holds the control character U+009B at character 2; a reference must be visible text to be looked up again: remove it',
+      'test.csv line 5: reference_id "a\\tb": holds the control character U+0009 CHARACTER TABULATION at character 2; a reference must be visible text to be looked up again: remove it',
+      'test.csv line 6: reference_id "\\x1b[31mX": holds the control character U+001B ESCAPE at character 1; a reference must be visible text to be looked up again: remove it',
+      'test.csv line 7: reference_id "X\\x7f": holds the control character U+007F DELETE at character 2; a reference must be visible text to be looked up again: remove it',
+      'test.csv line 8: reference_id "Y\\x9b": holds the control character U+009B CONTROL SEQUENCE INTRODUCER at character 2; a reference must be visible text to be looked up again: remove it',
     ]);
     for (const line of r.lines) expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
   });

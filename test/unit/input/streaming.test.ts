@@ -10,14 +10,14 @@ const ROWS = 20_000;
 let dir: string;
 let path: string;
 
-/** Writes a CSV of `ROWS` payouts, with a quoted multi-line description every 1000 rows. */
+/** Writes a CSV of `ROWS` payouts, with a quoted multi-line note (an extra column) every 1000 rows. */
 async function writeCsv(file: string): Promise<void> {
   const out = createWriteStream(file);
-  out.write('reference_id,amount,currency,recipient,description\r\n');
+  out.write('reference_id,amount,currency,recipient,description,note\r\n');
   let buf = '';
   for (let i = 1; i <= ROWS; i++) {
-    const description = i % 1000 === 0 ? '"two\nlines"' : `Invoice ${i}`;
-    buf += `ref-${i},${(i % 9999) + 1}.${String(i % 100).padStart(2, '0')},USD,user${i}@example.com,${description}\r\n`;
+    const note = i % 1000 === 0 ? '"two\nlines"' : '';
+    buf += `ref-${i},${(i % 9999) + 1}.${String(i % 100).padStart(2, '0')},USD,user${i}@example.com,Invoice ${i},${note}\r\n`;
     if (buf.length > 1 << 16) {
       if (!out.write(buf)) await once(out, 'drain');
       buf = '';

@@ -1,12 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { migrate, openDatabase, openStateDb } from '../../../src/state/db.js';
+import { lockWaitFor, migrate, openDatabase, openStateDb } from '../../../src/state/db.js';
 import { MIGRATIONS } from '../../../src/state/schema.js';
 import { payoutHash, priorRows, RunIntake, runIdFor, serviceId } from '../../../src/state/index.js';
 import { openDb, payout, SERVICE, tempStateDir } from './helpers.js';
 
 describe('state.db', () => {
+  it('waits PAYOUTS_STATE_WAIT seconds for a lock: 2 s at most in silence, the rest told', () => {
+    expect(lockWaitFor(undefined)).toEqual({ noticeMs: 2_000, waitMs: 28_000 });
+    expect(lockWaitFor('60')).toEqual({ noticeMs: 2_000, waitMs: 58_000 });
+    expect(lockWaitFor('1')).toEqual({ noticeMs: 500, waitMs: 500 });
+    for (const bad of ['0', 'soon', '-1', '4000']) {
+      expect(() => lockWaitFor(bad)).toThrow(/PAYOUTS_STATE_WAIT .*from 0\.1 to 3600/);
+    }
+  });
+
   it('is WAL, synced on every commit, at the latest schema version', async () => {
     const db = await openDb(await tempStateDir());
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });

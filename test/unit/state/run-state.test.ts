@@ -133,6 +133,26 @@ describe('RunState: written ahead', () => {
     expect(report.map((r) => r.outcome?.status)).toEqual(['success', 'not_sent', undefined]);
     db.pragma('query_only = OFF');
   });
+  it('keeps every outcome when the commit itself fails (a full disk met at COMMIT)', async () => {
+    const db = await openDb(await tempStateDir());
+    const state = openRun(db, ['A', 'B']);
+    const base = { amount: '1.00', currency: 'EUR' };
+    state.outcomes.set(0, { ...base, reference_id: 'A', status: 'success' }, { req: 1, at: 'now' });
+    state.outcomes.set(1, { ...base, reference_id: 'B', status: 'not_sent' });
+    // In WAL mode pages reach the disk at COMMIT: the writes are made, then rolled back.
+    const transaction = db.transaction.bind(db);
+    db.transaction = ((fn: () => void) =>
+      transaction(() => {
+        fn();
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      })) as typeof db.transaction;
+    expect(String(state.outcomes.save())).toMatch(/disk is full/);
+    expect([...state.outcomes.values()].map((o) => [o.reference_id, o.status])).toEqual([
+      ['A', 'success'],
+      ['B', 'not_sent'],
+    ]);
+    expect(state.outcomes.countsOf()).toMatchObject({ success: 1, notSent: 1 });
+  });
   it('puts every payout of an intent in flight, however many it names', async () => {
     const db = await openDb(await tempStateDir());
     const refs = Array.from({ length: 251 }, (_, i) => `R${i}`);

@@ -72,7 +72,7 @@ describe('payouts status and send refuse the same references', () => {
 
   it('shows a refused argument escaped', () => {
     expect(statusRefusal('\u001b[2J')).toBe(
-      'reference_id "\\x1b[2J": holds the control character U+001B (escape) at character 1; a reference must be visible text to be looked up again: remove it',
+      'reference_id "\\x1b[2J": holds the control character U+001B ESCAPE at character 1; a reference must be visible text to be looked up again: remove it',
     );
     expect(statusRefusal('.')).toMatch(/^reference_id "\.": means this folder in a URL path/);
   });

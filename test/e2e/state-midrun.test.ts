@@ -1,0 +1,144 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, copyFileSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { finishesOnceOnRerun, reportStatuses, sendArgs } from '../helpers/signal-runs.js';
+import { writeRun } from '../helpers/sandbox.js';
+import { documentOn, expectEveryRow } from '../helpers/stopped-runs.js';
+import { onTerminal, storeProfile } from '../helpers/terminal.js';
+
+// Issue 31 item 3: state.db failing mid-send is a stop, not a crash. The built binary commits
+// in its writer thread, which in-process runs do not use, so these run it as a person does:
+// on a pseudo-terminal, spinner on, a stored profile. PAYOUTS_STATE_WAIT shortens the lock wait.
+
+const fixture = ledgerPerTest();
+
+describe('state.db locked by another program mid-send', () => {
+  it('stops: no new request, every row reported, exit 7; the next run finishes once', async () => {
+    const home = fixture.home();
+    const file = join(home.env.XDG_STATE_HOME!, 'payouts', 'state.db');
+    let holder: Database.Database | undefined;
+    // The third request takes state.db's write lock and holds it until the run has ended.
+    const svc = await fixture.start((n) => {
+      if (n === 3) {
+        holder = new Database(file);
+        holder.exec('BEGIN IMMEDIATE');
+      }
+      return {};
+    });
+    await storeProfile(home.env, svc.url);
+    const { file: csv, refs } = writeRun(home.dir, 20);
+    const s = { svc, home, file: csv, refs, marker: '' };
+    const report = join(home.dir, 'report.csv');
+    const env = { ...home.env, PAYOUTS_STATE_WAIT: '1' };
+    try {
+      const r = await onTerminal(sendArgs(s, '--yes', '--json', '--report', report), [], env);
+      const doc = documentOn(r.output);
+      expect(r.code, r.output).toBe(7);
+      expect(doc.exit_code).toBe(7);
+      expect(doc.error).toMatchObject({ type: 'StateError', exit_code: 7 });
+      expect(doc.error!.message).toContain(`the state database ${file} stayed locked`);
+      expect(r.output).not.toContain('internal error');
+      expectEveryRow(doc, refs);
+      // The requests whose answers came are success, whether or not state.db took them.
+      expect(doc.success_count).toBe(svc.held.size);
+      expect(svc.creates).toBeLessThan(10);
+      expect([...reportStatuses(report).values()]).toEqual(doc.results.map((x) => x.status));
+    } finally {
+      holder?.exec('ROLLBACK');
+      holder?.close();
+    }
+    await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
+  });
+});
+
+/** A 4 MiB tmpfs at `dir`, and how to unmount it; undefined where mounting is not allowed. */
+function smallDisk(dir: string): (() => void) | undefined {
+  mkdirSync(dir, { recursive: true });
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  return () => execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+}
+
+/** Writes `file` until the disk is full. */
+function fillDisk(file: string): void {
+  const block = Buffer.alloc(64 * 1024, 1);
+  const fd = openSync(file, 'w');
+  try {
+    for (;;) writeSync(fd, block);
+  } catch {
+    // ENOSPC: the disk is full.
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('a disk that fills mid-send, for real', () => {
+  // The in-process test (test/inprocess/state-db.test.ts) fills state.db with max_page_count,
+  // which runs anywhere; a full tmpfs fails the writer thread's COMMIT, as a real disk does.
+  it('every row keeps the status the run knows, exit 7; the next run finishes once', async (ctx) => {
+    const home = fixture.home();
+    const unmount = smallDisk(home.env.XDG_STATE_HOME!);
+    if (!unmount) ctx.skip();
+    const filler = join(home.env.XDG_STATE_HOME!, 'filler');
+    try {
+      const svc = await fixture.start((n) => {
+        if (n === 3) fillDisk(filler);
+        return {};
+      });
+      await storeProfile(home.env, svc.url);
+      const { file: csv, refs } = writeRun(home.dir, 20);
+      const s = { svc, home, file: csv, refs, marker: '' };
+      const r = await onTerminal(sendArgs(s, '--yes', '--json'), [], home.env);
+      const doc = documentOn(r.output);
+      expect(r.code, r.output).toBe(7);
+      expect(doc.error).toMatchObject({ type: 'StateError', exit_code: 7 });
+      expect(doc.error!.message).toContain('the disk is full');
+      expectEveryRow(doc, refs);
+      expect(doc.success_count).toBe(svc.held.size);
+      rmSync(filler);
+      await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
+    } finally {
+      unmount?.();
+    }
+  });
+});
+
+describe('a finished run and its -wal', () => {
+  it('state.db alone holds the run, even while another program has it open', async () => {
+    const home = fixture.home();
+    const svc = await fixture.start();
+    await storeProfile(home.env, svc.url);
+    const dir = join(home.env.XDG_STATE_HOME!, 'payouts');
+    const warm = writeRun(home.dir, 2, 'warm.csv');
+    expect((await onTerminal(['send', warm.file, '--yes'], [], home.env)).code).toBe(0);
+    // Another program reading state.db keeps SQLite from folding the -wal in at close.
+    const reader = new Database(join(dir, 'state.db'), { readonly: true });
+    reader.prepare('SELECT count(*) FROM runs').get();
+    try {
+      const { file: csv, refs } = writeRun(home.dir, 30, 'more.csv');
+      expect((await onTerminal(['send', csv, '--yes'], [], home.env)).code).toBe(0);
+      const creates = svc.creates;
+      // The folder as a -wal deleted after the run leaves it: state.db alone, elsewhere.
+      const other = fixture.home();
+      mkdirSync(join(other.env.XDG_STATE_HOME!, 'payouts'), { recursive: true });
+      copyFileSync(join(dir, 'state.db'), join(other.env.XDG_STATE_HOME!, 'payouts', 'state.db'));
+      await storeProfile(other.env, svc.url);
+      const again = await onTerminal(['send', csv, '--yes'], [], other.env);
+      expect(again.output).toContain(
+        'Nothing to send: all 30 payouts of these files were sent earlier',
+      );
+      expect(again.code).toBe(0);
+      expect(svc.creates).toBe(creates);
+      expect(svc.held.size).toBe(refs.length);
+      expect(svc.appliedTwice()).toEqual([]);
+    } finally {
+      reader.close();
+    }
+  });
+});

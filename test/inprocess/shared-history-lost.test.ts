@@ -1,0 +1,72 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
+import { type PrivatePg, startPrivatePg } from '../helpers/pg-private.js';
+import { writeRun } from '../helpers/sandbox.js';
+import { expectEveryRow, type SendDoc } from '../helpers/stopped-runs.js';
+
+// Issue 31 item 3: the shared history's PostgreSQL going away mid-send is a stop, not a
+// crash. The tests' shared server must stay up, so these stop a private one.
+
+const fixture = ledgerPerTest();
+let server: PrivatePg;
+
+beforeAll(async () => {
+  server = await startPrivatePg();
+}, 60_000);
+afterAll(async () => {
+  await server?.remove();
+});
+
+/** A database of its own on the private server: a schema the URL's search_path selects. */
+async function freshSchema(name: string): Promise<string> {
+  const c = new pg.Client({ connectionString: server.url });
+  await c.connect();
+  try {
+    await c.query(`CREATE SCHEMA ${name}`);
+  } finally {
+    await c.end();
+  }
+  return `${server.url}?options=${encodeURIComponent(`-c search_path=${name}`)}`;
+}
+
+describe('the shared history lost mid-send', () => {
+  it.each([
+    ['stopped', 'lost_stopped', () => server.stop()],
+    [
+      'restarted',
+      'lost_restarted',
+      async () => {
+        await server.stop();
+        await server.start();
+      },
+    ],
+  ])(
+    '%s: every row reported, the lost connection named, exit 7; the next run finishes once',
+    async (_, schema, outage) => {
+      const url = await freshSchema(schema);
+      // The third request is answered once the server is down (or back): it was applied.
+      const svc = await fixture.start((n) => (n === 3 ? { hold: outage() } : {}));
+      const home = fixture.home();
+      const { file, refs } = writeRun(home.dir, 20);
+      const args = ['send', file, '--yes', '--json', '--chunk-size', '2', '--concurrency', '1'];
+      const env = { ...svc.env(home.env), PAYOUTS_STATE_URL: url, PAYOUTS_TIMEOUT: '1' };
+      const r = await runMain(args, { env, clock: new FakeClock() }).finally(() => server.start());
+      expect(r.code, r.stderr).toBe(7);
+      const doc = JSON.parse(r.stdout) as SendDoc & { run_id: string | null };
+      expect(doc.run_id).not.toBeNull();
+      expectEveryRow(doc, refs);
+      expect(doc.success_count).toBe(svc.held.size);
+      expect(doc.error!.message).toMatch(/connection .*lost/);
+      expect(doc.error!.message).not.toContain('giving back the run lock');
+      // Only requests whose intent the history held before it went away (two prepared ahead).
+      expect(svc.creates).toBeLessThanOrEqual(3 + 2);
+      const again = await runMain(args, { env, clock: new FakeClock() });
+      expect(again.code, again.stderr).toBe(0);
+      expect([...svc.held.keys()].sort()).toEqual([...refs].sort());
+      expect(svc.appliedTwice()).toEqual([]);
+    },
+    60_000,
+  );
+});
