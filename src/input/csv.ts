@@ -5,9 +5,9 @@ import { errorCode } from '../errors.js';
 import { readChunks } from './chunks.js';
 import { type InputEncoding, isUtf16 } from './encoding.js';
 import type { PayoutChecker } from './fields.js';
-import { matchHeader } from './header.js';
+import { type HeaderColumns, matchHeader, renamesMeta, rowReference } from './header.js';
 import { delimiterName } from './options.js';
-import type { FileMeta, InputSource, IntakeSink, PayoutField } from './types.js';
+import type { FileMeta, InputSource, IntakeSink, PayoutField, Renames } from './types.js';
 
 /** What the CSV reader needs besides the source. */
 export interface CsvSettings {
@@ -152,11 +152,12 @@ class CsvRecords {
   private linesBefore = 0;
   sawHeader = false;
   private width = 0;
-  private iReference = -1;
   private iAmount = -1;
   private iCurrency = -1;
   private iRecipient = -1;
   private iDescription = -1;
+  private columns: HeaderColumns | undefined;
+  readonly renames: Renames = { count: 0, examples: [] };
 
   constructor(
     private readonly s: CsvSettings,
@@ -180,7 +181,12 @@ class CsvRecords {
     }
     this.s.checker.check(
       line,
-      rec[this.iReference]!,
+      rowReference(
+        this.columns!,
+        (i) => rec[i]!,
+        (v) => v.trim() === '',
+        this.renames,
+      ),
       rec[this.iAmount]!,
       rec[this.iCurrency]!,
       rec[this.iRecipient]!,
@@ -229,7 +235,7 @@ class CsvRecords {
       return;
     }
     this.width = rec.length;
-    this.iReference = columns.reference;
+    this.columns = columns;
     this.iAmount = columns.amount;
     this.iCurrency = columns.currency;
     this.iRecipient = columns.recipient;
@@ -345,5 +351,5 @@ export async function readCsv(source: InputSource, s: CsvSettings): Promise<File
   else if (outcome === 'done' && !records.stop && records.rows === 0) {
     fail(undefined, 'no payouts in this file');
   }
-  return { rows: records.rows };
+  return { rows: records.rows, ...renamesMeta(records.renames) };
 }

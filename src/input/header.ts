@@ -1,7 +1,13 @@
 /** Matching a header row to the payout fields, shared by the CSV and .xlsx readers. */
 import type { PayoutChecker, RowLocation } from './fields.js';
 import { normalizeHeader } from './options.js';
-import { type IntakeSink, PAYOUT_FIELDS, type PayoutField, REQUIRED_FIELDS } from './types.js';
+import {
+  type IntakeSink,
+  PAYOUT_FIELDS,
+  type PayoutField,
+  REQUIRED_FIELDS,
+  type Renames,
+} from './types.js';
 
 const LISTED_HEADERS = 12;
 
@@ -12,6 +18,44 @@ export interface HeaderColumns {
   currency: number;
   recipient: number;
   description: number;
+  /** The new_reference_id column of a retry file (-1: none): a value there replaces reference_id. */
+  newReference: number;
+}
+
+/** The normalized name of a retry file's column of new references (send/report.ts writes it). */
+const NEW_REFERENCE = 'newreferenceid';
+
+/** Examples of renamed rows a summary shows. */
+const RENAME_EXAMPLES = 3;
+
+/**
+ * The reference a row is sent under: its new_reference_id when one is filled in (counted in
+ * `renames`, for the summary a person confirms), else its reference_id.
+ */
+export function rowReference<T>(
+  c: HeaderColumns,
+  read: (i: number) => T,
+  blank: (v: T) => boolean,
+  renames?: Renames,
+): T {
+  if (c.newReference !== -1) {
+    const fresh = read(c.newReference);
+    if (!blank(fresh)) {
+      if (renames) {
+        renames.count += 1;
+        if (renames.examples.length < RENAME_EXAMPLES) {
+          renames.examples.push([String(read(c.reference) ?? '').trim(), String(fresh).trim()]);
+        }
+      }
+      return fresh;
+    }
+  }
+  return read(c.reference);
+}
+
+/** The renames of a file for its FileMeta, when there were any. */
+export function renamesMeta(renames: Renames): { renamed?: Renames } {
+  return renames.count ? { renamed: renames } : {};
 }
 
 /** What matching a header needs besides the header's cells. */
@@ -87,9 +131,13 @@ export function matchHeader(
 ): HeaderColumns | undefined {
   const columns = new Map<PayoutField, number[]>();
   const extra: string[] = [];
+  let newReference = -1;
   for (let i = 0; i < rec.length; i++) {
-    const field = h.names.get(normalizeHeader(rec[i]!));
-    if (field === undefined) {
+    const normalized = normalizeHeader(rec[i]!);
+    const field = h.names.get(normalized);
+    if (field === undefined && normalized === NEW_REFERENCE && newReference === -1) {
+      newReference = i;
+    } else if (field === undefined) {
       const name = rec[i]!.trim();
       extra.push(name === '' ? `(unnamed column ${i + 1})` : JSON.stringify(name));
     } else {
@@ -129,5 +177,6 @@ export function matchHeader(
     currency: columns.get('currency')![0]!,
     recipient: columns.get('recipient')![0]!,
     description: columns.get('description')?.[0] ?? -1,
+    newReference,
   };
 }

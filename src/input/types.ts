@@ -95,4 +95,12 @@ export interface FileMeta {
   rows: number;
   /** The sheet of a workbook that was read. */
   sheet?: string;
+  /** Rows sent under their new_reference_id (a retry file's), with the first few as examples. */
+  renamed?: Renames;
+}
+
+/** How many rows took their new_reference_id, and the first few pairs (reference_id, new one). */
+export interface Renames {
+  count: number;
+  examples: Array<[from: string, to: string]>;
 }

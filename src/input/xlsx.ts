@@ -6,7 +6,7 @@ import type { CellObject } from '@e965/xlsx';
 import { errorMessage } from '../errors.js';
 import { plainNumberText } from '../money/amount.js';
 import type { PayoutChecker } from './fields.js';
-import { type HeaderColumns, matchHeader } from './header.js';
+import { type HeaderColumns, matchHeader, renamesMeta, rowReference } from './header.js';
 import { normalizeHeader } from './options.js';
 import { readErrorMessage } from './source.js';
 import {
@@ -14,6 +14,7 @@ import {
   type InputSource,
   type IntakeSink,
   type PayoutField,
+  type Renames,
   REQUIRED_FIELDS,
 } from './types.js';
 
@@ -236,6 +237,7 @@ function headerText(cell: CellObject | undefined): string {
 class SheetRows {
   private readonly label: string;
   private columns: HeaderColumns | undefined;
+  readonly renames: Renames = { count: 0, examples: [] };
   /** Rows holding a number as reference_id or recipient: the first row, and how many. */
   private numericIds: { row: number; count: number; fields: Set<PayoutField> } | undefined;
   rows = 0;
@@ -269,7 +271,12 @@ class SheetRows {
     const read = (i: number, field: PayoutField) => this.cell(cells[i], i, row, field);
     this.s.checker.check(
       this.at(row),
-      read(c.reference, 'reference_id'),
+      rowReference(
+        c,
+        (i) => read(i, 'reference_id'),
+        (v) => v !== null && v.trim() === '',
+        this.renames,
+      ),
       read(c.amount, 'amount'),
       read(c.currency, 'currency'),
       read(c.recipient, 'recipient'),
@@ -443,5 +450,5 @@ export async function readXlsx(source: InputSource, s: XlsxSettings): Promise<Fi
   if (rows.rows === 0) {
     s.checker.report(sheetLabel(sheet.name), undefined, undefined, 'no payouts in this sheet');
   }
-  return { rows: rows.rows, sheet: sheet.name };
+  return { rows: rows.rows, sheet: sheet.name, ...renamesMeta(rows.renames) };
 }

@@ -15,10 +15,20 @@ export {
   type RunPayout,
   RunState,
 } from './run-state.js';
-export { hasHistory, type PriorRow, priorRows, stagedPages, stagedPayouts } from './prior.js';
+export {
+  hasHistory,
+  type PriorRow,
+  priorRows,
+  stagedLocations,
+  stagedPages,
+  stagedPayouts,
+} from './prior.js';
 export type { PgHistory } from './pg/history.js';
 export type { JournalMirror, JournalRecord } from './records.js';
 export {
+  type HeldReference,
+  heldReferences,
+  isNear,
   listRuns,
   listRunsIn,
   type PayoutState,
@@ -26,6 +36,7 @@ export {
   type RunDetail,
   type RunSummary,
   readRun,
+  nearReferences,
   readRunIn,
 } from './runs.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

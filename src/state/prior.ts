@@ -132,6 +132,29 @@ export function stagedPayouts(intake: RunIntake): Array<{ row: number; payout: P
   return rows.map((r) => ({ row: r.row, payout: payoutOf(r) }));
 }
 
+/** Where staged rows of a send were read (file and location), with their references, by row. */
+export function stagedLocations(
+  intake: RunIntake,
+  rows: number[],
+): Map<number, { reference_id: string; file: string; location: string }> {
+  const read = intake.db.prepare(
+    'SELECT reference_id, file, location FROM payouts WHERE run = ? AND row = ?',
+  );
+  const out = new Map<number, { reference_id: string; file: string; location: string }>();
+  for (const row of rows) {
+    const r = read.get(intake.id, row) as
+      | { reference_id: string; file: string | null; location: string | null }
+      | undefined;
+    if (r)
+      out.set(row, {
+        reference_id: r.reference_id,
+        file: r.file ?? '',
+        location: r.location ?? '',
+      });
+  }
+  return out;
+}
+
 /** Whether state.db (of a send) holds any run of the service. */
 export function hasHistory(intake: RunIntake, serviceKey: string): boolean {
   return sentBefore(intake.db, 'main', serviceId(serviceKey));

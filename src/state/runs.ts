@@ -1,6 +1,7 @@
 /** The runs in state.db, as `payouts runs` lists and shows them. */
 import { UsageError } from '../errors.js';
 import type { StateDb } from './db.js';
+import { serviceId } from './hash.js';
 
 /** A run as `payouts runs` lists it. */
 export interface RunSummary {
@@ -43,7 +44,14 @@ export type PayoutState =
 /** A run with the state of each of its payouts. */
 export interface RunDetail {
   summary: RunSummary;
-  payouts: Array<{ reference_id: string; amount: string; currency: string; state: PayoutState }>;
+  payouts: Array<{
+    reference_id: string;
+    amount: string;
+    currency: string;
+    recipient: string;
+    description: string | null;
+    state: PayoutState;
+  }>;
 }
 
 /**
@@ -145,6 +153,8 @@ interface StateRow {
   reference_id: string;
   amount: string | null;
   currency: string | null;
+  recipient: string | null;
+  description: string | null;
   state: string;
   req: number | null;
   hash: string | null;
@@ -198,7 +208,8 @@ function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
 }
 
 const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
-const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.state, j.req, j.hash,
+const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.recipient, j.description,
+  j.state, j.req, j.hash,
   j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier
   FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
   WHERE j.run = ? ORDER BY j.row`;
@@ -209,6 +220,8 @@ function detailOf(only: SummaryRow, rows: StateRow[]): RunDetail {
     reference_id: r.reference_id,
     amount: r.amount ?? '',
     currency: r.currency ?? '',
+    recipient: r.recipient ?? '',
+    description: r.description,
     state: stateOf(r),
   }));
   return { summary: summaryOf(only), payouts };
@@ -230,4 +243,77 @@ export async function readRunIn(read: RowReader, runIdPrefix: string): Promise<R
     runIdPrefix,
   );
   return detailOf(only, (await read(PAYOUT_STATES, [only.id])) as StateRow[]);
+}
+
+/** A reference a service's runs hold, with the run that holds it and when it was sent. */
+export interface HeldReference {
+  reference_id: string;
+  run_id: string;
+  sent_at: string | null;
+}
+
+/** The references of `refs` that runs of `service` (a base URL or "sandbox") hold. */
+export async function heldReferences(
+  read: RowReader,
+  service: string,
+  refs: string[],
+): Promise<HeldReference[]> {
+  const held: HeldReference[] = [];
+  for (const ref of refs) {
+    const rows = (await read(
+      `SELECT j.reference_id, r.run_id, j.sent_at FROM journal j JOIN runs r ON r.id = j.run
+       WHERE j.reference_id = ? AND r.service_id = ? AND r.run_id IS NOT NULL LIMIT 1`,
+      [ref, serviceId(service)],
+    )) as HeldReference[];
+    if (rows[0]) held.push(rows[0]);
+  }
+  return held;
+}
+
+/**
+ * The references a service's runs hold that are near `ref` (the same but for case, `-`,
+ * `_` or spaces, or one character added, dropped or changed), each with the latest run
+ * that holds it; the exact reference itself is left out.
+ */
+export async function nearReferences(
+  read: RowReader,
+  service: string,
+  ref: string,
+): Promise<HeldReference[]> {
+  const rows = (await read(
+    `SELECT j.reference_id, r.run_id, coalesce(j.sent_at, r.created_at) AS sent_at
+     FROM journal j JOIN runs r ON r.id = j.run
+     WHERE r.service_id = ? AND r.run_id IS NOT NULL
+       AND length(j.reference_id) BETWEEN ? AND ? AND j.reference_id <> ?
+     ORDER BY r.updated_at DESC, j.row`,
+    [serviceId(service), Math.max(1, ref.length - 3), ref.length + 3, ref],
+  )) as HeldReference[];
+  const seen = new Set<string>();
+  const near: HeldReference[] = [];
+  for (const r of rows) {
+    if (seen.has(r.reference_id) || !isNear(ref, r.reference_id)) continue;
+    seen.add(r.reference_id);
+    near.push(r);
+  }
+  return near;
+}
+
+/** A reference as a person may have meant it: case, dashes, underscores and spaces ignored. */
+function loose(ref: string): string {
+  return ref.toLowerCase().replace(/[\s_-]+/g, '');
+}
+
+/** Whether two references differ only loosely (see loose) or by one character. */
+export function isNear(a: string, b: string): boolean {
+  return loose(a) === loose(b) || oneEdit(a, b) || oneEdit(a.toLowerCase(), b.toLowerCase());
+}
+
+/** Whether b is a with one character added, dropped or changed. */
+function oneEdit(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  let i = 0;
+  while (i < short.length && short[i] === long[i]) i++;
+  const skip = short.length === long.length ? 1 : 0;
+  return short.slice(i + skip) === long.slice(i + 1);
 }

@@ -200,7 +200,9 @@ describe('next steps', () => {
     expect(r.stderr).toContain(
       '2 payouts are not final yet; to watch until they are: payouts status ROW-1 ROW-2 --watch',
     );
-    expect(r.stderr).toMatch(/2 payouts failed or were canceled: --failed-out FILE writes/);
+    expect(r.stderr).toMatch(
+      /2 payouts failed or were canceled: a failed payout needs a new reference_id; `payouts runs show [0-9a-f]{16} --failed-out FILE` writes/,
+    );
     const last = r.stderr.trim().split('\n').at(-1);
     expect(last).toMatch(/^Run [0-9a-f]{16}: payouts runs show [0-9a-f]{16}$/);
   });

@@ -317,9 +317,9 @@ describe('payouts send: requests and results', () => {
     expect(readFileSync(report, 'utf8')).toContain("'+4420+canceled");
     const failedText = readFileSync(failed, 'utf8');
     expect(failedText.split('\r\n')[0]).toBe(
-      '\ufeffreference_id,amount,currency,recipient,description',
+      '\ufeffreference_id,new_reference_id,amount,currency,recipient,description',
     );
-    expect(failedText).toContain('TR-FAIL-1,20.00,USD,bob+failed@example.com');
+    expect(failedText).toContain('TR-FAIL-1,,20.00,USD,bob+failed@example.com');
     expect(failedText).not.toContain('TR-OK-1');
     expect(failedText).not.toContain('TR-PEND-1');
     const again = await run(['send', failed, '--dry-run', '--json'], { env: service.home.env });

@@ -71,19 +71,19 @@ describe('payouts status checks what it shows', () => {
     expect(docs[1]?.status).toBe('success');
   });
 
-  it('refuses an argument with white space at either end instead of trimming it, exit 2', async () => {
+  it('trims white space a paste left at either end of an argument, with a note', async () => {
     const s = await mixUp('none');
-    for (const ref of [' A-1', 'A-1 ', 'A-1\u00a0', '\u3000A-1']) {
+    for (const ref of [' A-1', 'A-1 ', 'A-1\u00a0', '\u3000A-1', '\tA-1']) {
       const r = await run(['status', ref], s);
-      expect(r.code, JSON.stringify(ref)).toBe(2);
-      expect(r.stderr).toContain('reference_id "');
-      expect(r.stderr).toContain('starts or ends with white space');
-      expect(r.stderr).toContain('remove the white space');
+      expect(r.code, JSON.stringify(ref)).toBe(0);
+      expect(r.stderr).toContain(
+        'has white space at its ends, as a paste leaves it: looked up as "A-1"',
+      );
     }
-    const tab = await run(['status', '\tA-1'], s);
-    expect(tab.code).toBe(2);
-    expect(tab.stderr).toContain('U+0009 CHARACTER TABULATION at character 1');
-    expect(s.requests).toHaveLength(0);
+    expect(s.requests.every((q) => q.url.endsWith('/A-1'))).toBe(true);
+    const esc = await run(['status', '\u001bA-1'], s);
+    expect(esc.code).toBe(2);
+    expect(esc.stderr).toContain('U+001B ESCAPE at character 1');
   });
 
   it('names the value and the fix of a refused reference, in an argument and in a file', async () => {

@@ -1,6 +1,15 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Runtime } from '../../context.js';
+import { UsageError } from '../../errors.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
+
+/** Options of `payouts runs show`. */
+interface ShowFlags {
+  stateUrl?: string;
+  failedOut?: string;
+  newReferences?: string;
+  reportEncoding?: 'excel' | 'utf8';
+}
 
 /** Registers `payouts runs show ID`. */
 export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink): void {
@@ -12,14 +21,50 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
       '--state-url <url>',
       'read the runs of a shared history, postgres://… (default: PAYOUTS_STATE_URL, else the state folder)',
     )
-    .addHelpText('after', examples('payouts runs show 3f2a9c', 'payouts runs show 3f2a9c --json'));
-  defineAction<[string], { stateUrl?: string }>(cmd, runtime, sink, async (ctx, flags, id) => {
+    .option(
+      '--failed-out <file>',
+      "write the run's failed and canceled payouts as an input file with a new_reference_id column to fill in; sends nothing",
+    )
+    .option(
+      '--new-references <suffix>',
+      'with --failed-out: fill new_reference_id with each reference_id followed by SUFFIX (such as -retry1)',
+    )
+    .addOption(
+      new Option(
+        '--report-encoding <name>',
+        'how --failed-out is written (see payouts send --help)',
+      )
+        .choices(['excel', 'utf8'])
+        .default('excel'),
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'payouts runs show 3f2a9c',
+        'payouts runs show 3f2a9c --json',
+        'payouts runs show 3f2a9c --failed-out retry.csv',
+        'payouts runs show 3f2a9c --failed-out retry.csv --new-references -retry1',
+      ),
+    );
+  defineAction<[string], ShowFlags>(cmd, runtime, sink, async (ctx, flags, id) => {
+    if (flags.newReferences !== undefined && flags.failedOut === undefined) {
+      throw new UsageError('--new-references only applies with --failed-out FILE');
+    }
     const [{ showRun }, { stateDir }] = await Promise.all([
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
     const { stateUrlOf } = await import('../state-url.js');
     const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
-    return showRun({ stateDir: stateDir(ctx.runtime.env), stateUrl }, id, ctx.output);
+    const retry =
+      flags.failedOut === undefined
+        ? undefined
+        : {
+            path: flags.failedOut,
+            cwd: ctx.runtime.cwd,
+            suffix: flags.newReferences,
+            encoding: flags.reportEncoding,
+          };
+    return showRun({ stateDir: stateDir(ctx.runtime.env), stateUrl }, id, ctx.output, retry);
   });
 }

@@ -148,7 +148,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .option('--report <file>', 'write a CSV of every row with its outcome')
     .option(
       '--failed-out <file>',
-      'write the rows known not to be paid (failed, canceled, not sent) as a new input file',
+      'write the rows known not to be paid (failed, canceled, not sent) as an input file whose new_reference_id column is to be filled in (a failed payout needs a new reference_id)',
     )
     .addOption(
       new Option(

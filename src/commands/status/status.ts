@@ -1,6 +1,10 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
+import type { CommandContext } from '../../context.js';
+import type { LookupOutcome } from '../../core/status/lookup.js';
+import type { NotFoundContext } from '../../core/status/near.js';
 import type { StatusFlags } from '../../core/status/options.js';
+import { InterruptedError } from '../../errors.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
 
 /** Options of `payouts status`. */
@@ -8,6 +12,7 @@ interface StatusOptions extends StatusFlags {
   from?: string[];
   sandbox?: boolean;
   quiet?: boolean;
+  all?: boolean;
 }
 
 /** Registers `payouts status`. */
@@ -32,6 +37,10 @@ export function registerStatus(program: Command, runtime: Runtime, sink: ExitSin
       'with --watch: first wait between polls, growing x1.5 up to 30 (default 2)',
     )
     .option('--timeout <seconds>', 'with --watch: stop after this long (default 600)')
+    .option(
+      '--all',
+      'list every payout; by default those needing attention come first and, past 50, successes are only counted',
+    )
     .option('--quiet', 'no progress, changes or summary on stderr: only errors')
     .addHelpText(
       'after',
@@ -70,8 +79,14 @@ unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
     if (opts.quiet) ctx.output.quieten();
     const flags = parseStatusFlags(opts);
     const files = opts.from ?? [];
-    // The runtime itself: its stdin is a getter, so stdin is only created for --from -.
-    const references = await gatherReferences(refs, files, ctx.runtime);
+    const references = await gatherReferences(refs, files, {
+      cwd: ctx.runtime.cwd,
+      // A getter: stdin is only created for --from -.
+      get stdin() {
+        return ctx.runtime.stdin;
+      },
+      note: (m) => ctx.output.info(`note: ${m}`),
+    });
     const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
     const { clock } = ctx.runtime;
     try {
@@ -88,13 +103,40 @@ unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
         },
       );
       // An unreachable service is one error, not one per row (with --json, beside the results).
-      if (report.fatal && !ctx.output.json) throw report.fatal;
+      // Interrupted, the lookups done so far are shown all the same, with the interruption.
+      const partial = report.fatal instanceof InterruptedError && report.outcomes.length > 0;
+      if (report.fatal && !ctx.output.json && !partial) throw report.fatal;
       const single = files.length === 0 && references.length === 1;
-      await renderStatus(ctx.output, report, { single, watch: Boolean(opts.watch) });
+      await renderStatus(ctx.output, report, {
+        single,
+        watch: Boolean(opts.watch),
+        all: Boolean(opts.all),
+        notFound: await notFoundContext(ctx, service, report.outcomes),
+      });
       if (report.fatal) ctx.output.error(report.fatal.message);
       return report.exitCode;
     } finally {
       await service.close();
     }
   });
+}
+
+/** The service asked and the near references of the history, for payouts not found. */
+async function notFoundContext(
+  ctx: CommandContext,
+  service: { sandbox: boolean; serviceKey: string; settings: { baseUrl: string } },
+  outcomes: LookupOutcome[],
+): Promise<NotFoundContext | undefined> {
+  const missing = outcomes.filter((o) => o.kind === 'not_found').map((o) => o.reference_id);
+  if (!missing.length) return undefined;
+  const [{ nearInHistory }, { stateDir }, { stateUrlOf }] = await Promise.all([
+    import('../../core/status/near.js'),
+    import('../../paths.js'),
+    import('../state-url.js'),
+  ]);
+  const from = { stateDir: stateDir(ctx.runtime.env), stateUrl: await stateUrlOf(ctx, undefined) };
+  return {
+    service: service.sandbox ? 'the sandbox' : service.settings.baseUrl,
+    near: await nearInHistory(missing, service.serviceKey, from, ctx.output),
+  };
 }

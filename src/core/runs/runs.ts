@@ -12,18 +12,18 @@ import {
   type RunDetail,
   type RowReader,
   type RunSummary,
-  readRun,
   readRunIn,
   STATE_DB,
   type StateDb,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
+import type { RetryRequest } from './retry.js';
 
-/** A run's counts in a line, those that are not zero: "4 success, 8 sent earlier". */
+/** A run's counts in a line, those that are not zero: "4 succeeded, 8 sent earlier". */
 function countsText(r: RunSummary): string {
   const c = r.counts;
   const parts = [
-    [c.success, 'success'],
+    [c.success, 'succeeded'],
     [c.failed, 'failed'],
     [c.canceled, 'canceled'],
     [c.pending, 'pending'],
@@ -152,16 +152,45 @@ function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[]
   return ['not sent', '', ''];
 }
 
-/** `payouts runs show ID`: one run's payouts, their amounts and states. */
-export async function showRun(from: RunsSource, id: string, output: Output): Promise<number> {
-  const run = from.stateUrl
-    ? await withHistory(from.stateUrl, (rows) => readRunIn(rows, id))
-    : await withStateDb(from.stateDir, output, (db) => readRun(db, id));
-  if (!run) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
+/**
+ * Runs `read` on the store runs are read from (a shared history, else state.db); undefined
+ * when there is no state.db (nothing was ever sent), so that reading creates nothing.
+ */
+export async function withRunReader<T>(
+  from: RunsSource,
+  output: Output,
+  read: (rows: RowReader) => Promise<T>,
+): Promise<T | undefined> {
+  if (from.stateUrl) return withHistory(from.stateUrl, read);
+  if (!existsSync(join(from.stateDir, STATE_DB))) return undefined;
+  const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
+  try {
+    return await read(async (sql, params) => db.prepare(sql).all(...params));
+  } finally {
+    db.close();
+  }
+}
+
+/** `payouts runs show ID`: one run's payouts, their amounts and states; with `retry`, its --failed-out file. */
+export async function showRun(
+  from: RunsSource,
+  id: string,
+  output: Output,
+  retry?: RetryRequest,
+): Promise<number> {
+  const shown = await withRunReader(from, output, async (read) => {
+    const run = await readRunIn(read, id);
+    if (!retry) return { run, written: undefined };
+    const { writeRunRetry } = await import('./retry.js');
+    return { run, written: await writeRunRetry(run, retry, { read, output }) };
+  });
+  if (!shown) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
+  const { run, written } = shown;
   const { summary, payouts } = run;
   if (output.json) {
     output.printJson({
       ...summaryJson(summary),
+      ...(retry ? { failed_out: { file: retry.path, payout_count: written ?? 0 } } : {}),
       payouts: payouts.map((p) => ({
         reference_id: p.reference_id,
         amount: p.amount,
@@ -171,6 +200,7 @@ export async function showRun(from: RunsSource, id: string, output: Output): Pro
     });
     return 0;
   }
+  if (retry) return 0;
   const inputs = summary.inputs.map(displayText).join(' ');
   output.printAside(`Run ${summary.run_id}: ${inputs} -> ${displayText(summary.service)}`);
   output.printAside(
@@ -190,5 +220,10 @@ export async function showRun(from: RunsSource, id: string, output: Output): Pro
     );
   const line = finishLine(summary);
   if (line) output.info(line);
+  if (summary.counts.failed + summary.counts.canceled > 0) {
+    output.info(
+      `A failed payout needs a new reference_id: \`payouts runs show ${summary.run_id} --failed-out FILE\` writes the failed and canceled ones to a file to send again`,
+    );
+  }
   return 0;
 }

@@ -55,7 +55,7 @@ export function nextSteps(run: SendRun, done: Finished, summary: ResultsSummary)
   if (open) lines.push(watchLine(run, done, open));
   if (n.failed && !run.opts.failedOutPath) {
     lines.push(
-      `${n.failed} payout${n.failed === 1 ? '' : 's'} failed or ${n.failed === 1 ? 'was' : 'were'} canceled: --failed-out FILE writes such rows as a new input file (run the same command again with it; what was sent is not sent again)`,
+      `${n.failed} payout${n.failed === 1 ? '' : 's'} failed or ${n.failed === 1 ? 'was' : 'were'} canceled: a failed payout needs a new reference_id; \`payouts runs show ${done.runId} --failed-out FILE\` writes ${n.failed === 1 ? 'it' : 'them'} to a file to send again`,
     );
   }
   lines.push(`Run ${done.runId}: payouts runs show ${done.runId}`);

@@ -7,6 +7,7 @@ import {
   type ValidPayout,
 } from '../../input/index.js';
 import { diagnose, flagsOf, type Needs, needsText } from '../../input/diagnose.js';
+import type { Renames } from '../../input/types.js';
 import { CurrencyTotals } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { payoutHash, RunIntake } from '../../state/index.js';
@@ -27,6 +28,8 @@ export interface RunPlan {
   firstRequest: CreateRequest;
   /** The sheet read of each workbook, for the summary. */
   sheets?: Array<{ file: string; sheet: string }>;
+  /** Rows sent under their new_reference_id, shown in the summary for a person to confirm. */
+  renamed?: Renames;
 }
 
 /** What pass 1 needs besides the files. */
@@ -129,7 +132,12 @@ interface Reading {
   problems: ProblemList;
   totals: CurrencyTotals;
   first: PayoutRequest[];
-  metas: Array<{ batch_reference?: string; webhook_url?: string; sheet?: string }>;
+  metas: Array<{
+    batch_reference?: string;
+    webhook_url?: string;
+    sheet?: string;
+    renamed?: Renames;
+  }>;
   payoutCount: number;
 }
 
@@ -244,5 +252,17 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
     sheets: r.metas.flatMap((m, i) =>
       m.sheet === undefined ? [] : [{ file: sources[i]!.name, sheet: m.sheet }],
     ),
+    renamed: allRenames(r.metas),
   };
+}
+
+/** The renames of every file together: how many, and the first few. */
+function allRenames(metas: Array<{ renamed?: Renames }>): Renames | undefined {
+  const all: Renames = { count: 0, examples: [] };
+  for (const m of metas) {
+    if (!m.renamed) continue;
+    all.count += m.renamed.count;
+    all.examples.push(...m.renamed.examples.slice(0, 3 - all.examples.length));
+  }
+  return all.count ? all : undefined;
 }

@@ -237,8 +237,14 @@ export function colourStatus(status: string, c: ChalkInstance): string {
   return c.red(text);
 }
 
-/** " (sent earlier)" or " (sent earlier, found at the service)" after a status, if so. */
+/**
+ * " (sent earlier)" or " (sent earlier, found at the service)" after a status, if so; a
+ * payout that failed earlier is never called sent: its reference_id is used up.
+ */
 function earlierMark(o: PayoutOutcome, c: ChalkInstance): string {
+  if (o.sent_earlier && statusKind(o.status) === 'failed') {
+    return c.dim(' (earlier: needs a new reference_id)');
+  }
   if (o.found_at_service) return c.dim(' (sent earlier, found at the service)');
   return o.sent_earlier ? c.dim(' (sent earlier)') : '';
 }

@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { ReportRow } from '../../state/index.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../statuses.js';
+import { shellWord } from '../../output/display.js';
 import { formatCharges } from './render.js';
 
 /** Quotes a CSV cell when it holds a comma, quote, line break or edge spaces. */
@@ -107,28 +108,78 @@ export async function writeReport(
   });
 }
 
+/** One row of a retry file: a payout known not to have been paid, and the reference to send it under. */
+export interface RetryRow {
+  reference_id: string;
+  /** Empty for the person to fill in, or derived by --new-references. */
+  new_reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  description?: string;
+}
+
+/** The header of a retry file: intake sends a row under its new_reference_id when one is given. */
+export const RETRY_HEADER = [
+  'reference_id',
+  'new_reference_id',
+  'amount',
+  'currency',
+  'recipient',
+  'description',
+];
+
+/** Writes a retry file (--failed-out): a valid input CSV whose new_reference_id column is to be filled in. */
+export async function writeRetryFile(
+  path: string,
+  rows: Iterable<RetryRow>,
+  encoding: ReportEncoding = 'excel',
+): Promise<number> {
+  let count = 0;
+  const { bom, eol } = reportStyle(encoding);
+  await writeFileAtomic(path, (append) => {
+    append(`${bom}${RETRY_HEADER.join(',')}${eol}`);
+    for (const p of rows) {
+      count += 1;
+      // Values are written exactly (no formula guard): this file is input for payouts.
+      const cells = [
+        p.reference_id,
+        p.new_reference_id,
+        p.amount,
+        p.currency,
+        p.recipient,
+        p.description ?? '',
+      ];
+      append(`${cells.map(csvCell).join(',')}${eol}`);
+    }
+  });
+  return count;
+}
+
 /**
  * Writes --failed-out: the rows known not to have been paid (failed, canceled, not sent), as a
  * valid input CSV. Pending rows, rows whose outcome is unknown and rows with a status the
  * interface does not document are left out: they may still be paid, and resending them under
  * a new reference could pay twice.
  */
-export async function writeFailedOut(
+export function writeFailedOut(
   path: string,
   rows: Iterable<ReportRow>,
   encoding: ReportEncoding = 'excel',
 ): Promise<number> {
-  let count = 0;
-  const { bom, eol } = reportStyle(encoding);
-  await writeFileAtomic(path, (append) => {
-    append(`${bom}reference_id,amount,currency,recipient,description${eol}`);
-    for (const p of rows) {
-      if (!isKnownUnpaid(statusKind(p.outcome?.status ?? NOT_SENT))) continue;
-      count += 1;
-      // Values are written exactly (no formula guard): this file is input for payouts.
-      const cells = [p.reference_id, p.amount, p.currency, p.recipient, p.description ?? ''];
-      append(`${cells.map(csvCell).join(',')}${eol}`);
-    }
-  });
-  return count;
+  return writeRetryFile(path, knownUnpaid(rows), encoding);
+}
+
+/** The rows known not to have been paid, as retry rows with no new reference yet. */
+function* knownUnpaid(rows: Iterable<ReportRow>): Generator<RetryRow> {
+  for (const p of rows) {
+    if (!isKnownUnpaid(statusKind(p.outcome?.status ?? NOT_SENT))) continue;
+    const { reference_id, amount, currency, recipient, description } = p;
+    yield { reference_id, new_reference_id: '', amount, currency, recipient, description };
+  }
+}
+
+/** The hint after a retry file is written, naming the column to fill and the command to run. */
+export function retryHint(path: string): string {
+  return `give each row a new reference_id in its new_reference_id column, then \`payouts send ${shellWord(path)}\``;
 }

@@ -23,7 +23,7 @@ import {
   totalsDoc,
 } from './render.js';
 import { nextSteps } from './next-steps.js';
-import { writeFailedOut, writeReport } from './report.js';
+import { retryHint, writeFailedOut, writeReport } from './report.js';
 import type { SendRun } from './run.js';
 
 /** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
@@ -169,7 +169,7 @@ export async function finishRun(run: SendRun, done: Finished): Promise<number> {
   if (opts.reportPath && written) output.info(`Report written to ${opts.reportPath}`);
   if (opts.failedOutPath && written)
     output.info(
-      `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`,
+      `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}${failedOut ? `: ${retryHint(opts.failedOutPath)}` : ''}`,
     );
   reportEnding(run, done, ending);
   for (const line of nextSteps(run, done, summary)) output.info(line);

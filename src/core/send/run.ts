@@ -23,6 +23,7 @@ import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import type { HistoryStore } from './history.js';
+import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
 import { finishRun } from './results.js';
 import { type CheckItem, checkAtService } from './service-check.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
@@ -317,11 +318,16 @@ export class SendRun {
     const clientId = service.sandbox ? undefined : service.settings.clientId;
     const prior = priorState(rows, clientId);
     if (!service.sandbox) await this.checkService(service, prior);
+    refuseFailedEarlier(prior, this.staging.rows, runIdFor(service.serviceKey, plan.inputHash));
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
-    if (nothingToSend) output.info(nothingToSendLine(split));
-    else {
+    if (nothingToSend) {
+      const first = plan.firstRequest.payouts[0];
+      if (!service.sandbox && first)
+        await checkCredentials(service.client, first.reference_id, this.deps.interrupt);
+      output.info(nothingToSendLine(split));
+    } else {
       const where = { baseUrl: service.settings.baseUrl, profile: service.settings.profile };
       const view = {
         plan,

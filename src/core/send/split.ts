@@ -1,6 +1,7 @@
 import { InputError, InternalError, type Problem, UsageError } from '../../errors.js';
 import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
+import { failedAtService } from './failed-earlier.js';
 import type { MaxTotal } from './options.js';
 import type { RunPlan } from './plan.js';
 import type { PriorState } from './resume.js';
@@ -28,6 +29,8 @@ export interface RunSplit {
   earlierRuns: EarlierRun[];
   /** Requests the payouts to send now take. */
   requestCount: number;
+  /** Of the payouts sent earlier, those that failed or were canceled at the service. */
+  failedEarlier: CurrencyTotals;
 }
 
 /** Per-currency totals of stored payouts, whose amounts pass 1 validated. */
@@ -76,6 +79,7 @@ export function splitRun(
     toSend,
     earlierRuns: earlierRunsOf(prior),
     requestCount: Math.ceil(toSend.count / chunkSize),
+    failedEarlier: totalsOf([...prior.settled.values()].filter(failedAtService), currencies),
   };
 }
 
@@ -89,6 +93,7 @@ export function freshSplit(plan: RunPlan): RunSplit {
     toSend: plan.totals,
     earlierRuns: [],
     requestCount: plan.requestCount,
+    failedEarlier: none,
   };
 }
 

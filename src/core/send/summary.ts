@@ -6,6 +6,7 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
 import { sendDocHead } from '../documents.js';
+import type { Renames } from '../../input/types.js';
 import type { MaxTotal } from './options.js';
 import type { RunPlan } from './plan.js';
 import { totalsDoc, totalsText } from './render.js';
@@ -73,10 +74,13 @@ function partsOf(view: SummaryView): Part[] {
       ['Totals:', plan.totals, ''],
       ['Sent earlier:', null, ''],
     ];
-  const parts: Part[] = [
-    ['Totals:', split.files, ''],
-    ['Sent earlier:', split.sentEarlier, 'not sent again'],
-  ];
+  const parts: Part[] = [['Totals:', split.files, '']];
+  // A payout that failed earlier is never called sent: its reference_id is used up.
+  if (split.failedEarlier.count) {
+    const sent = split.sentEarlier.without(split.failedEarlier);
+    if (sent.count) parts.push(['Sent earlier:', sent, 'not sent again']);
+    parts.push(['Failed earlier:', split.failedEarlier, 'each needs a new reference_id']);
+  } else parts.push(['Sent earlier:', split.sentEarlier, 'not sent again']);
   if (split.readBack.count) {
     parts.push(['To read back:', split.readBack, 'sent only if the service does not have them']);
   }
@@ -102,6 +106,10 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     const text = `${displayText(sheet)} of ${displayText(file)}`;
     lines.push(i ? ' '.repeat(LABEL) + text : field('Sheet:', text, c));
   });
+  const renamed = view.plan.renamed;
+  if (renamed) lines.push(field('New refs:', renamedText(renamed), c));
+  // The runs behind what was sent (or failed) earlier follow the last of those parts.
+  const byAfter = view.split?.failedEarlier.count ? 'Failed earlier:' : 'Sent earlier:';
   for (const p of parts) {
     if (p.rows === null) lines.push(field(p.label, 'not known: no service is configured', c));
     else if (p.rows.length === 0) lines.push(field(p.label, 'none', c));
@@ -110,7 +118,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
       const text = `${cur} ${grouped(t.total).padStart(width)}  (${payouts(t.count)}${note})`;
       lines.push(i ? ' '.repeat(LABEL) + text : field(p.label, text, c));
     });
-    if (p.label === 'Sent earlier:' && view.split?.earlierRuns.length) {
+    if (p.label === byAfter && view.split?.earlierRuns.length) {
       lines.push(`${' '.repeat(LABEL)}by ${displayText(earlierRunsText(view.split.earlierRuns))}`);
     }
   }
@@ -120,6 +128,14 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
   }
   return lines;
+}
+
+/** "3 rows under their new_reference_id: A -> A-R1, B -> B-R1, C -> C-R1", for a person to check. */
+function renamedText(r: Renames): string {
+  const pairs = r.examples.map(([from, to]) => `${displayText(from)} -> ${displayText(to)}`);
+  const more = r.count - r.examples.length;
+  const rows = r.count === 1 ? '1 row' : `${r.count} rows`;
+  return `${rows} under their new_reference_id: ${pairs.join(', ')}${more ? ` and ${more} more` : ''}`;
 }
 
 /** A label and its value, aligned with the split's rows. */
@@ -175,11 +191,23 @@ export function questionText(split: RunSplit, currencies: CurrencyTable, grouped
   return `${what}? They cannot be taken back.`;
 }
 
-/** The one line of a run whose payouts were all sent earlier. */
+/**
+ * The one line of a run whose payouts were all sent earlier; a failed one is told as failed,
+ * with what to do, never as "sent earlier".
+ */
 export function nothingToSendLine(split: RunSplit): string {
   const n = split.files.count;
+  const by = displayText(earlierRunsText(split.earlierRuns));
+  const failed = split.failedEarlier.count;
+  if (!failed) {
+    const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
+    return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}. Their recorded results:`;
+  }
+  const runs = split.earlierRuns.filter((r) => r.runId);
+  const show = runs.length === 1 ? `payouts runs show ${runs[0]!.runId}` : 'payouts runs show RUN';
   const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
-  return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${displayText(earlierRunsText(split.earlierRuns))}. Their recorded results:`;
+  const which = failed === n ? (n === 1 ? 'it' : 'all of them') : `${failed} of them`;
+  return `Nothing to send: ${by} sent ${all} of these files; ${which} failed at the service, and a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in). Their recorded results:`;
 }
 
 /** The exact body of a create request, one payout per line (whitespace only is added). */

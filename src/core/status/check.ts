@@ -10,7 +10,7 @@ import {
 } from '../../exit-codes.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
-import { type LookupOutcome, lookupAll, type PayoutReader } from './lookup.js';
+import { type LookupOutcome, LookupsInterrupted, lookupAll, type PayoutReader } from './lookup.js';
 import { watchStatuses } from './watch.js';
 
 /** What `payouts status` was asked to do. */
@@ -145,6 +145,15 @@ export async function checkStatuses(
     } else {
       outcomes = await lookupAll(checked, req.references, common);
     }
+  } catch (error) {
+    // Interrupted: the lookups done so far are the report, with the interruption its error.
+    if (!(error instanceof LookupsInterrupted)) throw error;
+    const n = req.references.length;
+    const what = req.watch
+      ? `interrupted while watching: the last status seen of ${error.done.length} of ${n} payout${n === 1 ? '' : 's'}`
+      : `interrupted: ${error.done.length} of ${n} payout${n === 1 ? '' : 's'} looked up before the stop; the rest were not`;
+    const told = new LookupsInterrupted(what, error.done);
+    return { outcomes: error.done, timedOut: false, exitCode: ExitCode.interrupted, fatal: told };
   } finally {
     progress.stop();
   }

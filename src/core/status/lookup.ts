@@ -19,6 +19,17 @@ export type LookupOutcome =
   | { reference_id: string; kind: 'not_found' }
   | { reference_id: string; kind: 'error'; error: Error };
 
+/** An interruption of lookups, with every lookup done before it, in the order of the references. */
+export class LookupsInterrupted extends InterruptedError {
+  override name = 'InterruptedError';
+  constructor(
+    message: string,
+    readonly done: LookupOutcome[],
+  ) {
+    super(message);
+  }
+}
+
 /** How lookups run: bounded concurrency, bounded retries, stopped by the signal. */
 export interface LookupOptions {
   /** Lookups in flight at most; with `pace`, the most the pace may reach. */
@@ -90,7 +101,7 @@ function answeredOf(error: unknown): Answered {
 /**
  * Looks up references with at most `concurrency` requests in flight, returning outcomes
  * in the order of `refs`. The first credentials error stops every lookup and is thrown;
- * an aborted signal throws InterruptedError.
+ * an aborted signal throws LookupsInterrupted, holding the lookups done before it.
  */
 export async function lookupAll(
   reader: PayoutReader,
@@ -128,7 +139,12 @@ export async function lookupAll(
   } finally {
     opts.signal?.removeEventListener('abort', forward);
   }
-  if (opts.signal?.aborted) throw new InterruptedError('interrupted');
+  if (opts.signal?.aborted) {
+    throw new LookupsInterrupted(
+      'interrupted',
+      results.filter((o) => o !== undefined),
+    );
+  }
   if (fatal !== undefined) throw fatal;
   return results;
 }

@@ -46,12 +46,68 @@ function parseCsv(text: string, delimiter: string, name: string, firstLine: numb
       line: info.lines + firstLine - 1 - lineBreaks(record),
     }));
   } catch (err) {
-    const e = err as { message?: string; lines?: number };
-    const location = e.lines !== undefined ? `line ${e.lines + firstLine - 1}` : undefined;
-    throw new UsageError(
-      formatProblem({ file: name, location, message: e.message ?? String(err) }),
-    );
+    throw new UsageError(csvProblem(text, delimiter, name, firstLine, err));
   }
+}
+
+/**
+ * What is wrong with a CSV text csv-parse refused, in the words of lines and columns (the
+ * only error its relaxed settings leave is a quote never closed), not in the parser's.
+ */
+function csvProblem(
+  text: string,
+  delimiter: string,
+  name: string,
+  firstLine: number,
+  err: unknown,
+): string {
+  const open = unclosedQuote(text, delimiter);
+  if (open) {
+    return formatProblem({
+      file: name,
+      location: `line ${open.line + firstLine - 1}, column ${open.column}`,
+      message:
+        'the quote (") that opens this cell is never closed, so the rest of the file would be one cell: close it with another quote, or remove it',
+    });
+  }
+  const lines = (err as { lines?: number }).lines;
+  return formatProblem({
+    file: name,
+    location: lines === undefined ? undefined : `line ${lines + firstLine - 1}`,
+    message: `cannot be read as CSV with the delimiter ${JSON.stringify(delimiter)}: check this line's quotes and delimiters, or list one reference per line`,
+  });
+}
+
+/** Where a quoted cell that never closes opens: its line (from 1) and column (its cell, from 1). */
+export function unclosedQuote(
+  text: string,
+  delimiter: string,
+): { line: number; column: number } | undefined {
+  let line = 1;
+  let column = 1;
+  let atStart = true;
+  let open: { line: number; column: number } | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (open) {
+      if (ch === '\n') line += 1;
+      if (ch !== '"') continue;
+      if (text[i + 1] === '"') i += 1;
+      else open = undefined;
+      continue;
+    }
+    if (ch === '\n') {
+      line += 1;
+      column = 1;
+      atStart = true;
+    } else if (ch === delimiter) {
+      column += 1;
+      atStart = true;
+    } else if (ch === '"' && atStart) {
+      open = { line, column };
+    } else atStart = false;
+  }
+  return open;
 }
 
 /** How many CR and LF characters a record's cells hold. */

@@ -30,15 +30,35 @@ export function checkReference(ref: string, origin?: ReferenceOrigin): void {
 }
 
 /**
- * Combines references from arguments and files: checked, de-duplicated, in order. An argument
- * is taken as typed, never trimmed: `' A-1'` is refused, as send refuses it, rather than
- * looked up as another reference. A file's values come trimmed, as send trims a cell.
+ * A reference as typed, without the white space a paste leaves at its ends (a spreadsheet's
+ * trailing space, tab or line break), told in one line through `note`. Control characters
+ * other than white space stay, and are refused by checkReference.
+ */
+export function trimPasted(ref: string, note?: (message: string) => void): string {
+  const trimmed = ref.trim();
+  if (trimmed === ref || trimmed === '') return ref;
+  note?.(
+    `reference_id ${quoteValue(ref)} has white space at its ends, as a paste leaves it: looked up as ${quoteValue(trimmed)}`,
+  );
+  return trimmed;
+}
+
+/**
+ * Combines references from arguments and files: checked, de-duplicated, in order. White space
+ * at an argument's ends is trimmed with a note (trimPasted); a file's values come trimmed, as
+ * send trims a cell.
  */
 export function combineReferences(...lists: string[][]): string[] {
+  return combineNoting(lists);
+}
+
+/** combineReferences, telling each trimmed reference through `note`. */
+function combineNoting(lists: string[][], note?: (message: string) => void): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const list of lists) {
-    for (const ref of list) {
+    for (const typed of list) {
+      const ref = trimPasted(typed, note);
       if (seen.has(ref)) continue;
       checkReference(ref);
       seen.add(ref);
@@ -52,7 +72,7 @@ export function combineReferences(...lists: string[][]): string[] {
 export async function gatherReferences(
   positional: string[],
   files: string[],
-  ctx: ReferenceFileContext,
+  ctx: ReferenceFileContext & { note?: (message: string) => void },
 ): Promise<string[]> {
   if (files.filter((f) => f === '-').length > 1) {
     throw new UsageError('--from - (standard input) can be given only once');
@@ -62,7 +82,7 @@ export async function gatherReferences(
     const { readReferenceFile } = await import('./reference-file.js');
     for (const path of files) fromFiles.push(await readReferenceFile(path, ctx));
   }
-  const references = combineReferences(positional, ...fromFiles);
+  const references = combineNoting([positional, ...fromFiles], ctx.note);
   if (references.length === 0) {
     throw new UsageError(
       files.length > 0

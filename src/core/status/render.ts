@@ -8,8 +8,10 @@ import { shortTime } from '../../output/table.js';
 import { type ErrorObject, errorObject, statusDocHead } from '../documents.js';
 import { NotFoundError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
+import { LONG_RUN_ROWS } from '../send/render.js';
 import { serviceStatusKind } from '../statuses.js';
 import type { LookupOutcome } from './lookup.js';
+import { didYouMean, type NotFoundContext, notFoundText } from './near.js';
 import { isSettled } from './watch.js';
 
 /** The message of a not-found reference, as the service words it. */
@@ -71,6 +73,7 @@ export function statusDocument(outcomes: LookupOutcome[], facts: StatusDocFacts)
   return {
     ...statusDocHead({ watch: facts.watch }),
     exit_code: facts.exitCode,
+    interrupted: facts.exitCode === ExitCode.interrupted,
     timed_out: facts.timedOut,
     reference_count: outcomes.length,
     success_count: c.success,
@@ -199,9 +202,19 @@ export function tableRow(o: LookupOutcome, c: ChalkInstance): string[] {
   ];
 }
 
+/** The counts of the summary line, in their fixed order, with the words `send` uses. */
+const SUMMARY_WORDS = [
+  ['success', 'succeeded'],
+  ['failed', 'failed'],
+  ['canceled', 'canceled'],
+  ['pending', 'pending'],
+  ['not found', 'not found'],
+] as const;
+
 /**
- * Counts outcomes for the summary line: by documented status, not found and error; statuses
- * the interface does not document are counted together as unknown, with their names.
+ * Counts outcomes for the summary line, always in one order: "200 payouts: 194 succeeded,
+ * 4 failed, 2 canceled, 0 pending, 0 not found"; statuses the interface does not document
+ * are counted together as unknown, with their names, and lookups with no answer last.
  */
 export function summarize(outcomes: LookupOutcome[]): string {
   const counts = new Map<string, number>();
@@ -215,21 +228,49 @@ export function summarize(outcomes: LookupOutcome[]): string {
       o.kind === 'found' ? o.record.status : o.kind === 'not_found' ? 'not found' : 'error';
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  const parts = [...counts.entries()].map(([k, n]) => `${n} ${k}`);
+  const parts: string[] = SUMMARY_WORDS.map(([key, word]) => `${counts.get(key) ?? 0} ${word}`);
   if (unknown.size) {
     let n = 0;
     for (const count of unknown.values()) n += count;
     const names = [...unknown.keys()].map(displayText).join(', ');
     parts.push(`${n} unknown status${n === 1 ? '' : 'es'} (${names})`);
   }
-  return parts.join(', ');
+  const errors = counts.get('error');
+  if (errors) parts.push(`${errors} could not be looked up`);
+  const n = outcomes.length;
+  return `${n} payout${n === 1 ? '' : 's'}: ${parts.join(', ')}`;
+}
+
+/** Whether an outcome needs no one's attention: a payout found succeeded. */
+function succeeded(o: LookupOutcome): boolean {
+  return o.kind === 'found' && serviceStatusKind(o.record.status) === 'success';
+}
+
+/**
+ * The rows of the table: those needing attention (failed, canceled, not found, pending, any
+ * other status, no answer) first, in input order, then the successes, which a list longer
+ * than LONG_RUN_ROWS shows only with --all, as `send` does. Returns the rows and how many
+ * successes were left out.
+ */
+export function attentionFirst(
+  outcomes: LookupOutcome[],
+  all: boolean,
+): { rows: LookupOutcome[]; hidden: number } {
+  const attention = outcomes.filter((o) => !succeeded(o));
+  const fine = outcomes.filter(succeeded);
+  if (all || outcomes.length <= LONG_RUN_ROWS) return { rows: [...attention, ...fine], hidden: 0 };
+  return { rows: attention, hidden: fine.length };
 }
 
 /**
  * What an exit code other than 0, 4 or 5 stands for when no single error stopped the lookups:
  * payouts not found (6), or lookups that got no usable answer (7).
  */
-export function statusError(outcomes: LookupOutcome[], exitCode: number): Error | undefined {
+export function statusError(
+  outcomes: LookupOutcome[],
+  exitCode: number,
+  notFound?: NotFoundContext,
+): Error | undefined {
   const listed = (refs: string[]) =>
     refs.length > 5
       ? `${refs.slice(0, 5).join(', ')} and ${refs.length - 5} more`
@@ -237,7 +278,12 @@ export function statusError(outcomes: LookupOutcome[], exitCode: number): Error 
   if (exitCode === ExitCode.notFound) {
     const refs = outcomes.filter((o) => o.kind === 'not_found').map((o) => o.reference_id);
     const error = new NotFoundError(refs[0] ?? '');
-    error.message = `${refs.length} of ${outcomes.length} payouts not found: ${listed(refs)}`;
+    const at = notFound ? ` at ${notFound.service}` : '';
+    const hints = refs
+      .map((r) => [r, didYouMean(notFound?.near.get(r))])
+      .filter(([, hint]) => hint)
+      .map(([r, hint]) => `${r}: ${hint}`);
+    error.message = `${refs.length} of ${outcomes.length} payouts not found${at}: ${listed(refs)}${hints.length ? ` (${hints.join('; ')})` : ''}`;
     return error;
   }
   const failed = outcomes.filter((o) => o.kind === 'error');
@@ -254,7 +300,7 @@ export function statusError(outcomes: LookupOutcome[], exitCode: number): Error 
 export async function renderStatus(
   output: Output,
   report: { outcomes: LookupOutcome[]; timedOut: boolean; exitCode?: number; fatal?: Error },
-  how: { single: boolean; watch: boolean },
+  how: { single: boolean; watch: boolean; all?: boolean; notFound?: NotFoundContext },
 ): Promise<void> {
   const { outcomes } = report;
   if (report.timedOut) {
@@ -263,7 +309,7 @@ export async function renderStatus(
   }
   if (output.json) {
     const exitCode = report.exitCode ?? 0;
-    const why = report.fatal ?? statusError(outcomes, exitCode);
+    const why = report.fatal ?? statusError(outcomes, exitCode, how.notFound);
     const error = why ? errorObject(why, exitCode) : null;
     const facts = { watch: how.watch, timedOut: report.timedOut, exitCode, error };
     output.printJson(statusDocument(outcomes, facts));
@@ -274,21 +320,50 @@ export async function renderStatus(
   if (how.single && only && outcomes.length === 1) {
     const ref = displayText(only.reference_id);
     if (only.kind === 'found') output.print(renderDetail(only.record, c));
-    else if (only.kind === 'not_found') output.print(`${ref}: ${c.red('not found')}`);
-    else output.print(`${ref}: ${c.red('error')}: ${displayText(only.error.message)}`);
+    else if (only.kind === 'not_found') {
+      output.print(notFoundText(only.reference_id, how.notFound, c.red));
+    } else output.print(`${ref}: ${c.red('error')}: ${displayText(only.error.message)}`);
     return;
   }
-  output.print(
-    await output.table(
-      TABLE_HEAD,
-      outcomes.map((o) => tableRow(o, c)),
-      { drop: ['Recipient', 'Updated at (UTC)'] },
-    ),
-  );
+  const { rows, hidden } = attentionFirst(outcomes, how.all ?? false);
+  if (rows.length) {
+    output.print(
+      await output.table(
+        TABLE_HEAD,
+        rows.map((o) => tableRow(o, c)),
+        { drop: ['Recipient', 'Updated at (UTC)'] },
+      ),
+    );
+  }
+  const note =
+    hidden > 0
+      ? `${hidden} successful payout${hidden === 1 ? '' : 's'} not shown (use --all to list every row)`
+      : undefined;
+  // On a terminal the note follows the table; on a pipe it goes to stderr, as send's does.
+  if (note && output.stdoutIsTerminal) output.print(note);
+  else if (note) output.info(note);
   for (const o of outcomes) {
     if (o.kind === 'error') {
       output.warn(`${displayText(o.reference_id)}: ${displayText(o.error.message)}`);
     }
   }
+  tellNotFound(output, outcomes, how.notFound);
   output.info(summarize(outcomes));
+}
+
+/** After the table: where the payouts were not found, and any near reference in the history. */
+function tellNotFound(
+  output: Output,
+  outcomes: LookupOutcome[],
+  ctx: NotFoundContext | undefined,
+): void {
+  const missing = outcomes.filter((o) => o.kind === 'not_found');
+  if (!ctx || !missing.length) return;
+  for (const o of missing) {
+    if (ctx.near.has(o.reference_id)) output.info(notFoundText(o.reference_id, ctx));
+  }
+  const n = missing.length;
+  output.info(
+    `${n} payout${n === 1 ? '' : 's'} not found at ${displayText(ctx.service)} (a reference_id is case-sensitive)`,
+  );
 }

@@ -1,6 +1,11 @@
 import { abortableSleep } from '../../api/retry.js';
-import { InterruptedError } from '../../errors.js';
-import { type LookupOptions, type LookupOutcome, lookupAll, type PayoutReader } from './lookup.js';
+import {
+  type LookupOptions,
+  type LookupOutcome,
+  LookupsInterrupted,
+  lookupAll,
+  type PayoutReader,
+} from './lookup.js';
 
 /** Statuses after which a payout no longer changes. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['success', 'failed', 'canceled']);
@@ -58,8 +63,22 @@ export async function watchStatuses(
   const known = new Map<string, LookupOutcome>();
   let active = [...refs];
   let wait = opts.intervalMs;
+  // What is known when the watch is interrupted: every reference seen so far, in order.
+  const knownSoFar = (more: LookupOutcome[] = []) => {
+    for (const o of more)
+      if (o.kind !== 'error' || !known.has(o.reference_id)) known.set(o.reference_id, o);
+    return refs.flatMap((ref) => known.get(ref) ?? []);
+  };
   for (;;) {
-    const outcomes = await lookupAll(reader, active, opts);
+    let outcomes: LookupOutcome[];
+    try {
+      outcomes = await lookupAll(reader, active, opts);
+    } catch (error) {
+      if (error instanceof LookupsInterrupted) {
+        throw new LookupsInterrupted('interrupted while watching', knownSoFar(error.done));
+      }
+      throw error;
+    }
     for (const outcome of outcomes) {
       const previous = known.get(outcome.reference_id);
       if (outcome.kind === 'error') {
@@ -87,7 +106,9 @@ export async function watchStatuses(
     try {
       await pause(Math.min(wait, remaining), opts.signal);
     } catch (error) {
-      if (opts.signal?.aborted) throw new InterruptedError('interrupted while watching');
+      if (opts.signal?.aborted) {
+        throw new LookupsInterrupted('interrupted while watching', knownSoFar());
+      }
       throw error;
     }
     wait = Math.min(wait * opts.growth, ceiling);

@@ -46,9 +46,10 @@ describe('payouts status shows text from the service escaped', () => {
     expect(out.replaceAll('\t', ' ')).not.toMatch(RAW);
     const rows = out.split('\n').filter((l) => l.includes('PO-'));
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toContain(`PO-1${SHOWN}`);
-    expect(rows[0]).toMatch(/success.*10\.00 USD.*ann\\x1b/);
-    expect(rows[1]).toMatch(/PO-2\\x1b.*error/);
+    // The row needing attention comes first.
+    expect(rows[1]).toContain(`PO-1${SHOWN}`);
+    expect(rows[1]).toMatch(/success.*10\.00 USD.*ann\\x1b/);
+    expect(rows[0]).toMatch(/PO-2\\x1b.*error/);
     expect(m.stderr()).not.toMatch(RAW);
     expect(m.stderr()).toContain(`PO-2${SHOWN}: the service failed (HTTP 500): ${SHOWN}\n`);
     expect(m.stderr().trimEnd().split('\n')).toHaveLength(2);

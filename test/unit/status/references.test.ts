@@ -52,6 +52,25 @@ describe('parseReferenceText', () => {
     expect(() => parseReferenceText('reference_id,x\n"a,b\n', 'bad.csv')).toThrow(UsageError);
   });
 
+  it("tells a quote never closed by the line and column where it opens, not in the parser's words", () => {
+    const said = (text: string, name: string) => {
+      try {
+        parseReferenceText(text, name);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    };
+    const comma = said('# exported\nreference_id,x\na,1\n"b,2\nc,3\n', 'r.csv');
+    expect(comma).toBe(
+      'r.csv line 4, column 1: the quote (") that opens this cell is never closed, so the rest of the file would be one cell: close it with another quote, or remove it',
+    );
+    expect(said('status;reference_id\nok;a\nok;"b\nok;c\n', 's.csv')).toMatch(
+      /^s\.csv line 3, column 2: the quote/,
+    );
+    for (const text of [comma]) expect(text).not.toMatch(/Quote Not Closed|parsing/);
+  });
+
   it('returns nothing for an empty or comment-only file', () => {
     expect(parseReferenceText('', 'f')).toEqual([]);
     expect(parseReferenceText('# only\n\n', 'f')).toEqual([]);

@@ -150,7 +150,9 @@ describe('tableRow and renderStatus', () => {
     expect(m.stdout()).toMatch(/po-1.*success/);
     expect(m.stdout()).toMatch(/po-x.*not found/);
     expect(m.stderr()).toContain('po-e: the service failed (HTTP 500)');
-    expect(m.stderr()).toContain('1 success, 1 not found, 1 error');
+    expect(m.stderr()).toContain(
+      '3 payouts: 1 succeeded, 0 failed, 0 canceled, 0 pending, 1 not found, 1 could not be looked up',
+    );
   });
 
   it('prints the detail view for one reference and "not found" for a missing one', async () => {

@@ -1,0 +1,110 @@
+import { resolve } from 'node:path';
+import { quoteValue, UsageError } from '../../errors.js';
+import { referenceProblem } from '../../input/reference.js';
+import { displayText, shellWord } from '../../output/display.js';
+import type { Output } from '../../output/output.js';
+import { heldReferences, type RowReader, type RunDetail } from '../../state/index.js';
+import { type ReportEncoding, type RetryRow, retryHint, writeRetryFile } from '../send/report.js';
+import { colourStatus } from '../send/render.js';
+import { statusKind } from '../statuses.js';
+
+/** What `runs show --failed-out` is asked to write. */
+export interface RetryRequest {
+  /** The file, as the user named it. */
+  path: string;
+  /** Where relative paths are resolved. */
+  cwd: string;
+  /** Appended to each failed reference to make its new one (--new-references); none: left to fill in. */
+  suffix?: string;
+  encoding?: ReportEncoding;
+}
+
+/** The failed and canceled payouts of a run, as retry rows; new references derived when asked. */
+export function retryRows(run: RunDetail, suffix?: string): Array<RetryRow & { status: string }> {
+  const rows: Array<RetryRow & { status: string }> = [];
+  for (const p of run.payouts) {
+    if (p.state.state !== 'confirmed' || statusKind(p.state.status) !== 'failed') continue;
+    rows.push({
+      reference_id: p.reference_id,
+      new_reference_id: suffix === undefined ? '' : `${p.reference_id}${suffix}`,
+      amount: p.amount,
+      currency: p.currency,
+      recipient: p.recipient,
+      description: p.description ?? undefined,
+      status: p.state.status,
+    });
+  }
+  return rows;
+}
+
+/** Refuses derived references that could not be looked up, or that the service's runs already hold. */
+async function checkNewReferences(
+  rows: RetryRow[],
+  service: string,
+  read: RowReader,
+  suffix: string,
+): Promise<void> {
+  for (const r of rows) {
+    const problem = referenceProblem(r.new_reference_id);
+    if (problem) {
+      throw new UsageError(
+        `--new-references ${quoteValue(suffix)}: reference_id ${quoteValue(r.new_reference_id)} ${problem.reason}: choose another suffix`,
+      );
+    }
+  }
+  const held = await heldReferences(
+    read,
+    service,
+    rows.map((r) => r.new_reference_id),
+  );
+  const first = held[0];
+  if (first) {
+    throw new UsageError(
+      `--new-references ${quoteValue(suffix)}: ${held.length} of the new references are already used at this service, such as ${quoteValue(first.reference_id)} (run ${first.run_id}): choose another suffix, such as -retry2`,
+    );
+  }
+}
+
+/**
+ * `payouts runs show RUN --failed-out FILE`: writes the run's failed and canceled payouts as
+ * an input file, sending nothing; each row needs a new reference_id before it is sent, which
+ * --new-references derives (shown here for a person to check). Returns the rows written.
+ */
+export async function writeRunRetry(
+  run: RunDetail,
+  req: RetryRequest,
+  deps: { read: RowReader; output: Output },
+): Promise<number> {
+  const { output } = deps;
+  const rows = retryRows(run, req.suffix);
+  if (req.suffix !== undefined && rows.length) {
+    await checkNewReferences(rows, run.summary.service, deps.read, req.suffix);
+  }
+  await writeRetryFile(resolve(req.cwd, req.path), rows, req.encoding);
+  const runId = run.summary.run_id;
+  if (!rows.length) {
+    output.info(
+      `No payout of run ${runId} failed or was canceled: ${req.path} holds only its header`,
+    );
+    return 0;
+  }
+  const c = output.color;
+  const head = ['reference_id', 'new_reference_id', 'status', 'amount', 'recipient'];
+  const body = rows.map((r) => [
+    displayText(r.reference_id),
+    displayText(r.new_reference_id),
+    colourStatus(r.status, c),
+    `${r.amount} ${displayText(r.currency)}`,
+    displayText(r.recipient),
+  ]);
+  output.print(await output.table(head, body, { drop: ['recipient'] }));
+  const n = rows.length;
+  const what = `${n} failed or canceled payout${n === 1 ? '' : 's'} of run ${runId} written to ${req.path}`;
+  if (req.suffix === undefined) output.info(`${what}: ${retryHint(req.path)}`);
+  else {
+    output.info(
+      `${what}, each under the new reference_id shown above: check them, then \`payouts send ${shellWord(req.path)}\``,
+    );
+  }
+  return n;
+}
