@@ -36,6 +36,8 @@ export type Answered =
   | { kind: 'ok' }
   /** 429: the service asked us to slow down. */
   | { kind: 'throttled'; retryAfterMs?: number }
+  /** 503: the service says it is overloaded, without refusing by rate (the limit shrinks). */
+  | { kind: 'overloaded' }
   /** No answer, or a failure that says nothing about load. */
   | { kind: 'failed' };
 
@@ -46,6 +48,8 @@ export interface Permit {
   inFlight: number;
   /** Its place in the order requests were sent (0 before it is sent). */
   sent: number;
+  /** It holds no place: it stepped aside (see `stepAside`) or is done. */
+  aside?: boolean;
 }
 
 /**
@@ -158,7 +162,7 @@ export class Pace {
     }
     this.active += 1;
     const inFlight = this.active;
-    return { startedAt: await this.turn(), inFlight, sent: 0 };
+    return { startedAt: await this.turn(), inFlight, sent: 0, aside: false };
   }
 
   /**
@@ -167,9 +171,32 @@ export class Pace {
    * shrunk), any pause and the paced rate.
    */
   async again(permit: Permit, after?: Promise<void>): Promise<void> {
-    this.release();
+    this.done(permit);
     await after;
     Object.assign(permit, await this.acquire());
+  }
+
+  /**
+   * Gives the place of an answered request back while it waits for something other than the
+   * service (a read-back's quiet time), so the rest of the send goes on; `again` or `regain`
+   * takes a place anew.
+   */
+  stepAside(permit: Permit): void {
+    if (permit.aside) return;
+    permit.aside = true;
+    this.release();
+  }
+
+  /** Takes a place again for a permit that stepped aside; nothing if it holds one. */
+  async regain(permit: Permit): Promise<void> {
+    if (permit.aside) Object.assign(permit, await this.acquire());
+  }
+
+  /** Gives the permit's place back unless it already stepped aside. */
+  done(permit: Permit): void {
+    if (permit.aside) return;
+    permit.aside = true;
+    this.release();
   }
 
   /** Marks the moment a request goes out under a permit: its latency counts from here. */
@@ -185,6 +212,7 @@ export class Pace {
     this.sinceDecrease += 1;
     this.unanswered.delete(permit.sent);
     if (how.kind === 'throttled') this.throttled(now, permit, how.retryAfterMs);
+    if (how.kind === 'overloaded') this.decrease('the service answered 503 (overloaded)');
     if (how.kind === 'ok' || this.unanswered.size === 0) {
       this.holdForAnswer = false;
       this.wake();

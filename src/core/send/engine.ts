@@ -15,6 +15,7 @@ import { type Answered, Pace, type Permit } from '../pace.js';
 import { isDocumentedStatus, OUTCOME_UNKNOWN, statusKind } from '../statuses.js';
 import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
+import { Aside } from './aside.js';
 import { type ReadBackResult, readBack } from './readback.js';
 import {
   judgeExchange,
@@ -70,6 +71,8 @@ const PREPARED_AHEAD = 2;
  * send, less at most this share of its margin beyond the request's deadline.
  */
 const PREPARED_MAX_AGE_SHARE = 1 / 50;
+/** Requests in doubt that may wait aside at once (or the most in flight, when more). */
+const ASIDE_AT_LEAST = 4;
 
 /** What the engine needs from outside. */
 export interface EngineDeps {
@@ -132,6 +135,7 @@ function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
   const status = exchange.answer?.status;
   if (status === undefined || status >= 500) return { kind: 'failed' };
   if (status === 429) return { kind: 'throttled', retryAfterMs: exchange.answer?.retryAfterMs };
+  if (status === 503) return { kind: 'overloaded' };
   return { kind: 'ok' };
 }
 
@@ -154,6 +158,8 @@ export class SendEngine {
   readonly batchReferences = new Set<string>();
   /** The pace of create requests; read-backs have their own. */
   readonly pace: Pace;
+  /** Requests in doubt that gave their place back while they are read back. */
+  readonly aside: Aside;
   private readonly readPace: Pace;
   private chunkSize: number;
   private readonly running = new Set<Promise<void>>();
@@ -187,6 +193,7 @@ export class SendEngine {
     const onChange = deps.paceChanged;
     this.pace = new Pace({ ...settings.concurrency, clock: this.clock, onChange });
     this.readPace = new Pace({ initial: 4, max: 16, clock: this.clock });
+    this.aside = new Aside(this.pace, Math.max(ASIDE_AT_LEAST, settings.concurrency.max));
     this.random = deps.random ?? Math.random;
     this.quietMs = settings.quietMs ?? DEFAULT_QUIET_MS;
     deps.interrupt.addEventListener('abort', () => this.stoppingNotice(), { once: true });
@@ -309,8 +316,8 @@ export class SendEngine {
 
   /**
    * Waits for a place in the pace, then starts the chunk without waiting for it to finish.
-   * The chunk keeps its place until it is settled, read-backs included, so no more than the
-   * limit's worth of chunks can be in doubt at once.
+   * The chunk keeps its place until it is settled, except while its payouts in doubt wait
+   * aside for their read-back (`aside.ts`, which bounds how many chunks may be in doubt).
    */
   private async dispatch(chunk: Queued[]): Promise<void> {
     const waiting: Waiting = { chunk };
@@ -329,7 +336,7 @@ export class SendEngine {
       })
       .finally(() => {
         this.settleLeftovers(chunk);
-        this.pace.release();
+        this.pace.done(permit);
         this.running.delete(run);
       });
     this.running.add(run);
@@ -426,9 +433,15 @@ export class SendEngine {
       this.pace.sending(permit);
       const exchange = await this.exchange(items);
       this.pace.answered(permit, paceSignal(exchange));
-      const next = await this.settle(judgeExchange(exchange), req, items, sentAt);
+      this.aside.track(req, permit, items.length);
+      const next = await this.settle(judgeExchange(exchange), req, items, sentAt).finally(() =>
+        this.aside.untrack(req),
+      );
       if (next.split) {
-        for (const half of next.split) await this.runChunk(half, permit);
+        for (const half of next.split) {
+          await this.pace.regain(permit);
+          await this.runChunk(half, permit);
+        }
         return;
       }
       items = next.retry;
@@ -476,6 +489,7 @@ export class SendEngine {
     // Every later request would be redirected too.
     if (v.error instanceof RedirectError) this.fatal ??= v.error;
     this.deps.warn(`${why}: reading ${payouts(items.length)} back before deciding anything`);
+    this.aside.stepAside(req);
     const wait = this.retryAfter(v.retryAfterMs);
     if (wait) await this.clock.sleep(wait).catch(() => {});
     const retry = await this.settleByReading(req, items, { why, sentAt, refused: v.refused });
@@ -680,6 +694,8 @@ export class SendEngine {
     how: { why: string; sentAt: number; refused: boolean },
   ): Promise<Queued[]> {
     const quiet = { quietAt: how.sentAt + this.quietMs, intervalMs: this.quietMs };
+    // Nothing about these payouts is decided until they are read back: the others go on.
+    this.aside.stepAside(req);
     const r = await readBack(items, quiet, this.readBackDeps());
     const found: Array<[Queued, CreateResult]> = [];
     const notFound: Queued[] = [];
