@@ -9,10 +9,15 @@ import { writeRun } from '../helpers/sandbox.js';
 
 const fixture = ledgerPerTest();
 
+/** A 500 as the interface's envelope carries it: no results, so nothing is proven. */
+const INTERNAL_ERROR = { success: false, message: ['Internal Server Error'], data: [] };
+
 describe('a payout in doubt waits aside', () => {
   it('a 500 on the second request of six: the other four go out while it is read back, then it is sent once', async () => {
     // The second request is answered 500 without being applied: only a read-back can tell.
-    const svc = await fixture.start((n) => (n === 2 ? { apply: 'none', status: 500 } : {}));
+    const svc = await fixture.start((n) =>
+      n === 2 ? { apply: 'none', status: 500, body: INTERNAL_ERROR } : {},
+    );
     const home = fixture.home();
     const { file, refs } = writeRun(home.dir, 60);
     const doubted = new Set(refs.slice(10, 20));

@@ -49,3 +49,14 @@ export class Aside {
     return { requests: this.waiting.size, payouts };
   }
 }
+
+/** The spinner's line of a send: payouts done, requests in flight, payouts in doubt aside. */
+export function sendingLine(
+  done: number,
+  total: number,
+  now: { inFlight: number; inDoubt: number; perSecond: number },
+): string {
+  const s = now.inFlight === 1 ? '' : 's';
+  const doubt = now.inDoubt ? `, ${now.inDoubt} in doubt waiting to be read back` : '';
+  return `Sending: ${done}/${total} payouts done, ${now.inFlight} request${s} in flight, ${now.perSecond} payouts/s${doubt}`;
+}

@@ -88,8 +88,11 @@ export interface EngineDeps {
   warn: (message: string) => void;
   /** Called after each request settles, for the progress display. */
   progress: (done: { requests: number; payouts: number }) => void;
-  /** Shows the seconds left while waiting for the service to finish a request. */
-  countdown?: (secondsLeft: number) => void;
+  /**
+   * Shows a wait (a countdown on a terminal; off one, `line` once) until the returned
+   * function is called: a quiet time, a Retry-After.
+   */
+  wait?: (what: string, ms: number, line?: string) => () => void;
   /** Told about each change of the pace, with its reason (--debug). */
   paceChanged?: (limit: number, why: string) => void;
   clock?: Clock;
@@ -179,6 +182,8 @@ export class SendEngine {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly quietMs: number;
+  /** Whether the run said why a read-back's wait protects the money (once a run). */
+  private readonly why = { told: false };
 
   constructor(
     private readonly deps: EngineDeps,
@@ -452,10 +457,7 @@ export class SendEngine {
       }
       const wait = next.waitMs ?? backoffDelay(policy, attempt, this.random);
       // What is sent again was not applied: nothing is in doubt, so the place serves others.
-      await this.pace.again(
-        permit,
-        this.clock.sleep(wait).catch(() => {}),
-      );
+      await this.pace.again(permit, this.retryWait(wait, next.waitMs, items.length));
     }
     this.requestsDone += 1;
     this.payoutsDone += chunk.length;
@@ -531,6 +533,20 @@ export class SendEngine {
       );
     }
     return { retry: [], split: [items.slice(0, half), items.slice(half)] };
+  }
+
+  /** The wait before sending again; a Retry-After is shown (off a terminal, from 2 s on). */
+  private async retryWait(ms: number, retryAfter: number | undefined, n: number): Promise<void> {
+    const line =
+      retryAfter !== undefined && ms >= 2_000
+        ? `the service asked to wait (Retry-After): sending ${payouts(n)} again in ${Math.ceil(ms / 1000)} s`
+        : undefined;
+    const end =
+      retryAfter === undefined
+        ? undefined
+        : this.deps.wait?.(`sending ${payouts(n)} again in`, ms, line);
+    await this.clock.sleep(ms).catch(() => {});
+    end?.();
   }
 
   /** A Retry-After within the policy's cap, if the service sent one. */
@@ -748,7 +764,8 @@ export class SendEngine {
       clock: this.clock,
       interrupt: this.deps.interrupt,
       notify: this.deps.warn,
-      countdown: this.deps.countdown,
+      wait: this.deps.wait,
+      why: this.why,
       pace: this.readPace,
     };
   }
