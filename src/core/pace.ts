@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
  * per answer until the first sign of overload (slow start), then by one per window of answers,
  * and shrinks multiplicatively on a 429, a 503 or when answers take clearly longer than the
  * fastest seen (a latency signal, as Netflix's Vegas and Gradient limits use). Slow start more
- * than doubles the limit each round trip: from 1 in flight it reaches 16 within 3. A 429 that ends slow
+ * than doubles the limit each round trip: from 1 in flight, its fourth round trip carries 16. A 429 that ends slow
  * start brings the limit down to what the service took at once (the requests sent before the
  * refused ones and not answered yet), and one decrease answers for every request started
  * before it, as TCP reacts once per round trip.
