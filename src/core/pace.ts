@@ -7,10 +7,10 @@ import type { Clock } from '../clock.js';
  * per answer until the first sign of overload (slow start), then by one per window of answers,
  * and shrinks multiplicatively on a 429, a 503 or when answers take clearly longer than the
  * fastest seen (a latency signal, as Netflix's Vegas and Gradient limits use). Slow start more
- * than doubles the limit each round trip: from 1 in flight, its fourth round trip carries 16. A 429 that ends slow
- * start brings the limit down to what the service took at once (the requests sent before the
- * refused ones and not answered yet), and one decrease answers for every request started
- * before it, as TCP reacts once per round trip.
+ * than doubles the limit each round trip: from 1 in flight, its fourth round trip carries 16.
+ * A 429 that ends slow start brings the limit down to what the service took at once (the
+ * requests sent before the refused ones and not answered yet), and one decrease answers for
+ * every request started before it, as TCP reacts once per round trip.
  *
  * After a 429 no request starts until an answer comes back. Its Retry-After holds the refused
  * request (the engine waits it out); it holds every new request only when the service took
