@@ -52,7 +52,8 @@ export class LiveLine {
     if (!this.waits.size) return this.base;
     const soonest = [...this.waits].sort((a, b) => a.until - b.until)[0]!;
     const left = Math.max(0, Math.ceil((soonest.until - this.now()) / 1000));
-    const more = this.waits.size > 1 ? ` (and ${this.waits.size - 1} more waits)` : '';
+    const n = this.waits.size - 1;
+    const more = n ? ` (and ${n} more wait${n === 1 ? '' : 's'})` : '';
     return `${this.base} · ${soonest.what} ${left} s${more}`;
   }
 

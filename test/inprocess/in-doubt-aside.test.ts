@@ -56,3 +56,32 @@ describe('a payout in doubt waits aside', () => {
     expect(svc.appliedTwice()).toEqual([]);
   });
 });
+
+describe('every wait is one line off a terminal', () => {
+  it('a 429 with Retry-After: 3 says, once, what waits and for how long', async () => {
+    const svc = await fixture.start((n) =>
+      n === 2
+        ? {
+            apply: 'none',
+            status: 429,
+            headers: { 'retry-after': '3' },
+            body: { success: false, message: ['Too Many Requests'], data: [] },
+          }
+        : {},
+    );
+    const home = fixture.home();
+    const { file } = writeRun(home.dir, 30);
+    const clock = new FakeClock();
+    const r = await runMain(['send', file, '--yes', '--chunk-size', '10', '--concurrency', '1'], {
+      env: svc.env(home.env),
+      clock,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l.includes('Retry-After'));
+    expect(lines).toEqual([
+      'the service asked to wait (Retry-After): sending 10 payouts again in 3 s',
+    ]);
+    expect(clock.waits).toContain(3_000);
+    expect(svc.appliedTwice()).toEqual([]);
+  });
+});
