@@ -10,7 +10,7 @@ describe('Aside: requests in doubt give their place back, up to a bound', () => 
     const aside = new Aside(pace, 2);
     const permits = await Promise.all([pace.acquire(), pace.acquire(), pace.acquire()]);
     expect(pace.inFlight).toBe(3);
-    permits.forEach((p, i) => aside.track(i + 1, p, 10));
+    for (const [i, p] of permits.entries()) aside.track(i + 1, p, 10);
     aside.stepAside(1);
     aside.stepAside(1); // twice is once
     aside.stepAside(2);
