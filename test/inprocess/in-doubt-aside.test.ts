@@ -85,3 +85,30 @@ describe('every wait is one line off a terminal', () => {
     expect(svc.appliedTwice()).toEqual([]);
   });
 });
+
+describe('a 503 tells the pace the service is overloaded', () => {
+  it('the limit comes down from 8 to 4 at the first 503, and its payouts are read back', async () => {
+    const svc = await fixture.start((n) =>
+      n === 1
+        ? {
+            apply: 'none',
+            status: 503,
+            body: { success: false, message: ['Service Unavailable'], data: [] },
+          }
+        : {},
+    );
+    const home = fixture.home();
+    const { file } = writeRun(home.dir, 40);
+    const r = await runMain(['send', file, '--yes', '--debug', '--chunk-size', '5'], {
+      env: svc.env(home.env),
+      clock: new FakeClock(),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /debug: pace: 4 requests at a time \(the service answered 503 \(overloaded\)\)/,
+    );
+    expect(r.stderr).toMatch(/reading 5 payouts back before deciding anything/);
+    expect(svc.held.size).toBe(40);
+    expect(svc.appliedTwice()).toEqual([]);
+  });
+});

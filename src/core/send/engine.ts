@@ -136,9 +136,9 @@ interface Next {
 /** What an exchange tells the pace: a 429, an answer (its latency counts), or neither. */
 function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
   const status = exchange.answer?.status;
+  if (status === 503) return { kind: 'overloaded' };
   if (status === undefined || status >= 500) return { kind: 'failed' };
   if (status === 429) return { kind: 'throttled', retryAfterMs: exchange.answer?.retryAfterMs };
-  if (status === 503) return { kind: 'overloaded' };
   return { kind: 'ok' };
 }
 

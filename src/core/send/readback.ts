@@ -178,5 +178,5 @@ async function waitForQuiet(
 function whyOnce(deps: ReadBackDeps): string {
   if (!deps.why || deps.why.told) return '';
   deps.why.told = true;
-  return '. The wait is what keeps a payout from being paid twice: one whose answer was lost is sent again only once the service shows it does not have it, and the rest of the file goes on meanwhile';
+  return '. The wait is what keeps a payout from being paid twice: one whose answer was lost is sent again only once the service shows it does not have it';
 }
