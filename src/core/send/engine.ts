@@ -493,7 +493,12 @@ export class SendEngine {
     this.deps.warn(`${why}: reading ${payouts(items.length)} back before deciding anything`);
     this.aside.stepAside(req);
     const wait = this.retryAfter(v.retryAfterMs);
-    if (wait) await this.clock.sleep(wait).catch(() => {});
+    if (wait) {
+      const what = `reading ${payouts(items.length)} back after its Retry-After in`;
+      const end = this.deps.wait?.(what, wait);
+      await this.clock.sleep(wait).catch(() => {});
+      end?.();
+    }
     const retry = await this.settleByReading(req, items, { why, sentAt, refused: v.refused });
     return { retry, error: v.error };
   }
