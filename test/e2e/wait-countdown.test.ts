@@ -15,17 +15,17 @@ describe('at a terminal: a read-back waits with a countdown', () => {
   it('a 500 on the first request: the spinner line counts down the quiet time and says why', async () => {
     const home = fixture.home();
     // The first request is answered 500 and applied a moment later, as a request still in
-    // progress: its two payouts are not found at once, and found after the quiet time (1.7 s
-    // with PAYOUTS_TIMEOUT=1).
+    // progress: its two payouts are not found at once, and found after the quiet time (2.5 s
+    // with PAYOUTS_TIMEOUT=1.5), so the countdown shows 2 s and 1 s whatever the first read took.
     const svc = await fixture.start((n) =>
-      n === 1 ? { status: 500, body: INTERNAL_ERROR, applyLaterMs: 300 } : {},
+      n === 1 ? { status: 500, body: INTERNAL_ERROR, applyLaterMs: 1_500 } : {},
     );
     await storeProfile(home.env, svc.url);
     const { file, refs } = writeRun(home.dir, 4);
     const screen = await onTerminal(
       ['send', file, '--yes', '--chunk-size', '2', '--concurrency', '1'],
       [],
-      { ...home.env, PAYOUTS_TIMEOUT: '1' },
+      { ...home.env, PAYOUTS_TIMEOUT: '1.5' },
     );
     expect(screen.code, screen.output).toBe(0);
     // The countdown moves: the line shows 2 s, then 1 s, beside the payouts in doubt.
