@@ -1,6 +1,6 @@
 // Throughput rows: `payouts send` against loopback services with real limits (issues 19, 28).
 //
-//   node bench/pace.mjs [--payouts 20000] [--runs 1] [--only bucket,cap16,cap10,nolimit] [--out FILE]
+//   node bench/pace.mjs [--payouts 20000] [--runs 1] [--only bucket,cap16,cap10,nolimit,faulty] [--out FILE]
 //
 // Each row sends the same file (chunks of 100) to a service with a limit, with default flags
 // and with --concurrency 16, and reports the time from the service's first request to its
@@ -13,6 +13,12 @@
 // applied exactly once. The token bucket answers Retry-After: 1 on each 429, as real services
 // round up. Target: at most 1.15x the ideal from the first request, at most 10% 429s. With
 // --runs N each row runs N times (figures listed in run order). Exits 1 when a check fails.
+//
+// The faulty row (issue 33) is the no-limit service answering one request of 200 (the 20th)
+// with a 500 it did not apply: its payouts are in doubt, read back after the quiet time and
+// again a quiet time later, then sent again. Both it and the same service without the fault
+// run with PAYOUTS_TIMEOUT=1 (a 1.7 s quiet time); its figure is its whole process's wall time
+// over the fault-free one's. Target: at most 1.2x.
 //
 // Where the service holds 16 at once or more, the row also shows a floor: a bare undici client
 // (no journal, no checks) that starts at 8 in flight, as the CLI does by default, and goes to
@@ -39,10 +45,27 @@ const ONLY = opt('--only')?.split(',');
 const CHUNK = 100;
 const REQUESTS = Math.ceil(PAYOUTS / CHUNK);
 
-/** A loopback service with one limit; it counts what it applies and what it refuses. */
+/** The interface's 404 for a reference the service does not hold. */
+const NOT_FOUND = JSON.stringify({ success: false, message: ['Payout not found'], data: [] });
+
+/** Answers a lookup from what the service applied. */
+function lookup(url, records, res) {
+  const ref = decodeURIComponent(url.slice(url.lastIndexOf('/') + 1));
+  const rec = records.get(ref);
+  res.writeHead(rec ? 200 : 404, { 'content-type': 'application/json' });
+  if (!rec) return res.end(NOT_FOUND);
+  const data = { ...rec, status: 'success', transaction_id: `T${ref}` };
+  res.end(JSON.stringify({ success: true, message: ['Payout retrieved'], data }));
+}
+
+/**
+ * A loopback service with one limit; it counts what it applies and what it refuses. With
+ * `limit.fault` N, its Nth create request is answered 500 after its latency, unapplied.
+ */
 function limitedService(limit) {
   const applied = new Map();
-  const stats = { requests: 0, throttled: 0, first: 0, last: 0 };
+  const records = new Map();
+  const stats = { requests: 0, throttled: 0, creates: 0, first: 0, last: 0 };
   let inFlight = 0;
   let tokens = limit.burst ?? 0;
   let refilled = Date.now();
@@ -58,12 +81,14 @@ function limitedService(limit) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const now = Date.now();
+      if (req.method === 'GET') return lookup(req.url, records, res);
       stats.requests++;
       stats.first ||= now;
       if (req.method !== 'POST') {
         res.writeHead(404).end();
         return;
       }
+      const nth = ++stats.creates;
       if (limit.rate) {
         tokens = Math.min(limit.burst, tokens + ((now - refilled) * limit.rate) / 1000);
         refilled = now;
@@ -75,8 +100,15 @@ function limitedService(limit) {
       const payouts = JSON.parse(Buffer.concat(chunks).toString('utf8')).payouts;
       setTimeout(() => {
         inFlight--;
+        if (nth === limit.fault) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ success: false, message: ['Internal Server Error'], data: [] }));
+          stats.last = Date.now();
+          return;
+        }
         const results = payouts.map((p) => {
           applied.set(p.reference_id, (applied.get(p.reference_id) ?? 0) + 1);
+          records.set(p.reference_id, p);
           return {
             reference_id: p.reference_id,
             status: 'success',
@@ -103,7 +135,7 @@ function limitedService(limit) {
 }
 
 /** Runs `payouts send` to completion; resolves with its exit code and output. */
-function send(file, url, flags, home) {
+function send(file, url, flags, home, extraEnv = {}) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -117,6 +149,7 @@ function send(file, url, flags, home) {
           PAYOUTS_BASE_URL: url,
           PAYOUTS_CLIENT_ID: 'bench',
           PAYOUTS_CLIENT_SECRET: 'bench-secret',
+          ...extraEnv,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -195,6 +228,14 @@ const LIMITS = [
   { id: 'cap10', name: 'at most 10 in flight, 250 ms', cap: 10, latencyMs: 250 },
   { id: 'nolimit', name: 'no limit, 300 ms', latencyMs: 300 },
 ].filter((l) => !ONLY || ONLY.includes(l.id));
+/** The faulty row: the no-limit service, with and without a 500 on one request in ten. */
+const FAULT_AT = Math.max(1, Math.round(REQUESTS / 10));
+const FAULTY = {
+  id: 'faulty',
+  name: `no limit, 300 ms, a 500 on request ${FAULT_AT} of ${REQUESTS} (not applied)`,
+  latencyMs: 300,
+  env: { PAYOUTS_TIMEOUT: '1' },
+};
 const FLAGS = [
   { name: 'default', flags: [] },
   { name: '--concurrency 16', flags: ['--concurrency', '16'] },
@@ -214,7 +255,7 @@ async function once(limit, f) {
   const svc = await limitedService(limit);
   const home = mkdtempSync(join(dir, 'home-'));
   const started = Date.now();
-  const r = await send(file, svc.url, f.flags, home);
+  const r = await send(file, svc.url, f.flags, home, limit.env);
   const wall = Date.now() - started;
   svc.server.close();
   svc.server.closeAllConnections?.();
@@ -277,8 +318,41 @@ try {
       });
     }
   }
+  if (!ONLY || ONLY.includes('faulty')) await faultyRow();
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The faulty service against the same without the fault, alternating, default flags. */
+async function faultyRow() {
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) {
+    const clean = await once(FAULTY, FLAGS[0]);
+    const faulty = await once({ ...FAULTY, fault: FAULT_AT }, FLAGS[0]);
+    const o = {
+      span: faulty.ratio / clean.ratio,
+      wall: faulty.wall / clean.wall,
+      problems: [...clean.problems, ...faulty.problems],
+    };
+    runs.push(o);
+    process.stderr.write(
+      `${FAULTY.name}: ${o.wall.toFixed(2)}x the fault-free wall time (${faulty.wall} / ${clean.wall} ms), ${o.span.toFixed(2)}x its span\n`,
+    );
+  }
+  const problems = runs.flatMap((o) => o.problems);
+  const worst = Math.max(...runs.map((o) => o.wall));
+  if (worst > 1.2) problems.push(`${worst.toFixed(2)}x the fault-free time (target 1.2x)`);
+  failed ||= problems.length > 0;
+  table.push({
+    service: FAULTY.name,
+    flags: 'default, PAYOUTS_TIMEOUT=1',
+    'from first request': `${list(runs, (o) => o.span.toFixed(2))} of the fault-free span`,
+    'whole process': `${list(runs, (o) => o.wall.toFixed(2))} of the fault-free time`,
+    'bare client from 8': '—',
+    '429 share': '0%',
+    'peak in flight': '—',
+    check: problems.length ? problems.join('; ') : 'ok: each payout applied once',
+  });
 }
 
 const head = Object.keys(table[0] ?? {});

@@ -5,11 +5,12 @@ import type { Clock } from '../clock.js';
  *
  * Concurrency follows AIMD, as TCP's congestion window: it starts at `initial`, grows by two
  * per answer until the first sign of overload (slow start), then by one per window of answers,
- * and shrinks multiplicatively on a 429 or when answers take clearly longer than the fastest
- * seen (a latency signal, as Netflix's Vegas and Gradient limits use). A 429 that ends slow
- * start brings the limit down to what the service took at once (the requests sent before the
- * refused ones and not answered yet), and one decrease answers for every request started
- * before it, as TCP reacts once per round trip.
+ * and shrinks multiplicatively on a 429, a 503 or when answers take clearly longer than the
+ * fastest seen (a latency signal, as Netflix's Vegas and Gradient limits use). Slow start more
+ * than doubles the limit each round trip: from 1 in flight, its fourth round trip carries 16.
+ * A 429 that ends slow start brings the limit down to what the service took at once (the
+ * requests sent before the refused ones and not answered yet), and one decrease answers for
+ * every request started before it, as TCP reacts once per round trip.
  *
  * After a 429 no request starts until an answer comes back. Its Retry-After holds the refused
  * request (the engine waits it out); it holds every new request only when the service took
@@ -36,6 +37,8 @@ export type Answered =
   | { kind: 'ok' }
   /** 429: the service asked us to slow down. */
   | { kind: 'throttled'; retryAfterMs?: number }
+  /** 503: the service says it is overloaded, without refusing by rate (the limit shrinks). */
+  | { kind: 'overloaded' }
   /** No answer, or a failure that says nothing about load. */
   | { kind: 'failed' };
 
@@ -46,6 +49,8 @@ export interface Permit {
   inFlight: number;
   /** Its place in the order requests were sent (0 before it is sent). */
   sent: number;
+  /** It holds no place: it stepped aside (see `stepAside`) or is done. */
+  aside?: boolean;
 }
 
 /**
@@ -158,7 +163,7 @@ export class Pace {
     }
     this.active += 1;
     const inFlight = this.active;
-    return { startedAt: await this.turn(), inFlight, sent: 0 };
+    return { startedAt: await this.turn(), inFlight, sent: 0, aside: false };
   }
 
   /**
@@ -167,9 +172,32 @@ export class Pace {
    * shrunk), any pause and the paced rate.
    */
   async again(permit: Permit, after?: Promise<void>): Promise<void> {
-    this.release();
+    this.done(permit);
     await after;
     Object.assign(permit, await this.acquire());
+  }
+
+  /**
+   * Gives the place of an answered request back while it waits for something other than the
+   * service (a read-back's quiet time), so the rest of the send goes on; `again` or `regain`
+   * takes a place anew.
+   */
+  stepAside(permit: Permit): void {
+    if (permit.aside) return;
+    permit.aside = true;
+    this.release();
+  }
+
+  /** Takes a place again for a permit that stepped aside; nothing if it holds one. */
+  async regain(permit: Permit): Promise<void> {
+    if (permit.aside) Object.assign(permit, await this.acquire());
+  }
+
+  /** Gives the permit's place back unless it already stepped aside. */
+  done(permit: Permit): void {
+    if (permit.aside) return;
+    permit.aside = true;
+    this.release();
   }
 
   /** Marks the moment a request goes out under a permit: its latency counts from here. */
@@ -185,6 +213,7 @@ export class Pace {
     this.sinceDecrease += 1;
     this.unanswered.delete(permit.sent);
     if (how.kind === 'throttled') this.throttled(now, permit, how.retryAfterMs);
+    if (how.kind === 'overloaded') this.decrease('the service answered 503 (overloaded)');
     if (how.kind === 'ok' || this.unanswered.size === 0) {
       this.holdForAnswer = false;
       this.wake();

@@ -5,6 +5,7 @@ import { errorCode, InternalError, InterruptedError } from '../errors.js';
 import type { Env } from '../paths.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
+import { LiveLine } from './live-line.js';
 import { type TableLayout, terminalTable, tsvTable } from './table.js';
 
 /** A writable stream that may be a terminal. */
@@ -78,6 +79,11 @@ export function jsonWritten(stream: object): boolean {
 /** A progress indicator that is a no-op when stderr is not a terminal. */
 export interface Progress {
   update(text: string): void;
+  /**
+   * A wait of `ms` with what it waits for: a countdown on the spinner's line until the
+   * returned function is called. Elsewhere `line`, when given, is written once as it starts.
+   */
+  wait(what: string, ms: number, line?: string): () => void;
   stop(): void;
 }
 
@@ -305,7 +311,11 @@ export class Output {
   async progress(text: string): Promise<Progress> {
     const { stderr } = this.opts;
     if (this.json || this.quiet || this.opts.noColor || !stderr.isTTY || stderr.columns === 0) {
-      return { update() {}, stop() {} };
+      const wait = (_what: string, _ms: number, line?: string) => {
+        if (line !== undefined) this.info(line);
+        return () => {};
+      };
+      return { update() {}, wait, stop() {} };
     }
     const { default: ora } = await import('ora');
     // discardStdin would put the terminal in raw mode, where Ctrl-C is a key, not SIGINT, and
@@ -313,11 +323,14 @@ export class Output {
     // key went unseen and the run could not be stopped.
     const spinner = ora({ text, stream: stderr, discardStdin: false }).start();
     this.activeProgress = spinner;
+    const line = new LiveLine(text, (t) => {
+      spinner.text = t;
+    });
     return {
-      update: (t) => {
-        spinner.text = t;
-      },
+      update: (t) => line.update(t),
+      wait: (what, ms) => line.wait(what, ms),
       stop: () => {
+        line.stop();
         spinner.stop();
         if (this.activeProgress === spinner) this.activeProgress = undefined;
       },
@@ -417,11 +430,18 @@ export class Output {
     this.activeProgress = undefined;
   }
 
-  /** Writes a message line to stderr, escaped as print escapes stdout text. */
+  /**
+   * Writes a message line to stderr, escaped as print escapes stdout text; above a running
+   * spinner, which goes on (its countdowns would otherwise stop at the first warning).
+   */
   private writeErr(message: string): void {
-    this.clearProgress();
+    const spinner = this.activeProgress as { clear?(): unknown; render?(): unknown } | undefined;
+    const keep = spinner?.clear !== undefined && spinner.render !== undefined;
+    if (!keep) this.clearProgress();
     if (this.stderrGone || this.opts.stderr.destroyed) return;
     const own = { colours: this.errColor.level > 0, lineBreaks: true };
+    if (keep) spinner.clear!();
     this.opts.stderr.write(`${terminalText(message, own)}\n`);
+    if (keep) spinner.render!();
   }
 }

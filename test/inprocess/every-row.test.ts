@@ -91,7 +91,10 @@ describe('every row in every result', () => {
       clock,
     });
     const d = doc(r);
-    expect(d).toMatchObject({ success_count: 4, unknown_count: 2, not_sent_count: 4 });
+    expect(d.unknown_count).toBe(2);
+    // The fourth request may go out while the third waits aside for its read-back (issue 33).
+    expect(d.success_count).toBeGreaterThanOrEqual(4);
+    expect(d.success_count + d.not_sent_count).toBe(8);
     // An interruption is 130, as the README's table says, whatever it left in doubt.
     expect(r.code).toBe(130);
     expect(d).toMatchObject({ interrupted: true, error: { type: 'InterruptedError' } });

@@ -205,7 +205,7 @@ describe('payouts runs on a run left in flight', () => {
 
   it('says which command finishes it', async () => {
     // The third request is cut without an answer and Ctrl-C comes during the wait for its
-    // read-back: its payouts stay in flight, the rest are not sent.
+    // read-back: its payouts stay in flight, the rest not sent.
     svc = await ledger.start((n) => (n === 3 ? { apply: 'none', cut: true } : {}));
     const home = ledger.home();
     const file = join(home.dir, 'run.csv');
@@ -223,7 +223,11 @@ describe('payouts runs on a run left in flight', () => {
     }>;
     expect(summary!.counts.in_flight).toBe(2);
     expect(summary!.finish_command).toBe(`payouts send ${file} --base-url ${svc.url}`);
-    expect(listed.stderr).toContain(`run ${summary!.run_id} has payouts 2 in flight, 4 not sent`);
+    // The fourth request may have gone out while the third waited aside (issue 33).
+    const notSent = 8 - svc.held.size;
+    expect(listed.stderr).toContain(
+      `run ${summary!.run_id} has payouts 2 in flight, ${notSent} not sent`,
+    );
     expect(listed.stderr).toContain(`\`payouts send ${file} --base-url ${svc.url}\``);
   });
 });

@@ -15,6 +15,7 @@ import { type Answered, Pace, type Permit } from '../pace.js';
 import { isDocumentedStatus, OUTCOME_UNKNOWN, statusKind } from '../statuses.js';
 import { timingFor } from '../timing.js';
 import type { PayoutOutcome } from './outcome.js';
+import { Aside } from './aside.js';
 import { type ReadBackResult, readBack } from './readback.js';
 import {
   judgeExchange,
@@ -70,6 +71,8 @@ const PREPARED_AHEAD = 2;
  * send, less at most this share of its margin beyond the request's deadline.
  */
 const PREPARED_MAX_AGE_SHARE = 1 / 50;
+/** Requests in doubt that may wait aside at once (or the most in flight, when more). */
+const ASIDE_AT_LEAST = 4;
 
 /** What the engine needs from outside. */
 export interface EngineDeps {
@@ -92,8 +95,11 @@ export interface EngineDeps {
   warn: (message: string) => void;
   /** Called after each request settles, for the progress display. */
   progress: (done: { requests: number; payouts: number }) => void;
-  /** Shows the seconds left while waiting for the service to finish a request. */
-  countdown?: (secondsLeft: number) => void;
+  /**
+   * Shows a wait (a countdown on a terminal; off one, `line` once) until the returned
+   * function is called: a quiet time, a Retry-After.
+   */
+  wait?: (what: string, ms: number, line?: string) => () => void;
   /** Told about each change of the pace, with its reason (--debug). */
   paceChanged?: (limit: number, why: string) => void;
   clock?: Clock;
@@ -137,6 +143,7 @@ interface Next {
 /** What an exchange tells the pace: a 429, an answer (its latency counts), or neither. */
 function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
   const status = exchange.answer?.status;
+  if (status === 503) return { kind: 'overloaded' };
   if (status === undefined || status >= 500) return { kind: 'failed' };
   if (status === 429) return { kind: 'throttled', retryAfterMs: exchange.answer?.retryAfterMs };
   return { kind: 'ok' };
@@ -161,6 +168,8 @@ export class SendEngine {
   readonly batchReferences = new Set<string>();
   /** The pace of create requests; read-backs have their own. */
   readonly pace: Pace;
+  /** Requests in doubt that gave their place back while they are read back. */
+  readonly aside: Aside;
   private readonly readPace: Pace;
   private chunkSize: number;
   private readonly running = new Set<Promise<void>>();
@@ -187,6 +196,8 @@ export class SendEngine {
   /** Set when the run stopped waiting for its requests ("finish now"). */
   private abandoned = false;
   private readonly whenAbandoned: Promise<void>;
+  /** Whether the run said why a read-back's wait protects the money (once a run). */
+  private readonly why = { told: false };
 
   constructor(
     private readonly deps: EngineDeps,
@@ -201,6 +212,7 @@ export class SendEngine {
     const onChange = deps.paceChanged;
     this.pace = new Pace({ ...settings.concurrency, clock: this.clock, onChange });
     this.readPace = new Pace({ initial: 4, max: 16, clock: this.clock });
+    this.aside = new Aside(this.pace, Math.max(ASIDE_AT_LEAST, settings.concurrency.max));
     this.random = deps.random ?? Math.random;
     this.quietMs = settings.quietMs ?? DEFAULT_QUIET_MS;
     deps.interrupt.addEventListener('abort', () => this.stoppingNotice(), { once: true });
@@ -368,8 +380,8 @@ export class SendEngine {
 
   /**
    * Waits for a place in the pace, then starts the chunk without waiting for it to finish.
-   * The chunk keeps its place until it is settled, read-backs included, so no more than the
-   * limit's worth of chunks can be in doubt at once.
+   * The chunk keeps its place until it is settled, except while its payouts in doubt wait
+   * aside for their read-back (`aside.ts`, which bounds how many chunks may be in doubt).
    */
   private async dispatch(chunk: Queued[]): Promise<void> {
     const waiting: Waiting = { chunk };
@@ -379,7 +391,7 @@ export class SendEngine {
     const permit = await this.pace.acquire();
     this.waiting.delete(waiting);
     if (this.abandoned) {
-      this.pace.release();
+      this.pace.done(permit);
       return;
     }
     const k = this.unprepared.indexOf(waiting);
@@ -396,7 +408,7 @@ export class SendEngine {
       .finally(() => {
         this.sendingChunks.delete(chunk);
         this.settleLeftovers(chunk);
-        this.pace.release();
+        this.pace.done(permit);
         this.running.delete(run);
       });
     this.running.add(run);
@@ -497,10 +509,16 @@ export class SendEngine {
       // Ended at once meanwhile: the payouts are reported in doubt, and stay so in the journal.
       if (this.abandoned) return;
       this.pace.answered(permit, paceSignal(exchange));
-      const next = await this.settle(judgeExchange(exchange), req, items, sentAt);
+      this.aside.track(req, permit, items.length);
+      const next = await this.settle(judgeExchange(exchange), req, items, sentAt).finally(() =>
+        this.aside.untrack(req),
+      );
       if (this.abandoned) return;
       if (next.split) {
-        for (const half of next.split) await this.runChunk(half, permit);
+        for (const half of next.split) {
+          await this.pace.regain(permit);
+          await this.runChunk(half, permit);
+        }
         return;
       }
       items = next.retry;
@@ -511,10 +529,7 @@ export class SendEngine {
       }
       const wait = next.waitMs ?? backoffDelay(policy, attempt, this.random);
       // What is sent again was not applied: nothing is in doubt, so the place serves others.
-      await this.pace.again(
-        permit,
-        this.clock.sleep(wait).catch(() => {}),
-      );
+      await this.pace.again(permit, this.retryWait(wait, next.waitMs, items.length));
     }
     this.requestsDone += 1;
     this.payoutsDone += chunk.length;
@@ -548,8 +563,14 @@ export class SendEngine {
     // Every later request would be redirected too.
     if (v.error instanceof RedirectError) this.fatal ??= v.error;
     this.deps.warn(`${why}: reading ${payouts(items.length)} back before deciding anything`);
+    this.aside.stepAside(req);
     const wait = this.retryAfter(v.retryAfterMs);
-    if (wait) await this.clock.sleep(wait).catch(() => {});
+    if (wait) {
+      const what = `reading ${payouts(items.length)} back after its Retry-After in`;
+      const end = this.deps.wait?.(what, wait);
+      await this.clock.sleep(wait).catch(() => {});
+      end?.();
+    }
     const retry = await this.settleByReading(req, items, { why, sentAt, refused: v.refused });
     return { retry, error: v.error };
   }
@@ -589,6 +610,20 @@ export class SendEngine {
       );
     }
     return { retry: [], split: [items.slice(0, half), items.slice(half)] };
+  }
+
+  /** The wait before sending again; a Retry-After is shown (off a terminal, from 2 s on). */
+  private async retryWait(ms: number, retryAfter: number | undefined, n: number): Promise<void> {
+    const line =
+      retryAfter !== undefined && ms >= 2_000
+        ? `the service asked to wait (Retry-After): sending ${payouts(n)} again in ${Math.ceil(ms / 1000)} s`
+        : undefined;
+    const end =
+      retryAfter === undefined
+        ? undefined
+        : this.deps.wait?.(`sending ${payouts(n)} again in`, ms, line);
+    await this.clock.sleep(ms).catch(() => {});
+    end?.();
   }
 
   /** A Retry-After within the policy's cap, if the service sent one. */
@@ -754,6 +789,8 @@ export class SendEngine {
     how: { why: string; sentAt: number; refused: boolean },
   ): Promise<Queued[]> {
     const quiet = { quietAt: how.sentAt + this.quietMs, intervalMs: this.quietMs };
+    // Nothing about these payouts is decided until they are read back: the others go on.
+    this.aside.stepAside(req);
     const r = await readBack(items, quiet, this.readBackDeps());
     if (this.abandoned) return [];
     const found: Array<[Queued, CreateResult]> = [];
@@ -807,7 +844,8 @@ export class SendEngine {
       clock: this.clock,
       interrupt: this.deps.interrupt,
       notify: this.deps.warn,
-      countdown: this.deps.countdown,
+      wait: this.deps.wait,
+      why: this.why,
       pace: this.readPace,
     };
   }

@@ -14,8 +14,10 @@ export interface ReadBackDeps {
   interrupt: AbortSignal;
   /** Says on stderr why the run waits, and how long. */
   notify: (message: string) => void;
-  /** Shows the time left of a wait (a spinner on a terminal), called about once a second. */
-  countdown?: (secondsLeft: number) => void;
+  /** Shows a wait (a countdown on a terminal) until the returned function is called. */
+  wait?: (what: string, ms: number) => () => void;
+  /** Whether the run said why waiting protects the money: said once, at the first wait. */
+  why?: { told: boolean };
   retry?: RetryPolicy;
   /** Paces the lookups; without one, at most 8 run at once. */
   pace?: Pace;
@@ -154,17 +156,27 @@ async function waitForQuiet(
     ? `the service has no record yet of ${count} payout${count === 1 ? '' : 's'} whose request may still be in progress there: waiting ${seconds} s before reading ${them} again`
     : `the service still has no record of ${count} payout${count === 1 ? '' : 's'} after the quiet time: reading ${them} once more in ${seconds} s before sending ${them} again, in case its lookups lag behind its writes`;
   deps.notify(
-    `${what} (Ctrl-C stops waiting: ${count === 1 ? 'its' : 'their'} outcome stays unknown, and the next run reads ${them} back before sending anything)`,
+    `${what} (Ctrl-C stops waiting: ${count === 1 ? 'its' : 'their'} outcome stays unknown, and the next run reads ${them} back before sending anything)${whyOnce(deps)}`,
   );
   const until = clock.now() + waitMs;
+  const payouts = `${count} payout${count === 1 ? '' : 's'}`;
+  const end = deps.wait?.(`reading ${payouts} back ${first ? '' : 'again '}in`, waitMs);
   try {
     for (let left = waitMs; left > 0; left = until - clock.now()) {
-      deps.countdown?.(Math.ceil(left / 1000));
       await clock.sleep(Math.min(left, 1000), interrupt);
     }
   } catch (error) {
     if (interrupt.aborted) return false;
     throw error;
+  } finally {
+    end?.();
   }
   return !interrupt.aborted;
+}
+
+/** The first wait of a run says, in plain words, why it waits rather than send again. */
+function whyOnce(deps: ReadBackDeps): string {
+  if (!deps.why || deps.why.told) return '';
+  deps.why.told = true;
+  return '. The wait is what keeps a payout from being paid twice: one whose answer was lost is sent again only once the service shows it does not have it';
 }

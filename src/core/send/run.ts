@@ -5,7 +5,8 @@ import { UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import type { IntakeOptions } from '../../input/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
-import type { InStream, Output } from '../../output/output.js';
+import type { InStream, Output, Progress } from '../../output/output.js';
+import { sendingLine } from './aside.js';
 import type { OutcomeResult } from '../../state/index.js';
 import {
   type PriorRow,
@@ -341,7 +342,7 @@ export class SendRun {
     const state = await this.openState(service);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
-    const engine = this.newEngine(service, state, (text) => progress?.update(text));
+    const engine = this.newEngine(service, state, progress);
     let thrown: unknown;
     try {
       await this.readBackInFlight(prior, engine, state);
@@ -455,11 +456,11 @@ export class SendRun {
     return state;
   }
 
-  /** The engine of a run, reporting progress through `show`. */
+  /** The engine of a run, reporting progress and waits on `progress` (a spinner's line). */
   private newEngine(
     service: ServiceConnection,
     state: RunState,
-    show: (text: string) => void,
+    progress: Progress | undefined,
   ): SendEngine {
     const { opts, plan, deps, output } = this;
     const clock = deps.clock ?? systemClock;
@@ -475,12 +476,15 @@ export class SendRun {
         interactive: output.interactive,
         warn: (m) => output.warn(m),
         progress: (d) =>
-          show(
-            `Sending: ${d.payouts}/${plan.payoutCount} payouts done, ${engine.pace.inFlight} requests in flight, ${rate(d.payouts)} payouts/s`,
+          progress?.update(
+            sendingLine(d.payouts, plan.payoutCount, {
+              inFlight: engine.pace.inFlight,
+              inDoubt: engine.aside.count.payouts,
+              perSecond: rate(d.payouts),
+            }),
           ),
         paceChanged: (limit, why) => output.debug(`pace: ${limit} requests at a time (${why})`),
-        countdown: (s) =>
-          show(`Waiting ${s} s for the service to finish a request before reading back…`),
+        wait: (what, ms, line) => progress?.wait(what, ms, line) ?? (() => {}),
         clock: deps.clock,
       },
       {

@@ -132,6 +132,11 @@ export async function checkStatuses(
         onChange: (o, previous) => {
           if (output.human) output.info(changeLine(output, o, previous));
         },
+        onWait: (ms, pending) => {
+          const what = `${pending} payout(s) not final yet: polling again in`;
+          const line = output.human ? `${what} ${Math.ceil(ms / 1000)} s` : undefined;
+          return progress.wait(what, ms, line);
+        },
         onPollError: (o) => {
           if (output.human) {
             output.warn(

@@ -30,6 +30,8 @@ export interface WatchOptions extends LookupOptions {
   pause?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** A payout was seen for the first time or its status changed (not-found counts). */
   onChange?: (outcome: LookupOutcome, previous: LookupOutcome | undefined) => void;
+  /** A wait between polls begins, for `pending` payouts; the returned function ends it. */
+  onWait?: (ms: number, pending: number) => () => void;
   /** A lookup failed in this poll even after retries; it is tried again at the next. */
   onPollError?: (outcome: Extract<LookupOutcome, { kind: 'error' }>) => void;
 }
@@ -103,13 +105,17 @@ export async function watchStatuses(
         timedOut: active.length > 0,
       };
     }
+    const pauseMs = Math.min(wait, remaining);
+    const end = opts.onWait?.(pauseMs, active.length);
     try {
-      await pause(Math.min(wait, remaining), opts.signal);
+      await pause(pauseMs, opts.signal);
     } catch (error) {
       if (opts.signal?.aborted) {
         throw new LookupsInterrupted('interrupted while watching', knownSoFar());
       }
       throw error;
+    } finally {
+      end?.();
     }
     wait = Math.min(wait * opts.growth, ceiling);
   }

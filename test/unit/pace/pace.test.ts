@@ -173,3 +173,55 @@ describe('Pace against a token bucket that answers Retry-After: 1 (20/s, burst 5
     expect(r.ratio, r.changes.join('\n')).toBeLessThanOrEqual(1.05);
   });
 });
+
+describe('Pace: the ramp on a service without limits (issue 33)', () => {
+  /** Sends `n` requests of `latencyMs` from `initial` in flight: when 16 were first in flight. */
+  async function ramp(initial: number, latencyMs: number, n: number) {
+    const clock = new SimClock();
+    const p = new Pace({ initial, max: 16, clock });
+    let reached: number | undefined;
+    const one = async () => {
+      const permit = await p.acquire();
+      p.sending(permit);
+      if (p.inFlight >= 16) reached ??= clock.t;
+      await clock.sleep(latencyMs);
+      p.answered(permit, { kind: 'ok' });
+      p.done(permit);
+    };
+    await clock.run(Promise.all(Array.from({ length: n }, one)));
+    return reached;
+  }
+
+  it('from 1 in flight, reaches 16 within 4 round trips', async () => {
+    const at = await ramp(1, 100, 100);
+    expect(at).toBeDefined();
+    expect(at!).toBeLessThanOrEqual(4 * 100);
+  });
+
+  it('from the default start of 8, the second round trip carries 16', async () => {
+    const at = await ramp(DEFAULT.initial, 250, 100);
+    expect(DEFAULT.initial).toBe(8);
+    expect(at).toBeDefined();
+    expect(at!).toBeLessThanOrEqual(250);
+  });
+
+  it('a 503 ends the ramp and shrinks the limit, as a queue building does', async () => {
+    const clock = new SimClock();
+    const changes: string[] = [];
+    const p = new Pace({
+      initial: 8,
+      max: 16,
+      clock,
+      onChange: (l, why) => changes.push(`${l} ${why}`),
+    });
+    const permits = await Promise.all(Array.from({ length: 8 }, () => p.acquire()));
+    for (const permit of permits) p.sending(permit);
+    clock.t += 100;
+    p.answered(permits[0]!, { kind: 'overloaded' });
+    expect(p.limit).toBe(4);
+    expect(changes.at(-1)).toBe('4 the service answered 503 (overloaded)');
+    // Out of slow start: clean answers grow it by one a window, not by two an answer.
+    for (const permit of permits.slice(1)) p.answered(permit, { kind: 'ok' });
+    expect(p.limit).toBeLessThanOrEqual(6);
+  });
+});

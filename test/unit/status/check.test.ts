@@ -92,6 +92,8 @@ describe('checkStatuses', () => {
     expect(report.exitCode).toBe(0);
     expect(human.stderr()).toMatch(/a: pending\n/);
     expect(human.stderr()).toMatch(/a: pending -> success\n/);
+    // Off a terminal, each wait between polls is one line as it starts (issue 33).
+    expect(human.stderr()).toMatch(/1 payout\(s\) not final yet: polling again in 1 s\n/);
     const json = memoryOutput({ json: true });
     await checkStatuses(
       fakeReader({ a: ['pending', 'success'] }).reader,
