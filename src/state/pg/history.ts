@@ -13,7 +13,7 @@ import { serviceId } from '../hash.js';
 import type { PriorRow } from '../prior.js';
 import type { JournalMirror, JournalRecord } from '../records.js';
 import { payoutOf, type RunHeader } from '../run-state.js';
-import { PG_MIGRATIONS } from './schema.js';
+import { PG_MIGRATIONS } from '../schema.js';
 import { redactMessage, redactStateUrl } from './url.js';
 
 /** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
