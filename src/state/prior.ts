@@ -5,8 +5,8 @@ import { lostContents, migrate, openDatabase, STATE_DB, type StateDb } from './d
 import { newerSchemaError, type StateError, stateError } from './errors.js';
 import type { RunIntake } from './intake.js';
 import { HASH_VERSION, serviceId } from './hash.js';
-import type { StagedPayout } from './pg/history.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
+import type { StagedPayout } from './records.js';
 import { MIGRATIONS } from './schema.js';
 
 /** One of a run's staged payouts that an earlier run of the same service sent. */

@@ -3,6 +3,7 @@ import type { PayoutOutcome } from '../core/send/outcome.js';
 import { checkpoint, lockWaitOf, type StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
+import { JOURNAL_SQL } from './journal-sql.js';
 import type { OutcomeResult } from './outcome-result.js';
 import { type ChargeMinor, RunOutcomes } from './outcomes.js';
 import type { JournalMirror, JournalRecord, StatedByRef } from './records.js';
@@ -136,13 +137,7 @@ export class RunState {
     this.stmts = statementsOf(db);
     this.mirror = opts.mirror;
     this.writer = opts.writer ?? writerFor(db, lockWaitOf(db));
-    const r = db
-      .prepare(
-        `SELECT max(last_req, coalesce((SELECT max(req) FROM intents WHERE run = @id), 0),
-           coalesce((SELECT max(req) FROM results WHERE run = @id), 0)) AS n
-         FROM runs WHERE id = @id`,
-      )
-      .get({ id }) as { n: number };
+    const r = db.prepare(JOURNAL_SQL.sqlite.lastReq).get(id) as { n: number };
     this.lastReq = Math.max(r.n, opts.lastReqFloor ?? 0);
   }
 

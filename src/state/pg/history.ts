@@ -8,33 +8,29 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { PayoutsError, StateStoreError, UsageError } from '../../errors.js';
+import { PayoutsError, UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
+import { placeholders } from '../dialect.js';
+import { JOURNAL_SQL, pgText, recordStatements } from '../journal-sql.js';
+import { payoutOf } from '../run-state.js';
 import type { PriorRow } from '../prior.js';
-import type { JournalMirror, JournalRecord } from '../records.js';
-import { payoutOf, type RunHeader } from '../run-state.js';
+import type { JournalMirror, StagedPayout } from '../records.js';
 import { PG_MIGRATIONS } from '../schema.js';
-import { redactMessage, redactStateUrl } from './url.js';
+import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
+import { failure } from './failure.js';
+import {
+  insertPayouts,
+  insertRun,
+  oneStatement,
+  type SharedRunHeader,
+  sameRows,
+} from './statements.js';
+import { redactStateUrl } from './url.js';
 
 /** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
 const LOCK_CLASS = 0x7061796f;
 /** The second key of the lock that serialises migrations. */
 const MIGRATION_LOCK = 0;
-
-/** A staged payout as the local database holds it. */
-export interface StagedPayout {
-  row: number;
-  reference_id: string;
-  file: string | null;
-  line: number | null;
-  location: string | null;
-  amount: string;
-  currency: string;
-  recipient: string;
-  description: string | null;
-  hash: string | null;
-  hash_version: number;
-}
 
 /** Who holds a service's lock, as the holder wrote it. */
 export interface LockHolder {
@@ -43,13 +39,6 @@ export interface LockHolder {
   pid: number;
   started_at: string;
   command: string;
-}
-
-/** The header of a run, as the shared history records it: state.db's, with its id and time. */
-export interface SharedRunHeader extends RunHeader {
-  runId: string;
-  serviceKey: string;
-  now: string;
 }
 
 /** The run a send adopts in the shared history. */
@@ -61,100 +50,9 @@ export interface SharedRun {
   copied: CopyProgress;
 }
 
-/**
- * How far a run's payouts are copied into the shared history: the rows below `rows` are
- * committed. The first page is copied with the run; the others follow while the run sends,
- * and an intent waits until its rows are there, so a later run's lookup by reference (which
- * joins the payouts) finds every payout an intent names.
- */
-export class CopyProgress {
-  private rows: number;
-  private done = false;
-  private error: unknown;
-  private waiters: Array<{ rows: number; resolve: () => void; reject: (e: unknown) => void }> = [];
-
-  constructor(rows: number, done: boolean) {
-    this.rows = rows;
-    this.done = done;
-  }
-
-  /** Resolves once the rows below `rows` are copied (Infinity: all of them). */
-  reached(rows: number): Promise<void> {
-    if (this.error !== undefined) return Promise.reject(this.error);
-    if (this.done || this.rows >= rows) return Promise.resolve();
-    return new Promise((resolve, reject) => this.waiters.push({ rows, resolve, reject }));
-  }
-
-  /** The rows below `rows` are committed. */
-  advance(rows: number): void {
-    this.rows = rows;
-    this.wake();
-  }
-
-  finish(): void {
-    this.done = true;
-    this.wake();
-  }
-
-  fail(err: unknown): void {
-    this.error = err;
-    for (const w of this.waiters.splice(0)) w.reject(err);
-  }
-
-  private wake(): void {
-    const waiting = this.waiters;
-    this.waiters = [];
-    for (const w of waiting) {
-      if (this.done || this.rows >= w.rows) w.resolve();
-      else this.waiters.push(w);
-    }
-  }
-}
-
-/** The rows a commit's records need copied first: an intent's, or all for a lookup by reference. */
-function rowsNeeded(records: JournalRecord[]): number {
-  let need = 0;
-  for (const r of records) {
-    if (r.kind === 'intent') for (const row of r.rows) need = Math.max(need, row + 1);
-    else if (r.kind !== 'results' && r.kind !== 'reports' && r.kind !== 'touch') return Infinity;
-  }
-  return need;
-}
-
 /** The 32-bit lock key of a service: the first 8 hex digits of its id. */
 function lockKey(service: string): number {
   return Number.parseInt(service.slice(0, 8), 16) | 0;
-}
-
-/**
- * Whether an error means the session is gone: the server stopped or restarted (SQLSTATE class
- * 57P), the network dropped, or node-postgres refuses a client whose connection failed.
- */
-function connectionLost(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  if (
-    typeof code === 'string' &&
-    /^(57P0[123]|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT)$/.test(code)
-  )
-    return true;
-  const message = err instanceof Error ? err.message : String(err);
-  return /Connection terminated|connection error and is not queryable|Client was closed/i.test(
-    message,
-  );
-}
-
-/** The state of the database's error, or the error's own message, without the URL's secrets. */
-function failure(err: unknown, url: string, doing: string): PayoutsError {
-  const message = redactMessage(err instanceof Error ? err.message : String(err), url);
-  if (connectionLost(err)) {
-    return new StateStoreError(
-      `the connection to the shared history at ${redactStateUrl(url)} was lost while ${doing} (${message}): once the database is reachable, run the same command again; it reads back what this run left in doubt`,
-      { cause: err },
-    );
-  }
-  return new StateStoreError(
-    `the shared history at ${redactStateUrl(url)} failed while ${doing}: ${message}`,
-  );
 }
 
 /** A connection to a shared history. */
@@ -396,13 +294,7 @@ export class PgHistory {
       if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
         await c.query('UPDATE runs SET updated_at = $1 WHERE id = $2', [header.now, o.id]);
         await c.query('DELETE FROM reports WHERE run = $1', [o.id]);
-        const n = await c.query<{ n: number }>(
-          `SELECT greatest(r.last_req,
-             coalesce((SELECT max(req) FROM intents WHERE run = r.id), 0),
-             coalesce((SELECT max(req) FROM results WHERE run = r.id), 0)) AS n
-           FROM runs r WHERE r.id = $1`,
-          [o.id],
-        );
+        const n = await c.query<{ n: number }>(pgText(JOURNAL_SQL.pg.lastReq), [o.id]);
         const copied = new CopyProgress(header.payout_count, true);
         return { id: o.id, resumed: true, lastReq: n.rows[0]?.n ?? 0, copied };
       }
@@ -465,10 +357,11 @@ export class PgHistory {
     return {
       apply: async (records) => {
         await copied?.reached(rowsNeeded(records));
-        const quick = oneStatement(run, records);
+        const statements = records.flatMap((r) => recordStatements(run, r, 'pg'));
+        const quick = oneStatement(records, statements);
         if (quick) return this.serial('recording what was sent', (c) => c.query(quick).then());
         return this.tx('recording what was sent', async (c) => {
-          for (const r of records) await applyRecord(c, run, r);
+          for (const s of statements) await c.query(pgText(s.sql), s.params);
         });
       },
     };
@@ -476,8 +369,7 @@ export class PgHistory {
 
   /** Rows of a query written with `?` placeholders, as state.db's are (listing runs). */
   rows(sql: string, params: unknown[]): Promise<unknown[]> {
-    let n = 0;
-    const text = sql.replace(/\?/g, () => `$${++n}`);
+    const text = placeholders(sql, 'pg');
     return this.serial('reading runs', async (c) => (await c.query(text, params)).rows);
   }
 
@@ -490,261 +382,4 @@ export class PgHistory {
   write<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
     return this.tx(doing, work);
   }
-}
-
-/** The row number of a page's last payout. */
-function lastRowOf(page: StagedPayout[]): number {
-  return page[page.length - 1]!.row;
-}
-
-/** Inserts a run's header; its id. */
-async function insertRun(c: pg.Client, h: SharedRunHeader): Promise<number> {
-  const r = await c.query<{ id: number }>(
-    `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-       batch_reference, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
-    [
-      h.runId,
-      serviceId(h.serviceKey),
-      h.service,
-      h.client_id,
-      JSON.stringify(h.inputs),
-      h.input_hash,
-      h.payout_count,
-      h.batch_reference ?? null,
-      h.now,
-    ],
-  );
-  return r.rows[0]!.id;
-}
-
-/** Inserts payouts of run `run`, one statement for the page (its columns as arrays). */
-export async function insertPayouts(
-  c: pg.Client,
-  run: number,
-  page: StagedPayout[],
-): Promise<void> {
-  if (page.length === 0) return;
-  const col = <K extends keyof StagedPayout>(k: K) => page.map((p) => p[k]);
-  await c.query(
-    `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
-       recipient, description, hash, hash_version)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::int[], $6::text[],
-       $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])`,
-    [
-      run,
-      col('row'),
-      col('reference_id'),
-      col('file'),
-      col('line'),
-      col('location'),
-      col('amount'),
-      col('currency'),
-      col('recipient'),
-      col('description'),
-      col('hash'),
-      col('hash_version'),
-    ],
-  );
-}
-
-/** Whether run `run` holds exactly these payouts, row for row. */
-async function sameRows(
-  c: pg.Client,
-  run: number,
-  pages: Iterable<StagedPayout[]>,
-): Promise<boolean> {
-  for (const page of pages) {
-    const r = await c.query<{ n: number }>(
-      `SELECT count(*)::int AS n
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::int[]) AS s(row, ref, hash, v)
-       JOIN payouts o ON o.run = $1 AND o.row = s.row AND o.reference_id = s.ref
-         AND o.hash IS NOT DISTINCT FROM s.hash AND o.hash_version = s.v`,
-      [
-        run,
-        page.map((p) => p.row),
-        page.map((p) => p.reference_id),
-        page.map((p) => p.hash),
-        page.map((p) => p.hash_version),
-      ],
-    );
-    if (r.rows[0]?.n !== page.length) return false;
-  }
-  return true;
-}
-
-/** Writes intents, results and reports, and the run's last request, in one statement. */
-const ONE_STATEMENT = `
-  WITH i AS (
-    INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-    SELECT $1, x.row, 'in_flight', x.req, x.at, NULL, x.at
-    FROM unnest($2::int[], $3::int[], $4::text[]) AS x(row, req, at)
-    ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
-      sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at
-  ), d AS (
-    INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
-    SELECT $1, * FROM unnest($5::int[], $6::int[], $7::text[], $8::text[], $9::text[],
-      $10::text[], $11::text[])
-    ON CONFLICT (run, row) DO UPDATE SET req = excluded.req, status = excluded.status,
-      transaction_id = excluded.transaction_id, charges = excluded.charges,
-      message = excluded.message, at = excluded.at
-  ), o AS (
-    INSERT INTO reports (run, row, status, transaction_id, charges, message, sent_earlier)
-    SELECT $1, * FROM unnest($12::int[], $13::text[], $14::text[], $15::text[], $16::text[],
-      $17::int[])
-    ON CONFLICT (run, row) DO UPDATE SET status = excluded.status,
-      transaction_id = excluded.transaction_id, charges = excluded.charges,
-      message = excluded.message, sent_earlier = excluded.sent_earlier
-  )
-  UPDATE runs SET last_req = greatest(last_req, $18), updated_at = $19 WHERE id = $1`;
-
-/** Columns of rows given as a flat list, `width` values a row, without the first (the run). */
-function columnsOf(values: unknown[], width: number): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: width - 1 }, () => []);
-  for (let k = 0; k < values.length; k += width) {
-    for (let j = 1; j < width; j++) cols[j - 1]!.push(values[k + j] ?? null);
-  }
-  return cols;
-}
-
-/**
- * A commit as one statement, when it holds only intents (of distinct rows), results, reports
- * and the run's last request: the parts touch different tables, so one snapshot serves them
- * all. Undefined when it holds anything else, which must see the effect of what precedes it.
- */
-function oneStatement(run: number, records: JournalRecord[]): pg.QueryConfig | undefined {
-  const intent: [number[], number[], string[]] = [[], [], []];
-  const rows = new Set<number>();
-  let results: unknown[] = [];
-  let reports: unknown[] = [];
-  let touch: { lastReq: number; at: string } | undefined;
-  for (const r of records) {
-    if (r.kind === 'intent') {
-      for (const row of r.rows) {
-        if (rows.has(row)) return undefined;
-        rows.add(row);
-        intent[0].push(row);
-        intent[1].push(r.req);
-        intent[2].push(r.at);
-      }
-    } else if (r.kind === 'results') results = results.concat(r.values);
-    else if (r.kind === 'reports') reports = reports.concat(r.values);
-    else if (r.kind === 'touch') touch = r;
-    else return undefined;
-  }
-  if (touch === undefined) return undefined;
-  return {
-    // Named: prepared once per session, not planned again for every commit.
-    name: 'payouts-commit',
-    text: ONE_STATEMENT,
-    values: [
-      run,
-      ...intent,
-      ...columnsOf(results, 8),
-      ...columnsOf(reports, 7),
-      touch.lastReq,
-      touch.at,
-    ],
-  };
-}
-
-/** The rows of a run among these references that have no stated result. */
-const OPEN_ROWS = `SELECT p.row FROM payouts p WHERE p.run = $1 AND p.reference_id = ANY($2::text[])
-  AND NOT EXISTS (SELECT 1 FROM results d WHERE d.run = p.run AND d.row = p.row)`;
-
-/** Writes one record of a run's journal; the same effect as RunState's local statements. */
-async function applyRecord(c: pg.Client, run: number, r: JournalRecord): Promise<void> {
-  switch (r.kind) {
-    case 'intent':
-      await c.query(
-        `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-         SELECT $1, x, 'in_flight', $2, $3, NULL, $3 FROM unnest($4::int[]) AS x
-         ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
-           sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`,
-        [run, r.req, r.at, r.rows],
-      );
-      return;
-    case 'seen':
-      await c.query(
-        `INSERT INTO intents (run, row, state, req, sent_at, updated_at)
-         SELECT $1, row, 'in_flight', $3, $4, $4 FROM (${OPEN_ROWS}) o
-         ON CONFLICT (run, row) DO NOTHING`,
-        [run, r.refs, r.req, r.at],
-      );
-      return;
-    case 'done':
-      await c.query(
-        `INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
-         SELECT $1, p.row, $2, j.status, j.tx, j.charges, j.message, $3
-         FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-           AS j(ref, status, tx, charges, message)
-           JOIN payouts p ON p.run = $1 AND p.reference_id = j.ref
-         ON CONFLICT (run, row) DO UPDATE SET req = excluded.req, status = excluded.status,
-           transaction_id = excluded.transaction_id, charges = excluded.charges,
-           message = excluded.message, at = excluded.at`,
-        [run, r.req, r.at, ...[0, 1, 2, 3, 4].map((k) => r.list.map((x) => x[k]))],
-      );
-      return;
-    case 'not-applied':
-      await c.query(
-        `UPDATE intents SET state = 'free', note = $4, updated_at = $5
-         WHERE run = $1 AND row IN (${OPEN_ROWS}) AND state IN ('in_flight', 'unknown')
-           AND ($3 = -1 OR req = $3)`,
-        [run, r.refs, r.req, r.why, r.at],
-      );
-      return;
-    case 'unknown':
-      await c.query(
-        `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-         SELECT $1, row, 'unknown', -1, $4, $3, $4 FROM (${OPEN_ROWS}) o
-         ON CONFLICT (run, row) DO UPDATE SET state = 'unknown', note = excluded.note,
-           updated_at = excluded.updated_at,
-           req = CASE WHEN intents.state = 'free' THEN -1 ELSE intents.req END,
-           sent_at = CASE WHEN intents.state = 'free' THEN excluded.sent_at ELSE intents.sent_at END`,
-        [run, r.refs, r.why, r.at],
-      );
-      return;
-    case 'results':
-      await upsertRows(c, run, r.values, 8);
-      return;
-    case 'reports':
-      await upsertRows(c, run, r.values, 7);
-      return;
-    case 'touch':
-      await c.query(
-        'UPDATE runs SET last_req = greatest(last_req, $1), updated_at = $2 WHERE id = $3',
-        [r.lastReq, r.at, run],
-      );
-      return;
-  }
-}
-
-/** Writes rows of `results` (8 values each) or `reports` (7), under the shared run's id. */
-async function upsertRows(
-  c: pg.Client,
-  run: number,
-  values: unknown[],
-  width: 7 | 8,
-): Promise<void> {
-  const cols = columnsOf(values, width);
-  if (width === 8) {
-    await c.query(
-      `INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
-       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[],
-         $7::text[], $8::text[])
-       ON CONFLICT (run, row) DO UPDATE SET req = excluded.req, status = excluded.status,
-         transaction_id = excluded.transaction_id, charges = excluded.charges,
-         message = excluded.message, at = excluded.at`,
-      [run, ...cols],
-    );
-    return;
-  }
-  await c.query(
-    `INSERT INTO reports (run, row, status, transaction_id, charges, message, sent_earlier)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
-     ON CONFLICT (run, row) DO UPDATE SET status = excluded.status,
-       transaction_id = excluded.transaction_id, charges = excluded.charges,
-       message = excluded.message, sent_earlier = excluded.sent_earlier`,
-    [run, ...cols],
-  );
 }
