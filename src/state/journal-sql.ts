@@ -49,19 +49,23 @@ export const REPORT_ROWS: RowsInsert = {
   tail: upsert(['status', 'transaction_id', 'charges', 'message', 'sent_earlier']),
 };
 
-/** What differs in the statements below: a JSON array's elements as rows of `value`, and max. */
-const PIECES: Record<Dialect, { texts: string; items: string; greatest: string }> = {
-  sqlite: { texts: 'json_each(?)', items: 'json_each(?)', greatest: 'max' },
+/**
+ * What differs in the statements below: a JSON array's elements as rows of `value`, max, and
+ * the lock on a run being adopted (SQLite's BEGIN IMMEDIATE already holds the whole file).
+ */
+const PIECES: Record<Dialect, { texts: string; items: string; greatest: string; lock: string }> = {
+  sqlite: { texts: 'json_each(?)', items: 'json_each(?)', greatest: 'max', lock: '' },
   pg: {
     texts: 'json_array_elements_text(?::json)',
     items: 'json_array_elements(?::json)',
     greatest: 'greatest',
+    lock: ' FOR UPDATE',
   },
 };
 
 /** The statements of the records that name payouts by reference, and of the run's header. */
-function recordSql(d: Dialect) {
-  const { texts, items, greatest } = PIECES[d];
+function journalSql(d: Dialect) {
+  const { texts, items, greatest, lock } = PIECES[d];
   // These take a record's references as one JSON array, found through the reference index.
   const named = `p.run = ? AND p.reference_id IN (SELECT value FROM ${texts})`;
   const open = 'NOT EXISTS (SELECT 1 FROM results d WHERE d.run = p.run AND d.row = p.row)';
@@ -92,12 +96,18 @@ function recordSql(d: Dialect) {
     lastReq: `SELECT ${greatest}(r.last_req, coalesce((SELECT max(req) FROM intents WHERE run = r.id), 0),
         coalesce((SELECT max(req) FROM results WHERE run = r.id), 0)) AS n
       FROM runs r WHERE r.id = ?`,
+    // Adopting a run: the run of the same id, resumed (its last send's reports forgotten, as
+    // each send reports its own) or kept under a suffixed id when its payouts differ.
+    findRun: `SELECT id, payout_count FROM runs WHERE run_id = ?${lock}`,
+    resumeRun: 'UPDATE runs SET updated_at = ? WHERE id = ?',
+    forgetReports: 'DELETE FROM reports WHERE run = ?',
+    supersede: "UPDATE runs SET run_id = run_id || '-' || id WHERE id = ?",
   };
   return sql;
 }
 
 /** Each dialect's statements, made once. */
-export const JOURNAL_SQL = { sqlite: recordSql('sqlite'), pg: recordSql('pg') };
+export const JOURNAL_SQL = { sqlite: journalSql('sqlite'), pg: journalSql('pg') };
 
 /** The text of a RowsInsert of `rows` rows, kept: full statements share one text. */
 const texts = new Map<RowsInsert, Map<number, string>>();

@@ -6,7 +6,7 @@ import {
   statusKind,
 } from '../core/statuses.js';
 import type { StateDb } from './db.js';
-import { REPORT_ROWS, RESULT_ROWS, rowsStatements } from './journal-sql.js';
+import { JOURNAL_SQL, REPORT_ROWS, RESULT_ROWS, rowsStatements } from './journal-sql.js';
 import type { JournalRecord } from './records.js';
 
 /** Status codes of a row (0: the run never reached the row). */
@@ -157,7 +157,7 @@ export class RunOutcomes {
 
   /** Forgets the reports of an earlier send of the run: each send reports its own. */
   reset(): void {
-    this.db.prepare('DELETE FROM reports WHERE run = ?').run(this.run);
+    this.db.prepare(JOURNAL_SQL.sqlite.forgetReports).run(this.run);
   }
 
   /** Number of rows the run reached (sent, queued or sent earlier). */

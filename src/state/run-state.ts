@@ -9,6 +9,8 @@ import { type ChargeMinor, RunOutcomes } from './outcomes.js';
 import type { JournalMirror, JournalRecord, StatedByRef } from './records.js';
 import { type StateWriter, writerFor } from './writer.js';
 
+const SQL = JOURNAL_SQL.sqlite;
+
 /** What the caller knows about a run when it opens its state. */
 export interface RunHeader {
   service: string;
@@ -137,7 +139,7 @@ export class RunState {
     this.stmts = statementsOf(db);
     this.mirror = opts.mirror;
     this.writer = opts.writer ?? writerFor(db, lockWaitOf(db));
-    const r = db.prepare(JOURNAL_SQL.sqlite.lastReq).get(id) as { n: number };
+    const r = db.prepare(SQL.lastReq).get(id) as { n: number };
     this.lastReq = Math.max(r.n, opts.lastReqFloor ?? 0);
   }
 
@@ -152,16 +154,16 @@ export class RunState {
     const runId = runIdFor(opts.serviceKey, header.input_hash);
     const opened = db
       .transaction(() => {
-        const old = db.prepare('SELECT id, payout_count FROM runs WHERE run_id = ?').get(runId) as
+        const old = db.prepare(SQL.findRun).get(runId) as
           | { id: number; payout_count: number }
           | undefined;
         if (old && old.payout_count === intake.count && sameRows(db, old.id, intake.id)) {
           removeRun(db, intake.id);
-          db.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(now, old.id);
+          db.prepare(SQL.resumeRun).run(now, old.id);
           return { id: old.id, resumed: true };
         }
         if (old) {
-          db.prepare("UPDATE runs SET run_id = run_id || '-' || id WHERE id = ?").run(old.id);
+          db.prepare(SQL.supersede).run(old.id);
         }
         db.prepare(
           `UPDATE runs SET run_id = ?, service_id = ?, service = ?, client_id = ?, inputs = ?,

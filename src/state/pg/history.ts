@@ -27,6 +27,8 @@ import {
 } from './statements.js';
 import { redactStateUrl } from './url.js';
 
+const SQL = JOURNAL_SQL.pg;
+
 /** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
 const LOCK_CLASS = 0x7061796f;
 /** The second key of the lock that serialises migrations. */
@@ -286,20 +288,19 @@ export class PgHistory {
   async adopt(header: SharedRunHeader, pages: () => Iterable<StagedPayout[]>): Promise<SharedRun> {
     const rest = pages()[Symbol.iterator]();
     const run = await this.tx('recording the run', async (c) => {
-      const old = await c.query<{ id: number; payout_count: number }>(
-        'SELECT id, payout_count FROM runs WHERE run_id = $1 FOR UPDATE',
-        [header.runId],
-      );
+      const old = await c.query<{ id: number; payout_count: number }>(pgText(SQL.findRun), [
+        header.runId,
+      ]);
       const o = old.rows[0];
       if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
-        await c.query('UPDATE runs SET updated_at = $1 WHERE id = $2', [header.now, o.id]);
-        await c.query('DELETE FROM reports WHERE run = $1', [o.id]);
-        const n = await c.query<{ n: number }>(pgText(JOURNAL_SQL.pg.lastReq), [o.id]);
+        await c.query(pgText(SQL.resumeRun), [header.now, o.id]);
+        await c.query(pgText(SQL.forgetReports), [o.id]);
+        const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [o.id]);
         const copied = new CopyProgress(header.payout_count, true);
         return { id: o.id, resumed: true, lastReq: n.rows[0]?.n ?? 0, copied };
       }
       if (o) {
-        await c.query("UPDATE runs SET run_id = run_id || '-' || id WHERE id = $1", [o.id]);
+        await c.query(pgText(SQL.supersede), [o.id]);
       }
       const id = await insertRun(c, header);
       // The first page goes with the run; the rest follow while it sends (copyRest).
