@@ -97,7 +97,7 @@ const MAX_PARAMS = 65_535;
 
 /**
  * A commit as one statement, when it holds only intents (of distinct rows), results, reports
- * and the run's last request, last: the parts touch different rows, so one snapshot serves
+ * and, once and last, the run's last request: the parts touch different rows, so one snapshot serves
  * them all, and the commit is one round trip. Undefined when it holds anything else, which
  * must see the effect of what precedes it.
  */
@@ -106,19 +106,22 @@ export function oneStatement(
   statements: Statement[],
 ): pg.QueryConfig | undefined {
   const rows = new Set<number>();
-  for (const r of records) {
+  const last = records.length - 1;
+  for (const [k, r] of records.entries()) {
     if (r.kind === 'intent') {
       for (const row of r.rows) {
         if (rows.has(row)) return undefined;
         rows.add(row);
       }
-    } else if (r.kind !== 'results' && r.kind !== 'reports' && r.kind !== 'touch') return undefined;
+    } else if (r.kind === 'touch' ? k !== last : r.kind !== 'results' && r.kind !== 'reports') {
+      return undefined;
+    }
   }
-  if (records[records.length - 1]?.kind !== 'touch') return undefined;
+  if (records[last]?.kind !== 'touch') return undefined;
   const params = statements.flatMap((s) => s.params);
   if (params.length > MAX_PARAMS) return undefined;
   const parts = statements.slice(0, -1).map((s, k) => `w${k} AS (${s.sql})`);
-  const last = statements[statements.length - 1]!.sql;
-  const sql = parts.length ? `WITH ${parts.join(', ')} ${last}` : last;
+  const touch = statements[statements.length - 1]!.sql;
+  const sql = parts.length ? `WITH ${parts.join(', ')} ${touch}` : touch;
   return { text: placeholders(sql, 'pg'), values: params };
 }

@@ -101,6 +101,13 @@ describe('the journal statements, written once', () => {
         reading.flatMap((r) => recordStatements(3, r, 'pg')),
       ),
     ).toBeUndefined();
+    const touched: JournalRecord[] = [COMMITS[0]![1]!, ...COMMITS[0]!];
+    expect(
+      oneStatement(
+        touched,
+        touched.flatMap((r) => recordStatements(3, r, 'pg')),
+      ),
+    ).toBeUndefined();
     const twice: JournalRecord[] = [COMMITS[0]![0]!, COMMITS[0]![0]!, COMMITS[0]![1]!];
     expect(
       oneStatement(
