@@ -123,5 +123,20 @@ export function oneStatement(
   const parts = statements.slice(0, -1).map((s, k) => `w${k} AS (${s.sql})`);
   const touch = statements[statements.length - 1]!.sql;
   const sql = parts.length ? `WITH ${parts.join(', ')} ${touch}` : touch;
-  return { text: placeholders(sql, 'pg'), values: params };
+  return { name: commitName(sql), text: placeholders(sql, 'pg'), values: params };
+}
+
+/** The commits' texts named so far: a run's commits take a few shapes, each planned once. */
+const commitNames = new Map<string, string>();
+/** Names a session prepares at most; a commit of yet another shape is planned each time. */
+const MAX_NAMES = 64;
+
+/** The prepared statement's name for a commit's text, or none once MAX_NAMES are taken. */
+function commitName(sql: string): string | undefined {
+  let name = commitNames.get(sql);
+  if (name === undefined && commitNames.size < MAX_NAMES) {
+    name = `payouts-commit-${commitNames.size}`;
+    commitNames.set(sql, name);
+  }
+  return name;
 }
