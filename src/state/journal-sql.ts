@@ -106,6 +106,24 @@ function journalSql(d: Dialect) {
   return sql;
 }
 
+/**
+ * The lookups of what the runs of a service hold: whether there is any run, and the journal
+ * rows of references given as one JSON array (a probe each on `payouts_reference`), by run.
+ * `schema` names the database SQLite attached the history as.
+ */
+export function lookupSql(d: Dialect, schema?: string): { hasRuns: string; prior: string } {
+  const s = schema ? `${schema}.` : '';
+  return {
+    hasRuns: `SELECT 1 FROM ${s}runs WHERE service_id = ? LIMIT 1`,
+    prior: `SELECT o.reference_id, r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req,
+        o.sent_at, o.status, o.transaction_id, o.charges, o.message
+      FROM ${PIECES[d].texts} j JOIN ${s}journal o ON o.reference_id = j.value
+        JOIN ${s}runs r ON r.id = o.run
+      WHERE r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
+      ORDER BY o.run`,
+  };
+}
+
 /** Each dialect's statements, made once. */
 export const JOURNAL_SQL = { sqlite: journalSql('sqlite'), pg: journalSql('pg') };
 

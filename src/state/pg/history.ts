@@ -11,9 +11,8 @@ import type pg from 'pg';
 import { PayoutsError, UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
 import { placeholders } from '../dialect.js';
-import { JOURNAL_SQL, pgText, recordStatements } from '../journal-sql.js';
-import { payoutOf } from '../run-state.js';
-import type { PriorRow } from '../prior.js';
+import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
+import { type PriorHit, type PriorRow, priorOfPage } from '../prior.js';
 import type { JournalMirror, StagedPayout } from '../records.js';
 import { PG_MIGRATIONS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
@@ -28,6 +27,7 @@ import {
 import { redactStateUrl } from './url.js';
 
 const SQL = JOURNAL_SQL.pg;
+const LOOKUP = lookupSql('pg');
 
 /** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
 const LOCK_CLASS = 0x7061796f;
@@ -244,30 +244,11 @@ export class PgHistory {
     // A service never sent to has nothing to look up: one query instead of one per page.
     if (!(await this.hasRuns(serviceKey))) return out;
     for (const page of pages) {
-      const refs = page.map((p) => p.reference_id);
+      const refs = JSON.stringify(page.map((p) => p.reference_id));
       const r = await this.serial('looking up earlier sends', (c) =>
-        c.query<Omit<PriorRow, 'row' | 'payout'> & { reference_id: string }>(
-          `SELECT o.reference_id, r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
-             o.status, o.transaction_id, o.charges, o.message
-           FROM journal o JOIN runs r ON r.id = o.run
-           WHERE o.reference_id = ANY($1::text[]) AND r.service_id = $2
-             AND o.state IN ('in_flight', 'done', 'unknown')
-           ORDER BY o.run`,
-          [refs, service],
-        ),
+        c.query<PriorHit>(pgText(LOOKUP.prior), [refs, service]),
       );
-      if (r.rows.length === 0) continue;
-      const byRef = new Map<string, typeof r.rows>();
-      for (const h of r.rows) {
-        const list = byRef.get(h.reference_id);
-        if (list) list.push(h);
-        else byRef.set(h.reference_id, [h]);
-      }
-      for (const p of page) {
-        for (const { reference_id: _, ...h } of byRef.get(p.reference_id) ?? []) {
-          out.push({ row: p.row, payout: payoutOf(p), ...h });
-        }
-      }
+      priorOfPage(page, r.rows, out);
     }
     return out;
   }
@@ -275,7 +256,7 @@ export class PgHistory {
   /** Whether the history holds any run of the service. */
   async hasRuns(serviceKey: string): Promise<boolean> {
     const r = await this.serial('looking up the service', (c) =>
-      c.query('SELECT 1 FROM runs WHERE service_id = $1 LIMIT 1', [serviceId(serviceKey)]),
+      c.query(pgText(LOOKUP.hasRuns), [serviceId(serviceKey)]),
     );
     return r.rows.length > 0;
   }
