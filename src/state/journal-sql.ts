@@ -3,8 +3,9 @@
  * writer applies a commit's records with them, and a shared history the same records, with
  * the same statements in PostgreSQL's spelling (dialect.ts).
  */
-import { type Dialect, placeholders } from './dialect.js';
+import { type ColumnType, type Dialect, placeholders, type TableDef } from './dialect.js';
 import type { JournalRecord } from './records.js';
+import { INTENTS, REPORTS, RESULTS } from './schema.js';
 
 /** A statement with its values, written with `?` placeholders (see placeholders()). */
 export interface Statement {
@@ -12,11 +13,27 @@ export interface Statement {
   params: unknown[];
 }
 
-/** An insert of rows, `width` values each, many to a statement; `tail` settles a conflict. */
+/**
+ * An insert of rows of a table, `width` values each (its columns, in order), many to a
+ * statement; `tail` settles a conflict. SQLite takes them as VALUES, PostgreSQL as one array
+ * a column (unnest), so that a commit's rows are a few parameters whatever their number.
+ */
 export interface RowsInsert {
   head: string;
   width: number;
+  types: readonly ColumnType[];
   tail: string;
+}
+
+/** The RowsInsert of every column of a table. */
+function rowsOf(table: TableDef, tail: string): RowsInsert {
+  const names = table.columns.map(([name]) => name);
+  return {
+    head: `INSERT INTO ${table.name} (${names.join(', ')})`,
+    width: names.length,
+    types: table.columns.map(([, type]) => type),
+    tail,
+  };
 }
 
 /** Rows one statement of a RowsInsert takes: a shorter rest goes by one of its own length. */
@@ -28,26 +45,23 @@ function upsert(columns: string[]): string {
 }
 
 /** A row of `intents` a payout, or its state again if it had one (sent again once freed). */
-export const INTENT_ROWS: RowsInsert = {
-  head: 'INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)',
-  width: 7,
-  tail: `ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
+export const INTENT_ROWS = rowsOf(
+  INTENTS,
+  `ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
     sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`,
-};
+);
 
 /** Rows of `results`: run, row, req, status, transaction id, charges, message, at. */
-export const RESULT_ROWS: RowsInsert = {
-  head: 'INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)',
-  width: 8,
-  tail: upsert(['req', 'status', 'transaction_id', 'charges', 'message', 'at']),
-};
+export const RESULT_ROWS = rowsOf(
+  RESULTS,
+  upsert(['req', 'status', 'transaction_id', 'charges', 'message', 'at']),
+);
 
 /** Rows of `reports`: run, row, status, transaction id, charges, message, sent earlier. */
-export const REPORT_ROWS: RowsInsert = {
-  head: 'INSERT INTO reports (run, row, status, transaction_id, charges, message, sent_earlier)',
-  width: 7,
-  tail: upsert(['status', 'transaction_id', 'charges', 'message', 'sent_earlier']),
-};
+export const REPORT_ROWS = rowsOf(
+  REPORTS,
+  upsert(['status', 'transaction_id', 'charges', 'message', 'sent_earlier']),
+);
 
 /**
  * What differs in the statements below: a JSON array's elements as rows of `value`, max, and
@@ -158,15 +172,33 @@ export function pgText(sql: string): string {
   return text;
 }
 
+/** PostgreSQL's array type of each column type. */
+const ARRAYS: Record<ColumnType, string> = { int: 'int[]', id: 'int[]', text: 'text[]' };
+
+/** The rows as one statement of a column array each (PostgreSQL). */
+function unnestStatement(insert: RowsInsert, values: readonly unknown[], run?: number): Statement {
+  const w = insert.width;
+  const params: unknown[][] = insert.types.map(() => []);
+  for (let k = 0; k < values.length; k += w) {
+    for (let j = 0; j < w; j++) params[j]!.push(values[k + j] ?? null);
+    if (run !== undefined) params[0]![params[0]!.length - 1] = run;
+  }
+  const arrays = insert.types.map((t) => `?::${ARRAYS[t]}`).join(', ');
+  return { sql: `${insert.head} SELECT * FROM unnest(${arrays}) ${insert.tail}`, params };
+}
+
 /**
- * Statements that insert rows of values (`insert.width` each), at most ROWS_PER_STATEMENT to
- * one; with `run`, each row's first value (its run) is that run's id.
+ * Statements that insert rows of values (`insert.width` each): on SQLite at most
+ * ROWS_PER_STATEMENT to one, on PostgreSQL one; with `run`, each row's run is that run's id.
  */
 export function rowsStatements(
   insert: RowsInsert,
   values: readonly unknown[],
+  d: Dialect,
   run?: number,
 ): Statement[] {
+  if (values.length === 0) return [];
+  if (d === 'pg') return [unnestStatement(insert, values, run)];
   const out: Statement[] = [];
   const step = insert.width * ROWS_PER_STATEMENT;
   for (let k = 0; k < values.length; k += step) {
@@ -184,7 +216,7 @@ export function recordStatements(run: number, r: JournalRecord, d: Dialect): Sta
     case 'intent': {
       const values: unknown[] = [];
       for (const row of r.rows) values.push(run, row, 'in_flight', r.req, r.at, null, r.at);
-      return rowsStatements(INTENT_ROWS, values);
+      return rowsStatements(INTENT_ROWS, values, d);
     }
     case 'done':
       return [{ sql: sql.done, params: [r.req, r.at, JSON.stringify(r.list), run] }];
@@ -199,9 +231,9 @@ export function recordStatements(run: number, r: JournalRecord, d: Dialect): Sta
       return [{ sql: sql.unknown, params }];
     }
     case 'results':
-      return rowsStatements(RESULT_ROWS, r.values, run);
+      return rowsStatements(RESULT_ROWS, r.values, d, run);
     case 'reports':
-      return rowsStatements(REPORT_ROWS, r.values, run);
+      return rowsStatements(REPORT_ROWS, r.values, d, run);
     case 'touch':
       return [{ sql: sql.touch, params: [r.lastReq, r.at, run] }];
   }

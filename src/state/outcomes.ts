@@ -238,8 +238,8 @@ export class RunOutcomes {
   /** Writes the buffered results and reports, in the caller's transaction; keeps them buffered. */
   private writePending(): void {
     const { results, reports } = this.pendingValues();
-    const statements = rowsStatements(RESULT_ROWS, results);
-    for (const s of statements.concat(rowsStatements(REPORT_ROWS, reports))) {
+    const statements = rowsStatements(RESULT_ROWS, results, 'sqlite');
+    for (const s of statements.concat(rowsStatements(REPORT_ROWS, reports, 'sqlite'))) {
       this.db.prepare(s.sql).run(s.params);
     }
   }
