@@ -37,7 +37,10 @@ async function pgColumns(url: string): Promise<Columns> {
      ORDER BY table_name, ordinal_position`,
   );
   const out: Columns = {};
-  for (const r of rows) (out[r.t] ??= []).push([r.c, r.type]);
+  for (const r of rows) {
+    out[r.t] ??= [];
+    out[r.t]!.push([r.c, r.type]);
+  }
   return out;
 }
 
