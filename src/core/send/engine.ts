@@ -12,9 +12,9 @@ import { type Clock, systemClock } from '../../clock.js';
 import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunOutcomes, RunState } from '../../state/index.js';
 import { type Answered, Pace, type Permit } from '../pace.js';
-import { isDocumentedStatus, OUTCOME_UNKNOWN, statusKind } from '../statuses.js';
+import { isDocumentedStatus, OUTCOME_UNKNOWN, statusKind } from '../../domain/statuses.js';
 import { timingFor } from '../timing.js';
-import type { PayoutOutcome } from './outcome.js';
+import type { PayoutOutcome } from '../../domain/outcome.js';
 import { Aside } from './aside.js';
 import { type ReadBackResult, readBack } from './readback.js';
 import {

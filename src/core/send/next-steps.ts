@@ -1,4 +1,4 @@
-import { statusKind } from '../statuses.js';
+import { statusKind } from '../../domain/statuses.js';
 import type { ResultsSummary } from './render.js';
 import type { Finished } from './results.js';
 import type { SendRun } from './run.js';

@@ -8,13 +8,8 @@ import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output, Progress } from '../../output/output.js';
 import { sendingLine } from './aside.js';
 import type { OutcomeResult } from '../../state/index.js';
-import {
-  type PriorRow,
-  type RunIntake,
-  RunState,
-  runIdFor,
-  stagedPayouts,
-} from '../../state/index.js';
+import type { HistoryStore, PriorRow } from '../../domain/history.js';
+import { type RunIntake, RunState, runIdFor, stagedPayouts } from '../../state/index.js';
 import { localHistory } from '../../state/local-history.js';
 import { Pace } from '../pace.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
@@ -23,7 +18,6 @@ import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
-import type { HistoryStore } from './history.js';
 import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
 import { finishRun } from './results.js';
 import { type CheckItem, checkAtService } from './service-check.js';
@@ -102,7 +96,7 @@ interface Staging {
   rows: RunIntake;
   /** Adopted by the run: not to be discarded. */
   kept: boolean;
-  history: HistoryStore;
+  history: HistoryStore<RunIntake>;
 }
 
 /** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */
