@@ -4,7 +4,7 @@ import { InputError, OutcomeUnknownError } from '../../errors.js';
 import type { PriorRow } from '../../domain/history.js';
 import type { RunState } from '../../state/index.js';
 import { sameHash } from '../../state/hash.js';
-import { fromRecord } from './engine.js';
+import { fromRecord } from './settle.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
 import type { ReadBackResult } from './readback.js';
 
