@@ -1,4 +1,4 @@
-import { serviceStatusKind, statusKind } from './core/statuses.js';
+import { serviceStatusKind, statusKind } from './domain/statuses.js';
 import {
   ApiError,
   CredentialsError,

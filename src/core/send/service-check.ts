@@ -1,6 +1,6 @@
 import type { PayoutRequest } from '../../api/types.js';
 import { InputError, OutcomeUnknownError, type Problem } from '../../errors.js';
-import { fromRecord } from './engine.js';
+import { fromRecord } from './settle.js';
 import { type ReadBackDeps, readBack } from './readback.js';
 import type { SentEarlier } from './resume.js';
 

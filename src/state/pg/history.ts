@@ -10,9 +10,9 @@ import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
 import { PayoutsError, StateStoreError, UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
-import type { PriorRow } from '../prior.js';
-import type { JournalMirror, JournalRecord } from '../records.js';
-import { payoutOf, type RunHeader } from '../run-state.js';
+import type { PriorRow, RunHeader } from '../../domain/history.js';
+import type { JournalMirror, JournalRecord } from '../../domain/records.js';
+import { payoutOf } from '../run-state.js';
 import { PG_MIGRATIONS } from './schema.js';
 import { redactMessage, redactStateUrl } from './url.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chalk } from 'chalk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { countOutcomes, type PayoutOutcome } from '../../../src/core/send/outcome.js';
+import { countOutcomes, type PayoutOutcome } from '../../../src/domain/outcome.js';
 import { openScratchDb, RunOutcomes } from '../../../src/state/index.js';
 import type { RunPlan } from '../../../src/core/send/plan.js';
 import {

@@ -1,4 +1,39 @@
-import type { JournalMirror, PriorRow, RunHeader, RunIntake } from '../../state/index.js';
+/**
+ * The store's port: what a send needs of a history, whichever store keeps it. `Staged` is the
+ * store's own handle on the rows pass 1 staged; the core passes it back without looking inside.
+ */
+import type { PayoutRequest } from './payout.js';
+import type { JournalMirror } from './records.js';
+
+/** What the caller knows about a run when it opens its state. */
+export interface RunHeader {
+  service: string;
+  client_id: string;
+  inputs: string[];
+  input_hash: string;
+  payout_count: number;
+  batch_reference?: string;
+}
+
+/** One of a run's staged payouts that an earlier run of the same service sent. */
+export interface PriorRow {
+  row: number;
+  payout: PayoutRequest;
+  /** The run that holds the state. */
+  run_id: string;
+  /** The Client-Id that run sent under (null: not recorded). */
+  client_id: string | null;
+  /** That run's payout hash for the reference, and its version (null: not known). */
+  hash: string | null;
+  hash_version: number;
+  state: 'in_flight' | 'done' | 'unknown';
+  req: number | null;
+  sent_at: string | null;
+  status: string | null;
+  transaction_id: string | null;
+  charges: string | null;
+  message: string | null;
+}
 
 /** Who takes a service's lock, so that a second send can name it. */
 export interface LockRequest {
@@ -23,20 +58,20 @@ export interface AdoptedRun {
  * call is async and takes no driver type; a run's own commits go through RunState, and to a
  * shared history through the mirror `adopt` gives.
  */
-export interface HistoryStore {
+export interface HistoryStore<Staged> {
   /** How messages name it: "this state folder", or the shared history with its password as ***. */
   readonly name: string;
   /** Opens where pass 1 stages a run's rows (a dry run's keep nothing). */
-  stage(how: { dryRun: boolean; pid: number; inputs: string[]; now: Date }): Promise<RunIntake>;
+  stage(how: { dryRun: boolean; pid: number; inputs: string[]; now: Date }): Promise<Staged>;
   /** One sending run per service at a time; a UsageError naming the holder when taken. */
   lockService(serviceKey: string, me: LockRequest): Promise<{ release(): Promise<void> }>;
   /** What earlier runs of the service hold about the staged references, in row order. */
-  prior(staged: RunIntake, serviceKey: string): Promise<PriorRow[]>;
+  prior(staged: Staged, serviceKey: string): Promise<PriorRow[]>;
   /** Whether any run of the service is recorded. */
-  holdsService(staged: RunIntake, serviceKey: string): Promise<boolean>;
+  holdsService(staged: Staged, serviceKey: string): Promise<boolean>;
   /** Makes the staged rows the run (or finds the run they resume) where the history is. */
   adopt(
-    staged: RunIntake,
+    staged: Staged,
     run: { runId: string; serviceKey: string; header: RunHeader; now: string },
   ): Promise<AdoptedRun>;
   close(): Promise<void>;
