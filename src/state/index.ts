@@ -31,6 +31,7 @@ export {
   isNear,
   listRuns,
   listRunsIn,
+  liveRunsIn,
   type PayoutState,
   type RowReader,
   type RunDetail,

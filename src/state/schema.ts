@@ -257,6 +257,18 @@ export const STEPS: readonly SchemaStep[] = [
       { table: LOCKS },
     ],
   },
+  // Who sent each run; on PostgreSQL, also which run a lock's holder sends, from which session.
+  {
+    ops: [
+      { sql: 'ALTER TABLE runs ADD COLUMN host TEXT' },
+      { sql: 'ALTER TABLE runs ADD COLUMN os_user TEXT' },
+      { sql: 'ALTER TABLE runs ADD COLUMN db_user TEXT' },
+      { pg: 'ALTER TABLE locks ADD COLUMN db_user TEXT' },
+      { pg: 'ALTER TABLE locks ADD COLUMN run_id TEXT' },
+      { pg: "ALTER TABLE locks ADD COLUMN phase TEXT NOT NULL DEFAULT 'sending'" },
+      { pg: 'ALTER TABLE locks ADD COLUMN backend_pid INTEGER' },
+    ],
+  },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

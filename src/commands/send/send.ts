@@ -34,6 +34,7 @@ interface SendFlags {
   sandbox?: boolean;
   stateUrl?: string;
   checkService?: boolean;
+  wait?: number | true;
 }
 
 /** Parses --allow-currency CODE or CODE:DIGITS. */
@@ -168,6 +169,11 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       '--check-service',
       'before asking, look up at the service every payout the history does not know; found ones are not sent again',
     )
+    .option(
+      '--wait [seconds]',
+      'when another send to the service is running, wait for it (at most SECONDS; no limit without a value) instead of exiting 8',
+      intOption('--wait', 1, 86_400),
+    )
     .addHelpText(
       'after',
       examples(
@@ -231,6 +237,9 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
         checkService: Boolean(flags.checkService),
+        ...(flags.wait === undefined
+          ? {}
+          : { waitSeconds: flags.wait === true ? Number.POSITIVE_INFINITY : flags.wait }),
       },
       {
         output: ctx.output,

@@ -42,6 +42,8 @@ export interface SendOptions {
   sandbox: boolean;
   /** --check-service: look up at the service every payout the history does not know. */
   checkService?: boolean;
+  /** --wait: how long to wait for another send's lock, in seconds (Infinity: no limit). */
+  waitSeconds?: number;
 }
 
 /** Requests in flight a send starts with, and the most it may reach (see core/pace.ts). */

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
 import { type Clock, systemClock } from '../../clock.js';
-import { UsageError } from '../../errors.js';
+import { BusyError, UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import type { IntakeOptions } from '../../input/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output, Progress } from '../../output/output.js';
 import { sendingLine } from './aside.js';
+import { waitForLock } from './wait-lock.js';
 import type { OutcomeResult } from '../../state/index.js';
 import {
   type PriorRow,
@@ -16,6 +17,7 @@ import {
   stagedPayouts,
 } from '../../state/index.js';
 import { localHistory } from '../../state/local-history.js';
+import { historyLabel } from '../../state/pg/url.js';
 import { Pace } from '../pace.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
@@ -171,6 +173,14 @@ function endStaging(staging: Staging, failed: boolean): void {
   }
 }
 
+/** What a run decided before sending: what earlier runs hold, and whether a person was asked. */
+interface Decision {
+  rows: PriorRow[];
+  prior: PriorState;
+  nothingToSend: boolean;
+  asked: boolean;
+}
+
 /** A connected run's state and engine, from opening its state to its last outcome. */
 interface Sending {
   state: RunState;
@@ -223,6 +233,8 @@ export class SendRun {
       chunkSize: opts.chunkSize,
       concurrency: concurrencyOf(opts),
       grouped,
+      history:
+        this.deps.stateUrl && !opts.sandbox ? historyLabel(this.deps.stateUrl) : 'this folder only',
     };
   }
 
@@ -271,19 +283,19 @@ export class SendRun {
     return this.staging.history.prior(this.staging.rows, serviceKey);
   }
 
-  /** Connects, then sends under the service's run lock; renders once the lock is released. */
+  /**
+   * Connects, shows what will move and asks, then sends under the service's run lock (taken
+   * only once the question is answered); renders once the lock is released.
+   */
   async send(): Promise<number> {
     const { deps } = this;
     const service = await deps.connect();
     try {
-      const lock = await this.staging.history.lockService(service.serviceKey, {
-        pid: deps.pid,
-        command: deps.commandLine,
-        startedAt: new Date().toISOString(),
-      });
+      const asked = await this.decide(service, await this.priorRows(service.serviceKey));
+      const lock = await this.takeLock(service);
       let sent: Sending;
       try {
-        sent = await this.sendLocked(service);
+        sent = await this.sendLocked(service, await this.recheck(service, asked));
       } catch (error) {
         // The error that stopped the run is the one to report, not one of giving the lock back.
         await lock.release().catch(() => {});
@@ -309,20 +321,41 @@ export class SendRun {
     }
   }
 
+  /** The service's lock; with --wait, waited for on a live line naming who holds it. */
+  private takeLock(service: ServiceConnection): Promise<{ release(): Promise<void> }> {
+    const { deps, plan } = this;
+    const clock = deps.clock ?? systemClock;
+    const take = () =>
+      this.staging.history.lockService(service.serviceKey, {
+        pid: deps.pid,
+        command: deps.commandLine,
+        startedAt: new Date(clock.now()).toISOString(),
+        runId: runIdFor(service.serviceKey, plan.inputHash),
+      });
+    if (this.opts.waitSeconds === undefined) return take();
+    return waitForLock(take, {
+      seconds: this.opts.waitSeconds,
+      output: this.output,
+      clock,
+      interrupt: deps.interrupt,
+    });
+  }
+
   /**
-   * Resolves what earlier runs did with these payouts, shows what this run will send and asks
-   * (asks nothing when everything was sent earlier), then sends.
+   * What earlier runs did with these payouts, and what this run will send: shown, and asked
+   * about (nothing is asked when everything was sent earlier).
    */
-  private async sendLocked(service: ServiceConnection): Promise<Sending> {
+  private async decide(service: ServiceConnection, rows: PriorRow[]): Promise<Decision> {
     const { opts, plan, currencies, output } = this;
-    const rows = await this.priorRows(service.serviceKey);
     const clientId = service.sandbox ? undefined : service.settings.clientId;
     const prior = priorState(rows, clientId);
+    this.foundAtService = [];
     if (!service.sandbox) await this.checkService(service, prior);
     refuseFailedEarlier(prior, this.staging.rows, runIdFor(service.serviceKey, plan.inputHash));
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
+    const asks = !nothingToSend && !service.sandbox && !opts.yes;
     if (nothingToSend) {
       const first = plan.firstRequest.payouts[0];
       if (!service.sandbox && first)
@@ -337,8 +370,33 @@ export class SendRun {
         maxTotals: opts.maxTotals,
       };
       output.info(summaryText(view, currencies, output.errColor));
-      if (!service.sandbox && !opts.yes) await this.confirm(split);
+      if (asks) await this.confirm(split);
     }
+    return { rows, prior, nothingToSend, asked: asks };
+  }
+
+  /**
+   * Under the lock, reads what earlier runs hold again: another run may have sent while the
+   * question was open. Unchanged, the answer stands; changed after a question, nothing is
+   * sent (the person answered about other figures); changed under --yes, decided again.
+   */
+  private async recheck(service: ServiceConnection, asked: Decision): Promise<Decision> {
+    const rows = await this.priorRows(service.serviceKey);
+    if (JSON.stringify(rows) === JSON.stringify(asked.rows)) return asked;
+    if (asked.asked) {
+      throw new BusyError(
+        'while the question was open, another run recorded some of these payouts: nothing was sent. Run the same command again to see what is left to send',
+        'another run',
+      );
+    }
+    this.output.info('Another run recorded some of these payouts meanwhile; what is left:');
+    return this.decide(service, rows);
+  }
+
+  /** Sends what `decided` left to send; every row gets an outcome, whatever stops the run. */
+  private async sendLocked(service: ServiceConnection, decided: Decision): Promise<Sending> {
+    const { output } = this;
+    const { prior, nothingToSend } = decided;
     const state = await this.openState(service);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
