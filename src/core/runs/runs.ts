@@ -55,7 +55,9 @@ export function finishCommand(r: ListedRun): string | undefined {
   if (r.running) return undefined;
   if (r.counts.in_flight === 0 && r.counts.not_sent === 0) return undefined;
   const to = r.service === 'sandbox' ? '--sandbox' : `--base-url ${shellWord(r.service)}`;
-  return `payouts send ${r.inputs.map(shellWord).join(' ')} ${to}`;
+  const approved = /^approved:(p[0-9a-f]+)$/.exec(r.inputs[0] ?? '')?.[1];
+  const what = approved ? `--approved ${approved}` : r.inputs.map(shellWord).join(' ');
+  return `payouts send ${what} ${to}`;
 }
 
 /** What is left of a run, and the command that finishes it, in a sentence. */
@@ -128,14 +130,19 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
     (from.stateUrl
       ? await withHistory(from.stateUrl, sharedRuns)
       : await withStateDb(from.stateDir, output, listRuns)) ?? [];
+  const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
+  const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {
-    output.printJson(runs.map(summaryJson));
+    const listed = runs.map((r) => ({ kind: 'run' as const, ...summaryJson(r) }));
+    output.printJson([...listed, ...preps.map((p) => prepared!.preparedJson(p))]);
     return 0;
   }
-  if (!runs.length) {
+  if (!runs.length && !preps.length) {
     output.print('No runs journaled yet.');
     return 0;
   }
+  await prepared?.printPreparedTable(preps, output);
+  if (!runs.length) return 0;
   const rows = runs.map((r) => [
     r.run_id,
     shortTime(r.updated_at),
@@ -210,6 +217,10 @@ export async function showRun(
   output: Output,
   retry?: RetryRequest,
 ): Promise<number> {
+  const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
+  if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
+    if (await prepared.showPrepared(from.stateUrl, id, output)) return 0;
+  }
   const shown = await withRunReader(from, output, async (read) => {
     const found = await readRunIn(read, id);
     const running = from.stateUrl ? (await liveRunsIn(read)).has(found.summary.run_id) : false;
@@ -221,9 +232,14 @@ export async function showRun(
   if (!shown) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
   const { run, written } = shown;
   const { summary, payouts } = run;
+  const approval =
+    prepared && from.stateUrl
+      ? await prepared.approvalOf(from.stateUrl, summary.run_id)
+      : undefined;
   if (output.json) {
     output.printJson({
       ...summaryJson(summary),
+      ...(approval ? { approval: prepared!.preparedJson(approval) } : {}),
       ...(retry ? { failed_out: { file: retry.path, payout_count: written ?? 0 } } : {}),
       payouts: payouts.map((p) => ({
         reference_id: p.reference_id,
@@ -241,6 +257,11 @@ export async function showRun(
   output.printAside(
     `Created ${shortTime(summary.created_at)} UTC${by ? ` by ${displayText(by)}` : ''}, last activity ${shortTime(summary.updated_at)} UTC; ${summary.running ? 'running: ' : ''}${countsText(summary)}`,
   );
+  if (approval) {
+    const { eventLines } = await import('../approvals/common.js');
+    output.printAside(`Approved run ${approval.prep_id}:`);
+    for (const line of eventLines(approval)) output.printAside(`  ${displayText(line)}`);
+  }
   const rows = payouts.map((p) => [
     displayText(p.reference_id),
     `${p.amount} ${displayText(p.currency)}`,

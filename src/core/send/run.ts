@@ -1,3 +1,4 @@
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
 import { type Clock, systemClock } from '../../clock.js';
@@ -23,7 +24,9 @@ import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
-import { chargeMinorOf } from './render.js';
+import { chargeMinorOf, totalsDoc } from './render.js';
+import { shellWord } from '../../output/display.js';
+import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import type { HistoryStore } from './history.js';
 import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
@@ -65,6 +68,8 @@ export interface SendDeps {
   stateUrl?: string;
   /** The user and host a shared history's lock names (tests pretend to be another machine). */
   lockHolder?: { host?: string; user?: string };
+  /** The input's name when it is an approved run's payouts (`approved:RUN`). */
+  approvedName?: string;
   /** How long state.db is waited for while another program holds it locked (default 30 s). */
   stateWait?: { noticeMs: number; waitMs: number };
 }
@@ -85,7 +90,9 @@ async function openSources(
       cleanups.push(spool.remove);
       sources.push(hashedFileSource(spool.path, '-', hashing));
     } else {
-      sources.push(hashedFileSource(file, file, hashing));
+      // An approved run's payouts come from the history: named by the run, not the spool file.
+      const name = deps.approvedName ?? file;
+      sources.push(hashedFileSource(file, name, hashing));
     }
   }
   return {
@@ -128,8 +135,42 @@ function intakeOf(opts: SendOptions, currencies: CurrencyTable): IntakeOptions {
   return { format, sheet, includeHidden, delimiter, map, encoding, decimalComma, currencies };
 }
 
-/** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
+/**
+ * Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit
+ * code. `--approved RUN` first writes the approved run's payouts to a private file, sent as
+ * any file is (so every check of a send applies to them).
+ */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
+  if ((opts.prepare || opts.approved !== undefined) && !deps.stateUrl) {
+    const { needsSharedHistory } = await import('../approvals/common.js');
+    throw needsSharedHistory(opts.prepare ? 'send --prepare' : 'send --approved');
+  }
+  if (opts.approved === undefined || !deps.stateUrl) return sendFiles(opts, deps);
+  if (opts.files.length) {
+    throw new UsageError(
+      `send --approved ${opts.approved} sends the approved run's payouts from the shared history: give no files`,
+    );
+  }
+  const { approvedFile } = await import('../approvals/gate.js');
+  const dir = join(deps.stateDir, 'tmp');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
+  try {
+    const from = {
+      ...opts,
+      files: [path],
+      format: 'csv' as const,
+      batchReference: prep.batch_reference ?? undefined,
+      webhookUrl: prep.webhook_url ?? undefined,
+    };
+    return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
+  } finally {
+    rmSync(path, { force: true });
+  }
+}
+
+/** `payouts send FILES`, once --approved has become a file. */
+async function sendFiles(opts: SendOptions, deps: SendDeps): Promise<number> {
   const currencies = new CurrencyTable(opts.allowCurrencies);
   const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
   let staging: Staging | undefined;
@@ -148,6 +189,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       rows: staging.rows,
     });
     const run = new SendRun({ opts, deps, currencies, plan, staging });
+    if (opts.prepare) return await run.prepare();
     return opts.dryRun ? await run.preview() : await run.send();
   } catch (error) {
     failed = true;
@@ -278,6 +320,70 @@ export class SendRun {
     return ExitCode.ok;
   }
 
+  /**
+   * --prepare: checks the files as a send does (what earlier runs hold, --max-total), shows
+   * the summary, and records the run as prepared for another person's approval; sends nothing.
+   */
+  async prepare(): Promise<number> {
+    const { opts, plan, currencies, output, deps } = this;
+    if (output.json) throw new UsageError('send --prepare prints text: leave out --json');
+    const where = await deps.preview();
+    if (where.serviceKey === undefined || where.baseUrl === undefined) {
+      throw new UsageError(
+        'send --prepare needs the service it is for: set its base URL (--base-url, PAYOUTS_BASE_URL or the profile)',
+      );
+    }
+    const prior = priorState(await this.priorRows(where.serviceKey));
+    const runId = runIdFor(where.serviceKey, plan.inputHash);
+    refuseFailedEarlier(prior, this.staging.rows, runId);
+    const split = splitRun(plan, prior, currencies, opts.chunkSize);
+    checkMaxTotals(split, opts.maxTotals, currencies);
+    const view = { plan, split, dest: this.destination(where, false), maxTotals: opts.maxTotals };
+    output.info(summaryText(view, currencies, output.errColor));
+    const { recordPrepared, prepareCommandOf } = await import('../approvals/gate.js');
+    const prep = await recordPrepared(
+      {
+        url: deps.stateUrl!,
+        serviceKey: where.serviceKey,
+        payouts: stagedPayouts(this.staging.rows),
+        totals: plan.totals,
+        currencies,
+        prepareCommand: prepareCommandOf(opts.files),
+      },
+      {
+        service: where.baseUrl,
+        inputs: plan.sources.map((s) => s.name),
+        totals: totalsDoc(plan.totals, currencies),
+        ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+        ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
+        ...(opts.note ? { note: opts.note } : {}),
+      },
+    );
+    output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
+    output.info(
+      `Another person approves it with \`payouts approve ${prep.prep_id}\`; then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it (until ${prep.expires_at} to approve)`,
+    );
+    return ExitCode.ok;
+  }
+
+  /**
+   * Where the service's approval rule applies to this run, the approved run holding exactly
+   * its payouts; a UsageError (nothing sent) naming what is missing when there is none.
+   */
+  private async approval(service: ServiceConnection): Promise<PreparedRun | undefined> {
+    const { deps, plan, opts } = this;
+    if (!deps.stateUrl || service.sandbox) return undefined;
+    const { approvalFor, prepareCommandOf } = await import('../approvals/gate.js');
+    return approvalFor({
+      url: deps.stateUrl,
+      serviceKey: service.serviceKey,
+      payouts: stagedPayouts(this.staging.rows),
+      totals: plan.totals,
+      currencies: this.currencies,
+      prepareCommand: prepareCommandOf(opts.files),
+    });
+  }
+
   /** What the runs of a service hold about the staged rows. */
   private priorRows(serviceKey: string): Promise<PriorRow[]> {
     return this.staging.history.prior(this.staging.rows, serviceKey);
@@ -291,6 +397,9 @@ export class SendRun {
     const { deps } = this;
     const service = await deps.connect();
     try {
+      const approved = await this.approval(service);
+      if (approved)
+        this.output.info(`Approved: run ${approved.prep_id} holds exactly these payouts`);
       const asked = await this.decide(service, await this.priorRows(service.serviceKey));
       const lock = await this.takeLock(service);
       let sent: Sending;
@@ -303,6 +412,10 @@ export class SendRun {
       }
       try {
         await lock.release();
+        if (approved && deps.stateUrl) {
+          const { markSent } = await import('../approvals/gate.js');
+          await markSent(deps.stateUrl, approved, sent.state.runId);
+        }
       } catch (error) {
         // A lost connection gives the lock back by itself; the run's rows are reported all the same.
         sent.thrown ??= error;
