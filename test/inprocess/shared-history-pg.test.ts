@@ -210,6 +210,12 @@ describe('two state folders sharing one PostgreSQL history', () => {
     );
     const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM payouts');
     expect(rows[0]!.n).toBe(5);
+    // Who sent it comes along.
+    const who = await query<{ host: string; os_user: string }>(
+      m.url,
+      'SELECT host, os_user FROM runs',
+    );
+    expect(who).toEqual([{ host: hostname(), os_user: userInfo().username }]);
     const creates = m.svc.creates;
     const b = await m.send(m.b);
     expect(b.code).toBe(0);
