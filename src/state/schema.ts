@@ -226,6 +226,9 @@ const APPROVALS: TableDef = {
   ],
 };
 
+/** The first key of a prepared run's decision lock ("payp"), apart from the services' locks. */
+const DECISION_LOCK_CLASS = 0x70617970;
+
 /** The server's time as the history writes times: ISO 8601, UTC, milliseconds. */
 const PG_NOW = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -287,7 +290,7 @@ BEGIN
     RAISE EXCEPTION 'payouts: no prepared run has id %', NEW.prep USING ERRCODE = '23503';
   END IF;
   -- One decision at a time per prepared run, so two approvers cannot both be first.
-  PERFORM pg_advisory_xact_lock(${0x7061796f}, NEW.prep);
+  PERFORM pg_advisory_xact_lock(${DECISION_LOCK_CLASS}, NEW.prep);
   IF NEW.decision = 'sent' THEN
     IF NOT EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep AND decision = 'approved') THEN
       RAISE EXCEPTION 'payouts: run % is not approved', p.prep_id USING ERRCODE = '42501';

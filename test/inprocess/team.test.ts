@@ -127,6 +127,13 @@ describe('a team on one shared history', () => {
         await lock.release();
         return sleep(ms, signal);
       };
+      // Stopped while it waits: exit 130, nothing sent.
+      const stop = new AbortController();
+      stop.abort();
+      const stopped = await t.run(0, ['send', file, '--yes', '--wait'], { interrupt: stop.signal });
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toMatch(/stopped while waiting for another send: nothing was sent/);
+      expect(t.svc.creates).toBe(0);
       const waited = await t.run(0, ['send', file, '--yes', '--wait'], { clock });
       expect(waited.code).toBe(0);
       expect(waited.stderr).toMatch(/waiting for it to finish; Ctrl-C stops waiting/);

@@ -242,6 +242,11 @@ function preparedWhere(h: PgHistory, where: string, params: unknown[]): Promise<
 
 /** The prepared run whose id starts with `prefix`; a UsageError when several do. */
 export async function findPrepared(h: PgHistory, prefix: string): Promise<PreparedRun | undefined> {
+  if (!/^p[0-9a-f]{0,15}$/.test(prefix)) {
+    throw new UsageError(
+      `${JSON.stringify(prefix)} is not a prepared run id: those are p and 15 hex digits (a unique start of one will do), as send --prepare printed and payouts runs lists`,
+    );
+  }
   const found = await preparedWhere(h, "p.prep_id LIKE $1 || '%'", [prefix]);
   if (found.length > 1) {
     throw new UsageError(
