@@ -183,7 +183,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     )
     .option(
       '--wait [seconds]',
-      'when another send to the service is running, wait for it (at most SECONDS; no limit without a value) instead of exiting 8',
+      'when another send to the service is running, wait for it (--wait=SECONDS at most that long; a bare --wait, after the files, without limit) instead of exiting 8',
       intOption('--wait', 1, 86_400),
     )
     .addHelpText(
