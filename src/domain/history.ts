@@ -42,6 +42,8 @@ export interface LockRequest {
   command: string;
   /** ISO 8601. */
   startedAt: string;
+  /** The run it sends, so that `payouts runs` elsewhere marks it running. */
+  runId?: string;
 }
 
 /** What opening a run needs beyond the rows staged in the local database. */
@@ -63,7 +65,7 @@ export interface HistoryStore<Staged> {
   readonly name: string;
   /** Opens where pass 1 stages a run's rows (a dry run's keep nothing). */
   stage(how: { dryRun: boolean; pid: number; inputs: string[]; now: Date }): Promise<Staged>;
-  /** One sending run per service at a time; a UsageError naming the holder when taken. */
+  /** One sending run per service at a time; a BusyError naming the holder when taken. */
   lockService(serviceKey: string, me: LockRequest): Promise<{ release(): Promise<void> }>;
   /** What earlier runs of the service hold about the staged references, in row order. */
   prior(staged: Staged, serviceKey: string): Promise<PriorRow[]>;

@@ -28,6 +28,7 @@ export {
   isNear,
   listRuns,
   listRunsIn,
+  liveRunsIn,
   type PayoutState,
   type RowReader,
   type RunDetail,

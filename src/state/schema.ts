@@ -1,98 +1,342 @@
 /**
- * The schema of state.db, as migrations: step i takes `PRAGMA user_version` from i to i + 1.
- * Steps are only ever appended; docs/journal.md describes the tables for auditors.
+ * The schema of a history, written once for state.db (SQLite) and a shared history
+ * (PostgreSQL): its tables as data (dialect.ts makes each dialect's DDL of them) and the steps
+ * that migrate a database, only ever appended; docs/journal.md describes the tables for
+ * auditors.
  *
  * Since step 2 a payout's row is written once (pass 1); what happens to it goes to narrow
  * tables of its own, appended as it happens: `intents` (sent, freed, unknown), `results`
  * (what the service stated) and `reports` (the last send's outcome where it is not the stated
  * result). The view `journal` puts them together, one row per payout, as step 1 had them.
+ *
+ * SQLite's steps 1 to 3 came before PostgreSQL, whose step 1 (`only: 'pg'`) creates the same
+ * tables as they stand after them, with `locks` (SQLite has lock files). Every later step
+ * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
-export const MIGRATIONS: readonly string[] = [
-  `
-  CREATE TABLE meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-  );
-  CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    run_id TEXT UNIQUE,
-    service_id TEXT,
-    service TEXT,
-    client_id TEXT,
-    inputs TEXT NOT NULL,
-    input_hash TEXT,
-    payout_count INTEGER NOT NULL DEFAULT 0,
-    batch_reference TEXT,
-    last_req INTEGER NOT NULL DEFAULT 0,
-    staged_by INTEGER,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-  );
-  CREATE INDEX runs_service ON runs (service_id);
-  CREATE TABLE payouts (
-    run INTEGER NOT NULL,
-    row INTEGER NOT NULL,
-    reference_id TEXT NOT NULL,
-    file TEXT,
-    line INTEGER,
-    location TEXT,
-    amount TEXT,
-    currency TEXT,
-    recipient TEXT,
-    description TEXT,
-    hash TEXT,
-    hash_version INTEGER NOT NULL,
-    state TEXT NOT NULL DEFAULT 'queued'
-      CHECK (state IN ('queued', 'in_flight', 'done', 'free', 'unknown')),
-    req INTEGER,
-    sent_at TEXT,
-    status TEXT,
-    transaction_id TEXT,
-    charges TEXT,
-    message TEXT,
-    note TEXT,
-    outcome_status TEXT,
-    outcome_transaction_id TEXT,
-    outcome_charges TEXT,
-    outcome_message TEXT,
-    sent_earlier INTEGER NOT NULL DEFAULT 0,
-    updated_at TEXT,
-    PRIMARY KEY (run, row)
-  );
-  CREATE UNIQUE INDEX payouts_reference ON payouts (reference_id, run);
-  `,
-  `
-  CREATE TABLE intents (
-    run INTEGER NOT NULL,
-    row INTEGER NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('in_flight', 'free', 'unknown')),
-    req INTEGER,
-    sent_at TEXT,
-    note TEXT,
-    updated_at TEXT,
-    PRIMARY KEY (run, row)
-  ) WITHOUT ROWID;
-  CREATE TABLE results (
-    run INTEGER NOT NULL,
-    row INTEGER NOT NULL,
-    req INTEGER,
-    status TEXT NOT NULL,
-    transaction_id TEXT,
-    charges TEXT,
-    message TEXT,
-    at TEXT,
-    PRIMARY KEY (run, row)
-  ) WITHOUT ROWID;
-  CREATE TABLE reports (
-    run INTEGER NOT NULL,
-    row INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    transaction_id TEXT,
-    charges TEXT,
-    message TEXT,
-    sent_earlier INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (run, row)
-  ) WITHOUT ROWID;
+import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
+
+const META: TableDef = {
+  name: 'meta',
+  columns: [
+    ['key', 'text', 'PRIMARY KEY'],
+    ['value', 'text', 'NOT NULL'],
+  ],
+};
+
+const RUNS: TableDef = {
+  name: 'runs',
+  columns: [
+    ['id', 'id'],
+    ['run_id', 'text', 'UNIQUE'],
+    ['service_id', 'text'],
+    ['service', 'text'],
+    ['client_id', 'text'],
+    ['inputs', 'text', 'NOT NULL'],
+    ['input_hash', 'text'],
+    ['payout_count', 'int', 'NOT NULL DEFAULT 0'],
+    ['batch_reference', 'text'],
+    ['last_req', 'int', 'NOT NULL DEFAULT 0'],
+    ['staged_by', 'int'],
+    ['created_at', 'text', 'NOT NULL'],
+    ['updated_at', 'text', 'NOT NULL'],
+  ],
+};
+
+/** A payout as pass 1 read it: the columns every version of `payouts` starts with. */
+const PAYOUT_COLUMNS = [
+  ['run', 'int', 'NOT NULL'],
+  ['row', 'int', 'NOT NULL'],
+  ['reference_id', 'text', 'NOT NULL'],
+  ['file', 'text'],
+  ['line', 'int'],
+  ['location', 'text'],
+  ['amount', 'text'],
+  ['currency', 'text'],
+  ['recipient', 'text'],
+  ['description', 'text'],
+  ['hash', 'text'],
+  ['hash_version', 'int', 'NOT NULL'],
+] as const;
+
+const BY_ROW = ['run', 'row'] as const;
+
+const PAYOUTS: TableDef = {
+  name: 'payouts',
+  columns: PAYOUT_COLUMNS,
+  primaryKey: BY_ROW,
+  clustered: true,
+};
+
+/** Step 1's payouts: one wide row per payout, its state and outcome in it (gone since step 2). */
+const PAYOUTS_V1: TableDef = {
+  name: 'payouts',
+  columns: [
+    ...PAYOUT_COLUMNS,
+    [
+      'state',
+      'text',
+      "NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'in_flight', 'done', 'free', 'unknown'))",
+    ],
+    ['req', 'int'],
+    ['sent_at', 'text'],
+    ['status', 'text'],
+    ['transaction_id', 'text'],
+    ['charges', 'text'],
+    ['message', 'text'],
+    ['note', 'text'],
+    ['outcome_status', 'text'],
+    ['outcome_transaction_id', 'text'],
+    ['outcome_charges', 'text'],
+    ['outcome_message', 'text'],
+    ['sent_earlier', 'int', 'NOT NULL DEFAULT 0'],
+    ['updated_at', 'text'],
+  ],
+  primaryKey: BY_ROW,
+};
+
+const INTENTS: TableDef = {
+  name: 'intents',
+  columns: [
+    ['run', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['state', 'text', "NOT NULL CHECK (state IN ('in_flight', 'free', 'unknown'))"],
+    ['req', 'int'],
+    ['sent_at', 'text'],
+    ['note', 'text'],
+    ['updated_at', 'text'],
+  ],
+  primaryKey: BY_ROW,
+  clustered: true,
+};
+
+const RESULTS: TableDef = {
+  name: 'results',
+  columns: [
+    ['run', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['req', 'int'],
+    ['status', 'text', 'NOT NULL'],
+    ['transaction_id', 'text'],
+    ['charges', 'text'],
+    ['message', 'text'],
+    ['at', 'text'],
+  ],
+  primaryKey: BY_ROW,
+  clustered: true,
+};
+
+const REPORTS: TableDef = {
+  name: 'reports',
+  columns: [
+    ['run', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['status', 'text', 'NOT NULL'],
+    ['transaction_id', 'text'],
+    ['charges', 'text'],
+    ['message', 'text'],
+    ['sent_earlier', 'int', 'NOT NULL DEFAULT 0'],
+  ],
+  primaryKey: BY_ROW,
+  clustered: true,
+};
+
+/** Who holds a service's advisory lock on PostgreSQL. */
+const LOCKS: TableDef = {
+  name: 'locks',
+  columns: [
+    ['service_id', 'text', 'PRIMARY KEY'],
+    ['host', 'text', 'NOT NULL'],
+    ['os_user', 'text', 'NOT NULL'],
+    ['pid', 'int', 'NOT NULL'],
+    ['started_at', 'text', 'NOT NULL'],
+    ['command', 'text', 'NOT NULL'],
+  ],
+};
+
+/** The approval rule of a service, one row per change: the latest is in force. */
+const APPROVAL_RULES: TableDef = {
+  name: 'approval_rules',
+  columns: [
+    ['id', 'id'],
+    ['service_id', 'text', 'NOT NULL'],
+    ['service', 'text', 'NOT NULL'],
+    ['active', 'int', 'NOT NULL'],
+    ['above', 'text'],
+    ['expires_days', 'int', 'NOT NULL DEFAULT 7'],
+    ['set_by', 'text', 'NOT NULL'],
+    ['os_user', 'text'],
+    ['host', 'text'],
+    ['at', 'text', 'NOT NULL'],
+  ],
+};
+
+/** A run prepared for approval: what would be sent, by whom, until when it may be approved. */
+const PREPARED_RUNS: TableDef = {
+  name: 'prepared_runs',
+  columns: [
+    ['id', 'id'],
+    ['prep_id', 'text', 'NOT NULL UNIQUE'],
+    ['service_id', 'text', 'NOT NULL'],
+    ['service', 'text', 'NOT NULL'],
+    ['inputs', 'text', 'NOT NULL'],
+    ['content_hash', 'text', 'NOT NULL'],
+    ['payout_count', 'int', 'NOT NULL'],
+    ['totals', 'text', 'NOT NULL'],
+    ['batch_reference', 'text'],
+    ['webhook_url', 'text'],
+    ['note', 'text'],
+    ['prepared_by', 'text', 'NOT NULL'],
+    ['os_user', 'text'],
+    ['host', 'text'],
+    ['created_at', 'text', 'NOT NULL'],
+    ['expires_at', 'text', 'NOT NULL'],
+  ],
+};
+
+/** The payouts of a prepared run, as `send --approved` sends them. */
+const PREPARED_PAYOUTS: TableDef = {
+  name: 'prepared_payouts',
+  columns: [
+    ['prep', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['reference_id', 'text', 'NOT NULL'],
+    ['amount', 'text', 'NOT NULL'],
+    ['currency', 'text', 'NOT NULL'],
+    ['recipient', 'text', 'NOT NULL'],
+    ['description', 'text'],
+    ['hash', 'text', 'NOT NULL'],
+  ],
+  primaryKey: ['prep', 'row'],
+  clustered: true,
+};
+
+/** What happened to a prepared run, appended: approved or rejected (once), then sent. */
+const APPROVALS: TableDef = {
+  name: 'approvals',
+  columns: [
+    ['id', 'id'],
+    ['prep', 'int', 'NOT NULL'],
+    ['decision', 'text', "NOT NULL CHECK (decision IN ('approved', 'rejected', 'sent'))"],
+    ['reason', 'text'],
+    ['by_role', 'text', 'NOT NULL'],
+    ['os_user', 'text'],
+    ['host', 'text'],
+    ['run_id', 'text'],
+    ['at', 'text', 'NOT NULL'],
+  ],
+};
+
+/** The first key of a prepared run's decision lock ("payp"), apart from the services' locks. */
+const DECISION_LOCK_CLASS = 0x70617970;
+
+/** The server's time as the history writes times: ISO 8601, UTC, milliseconds. */
+const PG_NOW = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The rules PostgreSQL keeps whatever the client: the approval tables are append-only; who
+ * wrote a row is the session's role; a preparer never decides on their own run; a run is
+ * decided once, before it expires, and sent only once approved.
+ */
+const APPROVAL_GUARDS = `
+CREATE FUNCTION payouts_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'payouts: % rows are never changed or deleted', TG_TABLE_NAME
+    USING ERRCODE = '42501';
+END $$;
+CREATE TRIGGER approval_rules_append_only BEFORE UPDATE OR DELETE ON approval_rules
+  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
+CREATE TRIGGER approval_rules_no_truncate BEFORE TRUNCATE ON approval_rules
+  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
+CREATE TRIGGER prepared_runs_append_only BEFORE UPDATE OR DELETE ON prepared_runs
+  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
+CREATE TRIGGER prepared_runs_no_truncate BEFORE TRUNCATE ON prepared_runs
+  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
+CREATE TRIGGER prepared_payouts_append_only BEFORE UPDATE OR DELETE ON prepared_payouts
+  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
+CREATE TRIGGER prepared_payouts_no_truncate BEFORE TRUNCATE ON prepared_payouts
+  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
+CREATE TRIGGER approvals_append_only BEFORE UPDATE OR DELETE ON approvals
+  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
+CREATE TRIGGER approvals_no_truncate BEFORE TRUNCATE ON approvals
+  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
+CREATE FUNCTION payouts_rule_set() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.set_by := session_user;
+  NEW.at := ${PG_NOW};
+  RETURN NEW;
+END $$;
+CREATE TRIGGER approval_rules_who BEFORE INSERT ON approval_rules
+  FOR EACH ROW EXECUTE FUNCTION payouts_rule_set();
+CREATE FUNCTION payouts_prepared() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE days INTEGER;
+BEGIN
+  SELECT expires_days INTO days FROM approval_rules WHERE service_id = NEW.service_id
+    ORDER BY id DESC LIMIT 1;
+  NEW.prepared_by := session_user;
+  NEW.created_at := ${PG_NOW};
+  NEW.expires_at := to_char((now() + make_interval(days => coalesce(days, 7))) AT TIME ZONE 'UTC',
+    'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+  RETURN NEW;
+END $$;
+CREATE TRIGGER prepared_runs_who BEFORE INSERT ON prepared_runs
+  FOR EACH ROW EXECUTE FUNCTION payouts_prepared();
+CREATE FUNCTION payouts_decided() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE p prepared_runs%ROWTYPE;
+BEGIN
+  NEW.by_role := session_user;
+  NEW.at := ${PG_NOW};
+  SELECT * INTO p FROM prepared_runs WHERE id = NEW.prep;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'payouts: no prepared run has id %', NEW.prep USING ERRCODE = '23503';
+  END IF;
+  -- One decision at a time per prepared run, so two approvers cannot both be first.
+  PERFORM pg_advisory_xact_lock(${DECISION_LOCK_CLASS}, NEW.prep);
+  IF NEW.decision = 'sent' THEN
+    IF NOT EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep AND decision = 'approved') THEN
+      RAISE EXCEPTION 'payouts: run % is not approved', p.prep_id USING ERRCODE = '42501';
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF p.prepared_by = session_user THEN
+    RAISE EXCEPTION 'payouts: % prepared run % and cannot approve or reject it: another role must',
+      session_user, p.prep_id USING ERRCODE = '42501';
+  END IF;
+  IF EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep) THEN
+    RAISE EXCEPTION 'payouts: run % was already approved, rejected or sent', p.prep_id
+      USING ERRCODE = '42501';
+  END IF;
+  IF p.expires_at < NEW.at THEN
+    RAISE EXCEPTION 'payouts: run % expired at %', p.prep_id, p.expires_at USING ERRCODE = '42501';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER approvals_who BEFORE INSERT ON approvals
+  FOR EACH ROW EXECUTE FUNCTION payouts_decided()`;
+
+const RUNS_SERVICE: IndexDef = { name: 'runs_service', table: 'runs', columns: ['service_id'] };
+const PAYOUTS_REFERENCE: IndexDef = {
+  name: 'payouts_reference',
+  table: 'payouts',
+  columns: ['reference_id', 'run'],
+  unique: true,
+};
+
+/** One row per payout, with its state as step 1 had it. */
+const JOURNAL = {
+  view: 'journal',
+  select: `  SELECT p.run, p.row, p.reference_id, p.file, p.line, p.location, p.amount, p.currency,
+    p.recipient, p.description, p.hash, p.hash_version,
+    CASE WHEN d.row IS NOT NULL THEN 'done' ELSE coalesce(i.state, 'queued') END AS state,
+    coalesce(d.req, i.req) AS req, i.sent_at, d.status, d.transaction_id, d.charges,
+    d.message, CASE WHEN d.row IS NULL THEN i.note END AS note,
+    coalesce(d.at, i.updated_at) AS updated_at
+  FROM payouts p
+    LEFT JOIN intents i ON i.run = p.run AND i.row = p.row
+    LEFT JOIN results d ON d.run = p.run AND d.row = p.row`,
+};
+
+/** Step 2's move of the wide rows into the narrow tables. */
+const NARROW_ROWS = `
   INSERT INTO intents
     SELECT run, row, CASE state WHEN 'done' THEN 'in_flight' ELSE state END, req, sent_at, note,
       updated_at
@@ -103,46 +347,16 @@ export const MIGRATIONS: readonly string[] = [
   INSERT INTO reports
     SELECT run, row, outcome_status, outcome_transaction_id, outcome_charges, outcome_message,
       sent_earlier
-    FROM payouts WHERE outcome_status IS NOT NULL;
-  CREATE TABLE payouts_v2 (
-    run INTEGER NOT NULL,
-    row INTEGER NOT NULL,
-    reference_id TEXT NOT NULL,
-    file TEXT,
-    line INTEGER,
-    location TEXT,
-    amount TEXT,
-    currency TEXT,
-    recipient TEXT,
-    description TEXT,
-    hash TEXT,
-    hash_version INTEGER NOT NULL,
-    PRIMARY KEY (run, row)
-  ) WITHOUT ROWID;
-  INSERT INTO payouts_v2
-    SELECT run, row, reference_id, file, line, location, amount, currency, recipient,
-      description, hash, hash_version
-    FROM payouts;
-  DROP TABLE payouts;
-  ALTER TABLE payouts_v2 RENAME TO payouts;
-  CREATE UNIQUE INDEX payouts_reference ON payouts (reference_id, run);
-  CREATE VIEW journal AS
-    SELECT p.run, p.row, p.reference_id, p.file, p.line, p.location, p.amount, p.currency,
-      p.recipient, p.description, p.hash, p.hash_version,
-      CASE WHEN d.row IS NOT NULL THEN 'done' ELSE coalesce(i.state, 'queued') END AS state,
-      coalesce(d.req, i.req) AS req, i.sent_at, d.status, d.transaction_id, d.charges,
-      d.message, CASE WHEN d.row IS NULL THEN i.note END AS note,
-      coalesce(d.at, i.updated_at) AS updated_at
-    FROM payouts p
-      LEFT JOIN intents i ON i.run = p.run AND i.row = p.row
-      LEFT JOIN results d ON d.run = p.run AND d.row = p.row;
-  `,
-  // Step 3: a service is its base URL alone (it was the base URL and the Client-Id), so runs
-  // under every Client-Id share one history and one lock. runs.service already holds the base
-  // URL (or "sandbox") and runs.client_id the key each run used; the ids are derived afresh.
-  // Runs of the same input under two keys become one id: the newest keeps it, older ones get
-  // the suffix a superseded run gets.
-  `
+    FROM payouts WHERE outcome_status IS NOT NULL;`;
+
+/**
+ * Step 3: a service is its base URL alone (it was the base URL and the Client-Id), so runs
+ * under every Client-Id share one history and one lock. runs.service already holds the base
+ * URL (or "sandbox") and runs.client_id the key each run used; the ids are derived afresh.
+ * Runs of the same input under two keys become one id: the newest keeps it, older ones get
+ * the suffix a superseded run gets.
+ */
+const ONE_SERVICE_PER_URL = `
   CREATE TEMP TABLE run_ids AS
     SELECT id, sha256_16(service || char(10) || input_hash) AS run_id,
       id = max(id) OVER (PARTITION BY service, input_hash, length(run_id) = 16) AND length(run_id) = 16 AS newest
@@ -152,6 +366,94 @@ export const MIGRATIONS: readonly string[] = [
     WHERE id IN (SELECT id FROM run_ids);
   UPDATE runs SET run_id = (SELECT run_id FROM run_ids WHERE run_ids.id = runs.id)
     WHERE id IN (SELECT id FROM run_ids WHERE newest);
-  DROP TABLE temp.run_ids;
-  `,
+  DROP TABLE temp.run_ids`;
+
+/**
+ * Every step, in order. To add a table: append `{ ops: [{ table: DEF }, { index: … }] }` with
+ * DEF a TableDef above; to change one, append a step (a new column: `{ sql: 'ALTER TABLE …
+ * ADD COLUMN …' }`) and leave the definitions of earlier steps as they are.
+ */
+export const STEPS: readonly SchemaStep[] = [
+  {
+    only: 'sqlite',
+    ops: [
+      { table: META },
+      { table: RUNS },
+      { index: RUNS_SERVICE },
+      { table: PAYOUTS_V1 },
+      { index: PAYOUTS_REFERENCE },
+    ],
+  },
+  {
+    only: 'sqlite',
+    ops: [
+      { table: INTENTS },
+      { table: RESULTS },
+      { table: REPORTS },
+      { sql: NARROW_ROWS },
+      { table: PAYOUTS, as: 'payouts_v2' },
+      {
+        sql: `INSERT INTO payouts_v2 SELECT ${PAYOUT_COLUMNS.map(([c]) => c).join(', ')} FROM payouts;
+  DROP TABLE payouts;
+  ALTER TABLE payouts_v2 RENAME TO payouts`,
+      },
+      { index: PAYOUTS_REFERENCE },
+      JOURNAL,
+    ],
+  },
+  { only: 'sqlite', ops: [{ sql: ONE_SERVICE_PER_URL }] },
+  {
+    only: 'pg',
+    ops: [
+      { table: META },
+      { table: RUNS },
+      { index: RUNS_SERVICE },
+      { table: PAYOUTS },
+      { index: PAYOUTS_REFERENCE },
+      { table: INTENTS },
+      { table: RESULTS },
+      { table: REPORTS },
+      JOURNAL,
+      { table: LOCKS },
+    ],
+  },
+  // Who sent each run; on PostgreSQL, also which run a lock's holder sends, from which session.
+  {
+    ops: [
+      { sql: 'ALTER TABLE runs ADD COLUMN host TEXT' },
+      { sql: 'ALTER TABLE runs ADD COLUMN os_user TEXT' },
+      { sql: 'ALTER TABLE runs ADD COLUMN db_user TEXT' },
+      { pg: 'ALTER TABLE locks ADD COLUMN db_user TEXT' },
+      { pg: 'ALTER TABLE locks ADD COLUMN run_id TEXT' },
+      { pg: "ALTER TABLE locks ADD COLUMN phase TEXT NOT NULL DEFAULT 'sending'" },
+      { pg: 'ALTER TABLE locks ADD COLUMN backend_pid INTEGER' },
+    ],
+  },
+  // Approvals (docs/approvals.md): used on a shared history only, where PostgreSQL keeps the rules.
+  {
+    ops: [
+      { table: APPROVAL_RULES },
+      {
+        index: { name: 'approval_rules_service', table: 'approval_rules', columns: ['service_id'] },
+      },
+      { table: PREPARED_RUNS },
+      {
+        index: {
+          name: 'prepared_runs_content',
+          table: 'prepared_runs',
+          columns: ['service_id', 'content_hash'],
+        },
+      },
+      { table: PREPARED_PAYOUTS },
+      { table: APPROVALS },
+      { index: { name: 'approvals_prep', table: 'approvals', columns: ['prep'] } },
+      { pg: APPROVAL_GUARDS },
+    ],
+  },
 ];
+
+/** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
+export const MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'sqlite');
+
+/** A shared history's steps: step i takes `schema_version` from i to i + 1. */
+export const PG_MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'pg');

@@ -1,18 +1,24 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { systemClock } from '../../clock.js';
-import { UsageError } from '../../errors.js';
+import { BusyError, UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { Output, Progress } from '../../output/output.js';
 import { sendingLine } from './aside.js';
+import { waitForLock } from './wait-lock.js';
 import type { OutcomeResult } from '../../state/index.js';
 import type { PriorRow } from '../../domain/history.js';
 import { RunState, runIdFor, stagedPayouts } from '../../state/index.js';
+import { historyLabel } from '../../state/pg/url.js';
 import { Pace } from '../pace.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
-import { chargeMinorOf } from './render.js';
+import { chargeMinorOf, totalsDoc } from './render.js';
+import { shellWord } from '../../output/display.js';
+import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
 import { finishRun } from './results.js';
@@ -38,8 +44,42 @@ import {
 
 export type { SendDeps };
 
-/** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
+/**
+ * Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit
+ * code. `--approved RUN` first writes the approved run's payouts to a private file, sent as
+ * any file is (so every check of a send applies to them).
+ */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
+  if ((opts.prepare || opts.approved !== undefined) && !deps.stateUrl) {
+    const { needsSharedHistory } = await import('../approvals/common.js');
+    throw needsSharedHistory(opts.prepare ? 'send --prepare' : 'send --approved');
+  }
+  if (opts.approved === undefined || !deps.stateUrl) return sendFiles(opts, deps);
+  if (opts.files.length) {
+    throw new UsageError(
+      `send --approved ${opts.approved} sends the approved run's payouts from the shared history: give no files`,
+    );
+  }
+  const { approvedFile } = await import('../approvals/gate.js');
+  const dir = join(deps.stateDir, 'tmp');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
+  try {
+    const from = {
+      ...opts,
+      files: [path],
+      format: 'csv' as const,
+      batchReference: prep.batch_reference ?? undefined,
+      webhookUrl: prep.webhook_url ?? undefined,
+    };
+    return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
+  } finally {
+    rmSync(path, { force: true });
+  }
+}
+
+/** `payouts send FILES`, once --approved has become a file. */
+async function sendFiles(opts: SendOptions, deps: SendDeps): Promise<number> {
   const currencies = new CurrencyTable(opts.allowCurrencies);
   const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
   let staging: Staging | undefined;
@@ -58,6 +98,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       rows: staging.rows,
     });
     const run = new SendRun({ opts, deps, currencies, plan, staging });
+    if (opts.prepare) return await run.prepare();
     return opts.dryRun ? await run.preview() : await run.send();
   } catch (error) {
     failed = true;
@@ -69,6 +110,14 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
     }
     cleanup();
   }
+}
+
+/** What a run decided before sending: what earlier runs hold, and whether a person was asked. */
+interface Decision {
+  rows: PriorRow[];
+  prior: PriorState;
+  nothingToSend: boolean;
+  asked: boolean;
 }
 
 /** A connected run's state and engine, from opening its state to its last outcome. */
@@ -123,6 +172,8 @@ export class SendRun {
       chunkSize: opts.chunkSize,
       concurrency: concurrencyOf(opts),
       grouped,
+      history:
+        this.deps.stateUrl && !opts.sandbox ? historyLabel(this.deps.stateUrl) : 'this folder only',
     };
   }
 
@@ -166,24 +217,91 @@ export class SendRun {
     return ExitCode.ok;
   }
 
+  /**
+   * --prepare: checks the files as a send does (what earlier runs hold, --max-total), shows
+   * the summary, and records the run as prepared for another person's approval; sends nothing.
+   */
+  async prepare(): Promise<number> {
+    const { opts, plan, currencies, output, deps } = this;
+    if (output.json) throw new UsageError('send --prepare prints text: leave out --json');
+    const where = await deps.preview();
+    if (where.serviceKey === undefined || where.baseUrl === undefined) {
+      throw new UsageError(
+        'send --prepare needs the service it is for: set its base URL (--base-url, PAYOUTS_BASE_URL or the profile)',
+      );
+    }
+    const prior = priorState(await this.priorRows(where.serviceKey));
+    const runId = runIdFor(where.serviceKey, plan.inputHash);
+    refuseFailedEarlier(prior, this.staging.rows, runId);
+    const split = splitRun(plan, prior, currencies, opts.chunkSize);
+    checkMaxTotals(split, opts.maxTotals, currencies);
+    const view = { plan, split, dest: this.destination(where, false), maxTotals: opts.maxTotals };
+    output.info(summaryText(view, currencies, output.errColor));
+    const { recordPrepared, prepareCommandOf } = await import('../approvals/gate.js');
+    const prep = await recordPrepared(
+      {
+        url: deps.stateUrl!,
+        serviceKey: where.serviceKey,
+        payouts: stagedPayouts(this.staging.rows),
+        totals: plan.totals,
+        currencies,
+        prepareCommand: prepareCommandOf(opts.files),
+      },
+      {
+        service: where.baseUrl,
+        inputs: plan.sources.map((s) => s.name),
+        totals: totalsDoc(plan.totals, currencies),
+        ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+        ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
+        ...(opts.note ? { note: opts.note } : {}),
+      },
+    );
+    output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
+    output.info(
+      `Another person approves it with \`payouts approve ${prep.prep_id}\`; then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it (until ${prep.expires_at} to approve)`,
+    );
+    return ExitCode.ok;
+  }
+
+  /**
+   * Where the service's approval rule applies to this run, the approved run holding exactly
+   * its payouts; a UsageError (nothing sent) naming what is missing when there is none.
+   */
+  private async approval(service: ServiceConnection): Promise<PreparedRun | undefined> {
+    const { deps, plan, opts } = this;
+    if (!deps.stateUrl || service.sandbox) return undefined;
+    const { approvalFor, prepareCommandOf } = await import('../approvals/gate.js');
+    return approvalFor({
+      url: deps.stateUrl,
+      serviceKey: service.serviceKey,
+      payouts: stagedPayouts(this.staging.rows),
+      totals: plan.totals,
+      currencies: this.currencies,
+      prepareCommand: prepareCommandOf(opts.files),
+    });
+  }
+
   /** What the runs of a service hold about the staged rows. */
   private priorRows(serviceKey: string): Promise<PriorRow[]> {
     return this.staging.history.prior(this.staging.rows, serviceKey);
   }
 
-  /** Connects, then sends under the service's run lock; renders once the lock is released. */
+  /**
+   * Connects, shows what will move and asks, then sends under the service's run lock (taken
+   * only once the question is answered); renders once the lock is released.
+   */
   async send(): Promise<number> {
     const { deps } = this;
     const service = await deps.connect();
     try {
-      const lock = await this.staging.history.lockService(service.serviceKey, {
-        pid: deps.pid,
-        command: deps.commandLine,
-        startedAt: new Date().toISOString(),
-      });
+      const approved = await this.approval(service);
+      if (approved)
+        this.output.info(`Approved: run ${approved.prep_id} holds exactly these payouts`);
+      const asked = await this.decide(service, await this.priorRows(service.serviceKey));
+      const lock = await this.takeLock(service);
       let sent: Sending;
       try {
-        sent = await this.sendLocked(service);
+        sent = await this.sendLocked(service, await this.recheck(service, asked));
       } catch (error) {
         // The error that stopped the run is the one to report, not one of giving the lock back.
         await lock.release().catch(() => {});
@@ -191,6 +309,10 @@ export class SendRun {
       }
       try {
         await lock.release();
+        if (approved && deps.stateUrl) {
+          const { markSent } = await import('../approvals/gate.js');
+          await markSent(deps.stateUrl, approved, sent.state.runId);
+        }
       } catch (error) {
         // A lost connection gives the lock back by itself; the run's rows are reported all the same.
         sent.thrown ??= error;
@@ -209,20 +331,41 @@ export class SendRun {
     }
   }
 
+  /** The service's lock; with --wait, waited for on a live line naming who holds it. */
+  private takeLock(service: ServiceConnection): Promise<{ release(): Promise<void> }> {
+    const { deps, plan } = this;
+    const clock = deps.clock ?? systemClock;
+    const take = () =>
+      this.staging.history.lockService(service.serviceKey, {
+        pid: deps.pid,
+        command: deps.commandLine,
+        startedAt: new Date(clock.now()).toISOString(),
+        runId: runIdFor(service.serviceKey, plan.inputHash),
+      });
+    if (this.opts.waitSeconds === undefined) return take();
+    return waitForLock(take, {
+      seconds: this.opts.waitSeconds,
+      output: this.output,
+      clock,
+      interrupt: deps.interrupt,
+    });
+  }
+
   /**
-   * Resolves what earlier runs did with these payouts, shows what this run will send and asks
-   * (asks nothing when everything was sent earlier), then sends.
+   * What earlier runs did with these payouts, and what this run will send: shown, and asked
+   * about (nothing is asked when everything was sent earlier).
    */
-  private async sendLocked(service: ServiceConnection): Promise<Sending> {
+  private async decide(service: ServiceConnection, rows: PriorRow[]): Promise<Decision> {
     const { opts, plan, currencies, output } = this;
-    const rows = await this.priorRows(service.serviceKey);
     const clientId = service.sandbox ? undefined : service.settings.clientId;
     const prior = priorState(rows, clientId);
+    this.foundAtService = [];
     if (!service.sandbox) await this.checkService(service, prior);
     refuseFailedEarlier(prior, this.staging.rows, runIdFor(service.serviceKey, plan.inputHash));
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
+    const asks = !nothingToSend && !service.sandbox && !opts.yes;
     if (nothingToSend) {
       const first = plan.firstRequest.payouts[0];
       if (!service.sandbox && first)
@@ -237,8 +380,33 @@ export class SendRun {
         maxTotals: opts.maxTotals,
       };
       output.info(summaryText(view, currencies, output.errColor));
-      if (!service.sandbox && !opts.yes) await this.confirm(split);
+      if (asks) await this.confirm(split);
     }
+    return { rows, prior, nothingToSend, asked: asks };
+  }
+
+  /**
+   * Under the lock, reads what earlier runs hold again: another run may have sent while the
+   * question was open. Unchanged, the answer stands; changed after a question, nothing is
+   * sent (the person answered about other figures); changed under --yes, decided again.
+   */
+  private async recheck(service: ServiceConnection, asked: Decision): Promise<Decision> {
+    const rows = await this.priorRows(service.serviceKey);
+    if (JSON.stringify(rows) === JSON.stringify(asked.rows)) return asked;
+    if (asked.asked) {
+      throw new BusyError(
+        'while the question was open, another run recorded some of these payouts: nothing was sent. Run the same command again to see what is left to send',
+        'another run',
+      );
+    }
+    this.output.info('Another run recorded some of these payouts meanwhile; what is left:');
+    return this.decide(service, rows);
+  }
+
+  /** Sends what `decided` left to send; every row gets an outcome, whatever stops the run. */
+  private async sendLocked(service: ServiceConnection, decided: Decision): Promise<Sending> {
+    const { output } = this;
+    const { prior, nothingToSend } = decided;
     const state = await this.openState(service);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');

@@ -40,6 +40,8 @@ export interface SendDeps {
   stateUrl?: string;
   /** The user and host a shared history's lock names (tests pretend to be another machine). */
   lockHolder?: { host?: string; user?: string };
+  /** The input's name when it is an approved run's payouts (`approved:RUN`). */
+  approvedName?: string;
   /** How long state.db is waited for while another program holds it locked (default 30 s). */
   stateWait?: { noticeMs: number; waitMs: number };
 }
@@ -60,7 +62,9 @@ export async function openSources(
       cleanups.push(spool.remove);
       sources.push(hashedFileSource(spool.path, '-', hashing));
     } else {
-      sources.push(hashedFileSource(file, file, hashing));
+      // An approved run's payouts come from the history: named by the run, not the spool file.
+      const name = deps.approvedName ?? file;
+      sources.push(hashedFileSource(file, name, hashing));
     }
   }
   return {

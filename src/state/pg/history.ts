@@ -8,16 +8,17 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { PayoutsError, StateStoreError, UsageError } from '../../errors.js';
+import { BusyError, PayoutsError, StateStoreError } from '../../errors.js';
 import { serviceId } from '../hash.js';
 import type { PriorRow, RunHeader } from '../../domain/history.js';
 import type { JournalMirror, JournalRecord } from '../../domain/records.js';
 import { payoutOf } from '../run-state.js';
-import { PG_MIGRATIONS } from './schema.js';
+import { ADVISORY_CLASS } from '../runs.js';
+import { PG_MIGRATIONS } from '../schema.js';
 import { redactMessage, redactStateUrl } from './url.js';
 
-/** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
-const LOCK_CLASS = 0x7061796f;
+/** The first key of every advisory lock payouts takes. */
+const LOCK_CLASS = ADVISORY_CLASS;
 /** The second key of the lock that serialises migrations. */
 const MIGRATION_LOCK = 0;
 
@@ -143,9 +144,25 @@ function connectionLost(err: unknown): boolean {
   );
 }
 
+/**
+ * What to do about a TLS failure: the server lacks TLS, or its certificate cannot be checked;
+ * '' for any other failure.
+ */
+function tlsHint(message: string, url: string): string {
+  const mode = /[?&]sslmode=([^&#]*)/.exec(url)?.[1] ?? '';
+  if (/does not support SSL/i.test(message)) {
+    return `. The server does not offer TLS, which sslmode=${mode || 'require'} asks for: turn TLS on at the server (ssl = on, with a certificate for its name), or, on a network you trust, connect with sslmode=disable`;
+  }
+  if (/self[- ]signed|unable to (get|verify)|certificate|altnames|hostname/i.test(message)) {
+    return `. The server's certificate could not be checked (sslmode=${mode}): give its CA with sslrootcert=/path/ca.pem, make the certificate name the host of the URL, or, to encrypt without checking, use sslmode=no-verify`;
+  }
+  return '';
+}
+
 /** The state of the database's error, or the error's own message, without the URL's secrets. */
 function failure(err: unknown, url: string, doing: string): PayoutsError {
-  const message = redactMessage(err instanceof Error ? err.message : String(err), url);
+  const raw = err instanceof Error ? err.message : String(err);
+  const message = redactMessage(raw, url) + tlsHint(raw, url);
   if (connectionLost(err)) {
     return new StateStoreError(
       `the connection to the shared history at ${redactStateUrl(url)} was lost while ${doing} (${message}): once the database is reachable, run the same command again; it reads back what this run left in doubt`,
@@ -157,10 +174,28 @@ function failure(err: unknown, url: string, doing: string): PayoutsError {
   );
 }
 
+/** What `config check` finds at a shared history. */
+export interface HistoryProbe {
+  /** The URL, its password as ***. */
+  where: string;
+  /** The database role of the session (who payouts records as having sent or approved). */
+  role: string;
+  database: string;
+  server_version: string;
+  tls: boolean;
+  /** 0: payouts has not used the database yet; its first send creates the tables. */
+  schema_version: number;
+  /** The schema version this payouts writes. */
+  schema_known: number;
+  runs: number;
+}
+
 /** A connection to a shared history. */
 export class PgHistory {
   /** Queries one after the other: a transaction's statements must not interleave with others'. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Who sends through this session once it holds a lock: recorded with the runs it adopts. */
+  private sender: LockHolder | undefined;
   /** Runs' payouts still being copied in, awaited by close(). */
   private readonly copying: Array<Promise<void>> = [];
 
@@ -194,6 +229,59 @@ export class PgHistory {
       throw err;
     }
     return history;
+  }
+
+  /**
+   * Connects without changing anything and says what is there: `config check`'s look at a
+   * shared history.
+   */
+  static async probe(url: string): Promise<HistoryProbe> {
+    const { default: pgModule } = await import('pg');
+    const client = new pgModule.Client({ connectionString: url, application_name: 'payouts' });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw failure(err, url, 'connecting');
+    }
+    try {
+      const who = await client.query<{ role: string; database: string; version: string }>(
+        'SELECT session_user AS role, current_database() AS database, current_setting($1) AS version',
+        ['server_version'],
+      );
+      const tls = await client.query<{ ssl: boolean }>(
+        'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()',
+      );
+      const tables = await client.query<{ n: string | null }>(
+        "SELECT to_regclass('schema_version')::text AS n",
+      );
+      let schema = 0;
+      let runs = 0;
+      if (tables.rows[0]?.n) {
+        schema =
+          (await client.query<{ version: number }>('SELECT version FROM schema_version')).rows[0]
+            ?.version ?? 0;
+        runs = Number(
+          (await client.query<{ n: string }>('SELECT count(*) AS n FROM runs')).rows[0]?.n,
+        );
+      }
+      const w = who.rows[0]!;
+      return {
+        where: redactStateUrl(url),
+        role: w.role,
+        database: w.database,
+        server_version: w.version,
+        tls: tls.rows[0]?.ssl === true,
+        schema_version: schema,
+        schema_known: PG_MIGRATIONS.length,
+        runs,
+      };
+    } catch (err) {
+      throw failure(err, url, 'reading what it holds');
+    } finally {
+      await client.end().catch(() => {});
+    }
   }
 
   /** Closes the session, which gives back any lock it holds. */
@@ -267,12 +355,13 @@ export class PgHistory {
   }
 
   /**
-   * Takes the service's lock for this session, and records who holds it; a UsageError naming
-   * the holder's host, user and start time when another session holds it.
+   * Takes the service's lock for this session, and records who holds it and which run; a
+   * BusyError naming the holder's user, host, start time and what it is doing when another
+   * session holds it.
    */
   async lockService(
     serviceKey: string,
-    me: Omit<LockHolder, 'host' | 'user'> & { host?: string; user?: string },
+    me: Omit<LockHolder, 'host' | 'user'> & { host?: string; user?: string; runId?: string },
   ): Promise<{ release(): Promise<void> }> {
     const service = serviceId(serviceKey);
     const key = lockKey(service);
@@ -290,13 +379,25 @@ export class PgHistory {
       ]);
       if (!got.rows[0]?.ok) throw await this.busy(c, service);
       await c.query(
-        `INSERT INTO locks (service_id, host, os_user, pid, started_at, command)
-         VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO locks (service_id, host, os_user, pid, started_at, command, db_user, run_id,
+           phase, backend_pid)
+         VALUES ($1, $2, $3, $4, $5, $6, session_user, $7, 'sending', pg_backend_pid())
          ON CONFLICT (service_id) DO UPDATE SET host = excluded.host, os_user = excluded.os_user,
-           pid = excluded.pid, started_at = excluded.started_at, command = excluded.command`,
-        [service, holder.host, holder.user, holder.pid, holder.started_at, holder.command],
+           pid = excluded.pid, started_at = excluded.started_at, command = excluded.command,
+           db_user = excluded.db_user, run_id = excluded.run_id, phase = excluded.phase,
+           backend_pid = excluded.backend_pid`,
+        [
+          service,
+          holder.host,
+          holder.user,
+          holder.pid,
+          holder.started_at,
+          holder.command,
+          me.runId ?? null,
+        ],
       );
     });
+    this.sender = holder;
     let released = false;
     return {
       release: async () => {
@@ -315,22 +416,30 @@ export class PgHistory {
   }
 
   /** The error for a service whose lock another session holds. */
-  private async busy(c: pg.Client, service: string): Promise<UsageError> {
+  private async busy(c: pg.Client, service: string): Promise<BusyError> {
     const r = await c.query<{
       host: string;
       os_user: string;
+      db_user: string | null;
       pid: number;
       started_at: string;
       command: string;
-    }>('SELECT host, os_user, pid, started_at, command FROM locks WHERE service_id = $1', [
-      service,
-    ]);
+      phase: string;
+    }>(
+      'SELECT host, os_user, db_user, pid, started_at, command, phase FROM locks WHERE service_id = $1',
+      [service],
+    );
     const h = r.rows[0];
+    const role = h?.db_user ? `, database role ${h.db_user}` : '';
+    // A run takes the lock only once its question is answered, so its holder is sending.
+    const doing = h?.phase ?? 'sending';
     const who = h
-      ? `on host ${h.host}, user ${h.os_user}, pid ${h.pid}, started ${h.started_at}, ${JSON.stringify(h.command)}`
+      ? `on host ${h.host}, user ${h.os_user}${role}, pid ${h.pid}, started ${h.started_at}, ${doing}: ${JSON.stringify(h.command)}`
       : 'it has not recorded its host yet';
-    return new UsageError(
-      `another payouts send to this service is running, sharing the history at ${this.where} (${who}); wait for it to finish: its lock is given back when it ends, or when its connection to the database does`,
+    const short = h ? `${h.os_user}@${h.host}, ${doing} since ${h.started_at}` : 'another send';
+    return new BusyError(
+      `another payouts send to this service is running, sharing the history at ${this.where} (${who}); nothing was sent. Wait for it to finish, or run again with --wait to wait for it: its lock is given back when it ends, or when its connection to the database does`,
+      short,
     );
   }
 
@@ -395,6 +504,7 @@ export class PgHistory {
       const o = old.rows[0];
       if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
         await c.query('UPDATE runs SET updated_at = $1 WHERE id = $2', [header.now, o.id]);
+        await recordSender(c, o.id, this.sender);
         await c.query('DELETE FROM reports WHERE run = $1', [o.id]);
         const n = await c.query<{ n: number }>(
           `SELECT greatest(r.last_req,
@@ -410,6 +520,7 @@ export class PgHistory {
         await c.query("UPDATE runs SET run_id = run_id || '-' || id WHERE id = $1", [o.id]);
       }
       const id = await insertRun(c, header);
+      await recordSender(c, id, this.sender);
       // The first page goes with the run; the rest follow while it sends (copyRest).
       const first = rest.next();
       const rows = first.done ? 0 : lastRowOf(first.value) + 1;
@@ -495,6 +606,19 @@ export class PgHistory {
 /** The row number of a page's last payout. */
 function lastRowOf(page: StagedPayout[]): number {
   return page[page.length - 1]!.row;
+}
+
+/** Records who sends run `id` (the last sender of a resumed run): OS user, host, database role. */
+async function recordSender(
+  c: pg.Client,
+  id: number,
+  sender: LockHolder | undefined,
+): Promise<void> {
+  await c.query('UPDATE runs SET host = $2, os_user = $3, db_user = session_user WHERE id = $1', [
+    id,
+    sender?.host ?? osHostname(),
+    sender?.user ?? userInfo().username,
+  ]);
 }
 
 /** Inserts a run's header; its id. */

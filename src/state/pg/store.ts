@@ -33,6 +33,7 @@ export async function sharedHistory(
         pid: me.pid,
         started_at: me.startedAt,
         command: me.command,
+        ...(me.runId ? { runId: me.runId } : {}),
       }),
     prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
     holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),

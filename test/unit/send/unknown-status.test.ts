@@ -177,7 +177,12 @@ describe('send output shows text from outside escaped', () => {
       {
         plan,
         split: null,
-        dest: { sandbox: false, chunkSize: 100, concurrency: { initial: 4, max: 4 } },
+        dest: {
+          sandbox: false,
+          chunkSize: 100,
+          concurrency: { initial: 4, max: 4 },
+          history: 'this folder only',
+        },
         maxTotals: [],
       },
       currencies,
