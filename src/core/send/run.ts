@@ -1,5 +1,3 @@
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { systemClock } from '../../clock.js';
 import { BusyError, UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
@@ -9,19 +7,18 @@ import { sendingLine } from './aside.js';
 import { waitForLock } from './wait-lock.js';
 import type { OutcomeResult } from '../../state/index.js';
 import type { PriorRow } from '../../domain/history.js';
-import { RunState, runIdFor, stagedPayouts } from '../../state/index.js';
+import { type RunIntake, RunState, runIdFor, stagedPayouts } from '../../state/index.js';
 import { historyLabel } from '../../state/pg/url.js';
-import { Pace } from '../pace.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
-import { chargeMinorOf, totalsDoc } from './render.js';
-import { shellWord } from '../../output/display.js';
+import { chargeMinorOf } from './render.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
 import { finishRun } from './results.js';
+import { sendRows, windDown } from './rows.js';
 import {
   endStaging,
   intakeOf,
@@ -30,7 +27,7 @@ import {
   type Staging,
   stage,
 } from './staging.js';
-import { type CheckItem, checkAtService } from './service-check.js';
+import { type CheckItem, settleAtService } from './service-check.js';
 import { checkMaxTotals, freshSplit, type RunSplit, splitRun } from './split.js';
 import {
   type Destination,
@@ -46,36 +43,17 @@ export type { SendDeps };
 
 /**
  * Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit
- * code. `--approved RUN` first writes the approved run's payouts to a private file, sent as
- * any file is (so every check of a send applies to them).
+ * code. `--approved RUN` sends the approved run's payouts as a file (`approvals/send.ts`).
  */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
   if ((opts.prepare || opts.approved !== undefined) && !deps.stateUrl) {
     const { needsSharedHistory } = await import('../approvals/common.js');
     throw needsSharedHistory(opts.prepare ? 'send --prepare' : 'send --approved');
   }
-  if (opts.approved === undefined || !deps.stateUrl) return sendFiles(opts, deps);
-  if (opts.files.length) {
-    throw new UsageError(
-      `send --approved ${opts.approved} sends the approved run's payouts from the shared history: give no files`,
-    );
-  }
-  const { approvedFile } = await import('../approvals/gate.js');
-  const dir = join(deps.stateDir, 'tmp');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
-  try {
-    const from = {
-      ...opts,
-      files: [path],
-      format: 'csv' as const,
-      batchReference: prep.batch_reference ?? undefined,
-      webhookUrl: prep.webhook_url ?? undefined,
-    };
-    return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
-  } finally {
-    rmSync(path, { force: true });
-  }
+  const { approved } = opts;
+  if (approved === undefined || !deps.stateUrl) return sendFiles(opts, deps);
+  const { sendApproved } = await import('../approvals/send.js');
+  return sendApproved({ ...opts, approved }, { ...deps, stateUrl: deps.stateUrl }, sendFiles);
 }
 
 /** `payouts send FILES`, once --approved has become a file. */
@@ -161,10 +139,7 @@ export class SendRun {
   }
 
   /** Where the run goes, for its summary. */
-  private destination(
-    where: { baseUrl?: string; profile?: string },
-    grouped: boolean,
-  ): Destination {
+  destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination {
     const { opts } = this;
     return {
       ...where,
@@ -217,72 +192,26 @@ export class SendRun {
     return ExitCode.ok;
   }
 
-  /**
-   * --prepare: checks the files as a send does (what earlier runs hold, --max-total), shows
-   * the summary, and records the run as prepared for another person's approval; sends nothing.
-   */
+  /** --prepare: records the run for another person's approval; sends nothing (`approvals/send.ts`). */
   async prepare(): Promise<number> {
-    const { opts, plan, currencies, output, deps } = this;
-    if (output.json) throw new UsageError('send --prepare prints text: leave out --json');
-    const where = await deps.preview();
-    if (where.serviceKey === undefined || where.baseUrl === undefined) {
-      throw new UsageError(
-        'send --prepare needs the service it is for: set its base URL (--base-url, PAYOUTS_BASE_URL or the profile)',
-      );
-    }
-    const prior = priorState(await this.priorRows(where.serviceKey));
-    const runId = runIdFor(where.serviceKey, plan.inputHash);
-    refuseFailedEarlier(prior, this.staging.rows, runId);
-    const split = splitRun(plan, prior, currencies, opts.chunkSize);
-    checkMaxTotals(split, opts.maxTotals, currencies);
-    const view = { plan, split, dest: this.destination(where, false), maxTotals: opts.maxTotals };
-    output.info(summaryText(view, currencies, output.errColor));
-    const { recordPrepared, prepareCommandOf } = await import('../approvals/gate.js');
-    const prep = await recordPrepared(
-      {
-        url: deps.stateUrl!,
-        serviceKey: where.serviceKey,
-        payouts: stagedPayouts(this.staging.rows),
-        totals: plan.totals,
-        currencies,
-        prepareCommand: prepareCommandOf(opts.files),
-      },
-      {
-        service: where.baseUrl,
-        inputs: plan.sources.map((s) => s.name),
-        totals: totalsDoc(plan.totals, currencies),
-        ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
-        ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
-        ...(opts.note ? { note: opts.note } : {}),
-      },
-    );
-    output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
-    output.info(
-      `Another person approves it with \`payouts approve ${prep.prep_id}\`; then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it (until ${prep.expires_at} to approve)`,
-    );
-    return ExitCode.ok;
+    const { prepareRun } = await import('../approvals/send.js');
+    return prepareRun(this);
   }
 
-  /**
-   * Where the service's approval rule applies to this run, the approved run holding exactly
-   * its payouts; a UsageError (nothing sent) naming what is missing when there is none.
-   */
+  /** Where the service's approval rule applies to this run, the approved run holding exactly its payouts. */
   private async approval(service: ServiceConnection): Promise<PreparedRun | undefined> {
-    const { deps, plan, opts } = this;
-    if (!deps.stateUrl || service.sandbox) return undefined;
-    const { approvalFor, prepareCommandOf } = await import('../approvals/gate.js');
-    return approvalFor({
-      url: deps.stateUrl,
-      serviceKey: service.serviceKey,
-      payouts: stagedPayouts(this.staging.rows),
-      totals: plan.totals,
-      currencies: this.currencies,
-      prepareCommand: prepareCommandOf(opts.files),
-    });
+    if (!this.deps.stateUrl || service.sandbox) return undefined;
+    const { approvalOf } = await import('../approvals/send.js');
+    return approvalOf(this, service.serviceKey);
+  }
+
+  /** The run's staged rows. */
+  get rows(): RunIntake {
+    return this.staging.rows;
   }
 
   /** What the runs of a service hold about the staged rows. */
-  private priorRows(serviceKey: string): Promise<PriorRow[]> {
+  priorRows(serviceKey: string): Promise<PriorRow[]> {
     return this.staging.history.prior(this.staging.rows, serviceKey);
   }
 
@@ -454,23 +383,9 @@ export class SendRun {
     }
     prior.recheck.clear();
     if (!items.length) return;
-    this.output.info(`Looking up ${payouts(items.length)} at the service before sending…`);
-    const clock = this.deps.clock ?? systemClock;
-    const found = await checkAtService(items, {
-      client: service.client,
-      clock,
-      interrupt: this.deps.interrupt,
-      notify: (m) => this.output.warn(m),
-      pace: new Pace({ initial: 4, max: 16, clock }),
-      clientId: service.settings.clientId,
-    });
-    const byRow = new Map(items.map((i) => [i.row, i.payout.reference_id]));
-    for (const [row, s] of found) {
-      prior.settled.set(row, s);
-      const { status, transaction_id } = s.outcome;
-      const ref = byRow.get(row)!;
-      if (s.outcome.found_at_service) this.foundAtService.push({ ref, status, transaction_id });
-    }
+    const { clock = systemClock, interrupt } = this.deps;
+    const ctx = { service, output: this.output, clock, interrupt };
+    this.foundAtService.push(...(await settleAtService(items, prior, ctx)));
   }
 
   /** Whether the history holds any run of the service. */
@@ -581,51 +496,4 @@ export class SendRun {
     const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
     applyReadBack(prior, await engine.readBackEarlier(items, sentAt), state);
   }
-}
-
-/**
- * Hands the run's payouts to the engine in row order, from row `from` on, or records them as
- * sent earlier. Once the run stops, the rest are not sent, and those an earlier attempt left
- * in flight (not read back) are in doubt.
- */
-async function sendRows(
-  state: RunState,
-  prior: PriorState,
-  engine: SendEngine,
-  from = 0,
-): Promise<void> {
-  for (const { row, payout, hash } of state.payouts()) {
-    if (row < from) continue;
-    const known = prior.settled.get(row);
-    if (known) {
-      engine.addSentEarlier(payout, known.outcome);
-      continue;
-    }
-    // Every row has an outcome, whatever stopped the run: those never reached were not sent.
-    if (engine.stopping) {
-      if (prior.inFlight.get(payout.reference_id)?.row === row) engine.inDoubt(payout);
-      else engine.notReached(payout);
-      continue;
-    }
-    engine.enqueue({ payout, hash });
-    await engine.ready();
-  }
-}
-
-/**
- * After an error thrown mid-run: no new request starts, those in flight settle, and every
- * row gets an outcome, so the results and --report still list them all.
- */
-async function windDown(
-  error: unknown,
-  run: { state: RunState; prior: PriorState; engine: SendEngine },
-): Promise<void> {
-  const { engine } = run;
-  engine.fatal ??= error instanceof Error ? error : new Error(String(error));
-  try {
-    await engine.finish();
-  } catch {
-    // The error that stopped the run is the one reported.
-  }
-  await sendRows(run.state, run.prior, engine, engine.rowCount);
 }
