@@ -72,6 +72,21 @@ export class UsageError extends PayoutsError {
   override name = 'UsageError';
 }
 
+/**
+ * Another send to the same service holds its lock: nothing was sent. `holder` names who
+ * holds it and what it is doing, so a person knows whom to ask.
+ */
+export class BusyError extends PayoutsError {
+  override name = 'BusyError';
+  constructor(
+    message: string,
+    /** Who holds the lock, in a few words for a live line: "ana@laptop-2, sending since …". */
+    readonly holder: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Invalid input, with every problem found, so the user can fix them all at once. */
 export class InputError extends UsageError {
   override name = 'InputError';

@@ -1,6 +1,7 @@
-import { serviceStatusKind, statusKind } from './core/statuses.js';
+import { serviceStatusKind, statusKind } from './domain/statuses.js';
 import {
   ApiError,
+  BusyError,
   CredentialsError,
   InternalError,
   InterruptedError,
@@ -22,6 +23,7 @@ export const ExitCode = {
   pending: 5,
   notFound: 6,
   unreachable: 7,
+  busy: 8,
   interrupted: 130,
 } as const;
 
@@ -32,6 +34,7 @@ export function exitCodeForError(error: unknown): ExitCodeValue {
   if (error instanceof InternalError) return ExitCode.internal;
   if (error instanceof InterruptedError) return ExitCode.interrupted;
   if (error instanceof UsageError) return ExitCode.usage;
+  if (error instanceof BusyError) return ExitCode.busy;
   // The state database could not be used: nothing is wrong with the code, the run could not complete.
   if (error instanceof StateError) return ExitCode.unreachable;
   if (error instanceof CredentialsError) return ExitCode.credentials;
@@ -67,12 +70,13 @@ export function exitCodeForServiceStatus(status: string): ExitCodeValue {
     : exitCodeForStatuses([status]);
 }
 
-/** Picks the most important of several exit codes: 130 > 1 > 2 > 3 > 7 > 6 > 4 > 5 > 0. */
+/** Picks the most important of several exit codes: 130 > 1 > 2 > 8 > 3 > 7 > 6 > 4 > 5 > 0. */
 export function worstExitCode(codes: Iterable<ExitCodeValue>): ExitCodeValue {
   const rank: ExitCodeValue[] = [
     ExitCode.interrupted,
     ExitCode.internal,
     ExitCode.usage,
+    ExitCode.busy,
     ExitCode.credentials,
     ExitCode.unreachable,
     ExitCode.notFound,

@@ -1,5 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { makeOutput } from './commands/command.js';
+import { registerApprovals } from './commands/approvals/approvals.js';
+import { registerApprove } from './commands/approve/approve.js';
 import { registerCompletion } from './commands/completion/completion.js';
 import { registerConfig } from './commands/config/register.js';
 import { registerRuns } from './commands/runs/register.js';
@@ -49,6 +51,8 @@ export function buildProgram(runtime: Runtime, sink: (code: number) => void): Co
   registerTemplate(program, runtime, sink);
   registerRuns(program, runtime, sink);
   registerState(program, runtime, sink);
+  registerApprovals(program, runtime, sink);
+  registerApprove(program, runtime, sink);
   registerCompletion(program, runtime, sink);
   program.addHelpText(
     'after',

@@ -1,14 +1,9 @@
 /** Wire types of the Payout Service interface (see ../shared/spec). */
 
-/** One payout to create, with its amount as exact decimal text. */
-export interface PayoutRequest {
-  reference_id: string;
-  /** Canonical decimal text; written into the body as a JSON number, unchanged. */
-  amount: string;
-  currency: string;
-  recipient: string;
-  description?: string;
-}
+import type { PayoutRequest } from '../domain/payout.js';
+
+/** The payout, defined with the domain types (src/domain/). */
+export type { PayoutRequest };
 
 /** The body of a create request. */
 export interface CreateRequest {

@@ -1,6 +1,6 @@
 import type { Chalk, ChalkInstance } from 'chalk';
 import type { Env } from '../paths.js';
-import type { OutStream } from './output.js';
+import type { OutStream } from './streams.js';
 
 /** chalk's constructor, passed in by whoever loaded chalk. */
 export type ChalkConstructor = typeof Chalk;

@@ -1,17 +1,14 @@
 import { once } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import { errorCode, InternalError, InterruptedError } from '../errors.js';
 import type { Env } from '../paths.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
 import { LiveLine } from './live-line.js';
+import type { InStream, OutStream } from './streams.js';
 import { type TableLayout, terminalTable, tsvTable } from './table.js';
 
-/** A writable stream that may be a terminal. */
-export type OutStream = Writable & { isTTY?: boolean; columns?: number };
-/** A readable stream that may be a terminal. */
-export type InStream = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+export type { InStream, OutStream };
 
 /** What the output module needs to know about the process it writes for. */
 export interface OutputOptions {

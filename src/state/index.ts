@@ -11,26 +11,24 @@ export type { OutcomeResult } from './outcome-result.js';
 export { type ChargeMinor, type ReportRow, RunOutcomes } from './outcomes.js';
 export {
   type OpenRunOptions,
-  type RunHeader,
   type RunPayout,
   RunState,
 } from './run-state.js';
 export {
   hasHistory,
-  type PriorRow,
   priorRows,
   stagedLocations,
   stagedPages,
   stagedPayouts,
 } from './prior.js';
 export type { PgHistory } from './pg/history.js';
-export type { JournalMirror, JournalRecord } from './records.js';
 export {
   type HeldReference,
   heldReferences,
   isNear,
   listRuns,
   listRunsIn,
+  liveRunsIn,
   type PayoutState,
   type RowReader,
   type RunDetail,

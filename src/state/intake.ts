@@ -4,10 +4,20 @@
  * stages its rows in a private database instead (see RunIntake.scratch). A reference used
  * twice is found in memory (RefIndex) as the rows go in, and confirmed against the rows.
  */
+import { hostname, userInfo } from 'node:os';
 import { isPidAlive } from '../lock.js';
 import { openPrivateDb, rowWriter, type StateDb } from './db.js';
 import { HASH_VERSION } from './hash.js';
 import { RefIndex, refHash } from './ref-index.js';
+
+/** The OS user running payouts; null where the system cannot name it (no passwd entry). */
+function osUser(): string | null {
+  try {
+    return userInfo().username;
+  } catch {
+    return null;
+  }
+}
 
 /** Rows inserted per transaction: one commit per batch keeps pass 1 quick. */
 const BATCH_ROWS = 10_000;
@@ -191,9 +201,9 @@ export class RunIntake {
       return Number(
         db
           .prepare(
-            'INSERT INTO runs (inputs, staged_by, created_at, updated_at) VALUES (?, ?, ?, ?)',
+            'INSERT INTO runs (inputs, staged_by, created_at, updated_at, host, os_user) VALUES (?, ?, ?, ?, ?, ?)',
           )
-          .run(JSON.stringify(opts.inputs), opts.pid, at, at).lastInsertRowid,
+          .run(JSON.stringify(opts.inputs), opts.pid, at, at, hostname(), osUser()).lastInsertRowid,
       );
     })();
     return new RunIntake(db, id, payoutsTable(db));

@@ -4,7 +4,7 @@
  * the same statements in PostgreSQL's spelling (dialect.ts).
  */
 import { type ColumnType, type Dialect, placeholders, type TableDef } from './dialect.js';
-import type { JournalRecord } from './records.js';
+import type { JournalRecord } from '../domain/records.js';
 import { INTENTS, REPORTS, RESULTS } from './schema.js';
 
 /** A statement with its values, written with `?` placeholders (see placeholders()). */

@@ -1,5 +1,5 @@
-/** The state folder's state.db as a send's HistoryStore (src/core/send/history.ts). */
-import type { HistoryStore } from '../core/send/history.js';
+/** The state folder's state.db as a send's HistoryStore (src/domain/history.ts). */
+import type { HistoryStore } from '../domain/history.js';
 import { openStateDb } from './db.js';
 import type { LockWait } from './errors.js';
 import { RunIntake } from './intake.js';
@@ -10,7 +10,10 @@ import { acquireSendLock } from './send-lock.js';
  * The history of one state folder: staged and recorded in its state.db, locked by a file.
  * `lockWait` says how to tell the user while another program holds state.db.
  */
-export function localHistory(stateDir: string, lockWait: Partial<LockWait> = {}): HistoryStore {
+export function localHistory(
+  stateDir: string,
+  lockWait: Partial<LockWait> = {},
+): HistoryStore<RunIntake> {
   return {
     name: 'this state folder',
     async stage(how) {

@@ -1,13 +1,13 @@
-import type { OutcomeCounts, PayoutOutcome } from '../core/send/outcome.js';
+import type { OutcomeCounts, PayoutOutcome } from '../domain/outcome.js';
 import {
   NOT_SENT as NOT_SENT_STATUS,
   OUTCOME_UNKNOWN as OUTCOME_UNKNOWN_STATUS,
   type StatusKind,
   statusKind,
-} from '../core/statuses.js';
+} from '../domain/statuses.js';
+import type { JournalRecord } from '../domain/records.js';
 import type { StateDb } from './db.js';
 import { JOURNAL_SQL, REPORT_ROWS, RESULT_ROWS, rowsStatements } from './journal-sql.js';
-import type { JournalRecord } from './records.js';
 
 /** Status codes of a row (0: the run never reached the row). */
 const SUCCESS = 1;

@@ -3,32 +3,13 @@ import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
 import { lostContents, migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
 import { newerSchemaError, type StateError, stateError } from './errors.js';
+import type { PriorRow } from '../domain/history.js';
 import type { RunIntake } from './intake.js';
 import { HASH_VERSION, serviceId } from './hash.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
 import { lookupSql } from './journal-sql.js';
-import type { StagedPayout } from './records.js';
+import type { StagedPayout } from '../domain/records.js';
 import { MIGRATIONS } from './schema.js';
-
-/** One of a run's staged payouts that an earlier run of the same service sent. */
-export interface PriorRow {
-  row: number;
-  payout: PayoutRequest;
-  /** The run that holds the state. */
-  run_id: string;
-  /** The Client-Id that run sent under (null: not recorded). */
-  client_id: string | null;
-  /** That run's payout hash for the reference, and its version (null: not known). */
-  hash: string | null;
-  hash_version: number;
-  state: 'in_flight' | 'done' | 'unknown';
-  req: number | null;
-  sent_at: string | null;
-  status: string | null;
-  transaction_id: string | null;
-  charges: string | null;
-  message: string | null;
-}
 
 /** A journal row of an earlier run that holds one of the references looked up. */
 export type PriorHit = Omit<PriorRow, 'row' | 'payout'> & { reference_id: string };

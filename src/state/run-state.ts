@@ -1,25 +1,16 @@
 import type { PayoutRequest } from '../api/types.js';
-import type { PayoutOutcome } from '../core/send/outcome.js';
+import type { RunHeader } from '../domain/history.js';
+import type { PayoutOutcome } from '../domain/outcome.js';
+import type { JournalMirror, JournalRecord, StatedByRef } from '../domain/records.js';
 import { checkpoint, lockWaitOf, type StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
 import { JOURNAL_SQL } from './journal-sql.js';
 import type { OutcomeResult } from './outcome-result.js';
 import { type ChargeMinor, RunOutcomes } from './outcomes.js';
-import type { JournalMirror, JournalRecord, StatedByRef } from './records.js';
 import { type StateWriter, writerFor } from './writer.js';
 
 const SQL = JOURNAL_SQL.sqlite;
-
-/** What the caller knows about a run when it opens its state. */
-export interface RunHeader {
-  service: string;
-  client_id: string;
-  inputs: string[];
-  input_hash: string;
-  payout_count: number;
-  batch_reference?: string;
-}
 
 /** Options of RunState.open. */
 export interface OpenRunOptions {

@@ -3,6 +3,9 @@ import { UsageError } from '../errors.js';
 import type { StateDb } from './db.js';
 import { serviceId } from './hash.js';
 
+/** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
+export const ADVISORY_CLASS = 0x7061796f;
+
 /** A run as `payouts runs` lists it. */
 export interface RunSummary {
   run_id: string;
@@ -12,6 +15,8 @@ export interface RunSummary {
   created_at: string;
   updated_at: string;
   payout_count: number;
+  /** Who sent it: the OS user and host, and on a shared history the database role (null: not recorded). */
+  sent_by: { os_user: string | null; host: string | null; db_user: string | null };
   counts: {
     success: number;
     failed: number;
@@ -60,7 +65,7 @@ export interface RunDetail {
  */
 const SUMMARY = `
   SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
-    r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
+    r.host, r.os_user, r.db_user, r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
     coalesce(d.canceled, 0) AS canceled, coalesce(d.pending, 0) AS pending,
     coalesce(f.in_flight, 0) AS in_flight, coalesce(e.sent_earlier, 0) AS sent_earlier
   FROM runs r
@@ -91,6 +96,9 @@ interface SummaryRow {
   inputs: string;
   created_at: string;
   updated_at: string;
+  host: string | null;
+  os_user: string | null;
+  db_user: string | null;
   payout_count: number;
   success: number;
   failed: number;
@@ -128,6 +136,7 @@ function summaryOf(r: SummaryRow): RunSummary {
     created_at: r.created_at,
     updated_at: r.updated_at,
     payout_count: r.payout_count,
+    sent_by: { os_user: r.os_user, host: r.host, db_user: r.db_user },
     counts,
   };
 }
@@ -141,6 +150,20 @@ const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, 
 /** Summaries of every run of every service in a store, the most recently active first. */
 export async function listRunsIn(read: RowReader): Promise<RunSummary[]> {
   return ((await read(LIST, [])) as SummaryRow[]).map(summaryOf);
+}
+
+/**
+ * The runs a live session of a shared history is sending: a lock's row whose session still
+ * holds one of payouts' advisory locks (a dead sender's row stays, its lock does not).
+ */
+export async function liveRunsIn(read: RowReader): Promise<Set<string>> {
+  const rows = (await read(
+    `SELECT l.run_id FROM locks l WHERE l.run_id IS NOT NULL AND EXISTS (
+       SELECT 1 FROM pg_locks k WHERE k.locktype = 'advisory' AND k.granted
+         AND k.pid = l.backend_pid AND k.classid = ?)`,
+    [ADVISORY_CLASS],
+  )) as Array<{ run_id: string }>;
+  return new Set(rows.map((r) => r.run_id));
 }
 
 /** Summaries of every run of every service, the most recently active first. */

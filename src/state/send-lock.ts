@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { BusyError, UsageError } from '../errors.js';
 import { FileLock, type LockInfo } from '../lock.js';
 import { serviceId } from './hash.js';
 
@@ -21,18 +21,19 @@ export function sendLockPath(stateDir: string, serviceKey: string): string {
 }
 
 /** The error for a send lock held by a running (or unverifiable) process. */
-function busyError(info: LockInfo, path: string, ownHost: string): UsageError {
+function busyError(info: LockInfo, path: string, ownHost: string): BusyError {
   const where = info.hostname === ownHost ? '' : ` on host ${info.hostname}`;
   const hint =
     info.hostname === ownHost
       ? ''
       : `; if no payouts send is running there, delete ${path} and try again`;
-  return new UsageError(
-    `another payouts send to this service is running (pid ${info.pid}${where}, started ${info.started_at}, ${JSON.stringify(info.command)}); wait for it to finish${hint}`,
+  return new BusyError(
+    `another payouts send to this service is running (pid ${info.pid}${where}, started ${info.started_at}, sending: ${JSON.stringify(info.command)}); nothing was sent. Wait for it to finish, or run again with --wait to wait for it${hint}`,
+    `pid ${info.pid} on ${info.hostname}, sending since ${info.started_at}`,
   );
 }
 
-/** One sending run per service on this machine; UsageError naming the process that holds it. */
+/** One sending run per service on this machine; BusyError naming the process that holds it. */
 export async function acquireSendLock(opts: SendLockOptions): Promise<FileLock> {
   const path = sendLockPath(opts.stateDir, opts.serviceKey);
   try {
@@ -47,7 +48,13 @@ export async function acquireSendLock(opts: SendLockOptions): Promise<FileLock> 
     });
   } catch (err) {
     // Every failure to take the lock is the user's to resolve, and nothing was sent.
-    if (err instanceof UsageError || !(err instanceof Error) || 'code' in err) throw err;
+    if (
+      err instanceof UsageError ||
+      err instanceof BusyError ||
+      !(err instanceof Error) ||
+      'code' in err
+    )
+      throw err;
     throw new UsageError(err.message);
   }
 }

@@ -11,7 +11,7 @@ import {
 } from 'node:worker_threads';
 import { openDatabase } from './db.js';
 import { guardConnection, StateError } from './errors.js';
-import type { JournalRecord } from './records.js';
+import type { JournalRecord } from '../domain/records.js';
 import { applierOf, type WriterData, type WriterReply } from './writer.js';
 
 interface Commit {

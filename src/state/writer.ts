@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { StateDb } from './db.js';
 import { type LockWait, stateError } from './errors.js';
+import type { JournalRecord } from '../domain/records.js';
 import { recordStatements } from './journal-sql.js';
-import type { JournalRecord } from './records.js';
 
 /** Writes a run's commits, one after the other, each in one transaction. */
 export interface StateWriter {

@@ -97,7 +97,7 @@ describe('never pay twice, as a process', () => {
     expectExactlyOnce(service, refs);
   });
 
-  it('two runs of the same file at once: the second exits 2 naming the first, nothing is sent twice', async () => {
+  it('two runs of the same file at once: the second exits 8 naming the first, nothing is sent twice', async () => {
     // The first run's first request is held until the second run has exited.
     let release = () => {};
     const secondDone = new Promise<void>((r) => {
@@ -113,7 +113,7 @@ describe('never pay twice, as a process', () => {
     await untilCreates(service, 1);
     const second = await runCli(['send', file, '--yes'], { env });
     release();
-    expect(second.code).toBe(2);
+    expect(second.code).toBe(8);
     expect(second.stderr).toMatch(/another payouts send to this service is running \(pid \d+/);
     expect((await first).code).toBe(0);
     expectExactlyOnce(service, refs);

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CreatePolicy, ledgerPerTest } from '../helpers/ledger-service.js';
+import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
 import { onTerminal, storeProfile } from '../helpers/terminal.js';
 
 // Issue 35, as finance staff meet it at a terminal: a send with three failures, the failed
@@ -13,22 +13,7 @@ const fixture = ledgerPerTest();
 /** The references the service fails. */
 const FAILING = new Set(['NOV-02', 'NOV-05', 'NOV-09']);
 
-/** Fails each request of one FAILING payout; the ledger holds it as failed. */
-const failSome: CreatePolicy = (_n, posted) =>
-  FAILING.has(posted[0]?.reference_id ?? '')
-    ? {
-        heldAs: 'failed',
-        body: (results) => ({
-          success: true,
-          message: ['Payouts processed'],
-          data: {
-            success_count: 0,
-            failed_count: results.length,
-            results: results.map((x) => ({ ...x, status: 'failed', message: 'Account closed' })),
-          },
-        }),
-      }
-    : {};
+const failSome = failsThese(FAILING);
 
 describe('at a terminal: a failed payout retried in one step', () => {
   it('send, runs show --failed-out, the unchanged file refused, new references sent once', async () => {

@@ -235,6 +235,28 @@ export class LedgerService {
 }
 
 /**
+ * A policy for one-payout requests: the payouts named in `failing` are answered failed (the
+ * ledger holds them so, "Account closed"), every other one succeeds.
+ */
+export function failsThese(failing: ReadonlySet<string>): CreatePolicy {
+  return (_n, posted) =>
+    failing.has(posted[0]?.reference_id ?? '')
+      ? {
+          heldAs: 'failed',
+          body: (results) => ({
+            success: true,
+            message: ['Payouts processed'],
+            data: {
+              success_count: 0,
+              failed_count: results.length,
+              results: results.map((x) => ({ ...x, status: 'failed', message: 'Account closed' })),
+            },
+          }),
+        }
+      : {};
+}
+
+/**
  * For a test file: ledger services and private homes made through it are closed and removed
  * after each test.
  */

@@ -24,6 +24,8 @@ export interface MainOptions {
   secretStore?: SecretStoreFactory;
   /** Runs as at a terminal this many columns wide: `stdin` is what is typed. */
   terminal?: { columns: number };
+  /** Standard input as a stream the test writes to as it goes (instead of `stdin`). */
+  input?: Readable;
 }
 
 /** A stream that collects what is written to it, as a pipe or a terminal of `columns`. */
@@ -40,7 +42,7 @@ export async function runMain(argv: string[], opts: MainOptions = {}): Promise<M
   const columns = opts.terminal?.columns;
   const out = collector(columns);
   const err = collector(columns);
-  const stdin = Readable.from([opts.stdin ?? '']);
+  const stdin = opts.input ?? Readable.from([opts.stdin ?? '']);
   if (columns !== undefined) Object.assign(stdin, { isTTY: true, setRawMode: () => stdin });
   const env: Record<string, string> = { LANG: 'C.UTF-8' };
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;

@@ -90,3 +90,38 @@ export function storeEnv(store: Store): {
     url === undefined ? env : { ...env, PAYOUTS_STATE_URL: url };
   return Object.assign(withStore, { url: () => url });
 }
+
+/**
+ * Two people's roles on a test's database, made and granted as docs/approvals.md says (after
+ * the schema exists): their URLs. Role names are the server's, so each test makes its own.
+ */
+export async function teamRoles(url: string): Promise<{ ana: string; bob: string }> {
+  const schema = /search_path%3D(t_[0-9a-f]+)/.exec(url)?.[1];
+  if (!schema) throw new Error(`no test schema in ${url}`);
+  const suffix = randomBytes(4).toString('hex');
+  const names = { ana: `ana_${suffix}`, bob: `bob_${suffix}` };
+  const c = await admin();
+  try {
+    for (const name of Object.values(names)) {
+      await c.query(`CREATE ROLE ${name} LOGIN PASSWORD 'pw-${name}'`);
+    }
+    await c.query(`SET search_path = ${schema}`);
+    const to = `${names.ana}, ${names.bob}`;
+    await c.query(`GRANT USAGE ON SCHEMA ${schema} TO ${to}`);
+    await c.query(
+      `GRANT SELECT, INSERT, UPDATE, DELETE ON meta, runs, payouts, intents, results, reports, locks TO ${to}`,
+    );
+    await c.query(`GRANT SELECT ON schema_version, journal, approval_rules TO ${to}`);
+    await c.query(`GRANT SELECT, INSERT ON prepared_runs, prepared_payouts, approvals TO ${to}`);
+    await c.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${to}`);
+  } finally {
+    await c.end();
+  }
+  const as = (name: string) => {
+    const u = new URL(url);
+    u.username = name;
+    u.password = `pw-${name}`;
+    return u.toString();
+  };
+  return { ana: as(names.ana), bob: as(names.bob) };
+}

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
-import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import { failsThese, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { STORES, storeEnv } from '../helpers/pg.js';
 
@@ -15,22 +15,7 @@ const fixture = ledgerPerTest();
 /** The references the service fails: their create results say failed, and it holds them so. */
 const FAILING = new Set(['ROW-2', 'ROW-5', 'ROW-9']);
 
-/** Answers each one-payout request: failed for FAILING, else success. */
-const failSome: CreatePolicy = (_n, posted) =>
-  FAILING.has(posted[0]?.reference_id ?? '')
-    ? {
-        heldAs: 'failed',
-        body: (results) => ({
-          success: true,
-          message: ['Payouts processed'],
-          data: {
-            success_count: 0,
-            failed_count: results.length,
-            results: results.map((x) => ({ ...x, status: 'failed', message: 'Account closed' })),
-          },
-        }),
-      }
-    : {};
+const failSome = failsThese(FAILING);
 
 /** A service failing FAILING, a file of ten payouts, and a runner in a private home. */
 async function setUp(
@@ -195,15 +180,9 @@ describe.each(STORES)('a retry file sent again (%s)', (store) => {
     const { svc, home, file, run } = await setUp(withStore);
     const runId = runIdOf((await run(sendArgs(file))).stderr);
     const out = join(home.dir, 'retry.csv');
-    const shown = await run([
-      'runs',
-      'show',
-      runId,
-      '--failed-out',
-      out,
-      '--new-references',
-      '-retry1',
-    ]);
+    const retryFile = () =>
+      run(['runs', 'show', runId, '--failed-out', out, '--new-references', '-retry1']);
+    const shown = await retryFile();
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/ROW-2\s+ROW-2-retry1\s+failed/);
     expect(shown.stderr).toContain('each under the new reference_id shown above: check them');
@@ -213,15 +192,7 @@ describe.each(STORES)('a retry file sent again (%s)', (store) => {
       ['ROW-2-retry1', 'ROW-5-retry1', 'ROW-9-retry1'].map((r) => svc.held.get(r)?.times),
     ).toEqual([1, 1, 1]);
     // The same suffix again would reuse references the history now holds.
-    const again = await run([
-      'runs',
-      'show',
-      runId,
-      '--failed-out',
-      out,
-      '--new-references',
-      '-retry1',
-    ]);
+    const again = await retryFile();
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('3 of the new references are already used at this service');
     expectOnce(svc);

@@ -84,7 +84,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
     );
   });
 
-  it('sent at the same time: the second exits 2 naming the first, and sends nothing', async () => {
+  it('sent at the same time: the second exits 8 naming the first, and sends nothing', async () => {
     const m = await twoMachines(4);
     let release!: () => void;
     const held = new Promise<void>((r) => {
@@ -111,7 +111,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
     await posted;
     const second = await runMain(args(m.b), { env: env(m.b), clock: new FakeClock() });
     release();
-    expect(second.code).toBe(2);
+    expect(second.code).toBe(8);
     const message = second.stderr;
     expect(message).toMatch(/another payouts send to this service is running/);
     expect(message).toContain(`host ${hostname()}`);
@@ -128,13 +128,13 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(failedRefs(join(m.b.dir, 'failed.csv'))).toEqual([]);
   });
 
-  it('started at the very same moment: one sends, the other exits 2 or finds all sent earlier', async () => {
+  it('started at the very same moment: one sends, the other exits 8 or finds all sent earlier', async () => {
     const m = await twoMachines(8);
     const [ra, rb] = await Promise.all([m.send(m.a), m.send(m.b)]);
     const codes = [ra.code, rb.code].sort();
     expect([
       [0, 0],
-      [0, 2],
+      [0, 8],
     ]).toContainEqual(codes);
     if (codes[1] === 0) {
       const earlier = [ra, rb].map(
@@ -153,7 +153,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
     const other = await PgHistory.open(m.url);
     await other.lockService(m.svc.url, { pid: 1, started_at: 'then', command: 'payouts send x' });
     const blocked = await m.send(m.a);
-    expect(blocked.code).toBe(2);
+    expect(blocked.code).toBe(8);
     expect(blocked.stderr).toMatch(/pid 1, started then/);
     // The session ends without giving the lock back, as when its process is killed.
     const key = Number.parseInt(serviceId(m.svc.url).slice(0, 8), 16);
@@ -210,6 +210,12 @@ describe('two state folders sharing one PostgreSQL history', () => {
     );
     const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM payouts');
     expect(rows[0]!.n).toBe(5);
+    // Who sent it comes along.
+    const who = await query<{ host: string; os_user: string }>(
+      m.url,
+      'SELECT host, os_user FROM runs',
+    );
+    expect(who).toEqual([{ host: hostname(), os_user: userInfo().username }]);
     const creates = m.svc.creates;
     const b = await m.send(m.b);
     expect(b.code).toBe(0);

@@ -208,7 +208,7 @@ describe('a new Client-Id on the same service', () => {
     const first = send(svc, { home, file, clock });
     await inFlight;
     const second = await send(svc, { home, file, clock }, { clientId: 'client-2' });
-    expect(second.code).toBe(2);
+    expect(second.code).toBe(8);
     expect(second.stderr).toMatch(/another payouts send to this service is running/);
     release();
     const done = await first;

@@ -1,3 +1,4 @@
+import { hostname, userInfo } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,12 +149,15 @@ describe('tables on a pipe', () => {
     expect(list[0]).toEqual([
       'run',
       'last activity (UTC)',
+      'sent by',
       'service',
       'inputs',
       'payouts',
       'states',
     ]);
     expect(list).toHaveLength(3);
+    // Each run names who sent it, as user@host.
+    expect(list[1]![2]).toBe(`${userInfo().username}@${hostname()}`);
   });
 });
 

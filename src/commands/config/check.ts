@@ -6,6 +6,7 @@ import { defineAction, type ExitSink, examples } from '../command.js';
 /** Options of `config check`. */
 interface CheckOptions {
   sandbox?: boolean;
+  stateUrl?: string;
 }
 
 /** Registers `payouts config check`. */
@@ -16,26 +17,44 @@ export function registerCheck(config: Command, runtime: Runtime, sink: ExitSink)
       'check that the service accepts the credentials (reads a payout that cannot exist)',
     )
     .option('--sandbox', 'check against the built-in sandbox')
+    .option(
+      '--state-url <url>',
+      'also connect to this shared history (default: PAYOUTS_STATE_URL, else the profile)',
+    )
     .addHelpText(
       'after',
       `${examples('payouts config check', 'payouts --profile staging config check --json')}
+With a shared history (state_url), it also connects there and says what it holds.
 Exit codes: 0 accepted, 3 missing or rejected (or this machine's IP address is not allowed),
-7 service unreachable.
+7 service or shared history unreachable.
 `,
     );
   defineAction<[], CheckOptions>(cmd, runtime, sink, async (ctx, opts) => {
     // Loaded when the command runs, so start-up of every other command stays light.
-    const [{ verifyCredentials }, { openService }] = await Promise.all([
-      import('../../core/config/check.js'),
-      import('../../core/service.js'),
-    ]);
+    const [{ verifyCredentials, probeHistory, historyLine }, { openService }, { stateUrlOf }] =
+      await Promise.all([
+        import('../../core/config/check.js'),
+        import('../../core/service.js'),
+        import('../state-url.js'),
+      ]);
+    const stateUrl = opts.sandbox ? undefined : await stateUrlOf(ctx, opts.stateUrl);
     const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
     try {
       const result = await verifyCredentials(service.client, { signal: ctx.runtime.interrupt });
       const { profile, baseUrl, clientId } = service.settings;
+      const accepted = `Credentials accepted by ${baseUrl} (profile "${profile}", Client-Id ${clientId})`;
+      if (stateUrl !== undefined && !ctx.output.json) ctx.output.info(accepted);
+      const history = stateUrl === undefined ? undefined : await probeHistory(stateUrl);
       ctx.output.result(
-        { ok: true, profile, base_url: baseUrl, client_id: clientId, probe: result.probe },
-        () => `Credentials accepted by ${baseUrl} (profile "${profile}", Client-Id ${clientId})`,
+        {
+          ok: true,
+          profile,
+          base_url: baseUrl,
+          client_id: clientId,
+          probe: result.probe,
+          ...(history ? { history } : {}),
+        },
+        () => (history ? historyLine(history) : accepted),
       );
       return ExitCode.ok;
     } finally {

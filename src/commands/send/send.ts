@@ -34,6 +34,10 @@ interface SendFlags {
   sandbox?: boolean;
   stateUrl?: string;
   checkService?: boolean;
+  wait?: number | true;
+  prepare?: boolean;
+  note?: string;
+  approved?: string;
 }
 
 /** Parses --allow-currency CODE or CODE:DIGITS. */
@@ -78,7 +82,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .description(
       'validate payout files, confirm the totals, and send them in chunked create requests',
     )
-    .argument('<files...>', 'CSV, JSON, NDJSON or .xlsx files ("-" reads standard input)')
+    .argument('[files...]', 'CSV, JSON, NDJSON or .xlsx files ("-" reads standard input)')
     .addOption(
       new Option('--format <format>', 'input format when the extension does not tell').choices([
         'csv',
@@ -168,6 +172,20 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       '--check-service',
       'before asking, look up at the service every payout the history does not know; found ones are not sent again',
     )
+    .option(
+      '--prepare',
+      "record the run for another person's approval (payouts approve) and send nothing; a shared history only",
+    )
+    .option('--note <text>', 'with --prepare: a note for the approver')
+    .option(
+      '--approved <run>',
+      'send an approved prepared run from the shared history, without its files',
+    )
+    .option(
+      '--wait [seconds]',
+      'when another send to the service is running, wait for it (--wait=SECONDS at most that long; a bare --wait, after the files, without limit) instead of exiting 8',
+      intOption('--wait', 1, 86_400),
+    )
     .addHelpText(
       'after',
       examples(
@@ -198,6 +216,16 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       import('../state-url.js'),
       import('../../state/db.js'),
     ]);
+    if (!files.length && flags.approved === undefined) {
+      throw new UsageError("missing required argument 'files': give the payout files to send");
+    }
+    if (flags.note !== undefined && !flags.prepare)
+      throw new UsageError('--note goes with --prepare');
+    if (flags.prepare && (flags.dryRun || flags.approved !== undefined)) {
+      throw new UsageError(
+        '--prepare records a run for approval: leave out --dry-run and --approved',
+      );
+    }
     if (flags.showRequest && !flags.dryRun) {
       throw new UsageError('--show-request applies only with --dry-run: add --dry-run');
     }
@@ -231,6 +259,12 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
         checkService: Boolean(flags.checkService),
+        prepare: Boolean(flags.prepare),
+        ...(flags.note === undefined ? {} : { note: flags.note }),
+        ...(flags.approved === undefined ? {} : { approved: flags.approved }),
+        ...(flags.wait === undefined
+          ? {}
+          : { waitSeconds: flags.wait === true ? Number.POSITIVE_INFINITY : flags.wait }),
       },
       {
         output: ctx.output,

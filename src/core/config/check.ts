@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_READ_RETRY, type RetryPolicy, withRetry } from '../../api/retry.js';
 import { NotFoundError } from '../../errors.js';
+import type { HistoryProbe } from '../../state/pg/history.js';
 import type { PayoutReader } from '../status/lookup.js';
 
 /** A reference that no real payout has, so reading it can only say "not found" or refuse us. */
@@ -35,4 +36,19 @@ export async function verifyCredentials(
     if (error instanceof NotFoundError) return { accepted: true, probe, answer: 'not_found' };
     throw error;
   }
+}
+
+/** What `config check` says about a shared history, in a line. */
+export function historyLine(p: HistoryProbe): string {
+  const schema =
+    p.schema_version === 0
+      ? 'no payouts tables yet (the first send creates them)'
+      : `${p.runs} run${p.runs === 1 ? '' : 's'} (schema ${p.schema_version}${p.schema_version < p.schema_known ? `, updated to ${p.schema_known} by the next send` : ''})`;
+  return `Shared history reached at ${p.where}: PostgreSQL ${p.server_version}, ${p.tls ? 'TLS' : 'no TLS'}, role ${p.role}; ${schema}`;
+}
+
+/** Connects to a shared history without changing it, and says what is there (exit 7 when it cannot). */
+export async function probeHistory(url: string): Promise<HistoryProbe> {
+  const { PgHistory } = await import('../../state/pg/history.js');
+  return PgHistory.probe(url);
 }

@@ -6,7 +6,7 @@ import type { Output } from '../../output/output.js';
 import { heldReferences, type RowReader, type RunDetail } from '../../state/index.js';
 import { type ReportEncoding, type RetryRow, retryHint, writeRetryFile } from '../send/report.js';
 import { colourStatus } from '../send/render.js';
-import { statusKind } from '../statuses.js';
+import { statusKind } from '../../domain/statuses.js';
 
 /** What `runs show --failed-out` is asked to write. */
 export interface RetryRequest {

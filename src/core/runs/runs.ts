@@ -8,6 +8,7 @@ import { shortTime } from '../../output/table.js';
 import {
   listRuns,
   listRunsIn,
+  liveRunsIn,
   openStateDb,
   type RunDetail,
   type RowReader,
@@ -35,18 +36,36 @@ function countsText(r: RunSummary): string {
   return text.length ? text.join(', ') : 'no payouts';
 }
 
+/** A run as listed: its summary, and whether a live session of a shared history is sending it. */
+type ListedRun = RunSummary & { running?: boolean };
+
+/** Who sent a run: "user@host", "user@host (role ana)" on a shared history, "" when not recorded. */
+export function sentByText(r: RunSummary): string {
+  const { os_user, host, db_user } = r.sent_by;
+  if (!os_user && !host) return '';
+  const role = db_user && db_user !== os_user ? ` (role ${db_user})` : '';
+  return `${os_user ?? '?'}@${host ?? '?'}${role}`;
+}
+
 /**
  * The command that finishes a run whose payouts are in flight or not sent: the same files to
- * the same service. Undefined when nothing is left to do.
+ * the same service. Undefined when nothing is left to do, or while its sender is still at it.
  */
-export function finishCommand(r: RunSummary): string | undefined {
+export function finishCommand(r: ListedRun): string | undefined {
+  if (r.running) return undefined;
   if (r.counts.in_flight === 0 && r.counts.not_sent === 0) return undefined;
   const to = r.service === 'sandbox' ? '--sandbox' : `--base-url ${shellWord(r.service)}`;
-  return `payouts send ${r.inputs.map(shellWord).join(' ')} ${to}`;
+  const approved = /^approved:(p[0-9a-f]+)$/.exec(r.inputs[0] ?? '')?.[1];
+  const what = approved ? `--approved ${approved}` : r.inputs.map(shellWord).join(' ');
+  return `payouts send ${what} ${to}`;
 }
 
 /** What is left of a run, and the command that finishes it, in a sentence. */
-function finishLine(r: RunSummary): string | undefined {
+function finishLine(r: ListedRun): string | undefined {
+  if (r.running) {
+    const by = sentByText(r);
+    return `run ${r.run_id} is being sent${by ? ` by ${displayText(by)}` : ''} right now: leave it to its sender`;
+  }
   const command = finishCommand(r);
   if (!command) return undefined;
   const c = r.counts;
@@ -57,7 +76,7 @@ function finishLine(r: RunSummary): string | undefined {
 }
 
 /** A run's summary with its finishing command, for --json. */
-function summaryJson(r: RunSummary): RunSummary & { finish_command?: string } {
+function summaryJson(r: ListedRun): ListedRun & { finish_command?: string } {
   const command = finishCommand(r);
   return command ? { ...r, finish_command: command } : r;
 }
@@ -88,6 +107,12 @@ export interface RunsSource {
   stateUrl?: string;
 }
 
+/** The runs of a shared history, those a live session is sending marked running. */
+async function sharedRuns(read: RowReader): Promise<ListedRun[]> {
+  const [runs, live] = await Promise.all([listRunsIn(read), liveRunsIn(read)]);
+  return runs.map((r) => ({ ...r, running: live.has(r.run_id) }));
+}
+
 /** Runs `read` on a shared history. */
 async function withHistory<T>(url: string, read: (rows: RowReader) => Promise<T>): Promise<T> {
   const { PgHistory } = await import('../../state/pg/history.js');
@@ -101,30 +126,36 @@ async function withHistory<T>(url: string, read: (rows: RowReader) => Promise<T>
 
 /** `payouts runs`: the recorded runs, the most recently active first. */
 export async function showRunList(from: RunsSource, output: Output): Promise<number> {
-  const runs =
+  const runs: ListedRun[] =
     (from.stateUrl
-      ? await withHistory(from.stateUrl, listRunsIn)
+      ? await withHistory(from.stateUrl, sharedRuns)
       : await withStateDb(from.stateDir, output, listRuns)) ?? [];
+  const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
+  const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {
-    output.printJson(runs.map(summaryJson));
+    const listed = runs.map((r) => ({ kind: 'run' as const, ...summaryJson(r) }));
+    output.printJson([...listed, ...preps.map((p) => prepared!.preparedJson(p))]);
     return 0;
   }
-  if (!runs.length) {
+  if (!runs.length && !preps.length) {
     output.print('No runs journaled yet.');
     return 0;
   }
+  await prepared?.printPreparedTable(preps, output);
+  if (!runs.length) return 0;
   const rows = runs.map((r) => [
     r.run_id,
     shortTime(r.updated_at),
+    displayText(sentByText(r)),
     displayText(r.service),
     r.inputs.map(displayText).join(' '),
     String(r.payout_count),
-    countsText(r),
+    r.running ? `running: ${countsText(r)}` : countsText(r),
   ]);
   output.print(
     await output.table(RUNS_HEAD, rows, {
-      wrap: ['service', 'inputs', 'states'],
-      below: ['inputs'],
+      wrap: ['sent by', 'service', 'inputs', 'states'],
+      below: ['inputs', 'sent by'],
     }),
   );
   for (const r of runs) {
@@ -135,7 +166,15 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
 }
 
 /** The columns of `payouts runs`. */
-const RUNS_HEAD = ['run', 'last activity (UTC)', 'service', 'inputs', 'payouts', 'states'];
+const RUNS_HEAD = [
+  'run',
+  'last activity (UTC)',
+  'sent by',
+  'service',
+  'inputs',
+  'payouts',
+  'states',
+];
 
 /** The state of one payout of a run, for its table. */
 function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[] {
@@ -178,8 +217,14 @@ export async function showRun(
   output: Output,
   retry?: RetryRequest,
 ): Promise<number> {
+  const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
+  if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
+    if (await prepared.showPrepared(from.stateUrl, id, output)) return 0;
+  }
   const shown = await withRunReader(from, output, async (read) => {
-    const run = await readRunIn(read, id);
+    const found = await readRunIn(read, id);
+    const running = from.stateUrl ? (await liveRunsIn(read)).has(found.summary.run_id) : false;
+    const run = { ...found, summary: { ...found.summary, running } };
     if (!retry) return { run, written: undefined };
     const { writeRunRetry } = await import('./retry.js');
     return { run, written: await writeRunRetry(run, retry, { read, output }) };
@@ -187,9 +232,14 @@ export async function showRun(
   if (!shown) throw new UsageError(`no run id starts with ${JSON.stringify(id)}: see payouts runs`);
   const { run, written } = shown;
   const { summary, payouts } = run;
+  const approval =
+    prepared && from.stateUrl
+      ? await prepared.approvalOf(from.stateUrl, summary.run_id)
+      : undefined;
   if (output.json) {
     output.printJson({
       ...summaryJson(summary),
+      ...(approval ? { approval: prepared!.preparedJson(approval) } : {}),
       ...(retry ? { failed_out: { file: retry.path, payout_count: written ?? 0 } } : {}),
       payouts: payouts.map((p) => ({
         reference_id: p.reference_id,
@@ -203,9 +253,15 @@ export async function showRun(
   if (retry) return 0;
   const inputs = summary.inputs.map(displayText).join(' ');
   output.printAside(`Run ${summary.run_id}: ${inputs} -> ${displayText(summary.service)}`);
+  const by = sentByText(summary);
   output.printAside(
-    `Created ${shortTime(summary.created_at)} UTC, last activity ${shortTime(summary.updated_at)} UTC; ${countsText(summary)}`,
+    `Created ${shortTime(summary.created_at)} UTC${by ? ` by ${displayText(by)}` : ''}, last activity ${shortTime(summary.updated_at)} UTC; ${summary.running ? 'running: ' : ''}${countsText(summary)}`,
   );
+  if (approval) {
+    const { eventLines } = await import('../approvals/common.js');
+    output.printAside(`Approved run ${approval.prep_id}:`);
+    for (const line of eventLines(approval)) output.printAside(`  ${displayText(line)}`);
+  }
   const rows = payouts.map((p) => [
     displayText(p.reference_id),
     `${p.amount} ${displayText(p.currency)}`,

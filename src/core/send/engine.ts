@@ -1,144 +1,42 @@
-import type { PayoutClient } from '../../api/client.js';
-import { backoffDelay, type RetryPolicy } from '../../api/retry.js';
-import type {
-  CreateAnswer,
-  CreateRequest,
-  CreateResponse,
-  CreateResult,
-  PayoutRecord,
-  PayoutRequest,
-} from '../../api/types.js';
+import { backoffDelay } from '../../api/retry.js';
+import type { CreateAnswer, CreateRequest, PayoutRequest } from '../../api/types.js';
 import { type Clock, systemClock } from '../../clock.js';
-import { ApiError, NetworkError, OutcomeUnknownError, RedirectError } from '../../errors.js';
-import type { RunOutcomes, RunState } from '../../state/index.js';
+import type { PayoutOutcome } from '../../domain/outcome.js';
+import { OUTCOME_UNKNOWN } from '../../domain/statuses.js';
+import { ApiError, NetworkError } from '../../errors.js';
+import type { RunOutcomes } from '../../state/index.js';
 import { type Answered, Pace, type Permit } from '../pace.js';
-import { isDocumentedStatus, OUTCOME_UNKNOWN, statusKind } from '../statuses.js';
-import { timingFor } from '../timing.js';
-import type { PayoutOutcome } from './outcome.js';
-import { Aside } from './aside.js';
-import { type ReadBackResult, readBack } from './readback.js';
 import {
-  judgeExchange,
-  judgeResults,
-  type ReadBackReason,
-  type RequestVerdict,
-} from './verdict.js';
+  DEFAULT_SEND_RETRY,
+  type EngineDeps,
+  type EngineSettings,
+  type PendingPayout,
+} from './engine-deps.js';
+import { timingFor } from '../timing.js';
+import { Aside } from './aside.js';
+import { type AheadTicket, IntentsAhead } from './intents-ahead.js';
+import { type ReadBackResult, readBack } from './readback.js';
+import { payouts, type Queued, Settler } from './settle.js';
+import { judgeExchange } from './verdict.js';
 
-/** How create requests are retried: never applied ones only, within these bounds. */
-export const DEFAULT_SEND_RETRY: RetryPolicy = {
-  maxAttempts: 6,
-  baseDelayMs: 250,
-  maxDelayMs: 8_000,
-  maxTotalMs: 120_000,
-  maxRetryAfterMs: 30_000,
-};
+export { DEFAULT_SEND_RETRY, type EngineDeps, type EngineSettings, type PendingPayout };
 
 /** See Timing.quietMs: the default when the caller gives none. */
 const DEFAULT_QUIET_MS = timingFor(undefined).quietMs;
-
-/** A payout on its way: the wire form and its identity hash for the journal. */
-export interface PendingPayout {
-  payout: PayoutRequest;
-  hash: string;
-}
-
-/** A queued payout with its row number (input order) in the outcome store. */
-interface Queued extends PendingPayout {
-  row: number;
-}
-
-/** An intent written ahead for a chunk that waits for its place: its request id and commit. */
-interface Prepared {
-  req: number;
-  at: number;
-  committed: Promise<void>;
-}
-
-/** A full chunk waiting for a place in the pace, with its intent once written ahead. */
-interface Waiting {
-  chunk: Queued[];
-  prepared?: Prepared;
-}
 
 /**
  * Chunks whose intent is written while they wait for a place, so that a freed place sends at
  * once rather than after a commit: a crash leaves at most this many more to read back.
  */
-const PREPARED_AHEAD = 2;
+const INTENTS_AHEAD = 2;
 /**
- * A prepared intent older than this share of the quiet time is withdrawn and written afresh
- * when its place comes, so the read-back after a crash still waits the quiet time after the
- * send, less at most this share of its margin beyond the request's deadline.
+ * An intent written ahead and older than this share of the quiet time is withdrawn and written
+ * afresh when its place comes, so the read-back after a crash still waits the quiet time after
+ * the send, less at most this share of its margin beyond the request's deadline.
  */
-const PREPARED_MAX_AGE_SHARE = 1 / 50;
+const INTENT_MAX_AGE_SHARE = 1 / 50;
 /** Requests in doubt that may wait aside at once (or the most in flight, when more). */
 const ASIDE_AT_LEAST = 4;
-
-/** What the engine needs from outside. */
-export interface EngineDeps {
-  client: Pick<PayoutClient, 'createPayouts' | 'getPayout'>;
-  journal: RunState;
-  /**
-   * Where each payout's outcome goes, by row number (the order of enqueue/addSentEarlier
-   * calls): the journal's own store, which its commits write (stated results go through it).
-   */
-  outcomes: RunOutcomes;
-  /** Aborted on SIGINT/SIGTERM: no new request starts after that. */
-  interrupt: AbortSignal;
-  /**
-   * Aborted when the run is to end now: requests in flight are no longer waited for, their
-   * payouts are in doubt (their intents are committed), and later answers are not recorded.
-   */
-  finishNow?: AbortSignal;
-  /** Whether a person can press Ctrl-C again (stdin is a terminal): the stop's notice says so. */
-  interactive?: boolean;
-  warn: (message: string) => void;
-  /** Called after each request settles, for the progress display. */
-  progress: (done: { requests: number; payouts: number }) => void;
-  /**
-   * Shows a wait (a countdown on a terminal; off one, `line` once) until the returned
-   * function is called: a quiet time, a Retry-After.
-   */
-  wait?: (what: string, ms: number, line?: string) => () => void;
-  /** Told about each change of the pace, with its reason (--debug). */
-  paceChanged?: (limit: number, why: string) => void;
-  clock?: Clock;
-  random?: () => number;
-}
-
-/** The shape of the requests the engine sends. */
-export interface EngineSettings {
-  chunkSize: number;
-  /** Requests in flight at the start, and at most (see core/pace.ts). */
-  concurrency: { initial: number; max: number };
-  batchReference?: string;
-  webhookUrl?: string;
-  retry: RetryPolicy;
-  /** See Timing.quietMs. */
-  quietMs?: number;
-}
-
-/** Outcome fields from a payout record read back by GET. */
-export function fromRecord(rec: PayoutRecord): Pick<PayoutOutcome, 'status' | 'transaction_id'> {
-  return {
-    status: rec.status,
-    transaction_id: typeof rec.transaction_id === 'string' ? rec.transaction_id : undefined,
-  };
-}
-
-/** The rows of an intent. */
-function intentRows(items: Queued[]): number[] {
-  return items.map((i) => i.row);
-}
-
-/** What follows a settled attempt: payouts to send again (after a wait), or halves to send. */
-interface Next {
-  retry: Queued[];
-  waitMs?: number;
-  split?: Queued[][];
-  /** Why the payouts to send again were not applied, should the retries run out. */
-  error?: Error;
-}
 
 /** What an exchange tells the pace: a 429, an answer (its latency counts), or neither. */
 function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
@@ -147,11 +45,6 @@ function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
   if (status === undefined || status >= 500) return { kind: 'failed' };
   if (status === 429) return { kind: 'throttled', retryAfterMs: exchange.answer?.retryAfterMs };
   return { kind: 'ok' };
-}
-
-/** "1 payout" or "N payouts". */
-function payouts(n: number): string {
-  return `${n} payout${n === 1 ? '' : 's'}`;
 }
 
 /**
@@ -170,7 +63,6 @@ export class SendEngine {
   readonly pace: Pace;
   /** Requests in doubt that gave their place back while they are read back. */
   readonly aside: Aside;
-  private readonly readPace: Pace;
   private chunkSize: number;
   private readonly running = new Set<Promise<void>>();
   private buffer: Queued[] = [];
@@ -178,12 +70,10 @@ export class SendEngine {
   private rows = 0;
   /** Full chunks waiting for a request slot, oldest first (each settles when it starts). */
   private readonly waitingChunks: Array<Promise<void>> = [];
-  /** Waiting chunks with no intent yet, oldest first. */
-  private readonly unprepared: Waiting[] = [];
-  /** Waiting chunks whose intent is written (or being written). */
-  private preparedCount = 0;
-  private prepareScheduled = false;
-  private nextReq: number;
+  /** The request ids and their intents, some written while their chunks wait. */
+  private readonly intents: IntentsAhead<Queued>;
+  /** What a request's verdict proves, recorded, and what follows it. */
+  private readonly settler: Settler;
   private requestsDone = 0;
   private payoutsDone = 0;
   private readonly clock: Clock;
@@ -192,12 +82,10 @@ export class SendEngine {
   /** Chunks past their place in the pace, until settled: their payouts may be at the service. */
   private readonly sendingChunks = new Set<Queued[]>();
   /** Full chunks still waiting for their place. */
-  private readonly waiting = new Set<Waiting>();
+  private readonly waiting = new Set<AheadTicket<Queued>>();
   /** Set when the run stopped waiting for its requests ("finish now"). */
   private abandoned = false;
   private readonly whenAbandoned: Promise<void>;
-  /** Whether the run said why a read-back's wait protects the money (once a run). */
-  private readonly why = { told: false };
 
   constructor(
     private readonly deps: EngineDeps,
@@ -207,14 +95,21 @@ export class SendEngine {
       throw new Error("the engine's outcome store must be its journal's");
     }
     this.chunkSize = Math.max(1, settings.chunkSize);
-    this.nextReq = deps.journal.lastRequestId + 1;
     this.clock = deps.clock ?? systemClock;
     const onChange = deps.paceChanged;
     this.pace = new Pace({ ...settings.concurrency, clock: this.clock, onChange });
-    this.readPace = new Pace({ initial: 4, max: 16, clock: this.clock });
     this.aside = new Aside(this.pace, Math.max(ASIDE_AT_LEAST, settings.concurrency.max));
     this.random = deps.random ?? Math.random;
     this.quietMs = settings.quietMs ?? DEFAULT_QUIET_MS;
+    this.intents = new IntentsAhead({
+      journal: deps.journal,
+      clock: this.clock,
+      firstReq: deps.journal.lastRequestId + 1,
+      maxAgeMs: this.quietMs * INTENT_MAX_AGE_SHARE,
+      stopping: () => this.stopping,
+      ahead: INTENTS_AHEAD,
+    });
+    this.settler = this.newSettler();
     deps.interrupt.addEventListener('abort', () => this.stoppingNotice(), { once: true });
     // Without a finish-now signal, never: the run waits for every request.
     this.whenAbandoned = new Promise((resolve) => {
@@ -224,6 +119,30 @@ export class SendEngine {
         resolve();
       } else now?.addEventListener('abort', () => resolve(this.abandon()), { once: true });
     });
+  }
+
+  /** The settle steps, over the engine's dependencies and its run. */
+  private newSettler(): Settler {
+    const { deps, clock, quietMs, aside } = this;
+    const readPace = new Pace({ initial: 4, max: 16, clock });
+    const maxRetryAfterMs = this.settings.retry.maxRetryAfterMs;
+    return new Settler(
+      { ...deps, clock, quietMs, aside, readPace, maxRetryAfterMs },
+      {
+        unknown: this.unknown,
+        batchReferences: this.batchReferences,
+        abandoned: () => this.abandoned,
+        fail: (err) => {
+          this.fatal ??= err;
+        },
+        shrinkChunks: (size) => {
+          if (size >= this.chunkSize) return false;
+          this.chunkSize = size;
+          return true;
+        },
+        setOutcome: (item, o) => this.setOutcome(item, o),
+      },
+    );
   }
 
   /**
@@ -244,8 +163,7 @@ export class SendEngine {
           this.setOutcome(i, { status: OUTCOME_UNKNOWN, message: `outcome unknown: ${why}` });
       }
       for (const w of this.waiting) {
-        if (w.prepared)
-          this.withdraw(w.prepared.req, w.chunk, 'the run stopped before it was sent');
+        this.intents.withdrawNow(w, 'the run stopped before it was sent');
         this.settleLeftovers(w.chunk);
       }
     } catch (err) {
@@ -344,7 +262,7 @@ export class SendEngine {
   /**
    * Backpressure for the reader: while two full chunks wait for a request slot, a promise
    * that settles when one is left, so reading keeps to the pace of the service. At most
-   * PREPARED_AHEAD waiting chunks have an intent, so a crash leaves at most that many more
+   * INTENTS_AHEAD waiting chunks have an intent, so a crash leaves at most that many more
    * than the requests in flight to read back.
    */
   ready(): Promise<void> | undefined {
@@ -375,7 +293,7 @@ export class SendEngine {
     sentAt: number,
   ): Promise<ReadBackResult> {
     const quiet = { quietAt: sentAt + this.quietMs, intervalMs: this.quietMs };
-    return readBack(items, quiet, this.readBackDeps());
+    return readBack(items, quiet, this.settler.readBackDeps());
   }
 
   /**
@@ -384,24 +302,17 @@ export class SendEngine {
    * aside for their read-back (`aside.ts`, which bounds how many chunks may be in doubt).
    */
   private async dispatch(chunk: Queued[]): Promise<void> {
-    const waiting: Waiting = { chunk };
-    this.unprepared.push(waiting);
-    this.waiting.add(waiting);
-    this.schedulePrepare();
+    const ticket = this.intents.waiting(chunk);
+    this.waiting.add(ticket);
     const permit = await this.pace.acquire();
-    this.waiting.delete(waiting);
+    this.waiting.delete(ticket);
     if (this.abandoned) {
       this.pace.done(permit);
       return;
     }
-    const k = this.unprepared.indexOf(waiting);
-    if (k !== -1) this.unprepared.splice(k, 1);
-    if (waiting.prepared) {
-      this.preparedCount -= 1;
-      this.schedulePrepare();
-    }
+    this.intents.placed(ticket);
     this.sendingChunks.add(chunk);
-    const run = this.runChunk(chunk, permit, waiting.prepared)
+    const run = this.runChunk(chunk, permit, ticket)
       .catch((err: unknown) => {
         if (!this.abandoned) this.fatal ??= err instanceof Error ? err : new Error(String(err));
       })
@@ -412,55 +323,6 @@ export class SendEngine {
         this.running.delete(run);
       });
     this.running.add(run);
-  }
-
-  /**
-   * Prepares intents in the next check phase, after the requests started now: undici writes a
-   * request on a reused connection there, and the commit would otherwise come first.
-   */
-  private schedulePrepare(): void {
-    if (this.prepareScheduled) return;
-    this.prepareScheduled = true;
-    setImmediate(() => {
-      this.prepareScheduled = false;
-      this.prepareAhead();
-    });
-  }
-
-  /** Writes the intent of the oldest waiting chunks, up to PREPARED_AHEAD of them. */
-  private prepareAhead(): void {
-    while (this.preparedCount < PREPARED_AHEAD && this.unprepared.length && !this.stopping) {
-      const waiting = this.unprepared.shift()!;
-      const req = this.nextReq++;
-      const committed = this.deps.journal.recordIntent(req, intentRows(waiting.chunk));
-      // A failed commit is the chunk's error when it comes to be sent.
-      committed.catch(() => {});
-      waiting.prepared = { req, at: this.clock.now(), committed };
-      this.preparedCount += 1;
-    }
-  }
-
-  /**
-   * The request id of an attempt, once its intent is committed: the prepared one when still
-   * fresh, otherwise a new one (a stale prepared intent is withdrawn: nothing was sent).
-   */
-  private async intentFor(items: Queued[], prepared: Prepared | undefined): Promise<number> {
-    if (prepared) {
-      await prepared.committed;
-      if (this.clock.now() - prepared.at <= this.quietMs * PREPARED_MAX_AGE_SHARE) {
-        return prepared.req;
-      }
-      this.withdraw(prepared.req, items, 'its intent was written too long before it was sent');
-    }
-    const req = this.nextReq++;
-    await this.deps.journal.recordIntent(req, intentRows(items));
-    return req;
-  }
-
-  /** Frees the payouts of an intent whose request was never sent. */
-  private withdraw(req: number, items: Queued[], why: string): void {
-    const refs = items.map((i) => i.payout.reference_id);
-    this.deps.journal.recordNotApplied(req, refs, `not sent: ${why}`);
   }
 
   /** Records as not sent the payouts of a finished chunk that got no outcome (stopped early). */
@@ -489,19 +351,21 @@ export class SendEngine {
 
   /**
    * Sends one chunk until each payout has an outcome, sending again only what was not applied.
-   * Its first attempt uses the intent prepared while it waited, if any.
+   * Its first attempt uses the intent written while it waited, if any.
    */
-  private async runChunk(chunk: Queued[], permit: Permit, prepared?: Prepared): Promise<void> {
+  private async runChunk(
+    chunk: Queued[],
+    permit: Permit,
+    ticket?: AheadTicket<Queued>,
+  ): Promise<void> {
     const policy = this.settings.retry;
     const started = this.clock.now();
     let items = chunk;
     if (this.abandoned) return;
-    if (prepared && this.stopping) {
-      await prepared.committed;
-      this.withdraw(prepared.req, chunk, 'the run stopped before it was sent');
-    }
+    if (ticket && this.stopping)
+      await this.intents.withdraw(ticket, 'the run stopped before it was sent');
     for (let attempt = 1; items.length && !this.stopping; attempt++) {
-      const req = await this.intentFor(items, attempt === 1 ? prepared : undefined);
+      const req = await this.intents.reserve(items, attempt === 1 ? ticket : undefined);
       if (this.abandoned) return;
       const sentAt = this.clock.now();
       this.pace.sending(permit);
@@ -510,9 +374,9 @@ export class SendEngine {
       if (this.abandoned) return;
       this.pace.answered(permit, paceSignal(exchange));
       this.aside.track(req, permit, items.length);
-      const next = await this.settle(judgeExchange(exchange), req, items, sentAt).finally(() =>
-        this.aside.untrack(req),
-      );
+      const next = await this.settler
+        .settle(judgeExchange(exchange), req, items, sentAt)
+        .finally(() => this.aside.untrack(req));
       if (this.abandoned) return;
       if (next.split) {
         for (const half of next.split) {
@@ -545,73 +409,6 @@ export class SendEngine {
     }
   }
 
-  /** Records what a verdict proves and decides what follows. */
-  private settle(v: RequestVerdict, req: number, items: Queued[], sentAt: number): Promise<Next> {
-    if (v.kind === 'results') return this.afterResults(v.answer, req, items, sentAt);
-    if (v.kind === 'read-back') return this.afterUnknownAnswer(v, req, items, sentAt);
-    return Promise.resolve(this.notApplied(v, req, items));
-  }
-
-  /** An answer that proves nothing: every payout is read back before anything is decided. */
-  private async afterUnknownAnswer(
-    v: Extract<RequestVerdict, { kind: 'read-back' }>,
-    req: number,
-    items: Queued[],
-    sentAt: number,
-  ): Promise<Next> {
-    const why = v.error.message;
-    // Every later request would be redirected too.
-    if (v.error instanceof RedirectError) this.fatal ??= v.error;
-    this.deps.warn(`${why}: reading ${payouts(items.length)} back before deciding anything`);
-    this.aside.stepAside(req);
-    const wait = this.retryAfter(v.retryAfterMs);
-    if (wait) {
-      const what = `reading ${payouts(items.length)} back after its Retry-After in`;
-      const end = this.deps.wait?.(what, wait);
-      await this.clock.sleep(wait).catch(() => {});
-      end?.();
-    }
-    const retry = await this.settleByReading(req, items, { why, sentAt, refused: v.refused });
-    return { retry, error: v.error };
-  }
-
-  /** A request that provably did not apply: free its payouts, then retry, split or stop. */
-  private notApplied(
-    v: Extract<RequestVerdict, { kind: 'not-applied' }>,
-    req: number,
-    items: Queued[],
-  ): Next {
-    const refs = items.map((i) => i.payout.reference_id);
-    this.deps.journal.recordNotApplied(req, refs, v.error.message);
-    if (v.reason === 'credentials') {
-      this.fatal ??= v.error;
-      return { retry: [] };
-    }
-    if (v.reason === 'too-large') return this.split(items, v.error);
-    if (v.reason === 'rate-limited') {
-      // The refused request waits for its Retry-After (the pace keeps the others to the rate
-      // the service allowed); without one, a short backoff.
-      return { retry: items, waitMs: this.retryAfter(v.retryAfterMs), error: v.error };
-    }
-    return { retry: items, error: v.error };
-  }
-
-  /** Halves a request refused as too large (HTTP 413), lowering the chunk size for the run. */
-  private split(items: Queued[], error: Error): Next {
-    if (items.length === 1) {
-      this.setOutcome(items[0]!, { status: 'not_sent', message: `not sent: ${error.message}` });
-      return { retry: [] };
-    }
-    const half = Math.ceil(items.length / 2);
-    if (half < this.chunkSize) {
-      this.chunkSize = half;
-      this.deps.warn(
-        `the service refused ${items.length} payouts in one request: sending at most ${half} per request from now on`,
-      );
-    }
-    return { retry: [], split: [items.slice(0, half), items.slice(half)] };
-  }
-
   /** The wait before sending again; a Retry-After is shown (off a terminal, from 2 s on). */
   private async retryWait(ms: number, retryAfter: number | undefined, n: number): Promise<void> {
     const line =
@@ -626,11 +423,6 @@ export class SendEngine {
     end?.();
   }
 
-  /** A Retry-After within the policy's cap, if the service sent one. */
-  private retryAfter(ms: number | undefined): number | undefined {
-    return ms === undefined ? undefined : Math.min(ms, this.settings.retry.maxRetryAfterMs);
-  }
-
   /** Marks payouts as not sent after retries ran out, and stops the run. */
   private giveUp(items: Queued[], err: Error): void {
     for (const i of items)
@@ -639,230 +431,6 @@ export class SendEngine {
       err instanceof NetworkError || err instanceof ApiError
         ? err
         : new NetworkError(err.message, false);
-  }
-
-  /** Records the results the service stated; reads back the payouts they leave open. */
-  private async afterResults(
-    answer: CreateAnswer,
-    req: number,
-    items: Queued[],
-    sentAt: number,
-  ): Promise<Next> {
-    const res = answer.response!;
-    if (res.batch_reference) this.batchReferences.add(res.batch_reference);
-    if (answer.error) {
-      this.deps.warn(
-        `${answer.error.message}; the answer holds per-payout results, which are used`,
-      );
-    } else this.checkCounts(res);
-    const j = judgeResults(res.results, items);
-    if (j.strays.length) {
-      this.deps.warn(
-        `the service answered with results for references it was not sent: ${j.strays.slice(0, 5).join(', ')}`,
-      );
-    }
-    const failed = j.stated.filter((s) => s.result.status === 'failed');
-    this.recordResults(
-      req,
-      j.stated.filter((s) => s.result.status !== 'failed').map((s) => [s.item, s.result]),
-    );
-    await this.checkFailed(
-      req,
-      failed.map((s) => [s.item, s.result]),
-    );
-    const refine = j.readBack.filter((r) => r.stated);
-    const open = j.readBack.filter((r) => !r.stated);
-    if (refine.length) await this.refine(req, refine);
-    if (!open.length) return { retry: [] };
-    const why = open[0]!.why;
-    this.deps.warn(
-      `${why}${open.length > 1 ? ` (and ${open.length - 1} more)` : ''}: reading ${payouts(open.length)} back before deciding anything`,
-    );
-    // A refusal with results for some: those it does not have would be refused again.
-    const refused = answer.error !== undefined && answer.status < 500;
-    const retry = await this.settleByReading(
-      req,
-      open.map((r) => r.item),
-      { why, sentAt, refused },
-    );
-    return { retry, error: answer.error ?? new Error(why) };
-  }
-
-  /**
-   * Stated failures are read back: a service that refuses a reference it already holds says
-   * "failed" of a payout made earlier, from somewhere this history has not seen. Ours, in any
-   * status but failed or canceled: sent earlier, found at the service. Not found, failed, or
-   * another payout: failed as stated. Not readable: outcome unknown, and the run stops.
-   */
-  private async checkFailed(req: number, pairs: Array<[Queued, CreateResult]>): Promise<void> {
-    if (!pairs.length) return;
-    const quiet = { quietAt: Number.NEGATIVE_INFINITY };
-    const r = await readBack(
-      pairs.map(([item]) => item),
-      quiet,
-      this.readBackDeps(),
-    );
-    if (this.abandoned) return;
-    const stated: Array<[Queued, CreateResult]> = [];
-    const earlier: Array<[Queued, CreateResult]> = [];
-    const unknown: Array<[Queued, string]> = [];
-    for (const [item, result] of pairs) {
-      const o = r.outcomes.get(item.payout.reference_id);
-      if (o?.kind === 'found' && statusKind(o.record.status) !== 'failed') {
-        const said = result.message ? ` (${result.message})` : '';
-        const message = `the service answered failed${said} and holds this payout as ${o.record.status}: paid earlier, not by this run`;
-        earlier.push([
-          item,
-          { reference_id: result.reference_id, ...fromRecord(o.record), message },
-        ]);
-      } else if (o?.kind === 'other-payout') {
-        stated.push([
-          item,
-          { ...result, message: [result.message, o.why].filter(Boolean).join('; ') },
-        ]);
-      } else if (o?.kind === 'found' || o?.kind === 'not-found') stated.push([item, result]);
-      else unknown.push([item, o?.why ?? 'it was not read back']);
-    }
-    this.recordResults(req, stated);
-    this.recordResults(req, earlier, { sent_earlier: true, found_at_service: true });
-    if (unknown.length) {
-      const why =
-        'the service answered failed, and whether it holds the payout from earlier could not be checked';
-      this.markUnknown(unknown, why, r.fatal);
-    }
-  }
-
-  /** Records per-payout results: the journal's result, which is also the row's outcome. */
-  private recordResults(
-    req: number,
-    pairs: Array<[Queued, CreateResult]>,
-    marks: Pick<PayoutOutcome, 'sent_earlier' | 'found_at_service'> = {},
-  ): void {
-    if (!pairs.length) return;
-    const rows = pairs.map(([item, r]) => {
-      const p = item.payout;
-      const outcome: PayoutOutcome = {
-        reference_id: p.reference_id,
-        amount: p.amount,
-        currency: p.currency,
-        status: r.status,
-        transaction_id: r.transaction_id,
-        charges: r.charges,
-        message: r.message,
-        ...marks,
-      };
-      return { row: item.row, outcome };
-    });
-    this.deps.journal.recordResults(req, rows);
-  }
-
-  /**
-   * Results with a status the service does not document: the payout exists, so a read-back
-   * may only replace the status with a documented one; otherwise the stated one stays.
-   */
-  private async refine(req: number, reasons: Array<ReadBackReason<Queued>>): Promise<void> {
-    const r = await readBack(
-      reasons.map((x) => x.item),
-      { quietAt: Number.NEGATIVE_INFINITY },
-      this.readBackDeps(),
-    );
-    if (this.abandoned) return;
-    const pairs: Array<[Queued, CreateResult]> = reasons.map(({ item, stated }) => {
-      const o = r.outcomes.get(item.payout.reference_id);
-      if (o?.kind === 'found' && isDocumentedStatus(o.record.status)) {
-        return [item, { ...stated!, ...fromRecord(o.record) }];
-      }
-      return [item, stated!];
-    });
-    this.recordResults(req, pairs);
-  }
-
-  /**
-   * Reads back payouts whose outcome the answer left open. Found: their record is the
-   * outcome. Not found after the quiet time, twice: taken as not applied, so they
-   * are returned to be sent again, or reported not sent when the service refused the
-   * request. Anything else leaves them unknown, and the run stops.
-   */
-  private async settleByReading(
-    req: number,
-    items: Queued[],
-    how: { why: string; sentAt: number; refused: boolean },
-  ): Promise<Queued[]> {
-    const quiet = { quietAt: how.sentAt + this.quietMs, intervalMs: this.quietMs };
-    // Nothing about these payouts is decided until they are read back: the others go on.
-    this.aside.stepAside(req);
-    const r = await readBack(items, quiet, this.readBackDeps());
-    if (this.abandoned) return [];
-    const found: Array<[Queued, CreateResult]> = [];
-    const notFound: Queued[] = [];
-    const unknown: Array<[Queued, string]> = [];
-    for (const item of items) {
-      const o = r.outcomes.get(item.payout.reference_id);
-      const ref = item.payout.reference_id;
-      if (o?.kind === 'found') found.push([item, { reference_id: ref, ...fromRecord(o.record) }]);
-      else if (o?.kind === 'other-payout')
-        found.push([item, { reference_id: ref, status: 'failed', message: o.why }]);
-      else if (o?.kind === 'not-found') notFound.push(item);
-      else unknown.push([item, o?.why ?? 'it was not read back']);
-    }
-    this.recordResults(req, found);
-    if (notFound.length) {
-      const refs = notFound.map((i) => i.payout.reference_id);
-      this.deps.journal.recordNotApplied(req, refs, 'not found when read back');
-    }
-    if (unknown.length) this.markUnknown(unknown, how.why, r.fatal);
-    if (!how.refused) return notFound;
-    for (const i of notFound)
-      this.setOutcome(i, { status: 'not_sent', message: `not sent: ${how.why}` });
-    return [];
-  }
-
-  /** Payouts whose outcome could not be established: they stay in flight, and the run stops. */
-  private markUnknown(items: Array<[Queued, string]>, why: string, fatal?: Error): void {
-    const refs = items.map(([i]) => i.payout.reference_id);
-    this.deps.journal.recordUnknown(refs, why);
-    this.unknown.push(...refs);
-    this.deps.warn(`could not read back ${payouts(items.length)}: ${items[0]![1]}`);
-    for (const [i, readWhy] of items) {
-      this.setOutcome(i, {
-        status: 'unknown',
-        message: `outcome unknown: ${why}; read back: ${readWhy}`,
-      });
-    }
-    this.fatal ??=
-      fatal ??
-      new OutcomeUnknownError(
-        `the outcome of ${payouts(this.unknown.length)} is unknown (${why}); run the same command again to check and finish the run`,
-        this.unknown,
-      );
-  }
-
-  /** What reading back needs, from the engine's own dependencies. */
-  private readBackDeps() {
-    return {
-      client: this.deps.client,
-      clock: this.clock,
-      interrupt: this.deps.interrupt,
-      notify: this.deps.warn,
-      wait: this.deps.wait,
-      why: this.why,
-      pace: this.readPace,
-    };
-  }
-
-  /** Warns when the service's counts disagree with its own per-result statuses. */
-  private checkCounts(res: CreateResponse): void {
-    const failed = res.results.filter(
-      (r) => r.status === 'failed' || r.status === 'canceled',
-    ).length;
-    if (
-      res.failed_count !== failed ||
-      res.success_count + res.failed_count !== res.results.length
-    ) {
-      this.deps.warn(
-        `the service's counts (success_count ${res.success_count}, failed_count ${res.failed_count}) disagree with its ${res.results.length} results (${failed} failed or canceled); the results are used`,
-      );
-    }
   }
 
   /** Sets a payout's outcome, keeping its input amount and currency. */

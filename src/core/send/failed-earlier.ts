@@ -1,6 +1,6 @@
 import { CredentialsError, InputError, type Problem } from '../../errors.js';
 import { type RunIntake, stagedLocations } from '../../state/index.js';
-import { statusKind } from '../statuses.js';
+import { statusKind } from '../../domain/statuses.js';
 import type { PriorState, SentEarlier } from './resume.js';
 
 /** Whether a payout sent earlier failed or was canceled at the service. */

@@ -1,7 +1,6 @@
-import { statusKind } from '../statuses.js';
+import { statusKind } from '../../domain/statuses.js';
 import type { ResultsSummary } from './render.js';
-import type { Finished } from './results.js';
-import type { SendRun } from './run.js';
+import type { Finished, RunView } from './finished.js';
 
 /** Pending payouts named one by one in the command that watches them; more need a file. */
 const WATCH_INLINE = 5;
@@ -29,7 +28,7 @@ function openReferences(run: Finished, max: number): string[] {
 }
 
 /** The line that says how to watch the payouts not final yet, with the exact command. */
-function watchLine(run: SendRun, done: Finished, open: number): string {
+function watchLine(run: RunView, done: Finished, open: number): string {
   const service = (run.deps.serviceArgs ?? []).map(shellWord).join(' ');
   const tail = `--watch${service ? ` ${service}` : ''}`;
   const refs = openReferences(done, WATCH_INLINE);
@@ -47,7 +46,7 @@ function watchLine(run: SendRun, done: Finished, open: number): string {
  * What to do next, for the end of a finished or stopped send: how to watch the payouts not
  * final yet, where the failed ones are (or the flag that writes them), and the run's id.
  */
-export function nextSteps(run: SendRun, done: Finished, summary: ResultsSummary): string[] {
+export function nextSteps(run: RunView, done: Finished, summary: ResultsSummary): string[] {
   const lines: string[] = [];
   const n = summary.counts;
   // Unknown counts outcomes in doubt too, which a later run reads back; those are not watched.

@@ -42,6 +42,14 @@ export interface SendOptions {
   sandbox: boolean;
   /** --check-service: look up at the service every payout the history does not know. */
   checkService?: boolean;
+  /** --prepare: record the run for another person's approval, send nothing. */
+  prepare?: boolean;
+  /** --note TEXT: said with a prepared run. */
+  note?: string;
+  /** --approved RUN: send an approved prepared run from the shared history, without files. */
+  approved?: string;
+  /** --wait: how long to wait for another send's lock, in seconds (Infinity: no limit). */
+  waitSeconds?: number;
 }
 
 /** Requests in flight a send starts with, and the most it may reach (see core/pace.ts). */

@@ -11,8 +11,8 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type ErrorObject, type SendDocHead, sendDocHead } from '../documents.js';
-import { statusKind } from '../statuses.js';
-import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from './outcome.js';
+import { statusKind } from '../../domain/statuses.js';
+import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from '../../domain/outcome.js';
 
 /** Rows beyond which the results table shows only the rows that need attention. */
 export const LONG_RUN_ROWS = 50;

@@ -2,7 +2,7 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'n
 import { basename, dirname, join } from 'node:path';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { ReportRow } from '../../state/index.js';
-import { isKnownUnpaid, NOT_SENT, statusKind } from '../statuses.js';
+import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
 import { shellWord } from '../../output/display.js';
 import { formatCharges } from './render.js';
 

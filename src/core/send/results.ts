@@ -9,7 +9,6 @@ import {
 import { displayText } from '../../output/display.js';
 import { rawListItem } from '../../output/output.js';
 import { errorObject } from '../documents.js';
-import type { ServiceConnection } from '../service.js';
 import type { SendEngine } from './engine.js';
 import {
   closingLine,
@@ -24,7 +23,7 @@ import {
 } from './render.js';
 import { nextSteps } from './next-steps.js';
 import { retryHint, writeFailedOut, writeReport } from './report.js';
-import type { SendRun } from './run.js';
+import type { Finished, RunView } from './finished.js';
 
 /** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
 function* resultListText(items: Iterable<string>): Generator<string> {
@@ -39,15 +38,6 @@ function* resultListText(items: Iterable<string>): Generator<string> {
   if (text) yield text;
 }
 
-/** A run once its requests have settled, for its results. */
-export interface Finished {
-  service: ServiceConnection;
-  engine: SendEngine;
-  runId: string;
-  /** An error thrown once the run had begun (the engine's own is `engine.fatal`). */
-  thrown?: unknown;
-}
-
 /** How a run ended: its exit code, the error that stopped it, the line of an interruption. */
 interface Ending {
   exitCode: ExitCodeValue;
@@ -56,7 +46,7 @@ interface Ending {
 }
 
 /** Writes the report and failed-rows files the user asked for; returns the failed rows written. */
-async function writeFiles(run: SendRun, engine: SendEngine): Promise<number> {
+async function writeFiles(run: RunView, engine: SendEngine): Promise<number> {
   const { opts, currencies } = run;
   const outcomes = engine.outcomes;
   const encoding = opts.reportEncoding;
@@ -68,7 +58,7 @@ async function writeFiles(run: SendRun, engine: SendEngine): Promise<number> {
 }
 
 /** The counts and charge totals of a run's outcomes. */
-function summaryOf(run: SendRun, engine: SendEngine): ResultsSummary {
+function summaryOf(run: RunView, engine: SendEngine): ResultsSummary {
   const outcomes = engine.outcomes;
   return {
     total: outcomes.size,
@@ -83,7 +73,7 @@ function summaryOf(run: SendRun, engine: SendEngine): ResultsSummary {
  * (the closing line says what the next run does with those); else the error that stopped
  * the run decides with the statuses.
  */
-function endingOf(run: SendRun, done: Finished, summary: ResultsSummary): Ending {
+function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending {
   const { engine } = done;
   const codes: ExitCodeValue[] = [exitCodeForStatuses(engine.outcomes.statusKinds())];
   const fatal = done.thrown ?? engine.fatal;
@@ -104,7 +94,7 @@ function endingOf(run: SendRun, done: Finished, summary: ResultsSummary): Ending
 
 /** Prints the --json document: the head, then every result. */
 async function printDocument(
-  run: SendRun,
+  run: RunView,
   done: Finished,
   ending: Ending,
   summary: ResultsSummary,
@@ -131,7 +121,7 @@ async function printDocument(
 }
 
 /** Prints the table and the closing line. */
-async function printTable(run: SendRun, done: Finished, summary: ResultsSummary): Promise<void> {
+async function printTable(run: RunView, done: Finished, summary: ResultsSummary): Promise<void> {
   const { opts, currencies, output } = run;
   const outcomes = done.engine.outcomes;
   const rows = {
@@ -148,7 +138,7 @@ async function printTable(run: SendRun, done: Finished, summary: ResultsSummary)
 }
 
 /** Renders a finished run's results, writes its reports and decides the exit code. */
-export async function finishRun(run: SendRun, done: Finished): Promise<number> {
+export async function finishRun(run: RunView, done: Finished): Promise<number> {
   const { opts, output } = run;
   // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
   // says they were not recorded.
@@ -177,7 +167,7 @@ export async function finishRun(run: SendRun, done: Finished): Promise<number> {
 }
 
 /** Says on stderr (and after the table) what stopped the run. */
-function reportEnding(run: SendRun, done: Finished, ending: Ending): void {
+function reportEnding(run: RunView, done: Finished, ending: Ending): void {
   const { output } = run;
   const { engine } = done;
   if (ending.interrupted) {

@@ -1,10 +1,11 @@
 import type { PayoutRequest } from '../../api/types.js';
 import type { Problem } from '../../errors.js';
 import { InputError, OutcomeUnknownError } from '../../errors.js';
-import type { PriorRow, RunState } from '../../state/index.js';
+import type { PriorRow } from '../../domain/history.js';
+import type { RunState } from '../../state/index.js';
 import { sameHash } from '../../state/hash.js';
-import { fromRecord } from './engine.js';
-import type { PayoutOutcome } from './outcome.js';
+import { fromRecord } from './settle.js';
+import type { PayoutOutcome } from '../../domain/outcome.js';
 import type { ReadBackResult } from './readback.js';
 
 /** A recorded outcome, without the payout's own fields. */

@@ -1,33 +1,33 @@
-import { join } from 'node:path';
-import type { RetryPolicy } from '../../api/retry.js';
-import { type Clock, systemClock } from '../../clock.js';
-import { UsageError } from '../../errors.js';
+import { systemClock } from '../../clock.js';
+import { BusyError, UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
-import type { IntakeOptions } from '../../input/index.js';
 import { CurrencyTable } from '../../money/currencies.js';
-import type { InStream, Output, Progress } from '../../output/output.js';
+import type { Output, Progress } from '../../output/output.js';
 import { sendingLine } from './aside.js';
+import { waitForLock } from './wait-lock.js';
 import type { OutcomeResult } from '../../state/index.js';
-import {
-  type PriorRow,
-  type RunIntake,
-  RunState,
-  runIdFor,
-  stagedPayouts,
-} from '../../state/index.js';
-import { localHistory } from '../../state/local-history.js';
-import { Pace } from '../pace.js';
+import type { PriorRow } from '../../domain/history.js';
+import { type RunIntake, RunState, runIdFor, stagedPayouts } from '../../state/index.js';
+import { historyLabel } from '../../state/pg/url.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
+import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
-import type { HistoryStore } from './history.js';
 import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
 import { finishRun } from './results.js';
-import { type CheckItem, checkAtService } from './service-check.js';
-import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
+import { sendRows, windDown } from './rows.js';
+import {
+  endStaging,
+  intakeOf,
+  openSources,
+  type SendDeps,
+  type Staging,
+  stage,
+} from './staging.js';
+import { type CheckItem, settleAtService } from './service-check.js';
 import { checkMaxTotals, freshSplit, type RunSplit, splitRun } from './split.js';
 import {
   type Destination,
@@ -39,95 +39,25 @@ import {
   summaryText,
 } from './summary.js';
 
-/** What `send` needs from its surroundings; it reads nothing from the process itself. */
-export interface SendDeps {
-  output: Output;
-  stdin: InStream;
-  stateDir: string;
-  pid: number;
-  interrupt: AbortSignal;
-  /** Aborted when the run is to end now, without waiting for its requests in flight. */
-  finishNow?: AbortSignal;
-  /** The command line, recorded in the run lock so a second run can name the first. */
-  commandLine: string;
-  /** The options that name this run's service for another command (--sandbox, --profile NAME). */
-  serviceArgs?: string[];
-  /** Connects to the service (or the sandbox); called only when something will be sent. */
-  connect: () => Promise<ServiceConnection>;
-  /** Where a dry run would send, which needs no credentials; the key when the service is known. */
-  preview: () => Promise<{ baseUrl?: string; profile?: string; serviceKey?: string }>;
-  retry?: RetryPolicy;
-  /** Time for retry waits and read-back timing; the real clock unless a test passes one. */
-  clock?: Clock;
-  /** A shared history (postgres://…) to use instead of the state folder's state.db. */
-  stateUrl?: string;
-  /** The user and host a shared history's lock names (tests pretend to be another machine). */
-  lockHolder?: { host?: string; user?: string };
-  /** How long state.db is waited for while another program holds it locked (default 30 s). */
-  stateWait?: { noticeMs: number; waitMs: number };
-}
-
-/** Builds the sources of a run; standard input is copied to a file, whose bytes are hashed as the files' are. */
-async function openSources(
-  files: string[],
-  deps: SendDeps,
-  hashing: boolean,
-): Promise<{ sources: HashedSource[]; cleanup(): void }> {
-  const cleanups: Array<() => void> = [];
-  const sources: HashedSource[] = [];
-  if (files.filter((f) => f === '-').length > 1)
-    throw new UsageError('standard input ("-") can be read only once per run');
-  for (const file of files) {
-    if (file === '-') {
-      const spool = await spoolStdin(deps.stdin, join(deps.stateDir, 'tmp'), deps.pid);
-      cleanups.push(spool.remove);
-      sources.push(hashedFileSource(spool.path, '-', hashing));
-    } else {
-      sources.push(hashedFileSource(file, file, hashing));
-    }
-  }
-  return {
-    sources,
-    cleanup: () => {
-      for (const c of cleanups) c();
-    },
-  };
-}
+export type { SendDeps };
 
 /**
- * A run's rows as pass 1 stages them, until the run adopts them (in state.db, or in a private
- * database for a dry run or a shared history), and the history they are checked against.
+ * Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit
+ * code. `--approved RUN` sends the approved run's payouts as a file (`approvals/send.ts`).
  */
-interface Staging {
-  rows: RunIntake;
-  /** Adopted by the run: not to be discarded. */
-  kept: boolean;
-  history: HistoryStore;
-}
-
-/** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */
-async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
-  const history = deps.stateUrl
-    ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
-    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m), ...deps.stateWait });
-  try {
-    const now = new Date((deps.clock ?? systemClock).now());
-    const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
-    return { rows: await history.stage(how), kept: false, history };
-  } catch (err) {
-    await history.close();
-    throw err;
-  }
-}
-
-/** How pass 1 reads the files. */
-function intakeOf(opts: SendOptions, currencies: CurrencyTable): IntakeOptions {
-  const { format, sheet, includeHidden, delimiter, map, encoding, decimalComma } = opts;
-  return { format, sheet, includeHidden, delimiter, map, encoding, decimalComma, currencies };
-}
-
-/** Runs `payouts send`: validate everything, summarise, confirm, send, report. Returns the exit code. */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
+  if ((opts.prepare || opts.approved !== undefined) && !deps.stateUrl) {
+    const { needsSharedHistory } = await import('../approvals/common.js');
+    throw needsSharedHistory(opts.prepare ? 'send --prepare' : 'send --approved');
+  }
+  const { approved } = opts;
+  if (approved === undefined || !deps.stateUrl) return sendFiles(opts, deps);
+  const { sendApproved } = await import('../approvals/send.js');
+  return sendApproved({ ...opts, approved }, { ...deps, stateUrl: deps.stateUrl }, sendFiles);
+}
+
+/** `payouts send FILES`, once --approved has become a file. */
+async function sendFiles(opts: SendOptions, deps: SendDeps): Promise<number> {
   const currencies = new CurrencyTable(opts.allowCurrencies);
   const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
   let staging: Staging | undefined;
@@ -146,6 +76,7 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
       rows: staging.rows,
     });
     const run = new SendRun({ opts, deps, currencies, plan, staging });
+    if (opts.prepare) return await run.prepare();
     return opts.dryRun ? await run.preview() : await run.send();
   } catch (error) {
     failed = true;
@@ -159,16 +90,12 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
   }
 }
 
-/** Drops the rows of a run that never began, and closes their database. */
-function endStaging(staging: Staging, failed: boolean): void {
-  try {
-    if (!staging.kept) staging.rows.discard();
-  } catch (error) {
-    // The error that stopped the run is the one to report, not what it left in its way.
-    if (!failed) throw error;
-  } finally {
-    if (staging.rows.db.open) staging.rows.db.close();
-  }
+/** What a run decided before sending: what earlier runs hold, and whether a person was asked. */
+interface Decision {
+  rows: PriorRow[];
+  prior: PriorState;
+  nothingToSend: boolean;
+  asked: boolean;
 }
 
 /** A connected run's state and engine, from opening its state to its last outcome. */
@@ -212,10 +139,7 @@ export class SendRun {
   }
 
   /** Where the run goes, for its summary. */
-  private destination(
-    where: { baseUrl?: string; profile?: string },
-    grouped: boolean,
-  ): Destination {
+  destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination {
     const { opts } = this;
     return {
       ...where,
@@ -223,6 +147,8 @@ export class SendRun {
       chunkSize: opts.chunkSize,
       concurrency: concurrencyOf(opts),
       grouped,
+      history:
+        this.deps.stateUrl && !opts.sandbox ? historyLabel(this.deps.stateUrl) : 'this folder only',
     };
   }
 
@@ -266,24 +192,45 @@ export class SendRun {
     return ExitCode.ok;
   }
 
+  /** --prepare: records the run for another person's approval; sends nothing (`approvals/send.ts`). */
+  async prepare(): Promise<number> {
+    const { prepareRun } = await import('../approvals/send.js');
+    return prepareRun(this);
+  }
+
+  /** Where the service's approval rule applies to this run, the approved run holding exactly its payouts. */
+  private async approval(service: ServiceConnection): Promise<PreparedRun | undefined> {
+    if (!this.deps.stateUrl || service.sandbox) return undefined;
+    const { approvalOf } = await import('../approvals/send.js');
+    return approvalOf(this, service.serviceKey);
+  }
+
+  /** The run's staged rows. */
+  get rows(): RunIntake {
+    return this.staging.rows;
+  }
+
   /** What the runs of a service hold about the staged rows. */
-  private priorRows(serviceKey: string): Promise<PriorRow[]> {
+  priorRows(serviceKey: string): Promise<PriorRow[]> {
     return this.staging.history.prior(this.staging.rows, serviceKey);
   }
 
-  /** Connects, then sends under the service's run lock; renders once the lock is released. */
+  /**
+   * Connects, shows what will move and asks, then sends under the service's run lock (taken
+   * only once the question is answered); renders once the lock is released.
+   */
   async send(): Promise<number> {
     const { deps } = this;
     const service = await deps.connect();
     try {
-      const lock = await this.staging.history.lockService(service.serviceKey, {
-        pid: deps.pid,
-        command: deps.commandLine,
-        startedAt: new Date().toISOString(),
-      });
+      const approved = await this.approval(service);
+      if (approved)
+        this.output.info(`Approved: run ${approved.prep_id} holds exactly these payouts`);
+      const asked = await this.decide(service, await this.priorRows(service.serviceKey));
+      const lock = await this.takeLock(service);
       let sent: Sending;
       try {
-        sent = await this.sendLocked(service);
+        sent = await this.sendLocked(service, await this.recheck(service, asked));
       } catch (error) {
         // The error that stopped the run is the one to report, not one of giving the lock back.
         await lock.release().catch(() => {});
@@ -291,6 +238,10 @@ export class SendRun {
       }
       try {
         await lock.release();
+        if (approved && deps.stateUrl) {
+          const { markSent } = await import('../approvals/gate.js');
+          await markSent(deps.stateUrl, approved, sent.state.runId);
+        }
       } catch (error) {
         // A lost connection gives the lock back by itself; the run's rows are reported all the same.
         sent.thrown ??= error;
@@ -309,20 +260,41 @@ export class SendRun {
     }
   }
 
+  /** The service's lock; with --wait, waited for on a live line naming who holds it. */
+  private takeLock(service: ServiceConnection): Promise<{ release(): Promise<void> }> {
+    const { deps, plan } = this;
+    const clock = deps.clock ?? systemClock;
+    const take = () =>
+      this.staging.history.lockService(service.serviceKey, {
+        pid: deps.pid,
+        command: deps.commandLine,
+        startedAt: new Date(clock.now()).toISOString(),
+        runId: runIdFor(service.serviceKey, plan.inputHash),
+      });
+    if (this.opts.waitSeconds === undefined) return take();
+    return waitForLock(take, {
+      seconds: this.opts.waitSeconds,
+      output: this.output,
+      clock,
+      interrupt: deps.interrupt,
+    });
+  }
+
   /**
-   * Resolves what earlier runs did with these payouts, shows what this run will send and asks
-   * (asks nothing when everything was sent earlier), then sends.
+   * What earlier runs did with these payouts, and what this run will send: shown, and asked
+   * about (nothing is asked when everything was sent earlier).
    */
-  private async sendLocked(service: ServiceConnection): Promise<Sending> {
+  private async decide(service: ServiceConnection, rows: PriorRow[]): Promise<Decision> {
     const { opts, plan, currencies, output } = this;
-    const rows = await this.priorRows(service.serviceKey);
     const clientId = service.sandbox ? undefined : service.settings.clientId;
     const prior = priorState(rows, clientId);
+    this.foundAtService = [];
     if (!service.sandbox) await this.checkService(service, prior);
     refuseFailedEarlier(prior, this.staging.rows, runIdFor(service.serviceKey, plan.inputHash));
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
+    const asks = !nothingToSend && !service.sandbox && !opts.yes;
     if (nothingToSend) {
       const first = plan.firstRequest.payouts[0];
       if (!service.sandbox && first)
@@ -337,8 +309,33 @@ export class SendRun {
         maxTotals: opts.maxTotals,
       };
       output.info(summaryText(view, currencies, output.errColor));
-      if (!service.sandbox && !opts.yes) await this.confirm(split);
+      if (asks) await this.confirm(split);
     }
+    return { rows, prior, nothingToSend, asked: asks };
+  }
+
+  /**
+   * Under the lock, reads what earlier runs hold again: another run may have sent while the
+   * question was open. Unchanged, the answer stands; changed after a question, nothing is
+   * sent (the person answered about other figures); changed under --yes, decided again.
+   */
+  private async recheck(service: ServiceConnection, asked: Decision): Promise<Decision> {
+    const rows = await this.priorRows(service.serviceKey);
+    if (JSON.stringify(rows) === JSON.stringify(asked.rows)) return asked;
+    if (asked.asked) {
+      throw new BusyError(
+        'while the question was open, another run recorded some of these payouts: nothing was sent. Run the same command again to see what is left to send',
+        'another run',
+      );
+    }
+    this.output.info('Another run recorded some of these payouts meanwhile; what is left:');
+    return this.decide(service, rows);
+  }
+
+  /** Sends what `decided` left to send; every row gets an outcome, whatever stops the run. */
+  private async sendLocked(service: ServiceConnection, decided: Decision): Promise<Sending> {
+    const { output } = this;
+    const { prior, nothingToSend } = decided;
     const state = await this.openState(service);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
@@ -386,23 +383,9 @@ export class SendRun {
     }
     prior.recheck.clear();
     if (!items.length) return;
-    this.output.info(`Looking up ${payouts(items.length)} at the service before sending…`);
-    const clock = this.deps.clock ?? systemClock;
-    const found = await checkAtService(items, {
-      client: service.client,
-      clock,
-      interrupt: this.deps.interrupt,
-      notify: (m) => this.output.warn(m),
-      pace: new Pace({ initial: 4, max: 16, clock }),
-      clientId: service.settings.clientId,
-    });
-    const byRow = new Map(items.map((i) => [i.row, i.payout.reference_id]));
-    for (const [row, s] of found) {
-      prior.settled.set(row, s);
-      const { status, transaction_id } = s.outcome;
-      const ref = byRow.get(row)!;
-      if (s.outcome.found_at_service) this.foundAtService.push({ ref, status, transaction_id });
-    }
+    const { clock = systemClock, interrupt } = this.deps;
+    const ctx = { service, output: this.output, clock, interrupt };
+    this.foundAtService.push(...(await settleAtService(items, prior, ctx)));
   }
 
   /** Whether the history holds any run of the service. */
@@ -513,51 +496,4 @@ export class SendRun {
     const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
     applyReadBack(prior, await engine.readBackEarlier(items, sentAt), state);
   }
-}
-
-/**
- * Hands the run's payouts to the engine in row order, from row `from` on, or records them as
- * sent earlier. Once the run stops, the rest are not sent, and those an earlier attempt left
- * in flight (not read back) are in doubt.
- */
-async function sendRows(
-  state: RunState,
-  prior: PriorState,
-  engine: SendEngine,
-  from = 0,
-): Promise<void> {
-  for (const { row, payout, hash } of state.payouts()) {
-    if (row < from) continue;
-    const known = prior.settled.get(row);
-    if (known) {
-      engine.addSentEarlier(payout, known.outcome);
-      continue;
-    }
-    // Every row has an outcome, whatever stopped the run: those never reached were not sent.
-    if (engine.stopping) {
-      if (prior.inFlight.get(payout.reference_id)?.row === row) engine.inDoubt(payout);
-      else engine.notReached(payout);
-      continue;
-    }
-    engine.enqueue({ payout, hash });
-    await engine.ready();
-  }
-}
-
-/**
- * After an error thrown mid-run: no new request starts, those in flight settle, and every
- * row gets an outcome, so the results and --report still list them all.
- */
-async function windDown(
-  error: unknown,
-  run: { state: RunState; prior: PriorState; engine: SendEngine },
-): Promise<void> {
-  const { engine } = run;
-  engine.fatal ??= error instanceof Error ? error : new Error(String(error));
-  try {
-    await engine.finish();
-  } catch {
-    // The error that stopped the run is the one reported.
-  }
-  await sendRows(run.state, run.prior, engine, engine.rowCount);
 }

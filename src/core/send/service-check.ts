@@ -1,8 +1,14 @@
 import type { PayoutRequest } from '../../api/types.js';
 import { InputError, OutcomeUnknownError, type Problem } from '../../errors.js';
-import { fromRecord } from './engine.js';
+import { fromRecord } from './settle.js';
 import { type ReadBackDeps, readBack } from './readback.js';
-import type { SentEarlier } from './resume.js';
+import type { PriorState, SentEarlier } from './resume.js';
+import type { Clock } from '../../clock.js';
+import type { Output } from '../../output/output.js';
+import type { OutcomeResult } from '../../state/index.js';
+import { Pace } from '../pace.js';
+import type { ServiceConnection } from '../service.js';
+import { payouts } from './summary.js';
 
 /** A payout to look up at the service before the run decides to send it. */
 export interface CheckItem {
@@ -74,4 +80,33 @@ export async function checkAtService(
     );
   }
   return found;
+}
+
+/**
+ * Looks the items up at the service before the summary, with this run's credentials: those
+ * found become sent earlier in `prior`, and are returned as the results the run records.
+ */
+export async function settleAtService(
+  items: CheckItem[],
+  prior: PriorState,
+  ctx: { service: ServiceConnection; output: Output; clock: Clock; interrupt: AbortSignal },
+): Promise<OutcomeResult[]> {
+  const { service, output, clock } = ctx;
+  output.info(`Looking up ${payouts(items.length)} at the service before sending…`);
+  const found = await checkAtService(items, {
+    client: service.client,
+    clock,
+    interrupt: ctx.interrupt,
+    notify: (m) => output.warn(m),
+    pace: new Pace({ initial: 4, max: 16, clock }),
+    clientId: service.settings.clientId,
+  });
+  const byRow = new Map(items.map((i) => [i.row, i.payout.reference_id]));
+  const results: OutcomeResult[] = [];
+  for (const [row, s] of found) {
+    prior.settled.set(row, s);
+    const { status, transaction_id } = s.outcome;
+    if (s.outcome.found_at_service) results.push({ ref: byRow.get(row)!, status, transaction_id });
+  }
+  return results;
 }

@@ -21,6 +21,8 @@ export interface Destination {
   concurrency: { initial: number; max: number };
   /** Totals grouped by thousands, for a terminal. */
   grouped?: boolean;
+  /** Where earlier sends are looked up: `shared (postgres://…@host/db)` or `this folder only`. */
+  history: string;
 }
 
 /** What the summary before a send (or a dry run) shows. */
@@ -170,6 +172,7 @@ export function summaryText(
   const shown = (v: string | undefined, none: string) => (v === undefined ? none : displayText(v));
   lines.push(field('Service:', shown(dest.baseUrl, '(not set)'), c));
   lines.push(field('Profile:', shown(dest.profile, '(not set)'), c));
+  lines.push(field('History:', dest.history, c));
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
   lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
   return lines.join('\n');

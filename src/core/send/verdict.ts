@@ -1,7 +1,7 @@
 import type { CreateAnswer, CreateResult, PayoutRecord, PayoutRequest } from '../../api/types.js';
 import { type ApiError, type CredentialsError, NetworkError } from '../../errors.js';
 import { sameDecimal } from '../../money/amount.js';
-import { isDocumentedStatus } from '../statuses.js';
+import { isDocumentedStatus } from '../../domain/statuses.js';
 
 /**
  * The one rule of "never pay twice" (the README's table mirrors it). A payout is recorded

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { errorCode, errorMessage, formatProblem, UsageError } from '../../errors.js';
 import { decodeWhole } from '../../input/encoding.js';
-import { checkReference } from './references.js';
+import { checkReference } from './reference-check.js';
 
 // The --from side of `payouts status`, in a module of its own: csv-parse is loaded only by a
 // run that reads a file, not by every `payouts status REF`.

@@ -9,7 +9,7 @@ import { type ErrorObject, errorObject, statusDocHead } from '../documents.js';
 import { NotFoundError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { LONG_RUN_ROWS } from '../send/render.js';
-import { serviceStatusKind } from '../statuses.js';
+import { serviceStatusKind } from '../../domain/statuses.js';
 import type { LookupOutcome } from './lookup.js';
 import { didYouMean, type NotFoundContext, notFoundText } from './near.js';
 import { isSettled } from './watch.js';

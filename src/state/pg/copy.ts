@@ -1,5 +1,5 @@
 /** How far a run's payouts are copied into a shared history, and what a commit waits for. */
-import type { JournalRecord, StagedPayout } from '../records.js';
+import type { JournalRecord, StagedPayout } from '../../domain/records.js';
 
 /**
  * How far a run's payouts are copied into the shared history: the rows below `rows` are

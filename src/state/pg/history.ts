@@ -8,29 +8,35 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { PayoutsError, UsageError } from '../../errors.js';
+import { BusyError, PayoutsError } from '../../errors.js';
 import { serviceId } from '../hash.js';
 import { placeholders } from '../dialect.js';
 import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
-import { type PriorHit, type PriorRow, priorOfPage } from '../prior.js';
-import type { JournalMirror, StagedPayout } from '../records.js';
+import type { PriorRow } from '../../domain/history.js';
+import { type PriorHit, priorOfPage } from '../prior.js';
+import { ADVISORY_CLASS } from '../runs.js';
+import type { JournalMirror, StagedPayout } from '../../domain/records.js';
 import { PG_MIGRATIONS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
-import { failure } from './failure.js';
+import { connectTo, failure } from './failure.js';
 import {
   insertPayouts,
   insertRun,
   oneStatement,
   type SharedRunHeader,
+  recordSender,
   sameRows,
 } from './statements.js';
+import { type HistoryProbe, probeHistory } from './probe.js';
 import { redactStateUrl } from './url.js';
+
+export type { HistoryProbe };
 
 const SQL = JOURNAL_SQL.pg;
 const LOOKUP = lookupSql('pg');
 
-/** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
-const LOCK_CLASS = 0x7061796f;
+/** The first key of every advisory lock payouts takes. */
+const LOCK_CLASS = ADVISORY_CLASS;
 /** The second key of the lock that serialises migrations. */
 const MIGRATION_LOCK = 0;
 
@@ -61,6 +67,8 @@ function lockKey(service: string): number {
 export class PgHistory {
   /** Queries one after the other: a transaction's statements must not interleave with others'. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Who sends through this session once it holds a lock: recorded with the runs it adopts. */
+  private sender: LockHolder | undefined;
   /** Runs' payouts still being copied in, awaited by close(). */
   private readonly copying: Array<Promise<void>> = [];
 
@@ -76,17 +84,7 @@ export class PgHistory {
 
   /** Connects (TLS as the URL's sslmode says) and brings the schema up to date. */
   static async open(url: string): Promise<PgHistory> {
-    const { default: pgModule } = await import('pg');
-    const client = new pgModule.Client({ connectionString: url, application_name: 'payouts' });
-    // A lost connection is reported by the next query; an unhandled 'error' would end the process.
-    client.on('error', () => {});
-    try {
-      await client.connect();
-    } catch (err) {
-      await client.end().catch(() => {});
-      throw failure(err, url, 'connecting');
-    }
-    const history = new PgHistory(client, url);
+    const history = new PgHistory(await connectTo(url), url);
     try {
       await history.migrate();
     } catch (err) {
@@ -94,6 +92,11 @@ export class PgHistory {
       throw err;
     }
     return history;
+  }
+
+  /** Connects without changing anything and says what is there: `config check`'s look. */
+  static probe(url: string): Promise<HistoryProbe> {
+    return probeHistory(url);
   }
 
   /** Closes the session, which gives back any lock it holds. */
@@ -167,12 +170,13 @@ export class PgHistory {
   }
 
   /**
-   * Takes the service's lock for this session, and records who holds it; a UsageError naming
-   * the holder's host, user and start time when another session holds it.
+   * Takes the service's lock for this session, and records who holds it and which run; a
+   * BusyError naming the holder's user, host, start time and what it is doing when another
+   * session holds it.
    */
   async lockService(
     serviceKey: string,
-    me: Omit<LockHolder, 'host' | 'user'> & { host?: string; user?: string },
+    me: Omit<LockHolder, 'host' | 'user'> & { host?: string; user?: string; runId?: string },
   ): Promise<{ release(): Promise<void> }> {
     const service = serviceId(serviceKey);
     const key = lockKey(service);
@@ -190,13 +194,25 @@ export class PgHistory {
       ]);
       if (!got.rows[0]?.ok) throw await this.busy(c, service);
       await c.query(
-        `INSERT INTO locks (service_id, host, os_user, pid, started_at, command)
-         VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO locks (service_id, host, os_user, pid, started_at, command, db_user, run_id,
+           phase, backend_pid)
+         VALUES ($1, $2, $3, $4, $5, $6, session_user, $7, 'sending', pg_backend_pid())
          ON CONFLICT (service_id) DO UPDATE SET host = excluded.host, os_user = excluded.os_user,
-           pid = excluded.pid, started_at = excluded.started_at, command = excluded.command`,
-        [service, holder.host, holder.user, holder.pid, holder.started_at, holder.command],
+           pid = excluded.pid, started_at = excluded.started_at, command = excluded.command,
+           db_user = excluded.db_user, run_id = excluded.run_id, phase = excluded.phase,
+           backend_pid = excluded.backend_pid`,
+        [
+          service,
+          holder.host,
+          holder.user,
+          holder.pid,
+          holder.started_at,
+          holder.command,
+          me.runId ?? null,
+        ],
       );
     });
+    this.sender = holder;
     let released = false;
     return {
       release: async () => {
@@ -215,22 +231,30 @@ export class PgHistory {
   }
 
   /** The error for a service whose lock another session holds. */
-  private async busy(c: pg.Client, service: string): Promise<UsageError> {
+  private async busy(c: pg.Client, service: string): Promise<BusyError> {
     const r = await c.query<{
       host: string;
       os_user: string;
+      db_user: string | null;
       pid: number;
       started_at: string;
       command: string;
-    }>('SELECT host, os_user, pid, started_at, command FROM locks WHERE service_id = $1', [
-      service,
-    ]);
+      phase: string;
+    }>(
+      'SELECT host, os_user, db_user, pid, started_at, command, phase FROM locks WHERE service_id = $1',
+      [service],
+    );
     const h = r.rows[0];
+    const role = h?.db_user ? `, database role ${h.db_user}` : '';
+    // A run takes the lock only once its question is answered, so its holder is sending.
+    const doing = h?.phase ?? 'sending';
     const who = h
-      ? `on host ${h.host}, user ${h.os_user}, pid ${h.pid}, started ${h.started_at}, ${JSON.stringify(h.command)}`
+      ? `on host ${h.host}, user ${h.os_user}${role}, pid ${h.pid}, started ${h.started_at}, ${doing}: ${JSON.stringify(h.command)}`
       : 'it has not recorded its host yet';
-    return new UsageError(
-      `another payouts send to this service is running, sharing the history at ${this.where} (${who}); wait for it to finish: its lock is given back when it ends, or when its connection to the database does`,
+    const short = h ? `${h.os_user}@${h.host}, ${doing} since ${h.started_at}` : 'another send';
+    return new BusyError(
+      `another payouts send to this service is running, sharing the history at ${this.where} (${who}); nothing was sent. Wait for it to finish, or run again with --wait to wait for it: its lock is given back when it ends, or when its connection to the database does`,
+      short,
     );
   }
 
@@ -275,6 +299,7 @@ export class PgHistory {
       const o = old.rows[0];
       if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
         await c.query(pgText(SQL.resumeRun), [header.now, o.id]);
+        await recordSender(c, o.id, this.sender);
         await c.query(pgText(SQL.forgetReports), [o.id]);
         const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [o.id]);
         const copied = new CopyProgress(header.payout_count, true);
@@ -284,6 +309,7 @@ export class PgHistory {
         await c.query(pgText(SQL.supersede), [o.id]);
       }
       const id = await insertRun(c, header);
+      await recordSender(c, id, this.sender);
       // The first page goes with the run; the rest follow while it sends (copyRest).
       const first = rest.next();
       const rows = first.done ? 0 : lastRowOf(first.value) + 1;
@@ -317,17 +343,17 @@ export class PgHistory {
         await c.end().catch(() => {});
       }
       run.copied.finish();
-    })().catch((err: unknown) => run.copied.fail(failure(err, this.url, 'copying the run')));
+    })().catch((err: unknown) =>
+      run.copied.fail(
+        err instanceof PayoutsError ? err : failure(err, this.url, 'copying the run'),
+      ),
+    );
     this.copying.push(copying);
   }
 
   /** Another session on the same database. */
-  private async connect(): Promise<pg.Client> {
-    const { default: pgModule } = await import('pg');
-    const c = new pgModule.Client({ connectionString: this.url, application_name: 'payouts' });
-    c.on('error', () => {});
-    await c.connect();
-    return c;
+  private connect(): Promise<pg.Client> {
+    return connectTo(this.url);
   }
 
   /**

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { StateDb } from '../db.js';
-import type { StagedPayout } from '../records.js';
+import type { StagedPayout } from '../../domain/records.js';
 import type { LockHolder, PgHistory } from './history.js';
 import { insertPayouts } from './statements.js';
 
@@ -37,6 +37,8 @@ interface LocalRun {
   last_req: number;
   created_at: string;
   updated_at: string;
+  host: string | null;
+  os_user: string | null;
 }
 
 /** The narrow tables, with their columns after (run, row) and the PostgreSQL type of each. */
@@ -103,8 +105,8 @@ function historyIdOf(db: StateDb): string {
 async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string): Promise<number> {
   const r = await c.query<{ id: number }>(
     `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-       batch_reference, last_req, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
+       batch_reference, last_req, created_at, updated_at, host, os_user)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
     [
       runId,
       local.service_id,
@@ -117,6 +119,8 @@ async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string
       local.last_req,
       local.created_at,
       local.updated_at,
+      local.host,
+      local.os_user,
     ],
   );
   const id = r.rows[0]!.id;
@@ -151,7 +155,7 @@ export async function pushHistory(
   const runs = db
     .prepare(
       `SELECT id, run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-         batch_reference, last_req, created_at, updated_at
+         batch_reference, last_req, created_at, updated_at, host, os_user
        FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL ORDER BY id`,
     )
     .all() as LocalRun[];

@@ -6,14 +6,28 @@ import type pg from 'pg';
 import { placeholders } from '../dialect.js';
 import { serviceId } from '../hash.js';
 import type { Statement } from '../journal-sql.js';
-import type { JournalRecord, StagedPayout } from '../records.js';
-import type { RunHeader } from '../run-state.js';
+import type { JournalRecord, StagedPayout } from '../../domain/records.js';
+import { hostname as osHostname, userInfo } from 'node:os';
+import type { RunHeader } from '../../domain/history.js';
 
 /** The header of a run, as the shared history records it: state.db's, with its id and time. */
 export interface SharedRunHeader extends RunHeader {
   runId: string;
   serviceKey: string;
   now: string;
+}
+
+/** Records who sends run `id` (the last sender of a resumed run): OS user, host, database role. */
+export async function recordSender(
+  c: pg.Client,
+  id: number,
+  sender: { host: string; user: string } | undefined,
+): Promise<void> {
+  await c.query('UPDATE runs SET host = $2, os_user = $3, db_user = session_user WHERE id = $1', [
+    id,
+    sender?.host ?? osHostname(),
+    sender?.user ?? userInfo().username,
+  ]);
 }
 
 /** Inserts a run's header; its id. */

@@ -1,5 +1,5 @@
-/** A shared history on PostgreSQL as a send's HistoryStore (src/core/send/history.ts). */
-import type { HistoryStore } from '../../core/send/history.js';
+/** A shared history on PostgreSQL as a send's HistoryStore (src/domain/history.ts). */
+import type { HistoryStore } from '../../domain/history.js';
 import { openScratchDb } from '../db.js';
 import { RunIntake } from '../intake.js';
 import { stagedPages } from '../prior.js';
@@ -19,7 +19,7 @@ const COPY_PAGE_ROWS = 1_000;
 export async function sharedHistory(
   url: string,
   holder: { host?: string; user?: string } = {},
-): Promise<HistoryStore> {
+): Promise<HistoryStore<RunIntake>> {
   const history = await PgHistory.open(url);
   return {
     name: `the shared history at ${history.where}`,
@@ -33,6 +33,7 @@ export async function sharedHistory(
         pid: me.pid,
         started_at: me.startedAt,
         command: me.command,
+        ...(me.runId ? { runId: me.runId } : {}),
       }),
     prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
     holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),

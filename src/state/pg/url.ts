@@ -30,6 +30,17 @@ export function redactStateUrl(url: string): string {
   }
 }
 
+/** A shared history in a summary: the user, host and database, without password or parameters. */
+export function historyLabel(url: string): string {
+  try {
+    const u = new URL(url.trim());
+    const user = u.username ? `${u.username}@` : '';
+    return `shared (${u.protocol}//${user}${u.host}${u.pathname})`;
+  } catch {
+    return `shared (${maskUnparsed(url.trim())})`;
+  }
+}
+
 /**
  * A URL that does not parse, with what may be its password masked: everything between the
  * user's colon and the last @, and any password= parameter, so no way of writing it shows.

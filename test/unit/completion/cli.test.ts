@@ -29,6 +29,8 @@ describe('payouts completion', () => {
   it('completes command names', () => {
     expect(complete('se')).toEqual(['send']);
     expect(complete('')).toEqual([
+      'approvals',
+      'approve',
       'completion',
       'config',
       'help',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { priorState } from '../../../src/core/send/resume.js';
-import type { PriorRow } from '../../../src/state/index.js';
+import type { PriorRow } from '../../../src/domain/history.js';
 import { payoutHash } from '../../../src/state/index.js';
 
 const payout = {

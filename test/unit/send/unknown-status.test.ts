@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Chalk } from 'chalk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { countOutcomes, type PayoutOutcome } from '../../../src/core/send/outcome.js';
+import { countOutcomes, type PayoutOutcome } from '../../../src/domain/outcome.js';
 import { openScratchDb, RunOutcomes } from '../../../src/state/index.js';
 import type { RunPlan } from '../../../src/core/send/plan.js';
 import {
@@ -177,7 +177,12 @@ describe('send output shows text from outside escaped', () => {
       {
         plan,
         split: null,
-        dest: { sandbox: false, chunkSize: 100, concurrency: { initial: 4, max: 4 } },
+        dest: {
+          sandbox: false,
+          chunkSize: 100,
+          concurrency: { initial: 4, max: 4 },
+          history: 'this folder only',
+        },
         maxTotals: [],
       },
       currencies,

@@ -3,7 +3,7 @@ import { openScratchDb } from '../../../src/state/db.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
 import { oneStatement } from '../../../src/state/pg/statements.js';
 import { recordStatements } from '../../../src/state/journal-sql.js';
-import type { JournalRecord } from '../../../src/state/records.js';
+import type { JournalRecord } from '../../../src/domain/records.js';
 import { applierOf } from '../../../src/state/writer.js';
 import { freshDatabase, query } from '../../helpers/pg.js';
 

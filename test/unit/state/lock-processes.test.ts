@@ -124,7 +124,7 @@ describe('the send lock across processes', () => {
         expect(winners, `round ${round}: ${results.join(' | ')}`).toHaveLength(1);
         const winnerPid = winners[0]!.child.pid!;
         for (const r of results.filter((x) => x !== 'won')) {
-          expect(r).toMatch(new RegExp(`^lost UsageError .*\\(pid ${winnerPid}, `));
+          expect(r).toMatch(new RegExp(`^lost BusyError .*\\(pid ${winnerPid}, `));
         }
         expect(JSON.parse(await readFile(lockPath, 'utf8'))).toMatchObject({ pid: winnerPid });
         // The winner releases: no lock is left behind.

@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promi
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../../src/errors.js';
+import { BusyError, UsageError } from '../../../src/errors.js';
 import { type FileLock, isPidAlive, type LockInfo } from '../../../src/lock.js';
 import { acquireSendLock, sendLockPath } from '../../../src/state/index.js';
 import { SERVICE, tempStateDir } from './helpers.js';
@@ -87,9 +87,9 @@ describe('the send lock', () => {
       command: 'payouts send second.csv',
       isAlive: () => true,
     }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(UsageError);
+    expect(err).toBeInstanceOf(BusyError);
     expect((err as Error).message).toMatch(
-      /^another payouts send to this service is running \(pid 1111, started .+, "payouts send first\.csv"\); wait for it to finish$/,
+      /^another payouts send to this service is running \(pid 1111, started .+, sending: "payouts send first\.csv"\); nothing was sent\. Wait for it to finish, or run again with --wait to wait for it$/,
     );
     expect((await readLockFile(stateDir)).pid).toBe(1111);
     await first.release();
@@ -143,7 +143,7 @@ describe('the send lock', () => {
       command: 'c',
       isAlive: () => false,
     }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(UsageError);
+    expect(err).toBeInstanceOf(BusyError);
     expect((err as Error).message).toContain('pid 1234 on host elsewhere');
     expect((err as Error).message).toContain(lockPath(stateDir));
     expect((await readLockFile(stateDir)).hostname).toBe('elsewhere');
@@ -230,7 +230,7 @@ describe('the send lock', () => {
       },
     }).catch((e: unknown) => e);
     expect(raced).toBe(true);
-    expect(err).toBeInstanceOf(UsageError);
+    expect(err).toBeInstanceOf(BusyError);
     expect((err as Error).message).toContain('pid 32');
     expect((await readLockFile(stateDir)).token).toBe('fast');
   });
@@ -259,7 +259,7 @@ describe('the send lock', () => {
       const winner = (winners[0] as PromiseFulfilledResult<RunLock>).value;
       expect((await readLockFile(stateDir)).token).toBe(winner.info.token);
       for (const l of losers) {
-        expect(l.reason).toBeInstanceOf(UsageError);
+        expect(l.reason).toBeInstanceOf(BusyError);
         expect(String((l.reason as Error).message)).toContain(`pid ${winner.info.pid}`);
       }
       await winner.release();

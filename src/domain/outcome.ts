@@ -1,4 +1,4 @@
-import { statusKind } from '../statuses.js';
+import { statusKind } from './statuses.js';
 
 /** The outcome of one payout of a run, as reported in tables, --json and --report. */
 export interface PayoutOutcome {

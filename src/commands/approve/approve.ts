@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import type { Runtime } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { defineAction, type ExitSink, examples } from '../command.js';
+
+/** Options of `payouts approve`. */
+interface ApproveFlags {
+  yes?: boolean;
+  reject?: boolean;
+  reason?: string;
+  stateUrl?: string;
+}
+
+/** Registers `payouts approve RUN`. */
+export function registerApprove(program: Command, runtime: Runtime, sink: ExitSink): void {
+  const cmd = program
+    .command('approve')
+    .description('approve (or reject) a run another person prepared with send --prepare')
+    .argument('<run>', 'the prepared run id, or a unique prefix of it')
+    .option('-y, --yes', 'approve without asking')
+    .option('--reject', 'reject the run instead (with --reason)')
+    .option('--reason <text>', 'why it is rejected')
+    .option(
+      '--state-url <url>',
+      'the shared history, postgres://… (default: PAYOUTS_STATE_URL, else the profile)',
+    )
+    .addHelpText(
+      'after',
+      `${examples('payouts approve p3f2a9c', 'payouts approve p3f2a9c --reject --reason "wrong month"')}
+Exit codes: 0 recorded; 2 refused (your own run, already decided or sent, expired, not
+confirmed, or no shared history), nothing recorded; 7 shared history unreachable.
+`,
+    );
+  defineAction<[string], ApproveFlags>(cmd, runtime, sink, async (ctx, flags, prepId) => {
+    if (flags.reject && !flags.reason?.trim()) {
+      throw new UsageError('--reject needs --reason TEXT: say why, for the person who prepared it');
+    }
+    if (!flags.reject && flags.reason !== undefined) {
+      throw new UsageError('--reason goes with --reject');
+    }
+    const [{ stateUrlOf }, { needsSharedHistory }, { approveRun }] = await Promise.all([
+      import('../state-url.js'),
+      import('../../core/approvals/common.js'),
+      import('../../core/approvals/approve.js'),
+    ]);
+    const url = await stateUrlOf(ctx, flags.stateUrl);
+    if (url === undefined) throw needsSharedHistory('approve');
+    return approveRun(
+      {
+        url,
+        prepId,
+        yes: Boolean(flags.yes),
+        ...(flags.reject ? { reject: { reason: flags.reason!.trim() } } : {}),
+      },
+      ctx.output,
+    );
+  });
+}

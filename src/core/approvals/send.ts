@@ -1,0 +1,117 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { UsageError } from '../../errors.js';
+import { ExitCode } from '../../exit-codes.js';
+import { shellWord } from '../../output/display.js';
+import { runIdFor, stagedPayouts } from '../../state/index.js';
+import type { PreparedRun } from '../../state/pg/approvals.js';
+import { refuseFailedEarlier } from '../send/failed-earlier.js';
+import type { SendOptions } from '../send/options.js';
+import { totalsDoc } from '../send/render.js';
+import { priorState } from '../send/resume.js';
+import type { SendDeps } from '../send/staging.js';
+import { checkMaxTotals, splitRun } from '../send/split.js';
+import { type Destination, summaryText } from '../send/summary.js';
+import type { PriorRow } from '../../domain/history.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import type { Output } from '../../output/output.js';
+import type { RunIntake } from '../../state/index.js';
+import type { RunPlan } from '../send/plan.js';
+import { approvalFor, approvedFile, prepareCommandOf, recordPrepared } from './gate.js';
+
+/**
+ * `send --approved RUN`: writes the approved run's payouts to a private file, sent as any file
+ * is (so every check of a send applies to them), and removes it afterwards.
+ */
+export async function sendApproved(
+  opts: SendOptions & { approved: string },
+  deps: SendDeps & { stateUrl: string },
+  sendFiles: (opts: SendOptions, deps: SendDeps) => Promise<number>,
+): Promise<number> {
+  if (opts.files.length) {
+    throw new UsageError(
+      `send --approved ${opts.approved} sends the approved run's payouts from the shared history: give no files`,
+    );
+  }
+  const dir = join(deps.stateDir, 'tmp');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
+  try {
+    const from = {
+      ...opts,
+      files: [path],
+      format: 'csv' as const,
+      batchReference: prep.batch_reference ?? undefined,
+      webhookUrl: prep.webhook_url ?? undefined,
+    };
+    return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
+  } finally {
+    rmSync(path, { force: true });
+  }
+}
+
+/** What preparing and the approval gate need of a send run (`SendRun` fits). */
+export interface GatedSend {
+  readonly opts: SendOptions;
+  readonly deps: SendDeps;
+  readonly plan: RunPlan;
+  readonly currencies: CurrencyTable;
+  readonly output: Output;
+  readonly rows: RunIntake;
+  priorRows(serviceKey: string): Promise<PriorRow[]>;
+  destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination;
+}
+
+/** What the gate needs of a run: its payouts, totals and the command that prepares it. */
+function gated(run: GatedSend, serviceKey: string) {
+  return {
+    url: run.deps.stateUrl!,
+    serviceKey,
+    payouts: stagedPayouts(run.rows),
+    totals: run.plan.totals,
+    currencies: run.currencies,
+    prepareCommand: prepareCommandOf(run.opts.files),
+  };
+}
+
+/**
+ * The approved run holding exactly this run's payouts, where the service's approval rule
+ * applies to it; a UsageError (nothing sent) naming what is missing when there is none.
+ */
+export function approvalOf(run: GatedSend, serviceKey: string): Promise<PreparedRun | undefined> {
+  return approvalFor(gated(run, serviceKey));
+}
+
+/**
+ * --prepare: checks the files as a send does (what earlier runs hold, --max-total), shows
+ * the summary, and records the run as prepared for another person's approval; sends nothing.
+ */
+export async function prepareRun(run: GatedSend): Promise<number> {
+  const { opts, plan, currencies, output, deps } = run;
+  if (output.json) throw new UsageError('send --prepare prints text: leave out --json');
+  const where = await deps.preview();
+  if (where.serviceKey === undefined || where.baseUrl === undefined) {
+    throw new UsageError(
+      'send --prepare needs the service it is for: set its base URL (--base-url, PAYOUTS_BASE_URL or the profile)',
+    );
+  }
+  const prior = priorState(await run.priorRows(where.serviceKey));
+  refuseFailedEarlier(prior, run.rows, runIdFor(where.serviceKey, plan.inputHash));
+  const split = splitRun(plan, prior, currencies, opts.chunkSize);
+  checkMaxTotals(split, opts.maxTotals, currencies);
+  const view = { plan, split, dest: run.destination(where, false), maxTotals: opts.maxTotals };
+  output.info(summaryText(view, currencies, output.errColor));
+  const prep = await recordPrepared(gated(run, where.serviceKey), {
+    service: where.baseUrl,
+    inputs: plan.sources.map((s) => s.name),
+    totals: totalsDoc(plan.totals, currencies),
+    ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+    ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
+    ...(opts.note ? { note: opts.note } : {}),
+  });
+  output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
+  output.info(
+    `Another person approves it with \`payouts approve ${prep.prep_id}\`; then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it (until ${prep.expires_at} to approve)`,
+  );
+  return ExitCode.ok;
+}

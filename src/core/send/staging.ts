@@ -1,0 +1,120 @@
+/**
+ * What a send needs from its surroundings, and its rows from the files to the staging area of
+ * the history they are checked against, until the run adopts them.
+ */
+import { join } from 'node:path';
+import type { RetryPolicy } from '../../api/retry.js';
+import { type Clock, systemClock } from '../../clock.js';
+import type { HistoryStore } from '../../domain/history.js';
+import { UsageError } from '../../errors.js';
+import type { IntakeOptions } from '../../input/index.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import type { InStream, Output } from '../../output/output.js';
+import type { RunIntake } from '../../state/index.js';
+import { localHistory } from '../../state/local-history.js';
+import type { ServiceConnection } from '../service.js';
+import type { SendOptions } from './options.js';
+import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
+
+/** What `send` needs from its surroundings; it reads nothing from the process itself. */
+export interface SendDeps {
+  output: Output;
+  stdin: InStream;
+  stateDir: string;
+  pid: number;
+  interrupt: AbortSignal;
+  /** Aborted when the run is to end now, without waiting for its requests in flight. */
+  finishNow?: AbortSignal;
+  /** The command line, recorded in the run lock so a second run can name the first. */
+  commandLine: string;
+  /** The options that name this run's service for another command (--sandbox, --profile NAME). */
+  serviceArgs?: string[];
+  /** Connects to the service (or the sandbox); called only when something will be sent. */
+  connect: () => Promise<ServiceConnection>;
+  /** Where a dry run would send, which needs no credentials; the key when the service is known. */
+  preview: () => Promise<{ baseUrl?: string; profile?: string; serviceKey?: string }>;
+  retry?: RetryPolicy;
+  /** Time for retry waits and read-back timing; the real clock unless a test passes one. */
+  clock?: Clock;
+  /** A shared history (postgres://…) to use instead of the state folder's state.db. */
+  stateUrl?: string;
+  /** The user and host a shared history's lock names (tests pretend to be another machine). */
+  lockHolder?: { host?: string; user?: string };
+  /** The input's name when it is an approved run's payouts (`approved:RUN`). */
+  approvedName?: string;
+  /** How long state.db is waited for while another program holds it locked (default 30 s). */
+  stateWait?: { noticeMs: number; waitMs: number };
+}
+
+/** Builds the sources of a run; standard input is copied to a file, whose bytes are hashed as the files' are. */
+export async function openSources(
+  files: string[],
+  deps: SendDeps,
+  hashing: boolean,
+): Promise<{ sources: HashedSource[]; cleanup(): void }> {
+  const cleanups: Array<() => void> = [];
+  const sources: HashedSource[] = [];
+  if (files.filter((f) => f === '-').length > 1)
+    throw new UsageError('standard input ("-") can be read only once per run');
+  for (const file of files) {
+    if (file === '-') {
+      const spool = await spoolStdin(deps.stdin, join(deps.stateDir, 'tmp'), deps.pid);
+      cleanups.push(spool.remove);
+      sources.push(hashedFileSource(spool.path, '-', hashing));
+    } else {
+      // An approved run's payouts come from the history: named by the run, not the spool file.
+      const name = deps.approvedName ?? file;
+      sources.push(hashedFileSource(file, name, hashing));
+    }
+  }
+  return {
+    sources,
+    cleanup: () => {
+      for (const c of cleanups) c();
+    },
+  };
+}
+
+/**
+ * A run's rows as pass 1 stages them, until the run adopts them (in state.db, or in a private
+ * database for a dry run or a shared history), and the history they are checked against.
+ */
+export interface Staging {
+  rows: RunIntake;
+  /** Adopted by the run: not to be discarded. */
+  kept: boolean;
+  history: HistoryStore<RunIntake>;
+}
+
+/** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */
+export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
+  const history = deps.stateUrl
+    ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
+    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m), ...deps.stateWait });
+  try {
+    const now = new Date((deps.clock ?? systemClock).now());
+    const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
+    return { rows: await history.stage(how), kept: false, history };
+  } catch (err) {
+    await history.close();
+    throw err;
+  }
+}
+
+/** How pass 1 reads the files. */
+export function intakeOf(opts: SendOptions, currencies: CurrencyTable): IntakeOptions {
+  const { format, sheet, includeHidden, delimiter, map, encoding, decimalComma } = opts;
+  return { format, sheet, includeHidden, delimiter, map, encoding, decimalComma, currencies };
+}
+
+/** Drops the rows of a run that never began, and closes their database. */
+export function endStaging(staging: Staging, failed: boolean): void {
+  try {
+    if (!staging.kept) staging.rows.discard();
+  } catch (error) {
+    // The error that stopped the run is the one to report, not what it left in its way.
+    if (!failed) throw error;
+  } finally {
+    if (staging.rows.db.open) staging.rows.db.close();
+  }
+}

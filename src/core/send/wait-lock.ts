@@ -1,0 +1,60 @@
+import type { Clock } from '../../clock.js';
+import { BusyError, InterruptedError } from '../../errors.js';
+import type { Output } from '../../output/output.js';
+
+/** How often a send waiting with --wait tries the service's lock again. */
+const RETRY_MS = 1_000;
+
+/** What waiting for another send's lock needs. */
+export interface LockWait {
+  /** At most this long; Infinity waits until the lock is free or the run is stopped. */
+  seconds: number;
+  output: Output;
+  clock: Clock;
+  interrupt: AbortSignal;
+}
+
+/**
+ * `send --wait`: takes the lock, and while another send holds it tries again every second,
+ * with a live line naming the holder (and the time left, when limited). Past the limit, the
+ * last BusyError; a stop while waiting, InterruptedError: nothing was sent either way.
+ */
+export async function waitForLock<L>(take: () => Promise<L>, how: LockWait): Promise<L> {
+  let busy: BusyError;
+  try {
+    return await take();
+  } catch (error) {
+    if (!(error instanceof BusyError)) throw error;
+    busy = error;
+  }
+  const { clock, output } = how;
+  const until = clock.now() + how.seconds * 1000;
+  const limited = Number.isFinite(until);
+  output.info(
+    `Another send to this service is running (${busy.holder}): waiting for it to finish${limited ? `, at most ${how.seconds} s` : ''}; Ctrl-C stops waiting, nothing is sent`,
+  );
+  const line = (holder: string) => `Waiting for the send of ${holder} to finish`;
+  const progress = await output.progress(line(busy.holder));
+  const endWait = limited ? progress.wait('gives up in', until - clock.now()) : () => {};
+  try {
+    for (;;) {
+      const left = until - clock.now();
+      if (left <= 0) throw busy;
+      try {
+        await clock.sleep(Math.min(RETRY_MS, left), how.interrupt);
+      } catch {
+        throw new InterruptedError('stopped while waiting for another send: nothing was sent');
+      }
+      try {
+        return await take();
+      } catch (error) {
+        if (!(error instanceof BusyError)) throw error;
+        busy = error;
+        progress.update(line(busy.holder));
+      }
+    }
+  } finally {
+    endWait();
+    progress.stop();
+  }
+}

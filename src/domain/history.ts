@@ -1,0 +1,80 @@
+/**
+ * The store's port: what a send needs of a history, whichever store keeps it. `Staged` is the
+ * store's own handle on the rows pass 1 staged; the core passes it back without looking inside.
+ */
+import type { PayoutRequest } from './payout.js';
+import type { JournalMirror } from './records.js';
+
+/** What the caller knows about a run when it opens its state. */
+export interface RunHeader {
+  service: string;
+  client_id: string;
+  inputs: string[];
+  input_hash: string;
+  payout_count: number;
+  batch_reference?: string;
+}
+
+/** One of a run's staged payouts that an earlier run of the same service sent. */
+export interface PriorRow {
+  row: number;
+  payout: PayoutRequest;
+  /** The run that holds the state. */
+  run_id: string;
+  /** The Client-Id that run sent under (null: not recorded). */
+  client_id: string | null;
+  /** That run's payout hash for the reference, and its version (null: not known). */
+  hash: string | null;
+  hash_version: number;
+  state: 'in_flight' | 'done' | 'unknown';
+  req: number | null;
+  sent_at: string | null;
+  status: string | null;
+  transaction_id: string | null;
+  charges: string | null;
+  message: string | null;
+}
+
+/** Who takes a service's lock, so that a second send can name it. */
+export interface LockRequest {
+  pid: number;
+  /** The command line. */
+  command: string;
+  /** ISO 8601. */
+  startedAt: string;
+  /** The run it sends, so that `payouts runs` elsewhere marks it running. */
+  runId?: string;
+}
+
+/** What opening a run needs beyond the rows staged in the local database. */
+export interface AdoptedRun {
+  /** Where every commit of the run goes as well, before it counts as done. */
+  mirror?: JournalMirror;
+  /** The highest request id the history holds for the run. */
+  lastReqFloor?: number;
+}
+
+/**
+ * Where what was sent is kept, as a send uses it: the state folder's state.db
+ * (src/state/local-history.ts) or a shared history on PostgreSQL (src/state/pg/store.ts). Every
+ * call is async and takes no driver type; a run's own commits go through RunState, and to a
+ * shared history through the mirror `adopt` gives.
+ */
+export interface HistoryStore<Staged> {
+  /** How messages name it: "this state folder", or the shared history with its password as ***. */
+  readonly name: string;
+  /** Opens where pass 1 stages a run's rows (a dry run's keep nothing). */
+  stage(how: { dryRun: boolean; pid: number; inputs: string[]; now: Date }): Promise<Staged>;
+  /** One sending run per service at a time; a BusyError naming the holder when taken. */
+  lockService(serviceKey: string, me: LockRequest): Promise<{ release(): Promise<void> }>;
+  /** What earlier runs of the service hold about the staged references, in row order. */
+  prior(staged: Staged, serviceKey: string): Promise<PriorRow[]>;
+  /** Whether any run of the service is recorded. */
+  holdsService(staged: Staged, serviceKey: string): Promise<boolean>;
+  /** Makes the staged rows the run (or finds the run they resume) where the history is. */
+  adopt(
+    staged: Staged,
+    run: { runId: string; serviceKey: string; header: RunHeader; now: string },
+  ): Promise<AdoptedRun>;
+  close(): Promise<void>;
+}
