@@ -30,3 +30,18 @@ export type JournalRecord =
 export interface JournalMirror {
   apply(records: JournalRecord[]): Promise<void>;
 }
+
+/** A staged payout as the local database holds it. */
+export interface StagedPayout {
+  row: number;
+  reference_id: string;
+  file: string | null;
+  line: number | null;
+  location: string | null;
+  amount: string;
+  currency: string;
+  recipient: string;
+  description: string | null;
+  hash: string | null;
+  hash_version: number;
+}

@@ -1,12 +1,13 @@
 import type { OutcomeCounts, PayoutOutcome } from '../domain/outcome.js';
-import type { JournalRecord } from '../domain/records.js';
 import {
   NOT_SENT as NOT_SENT_STATUS,
   OUTCOME_UNKNOWN as OUTCOME_UNKNOWN_STATUS,
   type StatusKind,
   statusKind,
 } from '../domain/statuses.js';
-import { rowWriter, type StateDb } from './db.js';
+import type { JournalRecord } from '../domain/records.js';
+import type { StateDb } from './db.js';
+import { JOURNAL_SQL, REPORT_ROWS, RESULT_ROWS, rowsStatements } from './journal-sql.js';
 
 /** Status codes of a row (0: the run never reached the row). */
 const SUCCESS = 1;
@@ -101,9 +102,6 @@ function chargesText(charges: number | undefined): string | null {
   return typeof charges === 'number' && Number.isFinite(charges) ? String(charges) : null;
 }
 
-/** Rows an insert statement takes at once. */
-const ROWS_PER_WRITE = 100;
-
 /**
  * The outcome of each row of one send of a run. A result the service stated goes to the
  * journal's `results` once, and is the row's outcome; any other outcome (not sent, unknown,
@@ -124,8 +122,6 @@ export class RunOutcomes {
   private sentEarlier = 0;
   private foundAtService = 0;
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
-  private readonly writeResults;
-  private readonly writeReports;
   private readonly readOne;
   private readonly readPage;
   private readonly readStated;
@@ -139,17 +135,6 @@ export class RunOutcomes {
     private readonly run: number,
     private readonly chargeMinor: ChargeMinor,
   ) {
-    this.writeResults = rowWriter(db, {
-      head: 'INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)',
-      width: 8,
-      perStatement: ROWS_PER_WRITE,
-    });
-    this.writeReports = rowWriter(db, {
-      head: `INSERT OR REPLACE INTO reports (run, row, status, transaction_id, charges, message,
-        sent_earlier)`,
-      width: 7,
-      perStatement: ROWS_PER_WRITE,
-    });
     const select = `SELECT p.row, p.reference_id, p.amount, p.currency, d.status,
         d.transaction_id, d.charges, d.message, o.status, o.transaction_id, o.charges,
         o.message, o.sent_earlier, p.file, p.location, p.recipient, p.description
@@ -172,7 +157,7 @@ export class RunOutcomes {
 
   /** Forgets the reports of an earlier send of the run: each send reports its own. */
   reset(): void {
-    this.db.prepare('DELETE FROM reports WHERE run = ?').run(this.run);
+    this.db.prepare(JOURNAL_SQL.sqlite.forgetReports).run(this.run);
   }
 
   /** Number of rows the run reached (sent, queued or sent earlier). */
@@ -253,8 +238,10 @@ export class RunOutcomes {
   /** Writes the buffered results and reports, in the caller's transaction; keeps them buffered. */
   private writePending(): void {
     const { results, reports } = this.pendingValues();
-    this.writeResults(results);
-    this.writeReports(reports);
+    const statements = rowsStatements(RESULT_ROWS, results, 'sqlite');
+    for (const s of statements.concat(rowsStatements(REPORT_ROWS, reports, 'sqlite'))) {
+      this.db.prepare(s.sql).run(s.params);
+    }
   }
 
   /**

@@ -6,53 +6,43 @@ import { newerSchemaError, type StateError, stateError } from './errors.js';
 import type { PriorRow } from '../domain/history.js';
 import type { RunIntake } from './intake.js';
 import { HASH_VERSION, serviceId } from './hash.js';
-import type { StagedPayout } from './pg/history.js';
 import { type PayoutRow, payoutOf } from './run-state.js';
+import { lookupSql } from './journal-sql.js';
+import type { StagedPayout } from '../domain/records.js';
 import { MIGRATIONS } from './schema.js';
 
-/** The staged rows of a send (state.db's payouts of its run), or of a dry run (its view). */
-const STAGED = {
-  send: { rows: 'main.payouts m', description: 'm.description', where: 'm.run = @run AND' },
-  dryRun: { rows: 'main.staged m', description: 'NULL AS description', where: '' },
-};
+/** A journal row of an earlier run that holds one of the references looked up. */
+export type PriorHit = Omit<PriorRow, 'row' | 'payout'> & { reference_id: string };
 
 /**
- * What the runs of a service hold about the references of a run's staged rows: one indexed
- * lookup per row, on (reference_id, run), through the view `journal` of the schema `history`.
+ * The staged payouts of a page with what earlier runs hold of their references (`hits`, in
+ * run order), in row order: both stores look a page's references up with lookupSql's query.
  */
-function query(
-  db: StateDb,
-  staged: (typeof STAGED)['send'],
-  history: string,
-  params: { run: number; service: string },
-): PriorRow[] {
-  const rows = db
-    .prepare(
-      `SELECT m.row, m.reference_id, m.amount, m.currency, m.recipient, ${staged.description},
-         r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
-         o.status, o.transaction_id, o.charges, o.message
-       FROM ${staged.rows}
-       JOIN ${history}.journal o ON o.reference_id = m.reference_id
-       JOIN ${history}.runs r ON r.id = o.run
-       WHERE ${staged.where} r.service_id = @service AND o.state IN ('in_flight', 'done', 'unknown')
-       ORDER BY m.row, o.run`,
-    )
-    .all(params) as Array<PayoutRow & Omit<PriorRow, 'payout'>>;
-  return rows.map((r) => ({
-    row: r.row,
-    payout: payoutOf(r),
-    run_id: r.run_id,
-    client_id: r.client_id,
-    hash: r.hash,
-    hash_version: r.hash_version,
-    state: r.state,
-    req: r.req,
-    sent_at: r.sent_at,
-    status: r.status,
-    transaction_id: r.transaction_id,
-    charges: r.charges,
-    message: r.message,
-  }));
+export function priorOfPage(page: StagedPayout[], hits: PriorHit[], out: PriorRow[]): void {
+  if (hits.length === 0) return;
+  const byRef = new Map<string, PriorHit[]>();
+  for (const h of hits) {
+    const list = byRef.get(h.reference_id);
+    if (list) list.push(h);
+    else byRef.set(h.reference_id, [h]);
+  }
+  for (const p of page) {
+    for (const { reference_id: _, ...h } of byRef.get(p.reference_id) ?? []) {
+      out.push({ row: p.row, payout: payoutOf(p), ...h });
+    }
+  }
+}
+
+/** What the runs of a service in `schema` (state.db's main, or attached) hold of the staged rows. */
+function query(intake: RunIntake, schema: string, service: string): PriorRow[] {
+  const sql = lookupSql('sqlite', schema);
+  if (intake.db.prepare(sql.hasRuns).get(service) === undefined) return [];
+  const out: PriorRow[] = [];
+  for (const page of stagedPages(intake)) {
+    const refs = JSON.stringify(page.map((p) => p.reference_id));
+    priorOfPage(page, intake.db.prepare(sql.prior).all(refs, service) as PriorHit[], out);
+  }
+  return out;
 }
 
 /**
@@ -61,12 +51,8 @@ function query(
  * reading only, when there is one (else nothing was ever sent from this folder).
  */
 export function priorRows(intake: RunIntake, serviceKey: string, stateDir: string): PriorRow[] {
-  const params = { run: intake.id, service: serviceId(serviceKey) };
-  if (!intake.owned) {
-    return sentBefore(intake.db, 'main', params.service)
-      ? query(intake.db, STAGED.send, 'main', params)
-      : [];
-  }
+  const service = serviceId(serviceKey);
+  if (!intake.owned) return query(intake, 'main', service);
   const { db } = intake;
   const path = join(stateDir, STATE_DB);
   if (!existsSync(path)) return [];
@@ -91,9 +77,7 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
       user_version: number;
     };
     if (version > MIGRATIONS.length) throw newerSchemaError(path, version, MIGRATIONS.length);
-    return sentBefore(db, 'history', params.service)
-      ? query(db, STAGED.dryRun, 'history', params)
-      : [];
+    return query(intake, 'history', service);
   } catch (err) {
     // This private connection is not state.db's own: its errors are named here.
     throw stateError(err, path);
@@ -138,7 +122,9 @@ export function stagedLocations(
 
 /** Whether state.db (of a send) holds any run of the service. */
 export function hasHistory(intake: RunIntake, serviceKey: string): boolean {
-  return sentBefore(intake.db, 'main', serviceId(serviceKey));
+  return (
+    intake.db.prepare(lookupSql('sqlite', 'main').hasRuns).get(serviceId(serviceKey)) !== undefined
+  );
 }
 
 /** Whether the attached state.db is of an older schema than this version writes. */
@@ -155,14 +141,6 @@ function migrateFile(path: string, lost: StateError | undefined): void {
   } finally {
     file.close();
   }
-}
-
-/** Whether the schema holds a run of the service (a staged run has none yet): else nothing to look up. */
-function sentBefore(db: StateDb, schema: string, service: string): boolean {
-  return (
-    db.prepare(`SELECT 1 FROM ${schema}.runs WHERE service_id = ? LIMIT 1`).get(service) !==
-    undefined
-  );
 }
 
 /** Payouts read per page from the staged rows. */

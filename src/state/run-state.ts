@@ -5,9 +5,12 @@ import type { JournalMirror, JournalRecord, StatedByRef } from '../domain/record
 import { checkpoint, lockWaitOf, type StateDb } from './db.js';
 import { runIdFor, serviceId } from './hash.js';
 import { type RunIntake, removeRun } from './intake.js';
+import { JOURNAL_SQL } from './journal-sql.js';
 import type { OutcomeResult } from './outcome-result.js';
 import { type ChargeMinor, RunOutcomes } from './outcomes.js';
 import { type StateWriter, writerFor } from './writer.js';
+
+const SQL = JOURNAL_SQL.sqlite;
 
 /** Options of RunState.open. */
 export interface OpenRunOptions {
@@ -127,13 +130,7 @@ export class RunState {
     this.stmts = statementsOf(db);
     this.mirror = opts.mirror;
     this.writer = opts.writer ?? writerFor(db, lockWaitOf(db));
-    const r = db
-      .prepare(
-        `SELECT max(last_req, coalesce((SELECT max(req) FROM intents WHERE run = @id), 0),
-           coalesce((SELECT max(req) FROM results WHERE run = @id), 0)) AS n
-         FROM runs WHERE id = @id`,
-      )
-      .get({ id }) as { n: number };
+    const r = db.prepare(SQL.lastReq).get(id) as { n: number };
     this.lastReq = Math.max(r.n, opts.lastReqFloor ?? 0);
   }
 
@@ -148,16 +145,16 @@ export class RunState {
     const runId = runIdFor(opts.serviceKey, header.input_hash);
     const opened = db
       .transaction(() => {
-        const old = db.prepare('SELECT id, payout_count FROM runs WHERE run_id = ?').get(runId) as
+        const old = db.prepare(SQL.findRun).get(runId) as
           | { id: number; payout_count: number }
           | undefined;
         if (old && old.payout_count === intake.count && sameRows(db, old.id, intake.id)) {
           removeRun(db, intake.id);
-          db.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(now, old.id);
+          db.prepare(SQL.resumeRun).run(now, old.id);
           return { id: old.id, resumed: true };
         }
         if (old) {
-          db.prepare("UPDATE runs SET run_id = run_id || '-' || id WHERE id = ?").run(old.id);
+          db.prepare(SQL.supersede).run(old.id);
         }
         db.prepare(
           `UPDATE runs SET run_id = ?, service_id = ?, service = ?, client_id = ?, inputs = ?,

@@ -94,7 +94,7 @@ const PAYOUTS_V1: TableDef = {
   primaryKey: BY_ROW,
 };
 
-const INTENTS: TableDef = {
+export const INTENTS: TableDef = {
   name: 'intents',
   columns: [
     ['run', 'int', 'NOT NULL'],
@@ -109,7 +109,7 @@ const INTENTS: TableDef = {
   clustered: true,
 };
 
-const RESULTS: TableDef = {
+export const RESULTS: TableDef = {
   name: 'results',
   columns: [
     ['run', 'int', 'NOT NULL'],
@@ -125,7 +125,7 @@ const RESULTS: TableDef = {
   clustered: true,
 };
 
-const REPORTS: TableDef = {
+export const REPORTS: TableDef = {
   name: 'reports',
   columns: [
     ['run', 'int', 'NOT NULL'],

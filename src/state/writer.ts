@@ -8,9 +8,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { rowWriter, type StateDb } from './db.js';
+import type { StateDb } from './db.js';
 import { type LockWait, stateError } from './errors.js';
 import type { JournalRecord } from '../domain/records.js';
+import { recordStatements } from './journal-sql.js';
 
 /** Writes a run's commits, one after the other, each in one transaction. */
 export interface StateWriter {
@@ -20,105 +21,15 @@ export interface StateWriter {
   close(): Promise<void>;
 }
 
-/** Payouts an intent statement takes. */
-const INTENT_ROWS = 100;
-/** Rows a results or reports statement takes. */
-const ROWS_PER_WRITE = 100;
-
-/** Applies a commit's records to a connection (inside the caller's transaction). */
+/**
+ * Applies a commit's records to a connection (inside the caller's transaction), with the
+ * statements a shared history applies them with too (journal-sql.ts), each prepared once.
+ */
 export function applierOf(db: StateDb): (run: number, records: JournalRecord[]) => void {
-  const s = statementsOf(db);
   return (run, records) => {
     for (const r of records) {
-      switch (r.kind) {
-        case 'intent': {
-          const values: unknown[] = [];
-          for (const row of r.rows) values.push(run, row, 'in_flight', r.req, r.at, null, r.at);
-          s.intent(values);
-          break;
-        }
-        case 'seen':
-          s.seen.run({ run, refs: JSON.stringify(r.refs), req: r.req, at: r.at });
-          break;
-        case 'done':
-          s.done.run({ run, list: JSON.stringify(r.list), req: r.req, at: r.at });
-          break;
-        case 'not-applied':
-          s.notApplied.run({ run, refs: JSON.stringify(r.refs), req: r.req, why: r.why, at: r.at });
-          break;
-        case 'unknown':
-          s.unknown.run({ run, refs: JSON.stringify(r.refs), why: r.why, at: r.at });
-          break;
-        // A row writer empties its list: a shared history still needs these.
-        case 'results':
-          s.results(r.values.slice());
-          break;
-        case 'reports':
-          s.reports(r.values.slice());
-          break;
-        case 'touch':
-          s.touch.run(r.lastReq, r.at, run);
-          break;
-      }
+      for (const s of recordStatements(run, r, 'sqlite')) db.prepare(s.sql).run(s.params);
     }
-  };
-}
-
-/** The statements a run's commits write with. */
-function statementsOf(db: StateDb) {
-  // These take a record's references as one JSON array, found through the reference index.
-  const rows = `SELECT p.row FROM payouts p WHERE p.run = @run
-    AND p.reference_id IN (SELECT value FROM json_each(@refs))`;
-  const open = 'NOT EXISTS (SELECT 1 FROM results d WHERE d.run = @run AND d.row = p.row)';
-  return {
-    // A row of intents a payout, or its state again if it had one (sent again once freed).
-    intent: rowWriter(db, {
-      head: 'INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)',
-      width: 7,
-      perStatement: INTENT_ROWS,
-      tail: `ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
-        sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`,
-    }),
-    // Results read back by reference: [ref, status, transaction id, charges, message] each.
-    done: db.prepare(
-      `INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)
-       SELECT @run, p.row, @req, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, @at
-       FROM json_each(@list) j JOIN payouts p ON p.run = @run AND p.reference_id = j.value ->> 0`,
-    ),
-    // Seen by the service, status not known: in flight, if this run had not sent it yet.
-    seen: db.prepare(
-      `INSERT INTO intents (run, row, state, req, sent_at, updated_at)
-       SELECT @run, p.row, 'in_flight', @req, @at, @at FROM payouts p
-       WHERE p.run = @run AND p.reference_id IN (SELECT value FROM json_each(@refs)) AND ${open}
-       ON CONFLICT (run, row) DO NOTHING`,
-    ),
-    notApplied: db.prepare(
-      `UPDATE intents SET state = 'free', note = @why, updated_at = @at
-       WHERE run = @run AND row IN (${rows} AND ${open})
-         AND state IN ('in_flight', 'unknown') AND (@req = -1 OR req = @req)`,
-    ),
-    // A payout never sent, or freed, becomes unknown as of now (request -1).
-    unknown: db.prepare(
-      `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-       SELECT @run, p.row, 'unknown', -1, @at, @why, @at FROM payouts p
-       WHERE p.run = @run AND p.reference_id IN (SELECT value FROM json_each(@refs)) AND ${open}
-       ON CONFLICT (run, row) DO UPDATE SET state = 'unknown', note = excluded.note,
-         updated_at = excluded.updated_at,
-         req = iif(intents.state = 'free', -1, intents.req),
-         sent_at = iif(intents.state = 'free', excluded.sent_at, intents.sent_at)`,
-    ),
-    results: rowWriter(db, {
-      head: 'INSERT OR REPLACE INTO results (run, row, req, status, transaction_id, charges, message, at)',
-      width: 8,
-      perStatement: ROWS_PER_WRITE,
-    }),
-    reports: rowWriter(db, {
-      head: `INSERT OR REPLACE INTO reports (run, row, status, transaction_id, charges, message,
-        sent_earlier)`,
-      width: 7,
-      perStatement: ROWS_PER_WRITE,
-    }),
-    touch: db.prepare('UPDATE runs SET last_req = ?, updated_at = ? WHERE id = ?'),
   };
 }
 

@@ -8,34 +8,37 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { BusyError, PayoutsError, StateStoreError } from '../../errors.js';
+import { BusyError, PayoutsError } from '../../errors.js';
 import { serviceId } from '../hash.js';
-import type { PriorRow, RunHeader } from '../../domain/history.js';
-import type { JournalMirror, JournalRecord } from '../../domain/records.js';
-import { payoutOf } from '../run-state.js';
+import { placeholders } from '../dialect.js';
+import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
+import type { PriorRow } from '../../domain/history.js';
+import { type PriorHit, priorOfPage } from '../prior.js';
 import { ADVISORY_CLASS } from '../runs.js';
+import type { JournalMirror, StagedPayout } from '../../domain/records.js';
 import { PG_MIGRATIONS } from '../schema.js';
-import { redactMessage, redactStateUrl } from './url.js';
+import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
+import { connectTo, failure } from './failure.js';
+import {
+  insertPayouts,
+  insertRun,
+  oneStatement,
+  type SharedRunHeader,
+  recordSender,
+  sameRows,
+} from './statements.js';
+import { type HistoryProbe, probeHistory } from './probe.js';
+import { redactStateUrl } from './url.js';
+
+export type { HistoryProbe };
+
+const SQL = JOURNAL_SQL.pg;
+const LOOKUP = lookupSql('pg');
 
 /** The first key of every advisory lock payouts takes. */
 const LOCK_CLASS = ADVISORY_CLASS;
 /** The second key of the lock that serialises migrations. */
 const MIGRATION_LOCK = 0;
-
-/** A staged payout as the local database holds it. */
-export interface StagedPayout {
-  row: number;
-  reference_id: string;
-  file: string | null;
-  line: number | null;
-  location: string | null;
-  amount: string;
-  currency: string;
-  recipient: string;
-  description: string | null;
-  hash: string | null;
-  hash_version: number;
-}
 
 /** Who holds a service's lock, as the holder wrote it. */
 export interface LockHolder {
@@ -44,13 +47,6 @@ export interface LockHolder {
   pid: number;
   started_at: string;
   command: string;
-}
-
-/** The header of a run, as the shared history records it: state.db's, with its id and time. */
-export interface SharedRunHeader extends RunHeader {
-  runId: string;
-  serviceKey: string;
-  now: string;
 }
 
 /** The run a send adopts in the shared history. */
@@ -62,132 +58,9 @@ export interface SharedRun {
   copied: CopyProgress;
 }
 
-/**
- * How far a run's payouts are copied into the shared history: the rows below `rows` are
- * committed. The first page is copied with the run; the others follow while the run sends,
- * and an intent waits until its rows are there, so a later run's lookup by reference (which
- * joins the payouts) finds every payout an intent names.
- */
-export class CopyProgress {
-  private rows: number;
-  private done = false;
-  private error: unknown;
-  private waiters: Array<{ rows: number; resolve: () => void; reject: (e: unknown) => void }> = [];
-
-  constructor(rows: number, done: boolean) {
-    this.rows = rows;
-    this.done = done;
-  }
-
-  /** Resolves once the rows below `rows` are copied (Infinity: all of them). */
-  reached(rows: number): Promise<void> {
-    if (this.error !== undefined) return Promise.reject(this.error);
-    if (this.done || this.rows >= rows) return Promise.resolve();
-    return new Promise((resolve, reject) => this.waiters.push({ rows, resolve, reject }));
-  }
-
-  /** The rows below `rows` are committed. */
-  advance(rows: number): void {
-    this.rows = rows;
-    this.wake();
-  }
-
-  finish(): void {
-    this.done = true;
-    this.wake();
-  }
-
-  fail(err: unknown): void {
-    this.error = err;
-    for (const w of this.waiters.splice(0)) w.reject(err);
-  }
-
-  private wake(): void {
-    const waiting = this.waiters;
-    this.waiters = [];
-    for (const w of waiting) {
-      if (this.done || this.rows >= w.rows) w.resolve();
-      else this.waiters.push(w);
-    }
-  }
-}
-
-/** The rows a commit's records need copied first: an intent's, or all for a lookup by reference. */
-function rowsNeeded(records: JournalRecord[]): number {
-  let need = 0;
-  for (const r of records) {
-    if (r.kind === 'intent') for (const row of r.rows) need = Math.max(need, row + 1);
-    else if (r.kind !== 'results' && r.kind !== 'reports' && r.kind !== 'touch') return Infinity;
-  }
-  return need;
-}
-
 /** The 32-bit lock key of a service: the first 8 hex digits of its id. */
 function lockKey(service: string): number {
   return Number.parseInt(service.slice(0, 8), 16) | 0;
-}
-
-/**
- * Whether an error means the session is gone: the server stopped or restarted (SQLSTATE class
- * 57P), the network dropped, or node-postgres refuses a client whose connection failed.
- */
-function connectionLost(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  if (
-    typeof code === 'string' &&
-    /^(57P0[123]|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT)$/.test(code)
-  )
-    return true;
-  const message = err instanceof Error ? err.message : String(err);
-  return /Connection terminated|connection error and is not queryable|Client was closed/i.test(
-    message,
-  );
-}
-
-/**
- * What to do about a TLS failure: the server lacks TLS, or its certificate cannot be checked;
- * '' for any other failure.
- */
-function tlsHint(message: string, url: string): string {
-  const mode = /[?&]sslmode=([^&#]*)/.exec(url)?.[1] ?? '';
-  if (/does not support SSL/i.test(message)) {
-    return `. The server does not offer TLS, which sslmode=${mode || 'require'} asks for: turn TLS on at the server (ssl = on, with a certificate for its name), or, on a network you trust, connect with sslmode=disable`;
-  }
-  if (/self[- ]signed|unable to (get|verify)|certificate|altnames|hostname/i.test(message)) {
-    return `. The server's certificate could not be checked (sslmode=${mode}): give its CA with sslrootcert=/path/ca.pem, make the certificate name the host of the URL, or, to encrypt without checking, use sslmode=no-verify`;
-  }
-  return '';
-}
-
-/** The state of the database's error, or the error's own message, without the URL's secrets. */
-function failure(err: unknown, url: string, doing: string): PayoutsError {
-  const raw = err instanceof Error ? err.message : String(err);
-  const message = redactMessage(raw, url) + tlsHint(raw, url);
-  if (connectionLost(err)) {
-    return new StateStoreError(
-      `the connection to the shared history at ${redactStateUrl(url)} was lost while ${doing} (${message}): once the database is reachable, run the same command again; it reads back what this run left in doubt`,
-      { cause: err },
-    );
-  }
-  return new StateStoreError(
-    `the shared history at ${redactStateUrl(url)} failed while ${doing}: ${message}`,
-  );
-}
-
-/** What `config check` finds at a shared history. */
-export interface HistoryProbe {
-  /** The URL, its password as ***. */
-  where: string;
-  /** The database role of the session (who payouts records as having sent or approved). */
-  role: string;
-  database: string;
-  server_version: string;
-  tls: boolean;
-  /** 0: payouts has not used the database yet; its first send creates the tables. */
-  schema_version: number;
-  /** The schema version this payouts writes. */
-  schema_known: number;
-  runs: number;
 }
 
 /** A connection to a shared history. */
@@ -211,17 +84,7 @@ export class PgHistory {
 
   /** Connects (TLS as the URL's sslmode says) and brings the schema up to date. */
   static async open(url: string): Promise<PgHistory> {
-    const { default: pgModule } = await import('pg');
-    const client = new pgModule.Client({ connectionString: url, application_name: 'payouts' });
-    // A lost connection is reported by the next query; an unhandled 'error' would end the process.
-    client.on('error', () => {});
-    try {
-      await client.connect();
-    } catch (err) {
-      await client.end().catch(() => {});
-      throw failure(err, url, 'connecting');
-    }
-    const history = new PgHistory(client, url);
+    const history = new PgHistory(await connectTo(url), url);
     try {
       await history.migrate();
     } catch (err) {
@@ -231,57 +94,9 @@ export class PgHistory {
     return history;
   }
 
-  /**
-   * Connects without changing anything and says what is there: `config check`'s look at a
-   * shared history.
-   */
-  static async probe(url: string): Promise<HistoryProbe> {
-    const { default: pgModule } = await import('pg');
-    const client = new pgModule.Client({ connectionString: url, application_name: 'payouts' });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-    } catch (err) {
-      await client.end().catch(() => {});
-      throw failure(err, url, 'connecting');
-    }
-    try {
-      const who = await client.query<{ role: string; database: string; version: string }>(
-        'SELECT session_user AS role, current_database() AS database, current_setting($1) AS version',
-        ['server_version'],
-      );
-      const tls = await client.query<{ ssl: boolean }>(
-        'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()',
-      );
-      const tables = await client.query<{ n: string | null }>(
-        "SELECT to_regclass('schema_version')::text AS n",
-      );
-      let schema = 0;
-      let runs = 0;
-      if (tables.rows[0]?.n) {
-        schema =
-          (await client.query<{ version: number }>('SELECT version FROM schema_version')).rows[0]
-            ?.version ?? 0;
-        runs = Number(
-          (await client.query<{ n: string }>('SELECT count(*) AS n FROM runs')).rows[0]?.n,
-        );
-      }
-      const w = who.rows[0]!;
-      return {
-        where: redactStateUrl(url),
-        role: w.role,
-        database: w.database,
-        server_version: w.version,
-        tls: tls.rows[0]?.ssl === true,
-        schema_version: schema,
-        schema_known: PG_MIGRATIONS.length,
-        runs,
-      };
-    } catch (err) {
-      throw failure(err, url, 'reading what it holds');
-    } finally {
-      await client.end().catch(() => {});
-    }
+  /** Connects without changing anything and says what is there: `config check`'s look. */
+  static probe(url: string): Promise<HistoryProbe> {
+    return probeHistory(url);
   }
 
   /** Closes the session, which gives back any lock it holds. */
@@ -453,30 +268,11 @@ export class PgHistory {
     // A service never sent to has nothing to look up: one query instead of one per page.
     if (!(await this.hasRuns(serviceKey))) return out;
     for (const page of pages) {
-      const refs = page.map((p) => p.reference_id);
+      const refs = JSON.stringify(page.map((p) => p.reference_id));
       const r = await this.serial('looking up earlier sends', (c) =>
-        c.query<Omit<PriorRow, 'row' | 'payout'> & { reference_id: string }>(
-          `SELECT o.reference_id, r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
-             o.status, o.transaction_id, o.charges, o.message
-           FROM journal o JOIN runs r ON r.id = o.run
-           WHERE o.reference_id = ANY($1::text[]) AND r.service_id = $2
-             AND o.state IN ('in_flight', 'done', 'unknown')
-           ORDER BY o.run`,
-          [refs, service],
-        ),
+        c.query<PriorHit>(pgText(LOOKUP.prior), [refs, service]),
       );
-      if (r.rows.length === 0) continue;
-      const byRef = new Map<string, typeof r.rows>();
-      for (const h of r.rows) {
-        const list = byRef.get(h.reference_id);
-        if (list) list.push(h);
-        else byRef.set(h.reference_id, [h]);
-      }
-      for (const p of page) {
-        for (const { reference_id: _, ...h } of byRef.get(p.reference_id) ?? []) {
-          out.push({ row: p.row, payout: payoutOf(p), ...h });
-        }
-      }
+      priorOfPage(page, r.rows, out);
     }
     return out;
   }
@@ -484,7 +280,7 @@ export class PgHistory {
   /** Whether the history holds any run of the service. */
   async hasRuns(serviceKey: string): Promise<boolean> {
     const r = await this.serial('looking up the service', (c) =>
-      c.query('SELECT 1 FROM runs WHERE service_id = $1 LIMIT 1', [serviceId(serviceKey)]),
+      c.query(pgText(LOOKUP.hasRuns), [serviceId(serviceKey)]),
     );
     return r.rows.length > 0;
   }
@@ -497,27 +293,20 @@ export class PgHistory {
   async adopt(header: SharedRunHeader, pages: () => Iterable<StagedPayout[]>): Promise<SharedRun> {
     const rest = pages()[Symbol.iterator]();
     const run = await this.tx('recording the run', async (c) => {
-      const old = await c.query<{ id: number; payout_count: number }>(
-        'SELECT id, payout_count FROM runs WHERE run_id = $1 FOR UPDATE',
-        [header.runId],
-      );
+      const old = await c.query<{ id: number; payout_count: number }>(pgText(SQL.findRun), [
+        header.runId,
+      ]);
       const o = old.rows[0];
       if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
-        await c.query('UPDATE runs SET updated_at = $1 WHERE id = $2', [header.now, o.id]);
+        await c.query(pgText(SQL.resumeRun), [header.now, o.id]);
         await recordSender(c, o.id, this.sender);
-        await c.query('DELETE FROM reports WHERE run = $1', [o.id]);
-        const n = await c.query<{ n: number }>(
-          `SELECT greatest(r.last_req,
-             coalesce((SELECT max(req) FROM intents WHERE run = r.id), 0),
-             coalesce((SELECT max(req) FROM results WHERE run = r.id), 0)) AS n
-           FROM runs r WHERE r.id = $1`,
-          [o.id],
-        );
+        await c.query(pgText(SQL.forgetReports), [o.id]);
+        const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [o.id]);
         const copied = new CopyProgress(header.payout_count, true);
         return { id: o.id, resumed: true, lastReq: n.rows[0]?.n ?? 0, copied };
       }
       if (o) {
-        await c.query("UPDATE runs SET run_id = run_id || '-' || id WHERE id = $1", [o.id]);
+        await c.query(pgText(SQL.supersede), [o.id]);
       }
       const id = await insertRun(c, header);
       await recordSender(c, id, this.sender);
@@ -554,17 +343,17 @@ export class PgHistory {
         await c.end().catch(() => {});
       }
       run.copied.finish();
-    })().catch((err: unknown) => run.copied.fail(failure(err, this.url, 'copying the run')));
+    })().catch((err: unknown) =>
+      run.copied.fail(
+        err instanceof PayoutsError ? err : failure(err, this.url, 'copying the run'),
+      ),
+    );
     this.copying.push(copying);
   }
 
   /** Another session on the same database. */
-  private async connect(): Promise<pg.Client> {
-    const { default: pgModule } = await import('pg');
-    const c = new pgModule.Client({ connectionString: this.url, application_name: 'payouts' });
-    c.on('error', () => {});
-    await c.connect();
-    return c;
+  private connect(): Promise<pg.Client> {
+    return connectTo(this.url);
   }
 
   /**
@@ -576,10 +365,11 @@ export class PgHistory {
     return {
       apply: async (records) => {
         await copied?.reached(rowsNeeded(records));
-        const quick = oneStatement(run, records);
+        const statements = records.flatMap((r) => recordStatements(run, r, 'pg'));
+        const quick = oneStatement(records, statements);
         if (quick) return this.serial('recording what was sent', (c) => c.query(quick).then());
         return this.tx('recording what was sent', async (c) => {
-          for (const r of records) await applyRecord(c, run, r);
+          for (const s of statements) await c.query(pgText(s.sql), s.params);
         });
       },
     };
@@ -587,8 +377,7 @@ export class PgHistory {
 
   /** Rows of a query written with `?` placeholders, as state.db's are (listing runs). */
   rows(sql: string, params: unknown[]): Promise<unknown[]> {
-    let n = 0;
-    const text = sql.replace(/\?/g, () => `$${++n}`);
+    const text = placeholders(sql, 'pg');
     return this.serial('reading runs', async (c) => (await c.query(text, params)).rows);
   }
 
@@ -601,274 +390,4 @@ export class PgHistory {
   write<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
     return this.tx(doing, work);
   }
-}
-
-/** The row number of a page's last payout. */
-function lastRowOf(page: StagedPayout[]): number {
-  return page[page.length - 1]!.row;
-}
-
-/** Records who sends run `id` (the last sender of a resumed run): OS user, host, database role. */
-async function recordSender(
-  c: pg.Client,
-  id: number,
-  sender: LockHolder | undefined,
-): Promise<void> {
-  await c.query('UPDATE runs SET host = $2, os_user = $3, db_user = session_user WHERE id = $1', [
-    id,
-    sender?.host ?? osHostname(),
-    sender?.user ?? userInfo().username,
-  ]);
-}
-
-/** Inserts a run's header; its id. */
-async function insertRun(c: pg.Client, h: SharedRunHeader): Promise<number> {
-  const r = await c.query<{ id: number }>(
-    `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-       batch_reference, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
-    [
-      h.runId,
-      serviceId(h.serviceKey),
-      h.service,
-      h.client_id,
-      JSON.stringify(h.inputs),
-      h.input_hash,
-      h.payout_count,
-      h.batch_reference ?? null,
-      h.now,
-    ],
-  );
-  return r.rows[0]!.id;
-}
-
-/** Inserts payouts of run `run`, one statement for the page (its columns as arrays). */
-export async function insertPayouts(
-  c: pg.Client,
-  run: number,
-  page: StagedPayout[],
-): Promise<void> {
-  if (page.length === 0) return;
-  const col = <K extends keyof StagedPayout>(k: K) => page.map((p) => p[k]);
-  await c.query(
-    `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
-       recipient, description, hash, hash_version)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::int[], $6::text[],
-       $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])`,
-    [
-      run,
-      col('row'),
-      col('reference_id'),
-      col('file'),
-      col('line'),
-      col('location'),
-      col('amount'),
-      col('currency'),
-      col('recipient'),
-      col('description'),
-      col('hash'),
-      col('hash_version'),
-    ],
-  );
-}
-
-/** Whether run `run` holds exactly these payouts, row for row. */
-async function sameRows(
-  c: pg.Client,
-  run: number,
-  pages: Iterable<StagedPayout[]>,
-): Promise<boolean> {
-  for (const page of pages) {
-    const r = await c.query<{ n: number }>(
-      `SELECT count(*)::int AS n
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::int[]) AS s(row, ref, hash, v)
-       JOIN payouts o ON o.run = $1 AND o.row = s.row AND o.reference_id = s.ref
-         AND o.hash IS NOT DISTINCT FROM s.hash AND o.hash_version = s.v`,
-      [
-        run,
-        page.map((p) => p.row),
-        page.map((p) => p.reference_id),
-        page.map((p) => p.hash),
-        page.map((p) => p.hash_version),
-      ],
-    );
-    if (r.rows[0]?.n !== page.length) return false;
-  }
-  return true;
-}
-
-/** Writes intents, results and reports, and the run's last request, in one statement. */
-const ONE_STATEMENT = `
-  WITH i AS (
-    INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-    SELECT $1, x.row, 'in_flight', x.req, x.at, NULL, x.at
-    FROM unnest($2::int[], $3::int[], $4::text[]) AS x(row, req, at)
-    ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
-      sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at
-  ), d AS (
-    INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
-    SELECT $1, * FROM unnest($5::int[], $6::int[], $7::text[], $8::text[], $9::text[],
-      $10::text[], $11::text[])
-    ON CONFLICT (run, row) DO UPDATE SET req = excluded.req, status = excluded.status,
-      transaction_id = excluded.transaction_id, charges = excluded.charges,
-      message = excluded.message, at = excluded.at
-  ), o AS (
-    INSERT INTO reports (run, row, status, transaction_id, charges, message, sent_earlier)
-    SELECT $1, * FROM unnest($12::int[], $13::text[], $14::text[], $15::text[], $16::text[],
-      $17::int[])
-    ON CONFLICT (run, row) DO UPDATE SET status = excluded.status,
-      transaction_id = excluded.transaction_id, charges = excluded.charges,
-      message = excluded.message, sent_earlier = excluded.sent_earlier
-  )
-  UPDATE runs SET last_req = greatest(last_req, $18), updated_at = $19 WHERE id = $1`;
-
-/** Columns of rows given as a flat list, `width` values a row, without the first (the run). */
-function columnsOf(values: unknown[], width: number): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: width - 1 }, () => []);
-  for (let k = 0; k < values.length; k += width) {
-    for (let j = 1; j < width; j++) cols[j - 1]!.push(values[k + j] ?? null);
-  }
-  return cols;
-}
-
-/**
- * A commit as one statement, when it holds only intents (of distinct rows), results, reports
- * and the run's last request: the parts touch different tables, so one snapshot serves them
- * all. Undefined when it holds anything else, which must see the effect of what precedes it.
- */
-function oneStatement(run: number, records: JournalRecord[]): pg.QueryConfig | undefined {
-  const intent: [number[], number[], string[]] = [[], [], []];
-  const rows = new Set<number>();
-  let results: unknown[] = [];
-  let reports: unknown[] = [];
-  let touch: { lastReq: number; at: string } | undefined;
-  for (const r of records) {
-    if (r.kind === 'intent') {
-      for (const row of r.rows) {
-        if (rows.has(row)) return undefined;
-        rows.add(row);
-        intent[0].push(row);
-        intent[1].push(r.req);
-        intent[2].push(r.at);
-      }
-    } else if (r.kind === 'results') results = results.concat(r.values);
-    else if (r.kind === 'reports') reports = reports.concat(r.values);
-    else if (r.kind === 'touch') touch = r;
-    else return undefined;
-  }
-  if (touch === undefined) return undefined;
-  return {
-    // Named: prepared once per session, not planned again for every commit.
-    name: 'payouts-commit',
-    text: ONE_STATEMENT,
-    values: [
-      run,
-      ...intent,
-      ...columnsOf(results, 8),
-      ...columnsOf(reports, 7),
-      touch.lastReq,
-      touch.at,
-    ],
-  };
-}
-
-/** The rows of a run among these references that have no stated result. */
-const OPEN_ROWS = `SELECT p.row FROM payouts p WHERE p.run = $1 AND p.reference_id = ANY($2::text[])
-  AND NOT EXISTS (SELECT 1 FROM results d WHERE d.run = p.run AND d.row = p.row)`;
-
-/** Writes one record of a run's journal; the same effect as RunState's local statements. */
-async function applyRecord(c: pg.Client, run: number, r: JournalRecord): Promise<void> {
-  switch (r.kind) {
-    case 'intent':
-      await c.query(
-        `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-         SELECT $1, x, 'in_flight', $2, $3, NULL, $3 FROM unnest($4::int[]) AS x
-         ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
-           sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`,
-        [run, r.req, r.at, r.rows],
-      );
-      return;
-    case 'seen':
-      await c.query(
-        `INSERT INTO intents (run, row, state, req, sent_at, updated_at)
-         SELECT $1, row, 'in_flight', $3, $4, $4 FROM (${OPEN_ROWS}) o
-         ON CONFLICT (run, row) DO NOTHING`,
-        [run, r.refs, r.req, r.at],
-      );
-      return;
-    case 'done':
-      await c.query(
-        `INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
-         SELECT $1, p.row, $2, j.status, j.tx, j.charges, j.message, $3
-         FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-           AS j(ref, status, tx, charges, message)
-           JOIN payouts p ON p.run = $1 AND p.reference_id = j.ref
-         ON CONFLICT (run, row) DO UPDATE SET req = excluded.req, status = excluded.status,
-           transaction_id = excluded.transaction_id, charges = excluded.charges,
-           message = excluded.message, at = excluded.at`,
-        [run, r.req, r.at, ...[0, 1, 2, 3, 4].map((k) => r.list.map((x) => x[k]))],
-      );
-      return;
-    case 'not-applied':
-      await c.query(
-        `UPDATE intents SET state = 'free', note = $4, updated_at = $5
-         WHERE run = $1 AND row IN (${OPEN_ROWS}) AND state IN ('in_flight', 'unknown')
-           AND ($3 = -1 OR req = $3)`,
-        [run, r.refs, r.req, r.why, r.at],
-      );
-      return;
-    case 'unknown':
-      await c.query(
-        `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
-         SELECT $1, row, 'unknown', -1, $4, $3, $4 FROM (${OPEN_ROWS}) o
-         ON CONFLICT (run, row) DO UPDATE SET state = 'unknown', note = excluded.note,
-           updated_at = excluded.updated_at,
-           req = CASE WHEN intents.state = 'free' THEN -1 ELSE intents.req END,
-           sent_at = CASE WHEN intents.state = 'free' THEN excluded.sent_at ELSE intents.sent_at END`,
-        [run, r.refs, r.why, r.at],
-      );
-      return;
-    case 'results':
-      await upsertRows(c, run, r.values, 8);
-      return;
-    case 'reports':
-      await upsertRows(c, run, r.values, 7);
-      return;
-    case 'touch':
-      await c.query(
-        'UPDATE runs SET last_req = greatest(last_req, $1), updated_at = $2 WHERE id = $3',
-        [r.lastReq, r.at, run],
-      );
-      return;
-  }
-}
-
-/** Writes rows of `results` (8 values each) or `reports` (7), under the shared run's id. */
-async function upsertRows(
-  c: pg.Client,
-  run: number,
-  values: unknown[],
-  width: 7 | 8,
-): Promise<void> {
-  const cols = columnsOf(values, width);
-  if (width === 8) {
-    await c.query(
-      `INSERT INTO results (run, row, req, status, transaction_id, charges, message, at)
-       SELECT $1, * FROM unnest($2::int[], $3::int[], $4::text[], $5::text[], $6::text[],
-         $7::text[], $8::text[])
-       ON CONFLICT (run, row) DO UPDATE SET req = excluded.req, status = excluded.status,
-         transaction_id = excluded.transaction_id, charges = excluded.charges,
-         message = excluded.message, at = excluded.at`,
-      [run, ...cols],
-    );
-    return;
-  }
-  await c.query(
-    `INSERT INTO reports (run, row, status, transaction_id, charges, message, sent_earlier)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
-     ON CONFLICT (run, row) DO UPDATE SET status = excluded.status,
-       transaction_id = excluded.transaction_id, charges = excluded.charges,
-       message = excluded.message, sent_earlier = excluded.sent_earlier`,
-    [run, ...cols],
-  );
 }

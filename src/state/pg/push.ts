@@ -9,7 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { StateDb } from '../db.js';
-import { type LockHolder, type PgHistory, insertPayouts, type StagedPayout } from './history.js';
+import type { StagedPayout } from '../../domain/records.js';
+import type { LockHolder, PgHistory } from './history.js';
+import { insertPayouts } from './statements.js';
 
 /** Rows read from state.db per statement. */
 const PAGE = 5_000;
