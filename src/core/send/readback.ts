@@ -71,9 +71,10 @@ export async function readBack<T extends Sent>(
     if (readAt >= quiet.quietAt) confirmed += 1;
     if (confirmed >= needed) break;
     const first = confirmed === 0;
-    const waitMs = first ? quiet.quietAt - readAt : quiet.intervalMs!;
-    const waited = await waitForQuiet(missing.length, Math.max(0, waitMs), deps, first);
-    if (!waited) {
+    // Until the quiet time itself: a read that took long has already waited part of it.
+    const waitMs = first ? quiet.quietAt - deps.clock.now() : quiet.intervalMs!;
+    const waited = waitMs > 0 ? await waitForQuiet(missing.length, waitMs, deps, first) : true;
+    if (!waited || deps.interrupt.aborted) {
       for (const ref of missing) out.outcomes.set(ref, { kind: 'unknown', why: STOPPED_WAITING });
       return out;
     }

@@ -51,6 +51,55 @@ describe('readBack', () => {
     expect(notes[0]).toMatch(/waiting 50 s before reading it again/);
   });
 
+  it('waits until the quiet time, not a quiet time more after a slow read', async () => {
+    const clock = new FakeClock(1_000_000);
+    const r = reader(clock, {});
+    // Each lookup takes 20 s on the clock (a slow service, many payouts to read).
+    const slow = {
+      getPayout: async (ref: string) => {
+        clock.t += 20_000;
+        return r.getPayout(ref);
+      },
+    };
+    const out = await readBack(
+      [payout('A')],
+      { quietAt: 1_050_000, intervalMs: 50_000 },
+      { client: slow, clock, interrupt: new AbortController().signal, notify: () => {} },
+    );
+    expect(out.outcomes.get('A')).toEqual({ kind: 'not-found' });
+    // Read at 1_000_000-1_020_000, then until 1_050_000 (30 s), read, a quiet interval, read:
+    // 80 s of waits, where waiting the quiet time from the read's start took 100 s.
+    expect(clock.waits.reduce((a, b) => a + b, 0)).toBe(80_000);
+    expect(r.asked).toEqual(['A', 'A', 'A']);
+  });
+
+  it('reads again at once when a slow read has outlasted the quiet time', async () => {
+    const clock = new FakeClock(1_000_000);
+    const r = reader(clock, {});
+    const slow = {
+      getPayout: async (ref: string) => {
+        clock.t += 60_000;
+        return r.getPayout(ref);
+      },
+    };
+    const notes: string[] = [];
+    const out = await readBack(
+      [payout('A')],
+      { quietAt: 1_050_000 },
+      {
+        client: slow,
+        clock,
+        interrupt: new AbortController().signal,
+        notify: (m) => notes.push(m),
+      },
+    );
+    // The first read began before the quiet time: it proves nothing, the second one does.
+    expect(out.outcomes.get('A')).toEqual({ kind: 'not-found' });
+    expect(r.asked).toEqual(['A', 'A']);
+    expect(clock.waits).toEqual([]);
+    expect(notes).toEqual([]);
+  });
+
   it('takes "not found" as proof once the quiet time has passed, without waiting', async () => {
     const clock = new FakeClock(2_000_000);
     const r = reader(clock, {});
