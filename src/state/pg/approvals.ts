@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
 import type { PgHistory } from './history.js';
+import type { PayoutRow } from '../run-state.js';
 
 /** The OS user and host a row names beside the database role. */
 export interface Machine {
@@ -67,14 +68,8 @@ export interface PreparedRun {
   events: ApprovalEvent[];
 }
 
-/** A payout of a prepared run. */
-export interface PreparedPayout {
-  row: number;
-  reference_id: string;
-  amount: string;
-  currency: string;
-  recipient: string;
-  description: string | null;
+/** A payout of a prepared run: its columns, and the hash the approval covers. */
+export interface PreparedPayout extends PayoutRow {
   hash: string;
 }
 
