@@ -62,7 +62,8 @@ Exit codes:
   1  internal error                5  a payout is still pending, or has a status the
   2  usage or invalid input           service does not document (none failed)
   3  credentials missing/rejected  6  payout not found
-  130 interrupted                  7  service unreachable or outcome unknown
+  8  another send to the service   7  service unreachable or outcome unknown
+     is running (--wait waits)     130 interrupted
 In CI a job may see 124 (timeout without --preserve-status) or 143 (npx killed by
 SIGTERM) instead of 130: the --json document's exit_code is payouts' own.
 
