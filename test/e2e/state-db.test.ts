@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openDatabase } from '../../src/state/index.js';
 import { describe, expect, it } from 'vitest';
 import { runCli, sample, spawnCli, tempHomesPerTest } from '../helpers/cli.js';
 
@@ -18,7 +18,7 @@ describe('state.db locked by another program', () => {
     const dir = join(h.env.XDG_STATE_HOME!, 'payouts');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'state.db');
-    const holder = new Database(file);
+    const holder = openDatabase(file);
     holder.exec('PRAGMA journal_mode = WAL; BEGIN EXCLUSIVE');
     let released = false;
     try {

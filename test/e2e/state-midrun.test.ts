@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, copyFileSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase, type StateDb } from '../../src/state/index.js';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { finishesOnceOnRerun, reportStatuses, sendArgs } from '../helpers/signal-runs.js';
@@ -19,11 +19,11 @@ describe('state.db locked by another program mid-send', () => {
   it('stops: no new request, every row reported, exit 7; the next run finishes once', async () => {
     const home = fixture.home();
     const file = join(home.env.XDG_STATE_HOME!, 'payouts', 'state.db');
-    let holder: Database.Database | undefined;
+    let holder: StateDb | undefined;
     // The third request takes state.db's write lock and holds it until the run has ended.
     const svc = await fixture.start((n) => {
       if (n === 3) {
-        holder = new Database(file);
+        holder = openDatabase(file);
         holder.exec('BEGIN IMMEDIATE');
       }
       return {};
@@ -118,7 +118,7 @@ describe('a finished run and its -wal', () => {
     const warm = writeRun(home.dir, 2, 'warm.csv');
     expect((await onTerminal(['send', warm.file, '--yes'], [], home.env)).code).toBe(0);
     // Another program reading state.db keeps SQLite from folding the -wal in at close.
-    const reader = new Database(join(dir, 'state.db'), { readonly: true });
+    const reader = openDatabase(join(dir, 'state.db'), { readonly: true });
     reader.prepare('SELECT count(*) FROM runs').get();
     try {
       const { file: csv, refs } = writeRun(home.dir, 30, 'more.csv');

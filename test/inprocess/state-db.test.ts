@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, renameSync, statSync, truncateSync, writeFileSync
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { openDatabase } from '../../src/state/index.js';
 import { MIGRATIONS } from '../../src/state/schema.js';
 import { parseJsonStdout, sample, tempHomesPerTest } from '../helpers/cli.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
@@ -58,7 +59,7 @@ describe('state.db problems', () => {
 
   it('a database written by a newer version: exit 7, says to update payouts', async () => {
     const h = home();
-    const db = new Database(h.file);
+    const db = openDatabase(h.file);
     db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 5}`);
     db.close();
     for (const args of [SEND, ['runs'], [...SEND.slice(0, 3), '--dry-run']]) {

@@ -70,4 +70,16 @@ describe('the layout of src/', () => {
     expect(long).toEqual([]);
     expect(lines('src/core/send/engine.ts')).toBeLessThan(450);
   });
+
+  it('opens SQLite only through openDatabase, whose statements are never garbage', () => {
+    // better-sqlite3 12 built for Node 24 aborts the process when a collection frees a
+    // statement, connection or iterator outside JavaScript: none may be made elsewhere.
+    const everywhere = [...files, ...sourceFiles(join(ROOT, 'test'))];
+    const wrong = everywhere.filter(
+      (f) =>
+        f !== join('src', 'state', 'db.ts') &&
+        /new Database\(|\.pragma\(|\.iterate\(/.test(readFileSync(join(ROOT, f), 'utf8')),
+    );
+    expect(wrong).toEqual([]);
+  });
 });

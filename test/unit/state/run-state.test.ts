@@ -123,7 +123,7 @@ describe('RunState: written ahead', () => {
     state.outcomes.set(0, { ...base, reference_id: 'A', status: 'success', charges: 0.5 });
     state.outcomes.set(1, { ...base, reference_id: 'B', status: 'not_sent' });
     // Every write now fails, as on a full disk; reads still work.
-    db.pragma('query_only = ON');
+    db.exec('PRAGMA query_only = ON');
     expect(String(state.outcomes.save())).toMatch(/readonly|read-only|cannot write/i);
     expect([...state.outcomes.values()].map((o) => [o.reference_id, o.status])).toEqual([
       ['A', 'success'],
@@ -131,7 +131,7 @@ describe('RunState: written ahead', () => {
     ]);
     const report = [...state.outcomes.reportRows()];
     expect(report.map((r) => r.outcome?.status)).toEqual(['success', 'not_sent', undefined]);
-    db.pragma('query_only = OFF');
+    db.exec('PRAGMA query_only = OFF');
   });
   it('keeps every outcome when the commit itself fails (a full disk met at COMMIT)', async () => {
     const db = await openDb(await tempStateDir());
