@@ -42,6 +42,13 @@ export interface ClientOptions {
   slowAfterMs?: number;
 }
 
+/**
+ * Connections to one service at most: the paces decide how many requests are in flight, and
+ * a smaller pool would queue some behind others unseen (a read-back's lookups behind a send's
+ * slow creates). 64 creates (--max-concurrency's top) and 16 lookups; opened only when used.
+ */
+const CONNECTIONS = 80;
+
 /** An exchange slower than this is told to `slow`, so a person sees what the run waits for. */
 export const SLOW_MS = 5_000;
 
@@ -216,7 +223,10 @@ export class PayoutClient {
   static async open(opts: ClientOptions): Promise<PayoutClient> {
     const p = opts.proxy ?? {};
     if (!p.httpProxy && !p.httpsProxy) return new PayoutClient(opts);
-    return new PayoutClient(opts, new EnvHttpProxyAgent({ ...timeoutsOf(opts), ...p }));
+    return new PayoutClient(
+      opts,
+      new EnvHttpProxyAgent({ ...timeoutsOf(opts), connections: CONNECTIONS, ...p }),
+    );
   }
 
   /** A client without a proxy, or with the proxy agent that `open` made. */
@@ -231,7 +241,7 @@ export class PayoutClient {
     this.redactor = new Redactor(opts.clientSecret.reveal());
     this.deadlineMs = deadlineOf(opts);
     this.apiBase = `${opts.baseUrl}/api/v1`;
-    this.dispatcher = dispatcher ?? new Agent({ ...timeoutsOf(opts), connections: 16 });
+    this.dispatcher = dispatcher ?? new Agent({ ...timeoutsOf(opts), connections: CONNECTIONS });
   }
 
   /** The URL a create request goes to. */

@@ -87,6 +87,7 @@ const okCreate = {
     ],
   },
 };
+const found = { success: true, message: ['ok'], data: { reference_id: 'R1', status: 'success' } };
 const payouts = {
   payouts: [{ reference_id: 'R1', amount: '10.50', currency: 'USD', recipient: 'a@example.com' }],
 };
@@ -136,6 +137,28 @@ describe('PayoutClient requests', () => {
     await c.close();
     expect(seen[0]!.url).toBe('/api/v1/payouts/A%2FB%201');
     expect(rec.status).toBe('pending');
+  });
+
+  it('keeps no request waiting for a connection: 16 slow creates and 16 lookups at once', async () => {
+    // The paces decide what is in flight; a smaller pool would hold the lookups behind creates.
+    const held: ServerResponse[] = [];
+    let release: () => void = () => {};
+    const all = new Promise<void>((r) => {
+      release = r;
+    });
+    handler = (_req, _body, res) => {
+      held.push(res);
+      if (held.length === 32) release();
+    };
+    const c = client();
+    const creates = Array.from({ length: 16 }, () => c.createPayouts(payouts));
+    const lookups = Array.from({ length: 16 }, (_, k) => c.getPayout(`R${k}`));
+    await all;
+    expect(seen.filter((r) => r.method === 'GET')).toHaveLength(16);
+    for (const res of held)
+      reply(200, res.req.method === 'GET' ? found : okCreate)(res.req, '', res);
+    await Promise.all([...creates, ...lookups]);
+    await c.close();
   });
 });
 
