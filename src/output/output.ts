@@ -97,6 +97,8 @@ export class Output {
   readonly errColor: ChalkInstance;
   private jsonWritten = false;
   private activeProgress: { stop(): void } | undefined;
+  /** The running spinner's line, which shows waits that start elsewhere (see countdown). */
+  private activeLine: LiveLine | undefined;
   /** Set once stdout's reader has gone (EPIPE): what is left to print is dropped. */
   private stdoutGone = false;
   /** Set once stderr's terminal or reader has gone: messages are dropped. */
@@ -129,6 +131,7 @@ export class Output {
       if (!readerGone(err)) throw err;
       this.stderrGone = true;
       this.activeProgress = undefined;
+      this.activeLine = undefined;
     });
   }
 
@@ -323,6 +326,7 @@ export class Output {
     const line = new LiveLine(text, (t) => {
       spinner.text = t;
     });
+    this.activeLine = line;
     return {
       update: (t) => line.update(t),
       wait: (what, ms) => line.wait(what, ms),
@@ -330,8 +334,17 @@ export class Output {
         line.stop();
         spinner.stop();
         if (this.activeProgress === spinner) this.activeProgress = undefined;
+        if (this.activeLine === line) this.activeLine = undefined;
       },
     };
+  }
+
+  /**
+   * A wait of `ms` counted down on the running spinner's line, for a wait that its own code
+   * cannot reach (state.db's lock, met by the writer thread); nothing without a spinner.
+   */
+  countdown(what: string, ms: number): () => void {
+    return this.activeLine?.wait(what, ms) ?? (() => {});
   }
 
   /** Asks a yes/no question on the terminal; the default is No. */
@@ -425,6 +438,8 @@ export class Output {
   private clearProgress(): void {
     this.activeProgress?.stop();
     this.activeProgress = undefined;
+    this.activeLine?.stop();
+    this.activeLine = undefined;
   }
 
   /**

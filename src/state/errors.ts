@@ -159,6 +159,11 @@ export interface LockWait {
   noticeMs: number;
   /** How much longer to wait after telling, before giving up. */
   waitMs: number;
+  /**
+   * Shows the told wait while it lasts (a countdown on a terminal) until the returned function
+   * is called. Only a wait in the writer thread can: elsewhere SQLite's wait blocks the loop.
+   */
+  countdown?: (ms: number) => () => void;
 }
 
 /** A statement method or exec, as guarded. */

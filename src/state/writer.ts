@@ -110,8 +110,20 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
     }
     idle();
   };
+  // The thread waits for another program's lock after its notice, until its next reply.
+  let endCountdown: (() => void) | undefined;
+  const waitEnded = () => {
+    endCountdown?.();
+    endCountdown = undefined;
+  };
   worker.on('message', (m: WriterReply) => {
-    if ('notice' in m) return o.wait.notice(m.notice);
+    if ('notice' in m) {
+      o.wait.notice(m.notice);
+      waitEnded();
+      endCountdown = o.wait.countdown?.(o.wait.waitMs);
+      return;
+    }
+    waitEnded();
     if ('failed' in m) {
       const err = Object.assign(new Error(m.error.message), m.error);
       return fail(m.failed, stateError(err, o.file));
@@ -125,6 +137,7 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
   worker.on('error', (err) => fail(pending.keys(), stateError(err, o.file)));
   const exited = new Promise<void>((resolve) =>
     worker.on('exit', () => {
+      waitEnded();
       fail(pending.keys(), new Error(`the writer of ${o.file} stopped`));
       resolve();
     }),

@@ -54,6 +54,38 @@ describe('state.db locked by another program mid-send', () => {
   });
 });
 
+describe('state.db locked by another program for a while mid-send', () => {
+  it('counts the wait down on the spinner line, then goes on: every payout applied once', async () => {
+    const home = fixture.home();
+    const file = join(home.env.XDG_STATE_HOME!, 'payouts', 'state.db');
+    let holder: StateDb | undefined;
+    // The third request takes the write lock for 3.5 s: 2 s waited in silence, then told.
+    const svc = await fixture.start((n) => {
+      if (n === 3) {
+        holder = openDatabase(file);
+        holder.exec('BEGIN IMMEDIATE');
+        setTimeout(() => holder?.exec('ROLLBACK'), 3_500);
+      }
+      return {};
+    });
+    await storeProfile(home.env, svc.url);
+    const { file: csv, refs } = writeRun(home.dir, 10);
+    const s = { svc, home, file: csv, refs, marker: '' };
+    const env = { ...home.env, PAYOUTS_STATE_WAIT: '6' };
+    try {
+      const r = await onTerminal(sendArgs(s, '--yes'), [], env);
+      expect(r.code, r.output).toBe(0);
+      expect(r.output).toContain(`the state database ${file} is locked by another program`);
+      expect(r.output).toMatch(/state\.db locked by another program, giving up in [1-4] s/);
+      expect(r.output).toMatch(/10 payouts: 10 succeeded, 0 failed/);
+      expect(svc.held.size).toBe(refs.length);
+      expect(svc.appliedTwice()).toEqual([]);
+    } finally {
+      holder?.close();
+    }
+  });
+});
+
 /** A 4 MiB tmpfs at `dir`, and how to unmount it; undefined where mounting is not allowed. */
 function smallDisk(dir: string): (() => void) | undefined {
   mkdirSync(dir, { recursive: true });

@@ -90,7 +90,12 @@ export interface Staging {
 export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
   const history = deps.stateUrl
     ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
-    : localHistory(deps.stateDir, { notice: (m) => deps.output.warn(m), ...deps.stateWait });
+    : localHistory(deps.stateDir, {
+        notice: (m) => deps.output.warn(m),
+        countdown: (ms) =>
+          deps.output.countdown('state.db locked by another program, giving up in', ms),
+        ...deps.stateWait,
+      });
   try {
     const now = new Date((deps.clock ?? systemClock).now());
     const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };

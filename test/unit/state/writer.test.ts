@@ -36,9 +36,18 @@ async function answer(): Promise<string> {
 /** A writer thread whose commits wait until `release` is called (a slow fsync, as a test hook). */
 function heldWriter(file: string, notices: string[] = [], wait = 2_000) {
   const gate = new SharedArrayBuffer(4);
+  /** The countdowns shown, and whether each was ended. */
+  const countdowns: Array<{ ms: number; ended: boolean }> = [];
+  const countdown = (ms: number) => {
+    const c = { ms, ended: false };
+    countdowns.push(c);
+    return () => {
+      c.ended = true;
+    };
+  };
   const writer: StateWriter = threadWriter({
     file,
-    wait: { notice: (m) => notices.push(m), noticeMs: wait, waitMs: wait },
+    wait: { notice: (m) => notices.push(m), noticeMs: wait, waitMs: wait, countdown },
     script: SCRIPT,
     gate,
   });
@@ -46,7 +55,7 @@ function heldWriter(file: string, notices: string[] = [], wait = 2_000) {
     Atomics.store(new Int32Array(gate), 0, 1);
     Atomics.notify(new Int32Array(gate), 0);
   };
-  return { writer, release };
+  return { writer, release, countdowns };
 }
 
 describe('the writer thread', () => {
@@ -92,7 +101,7 @@ describe('the writer thread', () => {
     const file = join(stateDir, STATE_DB);
     const db = await openDb(stateDir);
     const notices: string[] = [];
-    const { writer, release } = heldWriter(file, notices, 10);
+    const { writer, release, countdowns } = heldWriter(file, notices, 10);
     const state = openRun(db, ['A', 'B'], { writer });
     // Another program holds the write lock for longer than both waits.
     const other = openDatabase(file);
@@ -109,6 +118,8 @@ describe('the writer thread', () => {
       expect(notices).toEqual([
         `the state database ${file} is locked by another program: waiting up to 1 s more for it (close the program that holds it to go on at once)`,
       ]);
+      // The told wait was counted down, and the countdown ended with the wait.
+      expect(countdowns).toEqual([{ ms: 10, ended: true }]);
     } finally {
       other.exec('ROLLBACK');
       other.close();
