@@ -15,22 +15,37 @@ import { onTerminal, storeProfile } from '../helpers/terminal.js';
 
 const fixture = ledgerPerTest();
 
+/**
+ * A send of `n` payouts on a terminal with a stored profile, whose third request takes
+ * state.db's write lock, for `holdMs` or until `release`.
+ */
+async function lockedAtThirdRequest(n: number, holdMs = Number.POSITIVE_INFINITY) {
+  const home = fixture.home();
+  const file = join(home.env.XDG_STATE_HOME!, 'payouts', 'state.db');
+  let holder: StateDb | undefined;
+  const svc = await fixture.start((nth) => {
+    if (nth === 3) {
+      holder = openDatabase(file);
+      holder.exec('BEGIN IMMEDIATE');
+      if (Number.isFinite(holdMs)) setTimeout(() => release(), holdMs);
+    }
+    return {};
+  });
+  await storeProfile(home.env, svc.url);
+  const { file: csv, refs } = writeRun(home.dir, n);
+  /** Ends the lock and the connection; again later, nothing. */
+  function release() {
+    if (holder?.open && holder.inTransaction) holder.exec('ROLLBACK');
+    if (holder?.open) holder.close();
+  }
+  return { s: { svc, home, file: csv, refs, marker: '' }, file, release };
+}
+
 describe('state.db locked by another program mid-send', () => {
   it('stops: no new request, every row reported, exit 7; the next run finishes once', async () => {
-    const home = fixture.home();
-    const file = join(home.env.XDG_STATE_HOME!, 'payouts', 'state.db');
-    let holder: StateDb | undefined;
-    // The third request takes state.db's write lock and holds it until the run has ended.
-    const svc = await fixture.start((n) => {
-      if (n === 3) {
-        holder = openDatabase(file);
-        holder.exec('BEGIN IMMEDIATE');
-      }
-      return {};
-    });
-    await storeProfile(home.env, svc.url);
-    const { file: csv, refs } = writeRun(home.dir, 20);
-    const s = { svc, home, file: csv, refs, marker: '' };
+    // The lock is held until the run has ended.
+    const { s, file, release } = await lockedAtThirdRequest(20);
+    const { svc, home, refs } = s;
     const report = join(home.dir, 'report.csv');
     const env = { ...home.env, PAYOUTS_STATE_WAIT: '1' };
     try {
@@ -47,8 +62,7 @@ describe('state.db locked by another program mid-send', () => {
       expect(svc.creates).toBeLessThan(10);
       expect([...reportStatuses(report).values()]).toEqual(doc.results.map((x) => x.status));
     } finally {
-      holder?.exec('ROLLBACK');
-      holder?.close();
+      release();
     }
     await finishesOnceOnRerun(s, { PAYOUTS_TIMEOUT: '1' });
   });
@@ -56,21 +70,9 @@ describe('state.db locked by another program mid-send', () => {
 
 describe('state.db locked by another program for a while mid-send', () => {
   it('counts the wait down on the spinner line, then goes on: every payout applied once', async () => {
-    const home = fixture.home();
-    const file = join(home.env.XDG_STATE_HOME!, 'payouts', 'state.db');
-    let holder: StateDb | undefined;
-    // The third request takes the write lock for 3.5 s: 2 s waited in silence, then told.
-    const svc = await fixture.start((n) => {
-      if (n === 3) {
-        holder = openDatabase(file);
-        holder.exec('BEGIN IMMEDIATE');
-        setTimeout(() => holder?.exec('ROLLBACK'), 3_500);
-      }
-      return {};
-    });
-    await storeProfile(home.env, svc.url);
-    const { file: csv, refs } = writeRun(home.dir, 10);
-    const s = { svc, home, file: csv, refs, marker: '' };
+    // Held 3.5 s: 2 s waited in silence, then told and counted down.
+    const { s, file, release } = await lockedAtThirdRequest(10, 3_500);
+    const { svc, home, refs } = s;
     const env = { ...home.env, PAYOUTS_STATE_WAIT: '6' };
     try {
       const r = await onTerminal(sendArgs(s, '--yes'), [], env);
@@ -81,7 +83,7 @@ describe('state.db locked by another program for a while mid-send', () => {
       expect(svc.held.size).toBe(refs.length);
       expect(svc.appliedTwice()).toEqual([]);
     } finally {
-      holder?.close();
+      release();
     }
   });
 });
