@@ -3,23 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { clockStoppedAtLongWait, FakeClock, type MainResult, runMain } from '../helpers/main.js';
+import type { SendDoc } from '../helpers/stopped-runs.js';
 
 // Issue 18: every row of the input appears in every result, whatever stopped the run, and
 // the counts add up to the input's rows.
 
 let svc: LedgerService | undefined;
 const fixture = ledgerPerTest();
-
-interface Doc {
-  payout_count: number;
-  success_count: number;
-  failed_count: number;
-  pending_count: number;
-  unknown_count: number;
-  not_sent_count: number;
-  error: { type: string; message: string } | null;
-  results: Array<{ reference_id: string; status: string }>;
-}
 
 /** Sends 10 payouts of 1.25 EUR, 2 a request, one request at a time. */
 async function send(
@@ -40,8 +30,8 @@ async function send(
 }
 
 /** The --json document, with its counts checked to add up to every input row. */
-function doc(r: MainResult): Doc {
-  const d = JSON.parse(r.stdout) as Doc;
+function doc(r: MainResult): SendDoc {
+  const d = JSON.parse(r.stdout) as SendDoc;
   expect(d.payout_count).toBe(10);
   expect(d.results).toHaveLength(10);
   const sum =
