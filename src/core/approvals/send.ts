@@ -71,6 +71,9 @@ function gated(run: GatedSend, serviceKey: string) {
     totals: run.plan.totals,
     currencies: run.currencies,
     prepareCommand: prepareCommandOf(run.opts.files),
+    batchReference: run.plan.batchReference,
+    webhookUrl: run.plan.webhookUrl,
+    approvedPrep: run.deps.approvedName?.replace(/^approved:/, ''),
   };
 }
 

@@ -230,7 +230,9 @@ export class SendRun {
       const lock = await this.takeLock(service);
       let sent: Sending;
       try {
-        sent = await this.sendLocked(service, await this.recheck(service, asked));
+        const decided = await this.recheck(service, asked);
+        if (approved) await this.claim(service, approved, decided);
+        sent = await this.sendLocked(service, decided);
       } catch (error) {
         // The error that stopped the run is the one to report, not one of giving the lock back.
         await lock.release().catch(() => {});
@@ -238,10 +240,6 @@ export class SendRun {
       }
       try {
         await lock.release();
-        if (approved && deps.stateUrl) {
-          const { markSent } = await import('../approvals/gate.js');
-          await markSent(deps.stateUrl, approved, sent.state.runId);
-        }
       } catch (error) {
         // A lost connection gives the lock back by itself; the run's rows are reported all the same.
         sent.thrown ??= error;
@@ -258,6 +256,19 @@ export class SendRun {
       if (deps.finishNow?.aborted) closed.catch(() => {});
       else await closed;
     }
+  }
+
+  /** Before sending, records that this run sends the approved run (once: `approvals/gate.ts`). */
+  private async claim(
+    service: ServiceConnection,
+    approved: PreparedRun,
+    decided: Decision,
+  ): Promise<void> {
+    const { claimApproval } = await import('../approvals/gate.js');
+    await claimApproval(this.deps.stateUrl!, approved, {
+      runId: runIdFor(service.serviceKey, this.plan.inputHash),
+      sendsNothing: decided.nothingToSend,
+    });
   }
 
   /** The service's lock; with --wait, waited for on a live line naming who holds it. */
