@@ -5,6 +5,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest, type LedgerService } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
+import { PG_MIGRATIONS } from '../../src/state/schema.js';
 import { freshDatabase } from '../helpers/pg.js';
 
 // Issue 39: the approval rules attacked as an insider would, with plain SQL (as psql would)
@@ -458,5 +459,33 @@ describe('approvals against an insider with plain SQL', () => {
     );
     expect(t.svc.held.has('usd.csv-1')).toBe(false);
     expect(t.svc.appliedTwice()).toEqual([]);
+  });
+
+  it('a history of the step before migrates: every function gets its fixed search_path', async () => {
+    const admin = await freshDatabase();
+    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const step = PG_MIGRATIONS.findIndex((m) => m.includes('payouts_history_kept'));
+    expect(step).toBeGreaterThan(0);
+    expect(
+      await sql(
+        admin,
+        ...PG_MIGRATIONS.slice(0, step),
+        'CREATE TABLE schema_version (version INTEGER NOT NULL)',
+        `INSERT INTO schema_version VALUES (${step})`,
+      ),
+    ).toBe(undefined);
+    const unfixed = `SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = '${schema}'::regnamespace
+      AND proconfig IS NULL`;
+    expect((await one<{ n: number }>(admin, unfixed)).n).toBeGreaterThan(0);
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const r = await runMain(['approvals', 'show'], {
+      env: { ...svc.env(home.env), PAYOUTS_STATE_URL: admin },
+    });
+    expect(r.code).toBe(0);
+    expect((await one<{ n: number }>(admin, unfixed)).n).toBe(0);
+    expect(
+      (await one<{ version: number }>(admin, 'SELECT version FROM schema_version')).version,
+    ).toBe(PG_MIGRATIONS.length);
   });
 });
