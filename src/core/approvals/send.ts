@@ -17,7 +17,13 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import type { Output } from '../../output/output.js';
 import type { RunIntake } from '../../state/index.js';
 import type { RunPlan } from '../send/plan.js';
-import { approvalFor, approvedFile, prepareCommandOf, recordPrepared } from './gate.js';
+import {
+  approvalFor,
+  approvedFile,
+  claimApproval,
+  prepareCommandOf,
+  recordPrepared,
+} from './gate.js';
 
 /**
  * `send --approved RUN`: writes the approved run's payouts to a private file, sent as any file
@@ -83,6 +89,22 @@ function gated(run: GatedSend, serviceKey: string) {
  */
 export function approvalOf(run: GatedSend, serviceKey: string): Promise<PreparedRun | undefined> {
   return approvalFor(gated(run, serviceKey));
+}
+
+/**
+ * Before anything is sent, under the lock: records that this run sends its approved run,
+ * once (`claimApproval`); a UsageError, nothing sent, when the approval may not send it.
+ */
+export function claimRun(
+  run: GatedSend,
+  serviceKey: string,
+  approved: PreparedRun,
+  sendsNothing: boolean,
+): Promise<void> {
+  return claimApproval(run.deps.stateUrl!, approved, {
+    runId: runIdFor(serviceKey, run.plan.inputHash),
+    sendsNothing,
+  });
 }
 
 /**

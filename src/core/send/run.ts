@@ -231,7 +231,10 @@ export class SendRun {
       let sent: Sending;
       try {
         const decided = await this.recheck(service, asked);
-        if (approved) await this.claim(service, approved, decided);
+        if (approved) {
+          const { claimRun } = await import('../approvals/send.js');
+          await claimRun(this, service.serviceKey, approved, decided.nothingToSend);
+        }
         sent = await this.sendLocked(service, decided);
       } catch (error) {
         // The error that stopped the run is the one to report, not one of giving the lock back.
@@ -256,19 +259,6 @@ export class SendRun {
       if (deps.finishNow?.aborted) closed.catch(() => {});
       else await closed;
     }
-  }
-
-  /** Before sending, records that this run sends the approved run (once: `approvals/gate.ts`). */
-  private async claim(
-    service: ServiceConnection,
-    approved: PreparedRun,
-    decided: Decision,
-  ): Promise<void> {
-    const { claimApproval } = await import('../approvals/gate.js');
-    await claimApproval(this.deps.stateUrl!, approved, {
-      runId: runIdFor(service.serviceKey, this.plan.inputHash),
-      sendsNothing: decided.nothingToSend,
-    });
   }
 
   /** The service's lock; with --wait, waited for on a live line naming who holds it. */
