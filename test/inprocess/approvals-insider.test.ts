@@ -222,24 +222,39 @@ describe('approvals against an insider with plain SQL', () => {
       'COMMIT',
     );
     expect(forged).toMatch(/says 1 payouts and holds 200/);
-    // Checked at once instead of at commit, the claim fails before its payouts exist; a
-    // payout added in a later statement is shown to the approver all the same.
-    await sql(
-      t.ana,
-      'BEGIN',
-      'SET CONSTRAINTS ALL IMMEDIATE',
-      `WITH r AS (INSERT INTO ${s}.prepared_runs (prep_id, service_id, service, inputs,
-         content_hash, payout_count, totals, prepared_by, created_at, expires_at)
-       VALUES ('p00000000000004', 'x', 'http://localhost:1', '[]', 'h', 1,
-         '{"USD":{"count":1,"total":"1.00"}}', '', '', '') RETURNING id)
-       INSERT INTO ${s}.prepared_payouts SELECT id, 1, 'C-1', '1.00', 'USD', 'a@ex.com', NULL, 'h' FROM r`,
-      `INSERT INTO ${s}.prepared_payouts SELECT id, 2, 'C-2', '20000.00', 'USD', 'm@evil.example', NULL, 'h'
-         FROM ${s}.prepared_runs WHERE prep_id = 'p00000000000004'`,
-      'COMMIT',
-    );
-    const sneaked = await t.run(t.bob, ['approve', 'p00000000000004', '--yes']);
-    if (sneaked.code === 0) expect(sneaked.stderr).toMatch(/Totals: +USD 20001\.00 \(2 payouts\)/);
-    else expect(sneaked.stderr).toMatch(/no prepared run|not recorded by payouts/);
+    // Checked at once instead of at commit, the claim holds for what is there; a payout
+    // added by a later statement of the same transaction is refused.
+    expect(
+      await sql(
+        t.ana,
+        'BEGIN',
+        'SET CONSTRAINTS ALL IMMEDIATE',
+        `WITH r AS (INSERT INTO ${s}.prepared_runs (prep_id, service_id, service, inputs,
+           content_hash, payout_count, totals, prepared_by, created_at, expires_at)
+         VALUES ('p00000000000004', 'x', 'http://localhost:1', '[]', 'h', 1,
+           '{"USD":{"count":1,"total":"1.00"}}', '', '', '') RETURNING id)
+         INSERT INTO ${s}.prepared_payouts SELECT id, 1, 'C-1', '1.00', 'USD', 'a@ex.com', NULL, 'h' FROM r`,
+        `INSERT INTO ${s}.prepared_payouts SELECT id, 2, 'C-2', '20000.00', 'USD', 'm@evil.example', NULL, 'h'
+           FROM ${s}.prepared_runs WHERE prep_id = 'p00000000000004'`,
+        'COMMIT',
+      ),
+    ).toMatch(/prepared run p0+4 says 1 payouts and holds 2/);
+    // A row whose figures are not its payouts' (its check switched off, as only the owner
+    // can): the client computes them again, so the approver and CI refuse it.
+    expect(
+      await sql(
+        t.admin,
+        'ALTER TABLE prepared_runs DISABLE TRIGGER prepared_runs_figures',
+        `INSERT INTO prepared_runs (prep_id, service_id, service, inputs, content_hash,
+           payout_count, totals, prepared_by, created_at, expires_at)
+         VALUES ('p00000000000005', 'x', '${t.service}', '[]', 'h', 1,
+           '{"USD":{"count":1,"total":"1.00"}}', '', '', '')`,
+        'ALTER TABLE prepared_runs ENABLE TRIGGER prepared_runs_figures',
+      ),
+    ).toBe(undefined);
+    const told = await t.run(t.bob, ['approve', 'p00000000000005', '--yes']);
+    expect(told.code).toBe(2);
+    expect(told.stderr).toMatch(/says 1 payouts \(it holds 0\); totals .*not recorded by payouts/);
     // A payout added to a recorded run is refused; the approver sees the run's own three.
     const { prep, id } = await prepare(t, payoutFile(t, 'late.csv', 3));
     expect(

@@ -102,15 +102,13 @@ export function ruleText(rule: RuleRow | undefined): string {
   if (!rule?.active) return 'off: runs need no approval';
   const named = rule.above.filter((a) => a.amount !== 'none');
   const never = rule.above.filter((a) => a.amount === 'none').map((a) => a.currency);
-  const which = !rule.above.length
-    ? 'every run'
-    : named.length
-      ? `runs whose total is above ${named.map((a) => `${a.currency} ${a.amount}`).join(' or ')}`
-      : 'a run';
-  const others = rule.above.length
-    ? `, as does a run in any currency not named${never.length ? ` (${never.join(', ')}: never)` : ''}`
-    : '';
-  return `on: ${which} needs ${approversText(rule)} approval${others}; a prepared run may be approved for ${rule.expires_days} day${rule.expires_days === 1 ? '' : 's'}`;
+  const who = `needs ${approversText(rule)} approval`;
+  const days = `a prepared run may be approved for ${rule.expires_days} day${rule.expires_days === 1 ? '' : 's'}`;
+  if (!rule.above.length) return `on: every run ${who}; ${days}`;
+  const neverText = never.length ? ` (${never.join(', ')}: never)` : '';
+  if (!named.length) return `on: a run in any currency but ${never.join(', ')} ${who}; ${days}`;
+  const above = named.map((a) => `${a.currency} ${a.amount}`).join(' or ');
+  return `on: runs whose total is above ${above} ${who}, as does a run in any currency not named${neverText}; ${days}`;
 }
 
 /** The rule's thresholds a line each, with the approvals each asks: for `approvals show`. */

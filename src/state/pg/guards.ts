@@ -91,6 +91,21 @@ const FUNCTIONS = [
   RETURN NEW;`,
     'x BIGINT;',
   ),
+  // After each statement: no prepared run holds more payouts than it says, so once its
+  // figures were checked (at commit, or at once under SET CONSTRAINTS) none can be added.
+  fn(
+    'payouts_prepared_bound',
+    `  SELECT p.prep_id, p.payout_count, (SELECT pg_catalog.count(*) FROM @S@.prepared_payouts x
+      WHERE x.prep = p.id) INTO r
+    FROM @S@.prepared_runs p WHERE p.id IN (SELECT a.prep FROM added a)
+      AND (SELECT pg_catalog.count(*) FROM @S@.prepared_payouts x WHERE x.prep = p.id) > p.payout_count
+    LIMIT 1;
+  IF FOUND THEN
+    ${refuse('prepared run % says % payouts and holds %', 'r.prep_id, r.payout_count, r.count', '23514')}
+  END IF;
+  RETURN NULL;`,
+    'r RECORD;',
+  ),
   fn(
     'payouts_decided',
     `  NEW.by_role := session_user;
@@ -204,6 +219,8 @@ CREATE CONSTRAINT TRIGGER prepared_runs_figures AFTER INSERT ON prepared_runs
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION payouts_prepared_figures();
 CREATE TRIGGER prepared_payouts_joined BEFORE INSERT ON prepared_payouts
   FOR EACH ROW EXECUTE FUNCTION payouts_prepared_payout();
+CREATE TRIGGER prepared_payouts_bound AFTER INSERT ON prepared_payouts
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION payouts_prepared_bound();
 ${KEPT.map(
   (t) => `CREATE TRIGGER ${t}_kept_delete BEFORE DELETE ON ${t}
   FOR EACH STATEMENT EXECUTE FUNCTION payouts_history_kept();
