@@ -360,6 +360,20 @@ describe('approvals against an insider with plain SQL', () => {
       expect(r.stderr).toMatch(named);
       expect(r.stderr).toMatch(/nothing was sent/);
     }
+    // send --approved goes as approved: another webhook, batch or service is refused too.
+    for (const [flags, env, named] of [
+      [['--webhook-url', 'https://evil.invalid/steal'], {}, /the webhook URL is https:\/\/evil/],
+      [['--batch-reference', 'B-OTHER'], {}, /the batch reference is B-OTHER here/],
+      [
+        [],
+        { PAYOUTS_BASE_URL: 'https://pay.example.invalid' },
+        /the service is https:\/\/pay\.example\.invalid here, http:\/\/localhost:\d+ approved/,
+      ],
+    ] as const) {
+      const r = await t.run(t.ci, ['send', '--approved', prep, '--yes', ...flags], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(named);
+    }
     sentNothing(t.svc, 0);
     // The approved file with nothing changed goes, to the service spelled another way.
     const port = new URL(t.svc.url).port;

@@ -74,7 +74,7 @@ function hashed(run: GatedRun): { rows: PreparedPayout[]; content: string; bound
 }
 
 /** What a send goes with that an approved run does not: service, batch, webhook. */
-function boundDifferences(mine: Bound, approved: PreparedFigures): string[] {
+function boundDifferences(mine: Bound, approved: Bound): string[] {
   const out: string[] = [];
   const say = (v: string | null) => (v === null ? '(none)' : displayText(v));
   for (const [what, key] of [
@@ -298,6 +298,33 @@ export async function approvedFile(
     );
     return { path, prep };
   });
+}
+
+/**
+ * `send --approved RUN` goes to the service the run was approved for, with its batch
+ * reference and webhook URL: a UsageError (nothing sent) naming what an option or the
+ * configured base URL would change.
+ */
+export function refuseOtherBound(
+  prep: PreparedRun,
+  asked: { service?: string; batch_reference?: string; webhook_url?: string },
+): void {
+  const approved = {
+    service: serviceIdentity(prep.service),
+    batch_reference: prep.batch_reference,
+    webhook_url: prep.webhook_url,
+  };
+  const mine = {
+    service: asked.service === undefined ? approved.service : serviceIdentity(asked.service),
+    batch_reference: asked.batch_reference ?? approved.batch_reference,
+    webhook_url: asked.webhook_url ?? approved.webhook_url,
+  };
+  const diff = boundDifferences(mine, approved);
+  if (diff.length) {
+    throw new UsageError(
+      `run ${prep.prep_id} was approved to go as it was prepared: ${diff.join('; ')}. Leave out the option, or prepare the payouts again for it; nothing was sent`,
+    );
+  }
 }
 
 /** The command that prepares these files, for messages. */

@@ -17,12 +17,14 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import type { Output } from '../../output/output.js';
 import type { RunIntake } from '../../state/index.js';
 import type { RunPlan } from '../send/plan.js';
+import { SANDBOX_SERVICE_KEY } from '../service.js';
 import {
   approvalFor,
   approvedFile,
   claimApproval,
   prepareCommandOf,
   recordPrepared,
+  refuseOtherBound,
 } from './gate.js';
 
 /**
@@ -43,6 +45,12 @@ export async function sendApproved(
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
   try {
+    const where = await deps.preview();
+    refuseOtherBound(prep, {
+      service: where.serviceKey === SANDBOX_SERVICE_KEY ? undefined : where.baseUrl,
+      batch_reference: opts.batchReference,
+      webhook_url: opts.webhookUrl,
+    });
     const from = {
       ...opts,
       files: [path],
