@@ -15,7 +15,6 @@ import {
   findPrepared,
   insertPrepared,
   type NewPrepared,
-  type PreparedFigures,
   type PreparedPayout,
   type PreparedRun,
   preparedByContent,
