@@ -315,6 +315,27 @@ describe('approvals against an insider with plain SQL', () => {
       expect(again.code).toBe(0);
     }
     sentNothing(t.svc, creates);
+    // Erased all the same by a superuser (triggers off): the approval was used by a run the
+    // history no longer holds, so it sends nothing again, by the file or from the history.
+    expect(
+      await sql(
+        t.admin,
+        "SET session_replication_role = 'replica'",
+        'DELETE FROM results',
+        'DELETE FROM intents',
+        'DELETE FROM payouts',
+        'DELETE FROM runs',
+      ),
+    ).toBe(undefined);
+    for (const args of [
+      ['send', file, '--yes'],
+      ['send', '--approved', prep, '--yes'],
+    ]) {
+      const erased = await t.run(t.ci, args);
+      expect(erased.code).toBe(2);
+      expect(erased.stderr).toMatch(/approval of run p\w+ was used by run \w+ .*sends once/);
+    }
+    sentNothing(t.svc, creates);
   });
 
   it('an approval sends once: a second sent event or another run of it is refused', async () => {

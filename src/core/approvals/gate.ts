@@ -21,6 +21,7 @@ import {
   preparedFigures,
   recordEvent,
   ruleChanges,
+  runRecorded,
   withFigures,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
@@ -210,7 +211,9 @@ export async function claimApproval(
   await withShared(url, async (h) => {
     const now = (await findPrepared(h, prep.prep_id)) ?? prep;
     const sent = now.events.find((e) => e.decision === 'sent');
-    if (sent?.run_id === run.runId || run.sendsNothing) return;
+    if (run.sendsNothing) return;
+    // The run that used the approval resumes it, while the history still holds that run.
+    if (sent?.run_id === run.runId && (await runRecorded(h, run.runId))) return;
     if (sent) {
       throw new UsageError(
         `the approval of run ${prep.prep_id} was used by run ${sent.run_id ?? '?'} (${whoText(sent.by_role, sent)} at ${sent.at}): an approval sends once. Prepare what is left with \`payouts send FILES --prepare\`; nothing was sent`,

@@ -305,6 +305,14 @@ export function approvedSharing(
   );
 }
 
+/** Whether the history holds a run of this id (a run an approval's `sent` event names). */
+export function runRecorded(h: PgHistory, runId: string): Promise<boolean> {
+  return h.read('reading the runs', async (c) => {
+    const r = await c.query('SELECT 1 FROM runs WHERE run_id = $1', [runId]);
+    return r.rows.length > 0;
+  });
+}
+
 /** The payouts of a prepared run, in row order. */
 export function preparedPayouts(h: PgHistory, id: number): Promise<PreparedPayout[]> {
   return h.read('reading a prepared run', async (c: pg.Client) => {
