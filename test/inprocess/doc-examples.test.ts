@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_CREDENTIALS, type SandboxHandle, startSandbox } from '../../src/sandbox/index.js';
 import { LedgerService } from '../helpers/ledger-service.js';
 import { clockStoppedAtLongWait, FakeClock, type MainResult, runMain } from '../helpers/main.js';
+import { freshDatabase } from '../helpers/pg.js';
 
 // Issue 41, item 5: every command example of README.md and docs/*.md runs, so a doc that
 // drifts from the tool fails here, naming its file, line and command.
@@ -16,11 +17,13 @@ import { clockStoppedAtLongWait, FakeClock, type MainResult, runMain } from '../
 // through main(); its exit code must be 0, or N when the line's comment says `# exits N`.
 // Words before a `|` run in `sh` and feed payouts' standard input; the words after it get
 // payouts' standard output and must exit 0 and print something; `> FILE` and `< FILE` are
-// files of the home, which also holds a run stopped with 2 payouts in flight.
+// files of the home, which for a block running `payouts runs` or `state push` holds a run
+// stopped with 2 payouts in flight.
 // Lines that do not run payouts (`jq`, `npm`) are not run. A line with no pipe or redirect
 // runs as at a terminal 100 columns wide, where a question is answered "y". `payouts
-// sandbox` is stopped as soon as it listens, on a free port. A block that cannot run (it
-// needs a shared PostgreSQL history, a real service, a person at a terminal) has
+// sandbox` is stopped as soon as it listens, on a free port. A shared history the docs name
+// (postgres://…@db.example.com/…, "$PAYOUTS_STATE_URL") is a fresh database of the tests'
+// PostgreSQL. A block that cannot run (a real service, a person at a terminal) has
 // `<!-- doc-test: skip (why) -->` on the line before its fence, or is ```text.
 
 const ROOT = new URL('../../', import.meta.url);
@@ -36,6 +39,8 @@ const DOCS = [
 const DOC_ORIGIN = 'http://127.0.0.1:8080';
 /** The path prefix docs/sandbox.md starts its sandbox with; ours has it too. */
 const PREFIX = '/merchant';
+/** A shared history as the docs write it, which lines here reach as a database of the tests. */
+const SHARED_URL = /postgres:\/\/[^\s'"]*@db\.example\.com\/[^\s'"]*/g;
 /** How long one line may take: a line that waits for a person never ends here. */
 const LINE_MS = 15_000;
 /** References the docs look up, sent to the sandbox before any example runs. */
@@ -228,6 +233,8 @@ interface Place {
   dir: string;
   env: Record<string, string>;
   origin: string;
+  /** The shared history a line names (`$PAYOUTS_STATE_URL`, postgres://…), made when first named. */
+  stateUrl?: string;
 }
 
 /** Runs a shell command line in the example's home, with `input` on standard input. */
@@ -254,7 +261,15 @@ async function runLine(l: Line, place: Place): Promise<string | undefined | null
   const cut = commentStart(l.text);
   const comment = l.text.slice(cut);
   const expected = Number(/\bexits (\d+)/.exec(comment)?.[1] ?? 0);
-  const tokens = tokenize(l.text.slice(0, cut), place.env);
+  let code = l.text.slice(0, cut);
+  const vars = { ...place.env };
+  // The docs' shared history is a database of the tests' PostgreSQL, new for each block.
+  if (/postgres:\/\/|PAYOUTS_STATE_URL/.test(code)) {
+    place.stateUrl ??= await freshDatabase();
+    vars.PAYOUTS_STATE_URL = place.stateUrl;
+    code = code.replace(SHARED_URL, `'${place.stateUrl}'`);
+  }
+  const tokens = tokenize(code, vars);
   const segments: Token[][] = [[]];
   for (const t of tokens) {
     if ('op' in t && t.op === '|') segments.push([]);
@@ -347,8 +362,11 @@ function freshDir(): string {
   return dir;
 }
 
-/** A home with a stored profile for our sandbox and the input files the docs name. */
-async function freshPlace(n: number): Promise<Place> {
+/**
+ * A home with a stored profile for our sandbox and the input files the docs name; for a block
+ * that reads runs, with a run stopped with its payouts in flight.
+ */
+async function freshPlace(n: number, withRunInFlight: boolean): Promise<Place> {
   const dir = freshDir();
   const place = {
     dir,
@@ -388,6 +406,7 @@ async function freshPlace(n: number): Promise<Place> {
   writeFileSync(join(dir, 'b.json'), JSON.stringify({ payouts: [payout('b')] }));
   writeFileSync(join(dir, 'run.ndjson'), `${JSON.stringify(payout('nd'))}\n`);
   for (const name of ['may.report.csv', 'nov.report.csv']) writeFileSync(join(dir, name), report);
+  if (!withRunInFlight) return place;
   // Ctrl-C during the wait to read the cut request's payouts back leaves them in flight.
   writeFileSync(join(dir, 'left.csv'), csv('left'));
   const { clock, stop } = clockStoppedAtLongWait();
@@ -449,8 +468,12 @@ describe('the command examples of the docs run as written', () => {
           if (!block.skip.trim()) problems.push(`${where(block)}: doc-test: skip (say why)`);
           continue;
         }
-        const place = await freshPlace(++blockNumber);
-        for (const l of commandsOf(block)) {
+        const lines = commandsOf(block);
+        // Blocks without a payouts line (npm, sqlite3) have nothing to run.
+        if (!lines.some((l) => /(^|[\s/])payouts\s/.test(l.text))) continue;
+        const readsRuns = lines.some((l) => /payouts (runs|state push)/.test(l.text));
+        const place = await freshPlace(++blockNumber, readsRuns);
+        for (const l of lines) {
           let wrong: string | undefined | null;
           try {
             if (process.env.DOC_TEST_TRACE) console.log(`${where(l)}: ${l.text}`);
