@@ -458,7 +458,8 @@ describe('the command examples of the docs run as written', () => {
       const problems: string[] = [];
       for (const block of blocksOf(file)) {
         const where = (l: { line: number }) => `${file}:${l.line}`;
-        if (block.lang === '' && block.body.some((l) => /^payouts /.test(l.text))) {
+        const commands = block.body.some((l) => /^payouts /.test(l.text));
+        if (commands && block.lang !== 'sh' && block.lang !== 'text') {
           problems.push(
             `${where(block)}: a block of commands: mark it \`\`\`sh (run) or \`\`\`text`,
           );
