@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import { makeOutput } from './commands/command.js';
+import { commandPathIn, makeOutput } from './commands/command.js';
 import { registerApprovals } from './commands/approvals/approvals.js';
 import { registerApprove } from './commands/approve/approve.js';
 import { registerCompletion } from './commands/completion/completion.js';
@@ -103,7 +103,7 @@ export async function main(argv: string[], runtime: Runtime): Promise<number> {
       if (fallbackGlobals(argv).json) {
         const usage = new UsageError(error.message.replace(/^error: /, ''));
         const output = await makeOutput(runtime, fallbackGlobals(argv));
-        output.printJson(errorDocument(argv, usage, ExitCode.usage));
+        output.printJson(errorDocument(argv, usage, ExitCode.usage, commandPathIn(program, argv)));
       }
       return ExitCode.usage;
     }
@@ -177,7 +177,12 @@ export async function reportError(
   // An error after the run printed its document (closing the connection) is told on stderr.
   const { jsonWritten } = await import('./output/output.js');
   if (globals.json && !jsonWritten(runtime.stdout)) {
-    output.printJson(errorDocument(argv, error, exitCode));
+    // A tree of its own names the command: reportError is also called without main's.
+    const path = commandPathIn(
+      buildProgram(runtime, () => {}),
+      argv,
+    );
+    output.printJson(errorDocument(argv, error, exitCode, path));
   }
   return exitCode;
 }

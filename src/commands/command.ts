@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CommandContext, GlobalOptions, Runtime } from '../context.js';
+import { documentHead } from '../core/documents.js';
 import { shellWord } from '../output/display.js';
 import type { Output } from '../output/output.js';
 
@@ -32,8 +33,15 @@ function globalsOf(cmd: Command): GlobalOptions {
   };
 }
 
-/** Builds the Output of a run from the runtime and the global options. */
-export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Promise<Output> {
+/**
+ * Builds the Output of a run from the runtime and the global options; `command` (its path,
+ * such as "runs show") heads its --json document.
+ */
+export async function makeOutput(
+  runtime: Runtime,
+  globals: GlobalOptions,
+  command?: string,
+): Promise<Output> {
   // Loaded on first use so that --help and --version never pay for them, and chalk only when
   // a stream is a terminal that gets colours.
   const { Output } = await import('../output/output.js');
@@ -55,7 +63,49 @@ export async function makeOutput(runtime: Runtime, globals: GlobalOptions): Prom
     noColor,
     env,
     chalk,
+    documentHead: command === undefined ? undefined : documentHead(command),
   });
+}
+
+/** A command's path below the program, its names joined by spaces: "runs show". */
+export function commandPathOf(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** Whether `flag` is an option of `cmd` or of a command above it that takes a value. */
+function takesValue(cmd: Command, flag: string): boolean {
+  for (let c: Command | null = cmd; c; c = c.parent) {
+    const o = c.options.find((x) => x.long === flag || x.short === flag);
+    if (o) return o.required || o.optional;
+  }
+  return false;
+}
+
+/**
+ * The path of the command `argv` runs (see commandPathOf), read from the command tree as
+ * commander reads it; a group given alone runs its default command (`payouts runs`: "runs
+ * list"). Undefined when argv names no command.
+ */
+export function commandPathIn(program: Command, argv: readonly string[]): string | undefined {
+  let cmd = program;
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === '--') break;
+    if (word.startsWith('-')) {
+      if (!word.includes('=') && takesValue(cmd, word)) i += 1;
+      continue;
+    }
+    const sub = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!sub) break;
+    cmd = sub;
+  }
+  // commander keeps a group's default command in a field of its own, with no getter.
+  const fallback = (cmd as unknown as { _defaultCommandName?: string })._defaultCommandName;
+  const dflt = cmd.commands.find((c) => c.name() === fallback);
+  if (dflt) cmd = dflt;
+  return cmd === program ? undefined : commandPathOf(cmd);
 }
 
 /** Attaches an action that gets a CommandContext and reports its exit code. */
@@ -71,7 +121,8 @@ export function defineAction<A extends unknown[], O>(
     const opts = received[received.length - 2] as O;
     const args = received.slice(0, -2) as A;
     const globals = globalsOf(self);
-    const ctx: CommandContext = { runtime, globals, output: await makeOutput(runtime, globals) };
+    const output = await makeOutput(runtime, globals, commandPathOf(self));
+    const ctx: CommandContext = { runtime, globals, output };
     sink(await action(ctx, opts, ...args));
   });
 }

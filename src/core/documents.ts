@@ -13,10 +13,15 @@ import {
 } from '../errors.js';
 
 /**
- * The version of the send and status documents. Fields are only ever added; a change that
- * removes, renames or retypes one raises it.
+ * The version of every --json document. Fields are only ever added; a change that removes,
+ * renames or retypes one raises it.
  */
 export const SCHEMA_VERSION = 1;
+
+/** The keys every document of a command other than send and status starts with. */
+export function documentHead(command: string) {
+  return { schema_version: SCHEMA_VERSION, command };
+}
 
 /** A problem of the input as the error object lists it: every key present, null when absent. */
 function problemJson(p: Problem) {
@@ -117,9 +122,15 @@ export function commandOf(argv: readonly string[]): string | undefined {
 
 /**
  * The one document of a command that ended in an error before it printed its own: the send or
- * status document with no results, or `{"error": ...}` for the other commands.
+ * status document with no results, or for the other commands their head (`command`: the
+ * path argv runs, see commandPathIn; null when it names none) and `error`.
  */
-export function errorDocument(argv: readonly string[], error: unknown, exitCode: number) {
+export function errorDocument(
+  argv: readonly string[],
+  error: unknown,
+  exitCode: number,
+  path?: string,
+) {
   const err = errorObject(error, exitCode);
   const command = commandOf(argv);
   const ended = { exit_code: exitCode, interrupted: error instanceof InterruptedError, error: err };
@@ -130,5 +141,5 @@ export function errorDocument(argv: readonly string[], error: unknown, exitCode:
   if (command === 'status') {
     return { ...statusDocHead({ watch: argv.includes('--watch') }), ...ended, results: [] };
   }
-  return { error: err };
+  return { schema_version: SCHEMA_VERSION, command: path ?? null, error: err };
 }

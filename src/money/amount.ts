@@ -227,6 +227,16 @@ export function formatServiceNumber(value: number, digits: number | undefined): 
 }
 
 /**
+ * An amount the service sent as a number (charges), as every table and document writes it:
+ * in the currency's decimals (1 USD -> "1.00"), else the service's digits, never with an
+ * exponent (1e-7 -> "0.0000001").
+ */
+export function formatServiceAmount(value: number, digits: number | undefined): string {
+  const text = formatServiceNumber(value, digits);
+  return /e/i.test(text) ? (plainNumberText(value) ?? text) : text;
+}
+
+/**
  * A decimal text with its whole part grouped by thousands, for people at a terminal:
  * "1007965.07" -> "1,007,965.07". The digits are unchanged; files and --json keep them plain.
  */

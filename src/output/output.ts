@@ -29,6 +29,11 @@ export interface OutputOptions {
    * when a stream is a terminal.
    */
   chalk?: ChalkConstructor;
+  /**
+   * The keys every document of this command starts with (`schema_version`, `command`), which
+   * `document` and `result` write before the command's own; send and status write their own.
+   */
+  documentHead?: Readonly<Record<string, unknown>>;
 }
 
 /** A JSON number kept as its exact decimal text (an amount), written into --json output as is. */
@@ -256,9 +261,14 @@ export class Output {
     documented.add(this.opts.stdout);
   }
 
-  /** Writes the result: JSON under --json, otherwise the human text. */
-  result(doc: unknown, human: () => string): void {
-    if (this.json) this.printJson(doc);
+  /** Writes the command's --json document: its head (see OutputOptions), then `fields`. */
+  document(fields: object): void {
+    this.printJson({ ...this.opts.documentHead, ...fields });
+  }
+
+  /** Writes the result: the document under --json, otherwise the human text. */
+  result(fields: object, human: () => string): void {
+    if (this.json) this.document(fields);
     else this.print(human());
   }
 

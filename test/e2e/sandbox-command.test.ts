@@ -79,6 +79,8 @@ describe('payouts sandbox', () => {
     const r = spawnSandbox(['--port', '0', '--json', '--prefix', '/merchant']);
     const doc = await waitFor(r, firstJson);
     expect(doc).toEqual({
+      schema_version: 1,
+      command: 'sandbox',
       base_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/merchant$/),
       client_id: 'sandbox-client-id',
       client_secret: 'sandbox-client-secret',

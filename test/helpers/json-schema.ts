@@ -1,31 +1,92 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { commandOf } from '../../src/core/documents.js';
+import type { Command } from 'commander';
+import { commandPathIn } from '../../src/commands/command.js';
+import { buildProgram } from '../../src/main.js';
 
-/** The schemas of docs/schema/, by the command whose --json document they describe. */
-const SCHEMAS = ['send', 'status', 'approve', 'approvals'] as const;
-/** The commands whose document carries its exit code. */
+/** docs/schema/, where every command's --json document has its JSON Schema. */
+const SCHEMA_DIR = new URL('../../docs/schema/', import.meta.url);
+
+/** Commands that share a schema file; any other "a b" has docs/schema/a-b.schema.json. */
+const SHARED_SCHEMAS: Record<string, string> = {
+  'approvals require': 'approvals.schema.json',
+  'approvals off': 'approvals.schema.json',
+  'approvals show': 'approvals.schema.json',
+};
+
+/** The commands whose document carries its exit code (the others' error object does). */
 const WITH_EXIT_CODE = ['send', 'status'];
 
-const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+/** The schema file of a command's document, such as "runs-show.schema.json". */
+export function schemaFileOf(command: string): string {
+  return SHARED_SCHEMAS[command] ?? `${command.replaceAll(' ', '-')}.schema.json`;
+}
+
+/** Whether docs/schema/ holds the schema of a command's document. */
+export function hasSchema(command: string): boolean {
+  return existsSync(new URL(schemaFileOf(command), SCHEMA_DIR));
+}
+
+/** The command tree, built once to read which command an argv runs. */
+let tree: Command | undefined;
+export function commandTree(): Command {
+  tree ??= buildProgram(
+    {
+      env: {},
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+      stderr: new PassThrough(),
+      cwd: '/',
+      pid: 1,
+      version: '0.0.0-test',
+      interrupt: new AbortController().signal,
+    },
+    () => {},
+  );
+  return tree;
+}
+
+/** The command `argv` runs, as its document's `command` names it ("runs list"). */
+export function commandPath(argv: readonly string[]): string | undefined {
+  return commandPathIn(commandTree(), argv);
+}
+
+let ajv: Ajv2020 | undefined;
 /** Compiled on first use: compiling costs a few hundred milliseconds a test worker. */
 const validators = new Map<string, ValidateFunction>();
 
-/** The validator of a command's document, if it has a schema. */
-function validatorOf(command: string | undefined): ValidateFunction | undefined {
-  if (!SCHEMAS.some((name) => name === command)) return undefined;
-  let validate = validators.get(command!);
+/** The validator of a schema file, every file of docs/schema/ loaded for its $refs. */
+function validatorOf(file: string): ValidateFunction {
+  if (!ajv) {
+    ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+    for (const name of readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.schema.json'))) {
+      const schema = JSON.parse(readFileSync(new URL(name, SCHEMA_DIR), 'utf8')) as {
+        $id?: string;
+      };
+      ajv.addSchema(schema, schema.$id ? undefined : name);
+      if (schema.$id) ajv.addSchema({ $ref: schema.$id }, name);
+    }
+  }
+  let validate = validators.get(file);
   if (!validate) {
-    const url = new URL(`../../docs/schema/${command}.schema.json`, import.meta.url);
-    validate = ajv.compile(JSON.parse(readFileSync(url, 'utf8')));
-    validators.set(command!, validate);
+    validate = ajv.getSchema(file)!;
+    validators.set(file, validate);
   }
   return validate;
 }
 
+/** A document, as far as the checks below read it. */
+interface Doc {
+  command?: unknown;
+  exit_code?: unknown;
+  error?: { exit_code?: unknown } | null;
+}
+
 /**
- * Checks the stdout of a `send` or `status` run under --json: exactly one document, valid
- * against its schema, whose exit_code is the run's. Throws, failing the test, when it is not.
+ * Checks the stdout of a run under --json: exactly one document, valid against the schema of
+ * the command argv runs (docs/schema/; a command without one fails), naming that command,
+ * and saying the run's exit code. Throws, failing the test, when it does not.
  * Runs that only print help or the version, and runs killed by a signal, are not checked.
  */
 export function checkJsonDocument(
@@ -34,22 +95,30 @@ export function checkJsonDocument(
 ): void {
   if (!argv.includes('--json') || run.code === null) return;
   if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
-  const validate = validatorOf(commandOf(argv));
-  if (!validate) return;
+  const command = commandPath(argv);
   const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
-  let doc: { exit_code?: unknown };
+  let doc: Doc;
   try {
-    doc = JSON.parse(run.stdout);
+    doc = JSON.parse(run.stdout) as Doc;
   } catch {
     throw new Error(
       `${where}: stdout is not one JSON document:\n${run.stdout}\n--- stderr ---\n${run.stderr}`,
     );
   }
-  if (!validate(doc)) {
-    const errors = ajv.errorsText(validate.errors, { separator: '\n' });
-    throw new Error(`${where}: the document does not match its schema:\n${errors}\n${run.stdout}`);
+  const file = command === undefined ? 'error.schema.json' : schemaFileOf(command);
+  if (command !== undefined && !hasSchema(command)) {
+    throw new Error(`${where}: no schema for "${command}": add docs/schema/${file}`);
   }
-  if (WITH_EXIT_CODE.includes(commandOf(argv)!) && doc.exit_code !== run.code) {
-    throw new Error(`${where}: the document says exit_code ${String(doc.exit_code)}`);
+  const validate = validatorOf(file);
+  if (!validate(doc)) {
+    const errors = ajv!.errorsText(validate.errors, { separator: '\n' });
+    throw new Error(`${where}: the document does not match ${file}:\n${errors}\n${run.stdout}`);
+  }
+  if ((doc.command ?? null) !== (command ?? null)) {
+    throw new Error(`${where}: the document says command ${JSON.stringify(doc.command)}`);
+  }
+  const said = WITH_EXIT_CODE.includes(command!) ? doc.exit_code : (doc.error?.exit_code ?? 0);
+  if (said !== run.code) {
+    throw new Error(`${where}: the document says exit_code ${String(said)}`);
   }
 }

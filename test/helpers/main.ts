@@ -26,6 +26,8 @@ export interface MainOptions {
   terminal?: { columns: number };
   /** Standard input as a stream the test writes to as it goes (instead of `stdin`). */
   input?: Readable;
+  /** The folder the run is started in (default: this process's). */
+  cwd?: string;
 }
 
 /** A stream that collects what is written to it, as a pipe or a terminal of `columns`. */
@@ -51,7 +53,7 @@ export async function runMain(argv: string[], opts: MainOptions = {}): Promise<M
     stdin,
     stdout: out.stream,
     stderr: err.stream,
-    cwd: process.cwd(),
+    cwd: opts.cwd ?? process.cwd(),
     pid: process.pid,
     version: '0.0.0-test',
     interrupt: opts.interrupt ?? new AbortController().signal,

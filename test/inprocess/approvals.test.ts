@@ -178,10 +178,10 @@ describe('approvals on a shared history', () => {
       ['approved', 'bob_', null],
       ['sent', 'ana_', runId],
     ]);
-    const list = parseJsonStdout<Array<{ kind: string; state?: string }>>(
+    const list = parseJsonStdout<{ prepared_runs: Array<{ state: string }> }>(
       await run(bobHome, bob, ['runs', '--json']),
     );
-    expect(list.filter((r) => r.kind === 'prepared').map((r) => r.state)).toEqual(['sent', 'sent']);
+    expect(list.prepared_runs.map((r) => r.state)).toEqual(['sent', 'sent']);
   });
 
   it('a rejected run is not sent, and a rule above an amount leaves smaller runs alone', async () => {

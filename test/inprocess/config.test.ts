@@ -162,9 +162,12 @@ describe('config show', () => {
     });
     expect(r.code).toBe(0);
     expect(parseJsonStdout(r)).toEqual({
+      schema_version: 1,
+      command: 'config show',
       profile: { value: 'default', source: 'default' },
       client_id: { value: 'cid-1', source: 'file' },
       client_secret: { masked: '************', source: 'environment' },
+      client_secret_problem: null,
       base_url: { value: 'https://other.example.com', source: 'flag' },
       state_url: null,
       config_file: await configPath(),
@@ -188,7 +191,7 @@ describe('config path', () => {
     const last = r.stdout.trimEnd().split('\n').pop();
     expect(last).toBe(`${home.env.XDG_CONFIG_HOME}/payouts/config.json`);
     const j = await run(['config', 'path', '--json'], { env: home.env });
-    expect(parseJsonStdout(j)).toEqual({ path: last });
+    expect(parseJsonStdout(j)).toEqual({ schema_version: 1, command: 'config path', path: last });
   });
 });
 

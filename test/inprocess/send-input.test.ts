@@ -335,10 +335,9 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
     ).toBe(4);
     const list = await run(['runs', '--json'], { env: service.env });
     expect(list.code).toBe(0);
-    const runs =
-      parseJsonStdout<
-        Array<{ run_id: string; payout_count: number; counts: Record<string, number> }>
-      >(list);
+    const { runs } = parseJsonStdout<{
+      runs: Array<{ run_id: string; payout_count: number; counts: Record<string, number> }>;
+    }>(list);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({
       payout_count: 4,

@@ -176,15 +176,17 @@ describe('two state folders sharing one PostgreSQL history', () => {
     const env = { ...m.svc.env(m.b.env), PAYOUTS_STATE_URL: m.url };
     const list = await runMain(['runs', '--json'], { env });
     expect(list.code).toBe(0);
-    const runs = JSON.parse(list.stdout) as Array<{ run_id: string; counts: { success: number } }>;
+    const { runs } = JSON.parse(list.stdout) as {
+      runs: Array<{ run_id: string; counts: { success: number } }>;
+    };
     expect(runs).toHaveLength(1);
     expect(runs[0]!.counts.success).toBe(3);
     const local = await runMain(['runs', '--json'], { env: m.svc.env(m.b.env) });
-    expect(JSON.parse(local.stdout)).toEqual([]);
+    expect(JSON.parse(local.stdout)).toMatchObject({ runs: [], prepared_runs: [] });
     const show = await runMain(['runs', 'show', runs[0]!.run_id.slice(0, 6), '--json'], { env });
     expect(show.code).toBe(0);
     const detail = JSON.parse(show.stdout) as { payouts: Array<{ state: string }> };
-    expect(detail.payouts.map((p) => p.state)).toEqual(['confirmed', 'confirmed', 'confirmed']);
+    expect(detail.payouts.map((p) => p.state)).toEqual(['result', 'result', 'result']);
   });
 
   it('state push copies a local history in, once; a second folder then sends nothing again', async () => {

@@ -97,10 +97,10 @@ describe.each([70, 100])('tables on a %i-column terminal', (columns) => {
 
     const list = await run(['runs'], { env, terminal });
     const ids = (
-      JSON.parse((await run(['runs', '--json'], { env })).stdout) as Array<{
-        run_id: string;
-      }>
-    ).map((x) => x.run_id);
+      JSON.parse((await run(['runs', '--json'], { env })).stdout) as {
+        runs: Array<{ run_id: string }>;
+      }
+    ).runs.map((x) => x.run_id);
     expect(ids).toHaveLength(2);
     fits(list.stdout, columns, ids);
     expect(list.stdout).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d/);
@@ -164,18 +164,22 @@ describe('tables on a pipe', () => {
 describe('payouts runs tells the truth', () => {
   it('counts payouts sent earlier as such, newest run first, with amounts in runs show', async () => {
     const env = service!.env;
-    const list = JSON.parse((await run(['runs', '--json'], { env })).stdout) as Array<{
-      run_id: string;
-      inputs: string[];
-      payout_count: number;
-      counts: Record<string, number>;
-      finish_command?: string;
-    }>;
+    const list = (
+      JSON.parse((await run(['runs', '--json'], { env })).stdout) as {
+        runs: Array<{
+          run_id: string;
+          inputs: string[];
+          payout_count: number;
+          counts: Record<string, number>;
+          finish_command: string | null;
+        }>;
+      }
+    ).runs;
     // The whole file's run came last: it is first, and its one payout sent earlier is no
     // payout "not sent".
     expect(list[0]!.inputs[0]).toMatch(/triggers\.csv$/);
     expect(list[0]!.counts).toMatchObject({ sent_earlier: 1, not_sent: 0 });
-    expect(list[0]!.finish_command).toBeUndefined();
+    expect(list[0]!.finish_command).toBeNull();
     const text = (await run(['runs'], { env })).stdout;
     expect(text).toContain('1 sent earlier');
     expect(text).not.toContain('not sent');
@@ -194,10 +198,11 @@ describe('payouts runs tells the truth', () => {
       'reference_id,amount,currency,recipient\r\nTR-OK-1,100.00,USD,ok@example.com\r\n',
     );
     expect((await run(['send', again, '--yes'], { env })).code).toBe(0);
-    const [latest] = JSON.parse((await run(['runs', '--json'], { env })).stdout) as Array<{
-      inputs: string[];
-      counts: Record<string, number>;
-    }>;
+    const [latest] = (
+      JSON.parse((await run(['runs', '--json'], { env })).stdout) as {
+        runs: Array<{ inputs: string[]; counts: Record<string, number> }>;
+      }
+    ).runs;
     expect(latest!.inputs[0]).toMatch(/again\.csv$/);
     expect(latest!.counts).toMatchObject({ success: 0, sent_earlier: 1, not_sent: 0 });
   });
@@ -220,11 +225,11 @@ describe('payouts runs on a run left in flight', () => {
     const args = ['send', file, '--yes', '--chunk-size', '2', '--concurrency', '1'];
     expect((await run(args, { env, clock, interrupt: stop.signal })).code).toBe(130);
     const listed = await run(['runs'], { env });
-    const [summary] = JSON.parse((await run(['runs', '--json'], { env })).stdout) as Array<{
-      run_id: string;
-      counts: { in_flight: number };
-      finish_command: string;
-    }>;
+    const [summary] = (
+      JSON.parse((await run(['runs', '--json'], { env })).stdout) as {
+        runs: Array<{ run_id: string; counts: { in_flight: number }; finish_command: string }>;
+      }
+    ).runs;
     expect(summary!.counts.in_flight).toBe(2);
     expect(summary!.finish_command).toBe(`payouts send ${file} --base-url ${svc.url}`);
     // The fourth request may have gone out while the third waited aside (issue 33).

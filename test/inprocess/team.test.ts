@@ -163,18 +163,17 @@ describe('a team on one shared history', () => {
     const seen = await t.run(1, ['runs', '--json']);
     const text = await t.run(1, ['runs'], { terminal: { columns: 160 } });
     release();
-    const live =
-      parseJsonStdout<
-        Array<{
-          running: boolean;
-          sent_by: { os_user: string; host: string };
-          finish_command?: string;
-        }>
-      >(seen);
+    const live = parseJsonStdout<{
+      runs: Array<{
+        running: boolean;
+        sent_by: { os_user: string; host: string };
+        finish_command: string | null;
+      }>;
+    }>(seen).runs;
     expect(live).toHaveLength(1);
     expect(live[0]!.running).toBe(true);
     expect(`${live[0]!.sent_by.os_user}@${live[0]!.sent_by.host}`).toBe(me);
-    expect(live[0]!.finish_command).toBeUndefined();
+    expect(live[0]!.finish_command).toBeNull();
     expect((await sending).code).toBe(0);
     expect(text.stdout).toContain(me);
     expect(text.stdout).toMatch(/running: /);
@@ -199,10 +198,9 @@ describe('a team on one shared history', () => {
     );
     expect(stopped.code).toBe(130);
     const after = await runMain(['runs', '--json'], { env: env(1) });
-    const runs =
-      parseJsonStdout<Array<{ running: boolean; inputs: string[]; finish_command?: string }>>(
-        after,
-      );
+    const { runs } = parseJsonStdout<{
+      runs: Array<{ running: boolean; inputs: string[]; finish_command: string | null }>;
+    }>(after);
     const gone = runs.find((r) => r.inputs[0] === half)!;
     expect(gone.running).toBe(false);
     expect(gone.finish_command).toMatch(/^payouts send .*half\.csv/);

@@ -56,6 +56,8 @@ describe('InternalError', () => {
     const json = memoryRuntime();
     await reportError(new InternalError('broken rule'), json.runtime, { json: true, debug: false });
     expect(JSON.parse(json.stdout())).toEqual({
+      schema_version: 1,
+      command: null,
       error: {
         type: 'InternalError',
         message: 'broken rule',

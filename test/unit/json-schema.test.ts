@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sendDocHead, statusDocHead } from '../../src/core/documents.js';
-import { checkJsonDocument } from '../helpers/json-schema.js';
+import { checkJsonDocument, commandPath } from '../helpers/json-schema.js';
 
 // The schemas of docs/schema/ refuse what issue 26 found: keys that come and go, charges as
 // numbers, an exit code other than 0, 4 or 5 without an error object.
@@ -45,5 +45,36 @@ describe('the --json schemas', () => {
     const doc = { ...statusDocHead({ watch: false }), results: [] };
     expect(() => check(doc, 0, 'status')).not.toThrow();
     expect(() => check({ reference_id: 'R-1', status: 'success' }, 0, 'status')).toThrow();
+  });
+
+  it('refuse a document without its head, of another command, or whose exit code differs', () => {
+    const error = {
+      type: 'UsageError',
+      message: 'm',
+      exit_code: 2,
+      problems: null,
+      problem_count: null,
+      references: null,
+    };
+    const ok = { schema_version: 1, command: 'runs show', error };
+    const doc = (d: unknown, code: number) => ({ code, stdout: JSON.stringify(d), stderr: '' });
+    const argv = ['runs', 'show', 'abc', '--json'];
+    expect(() => checkJsonDocument(argv, doc(ok, 2))).not.toThrow();
+    expect(() => checkJsonDocument(argv, doc({ error }, 2))).toThrow(/runs-show\.schema\.json/);
+    expect(() => checkJsonDocument(argv, doc({ ...ok, command: 'runs list' }, 2))).toThrow(
+      /says command "runs list"/,
+    );
+    expect(() => checkJsonDocument(argv, doc(ok, 7))).toThrow(/exit_code 2/);
+  });
+});
+
+describe('the command an argv runs', () => {
+  it('skips global options and their values, and takes a group alone as its default', () => {
+    expect(commandPath(['--profile', 'runs', 'config', 'check', '--json'])).toBe('config check');
+    expect(commandPath(['runs', '--json'])).toBe('runs list');
+    expect(commandPath(['runs', 'show', 'abc'])).toBe('runs show');
+    expect(commandPath(['approvals', '--json'])).toBe('approvals show');
+    expect(commandPath(['send', 'runs', '--json'])).toBe('send');
+    expect(commandPath(['--json'])).toBeUndefined();
   });
 });

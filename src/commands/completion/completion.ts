@@ -30,7 +30,7 @@ With --json: {"shell": ..., "script": ...}.
   defineAction<[Shell], object>(cmd, runtime, sink, async (ctx, _flags, shell) => {
     const { completionScript } = await import('../../core/completion/script.js');
     const script = completionScript(shell, program);
-    if (ctx.output.json) ctx.output.printJson({ shell, script });
+    if (ctx.output.json) ctx.output.document({ shell, script });
     else ctx.output.print(script.replace(/\n$/, ''));
     return 0;
   });

@@ -52,7 +52,7 @@ Exit codes: 0 accepted, 3 missing or rejected (or this machine's IP address is n
           base_url: baseUrl,
           client_id: clientId,
           probe: result.probe,
-          ...(history ? { history } : {}),
+          history: history ?? null,
         },
         () => (history ? historyLine(history) : accepted),
       );

@@ -27,7 +27,7 @@ export function registerTemplate(program: Command, runtime: Runtime, sink: ExitS
     if (flags.format === 'xlsx') {
       const bytes = templateWorkbook();
       if (ctx.output.json) {
-        ctx.output.printJson({
+        ctx.output.document({
           format: 'xlsx',
           encoding: 'base64',
           template: bytes.toString('base64'),
@@ -40,7 +40,7 @@ export function registerTemplate(program: Command, runtime: Runtime, sink: ExitS
       return 0;
     }
     const text = templateText(flags.format);
-    if (ctx.output.json) ctx.output.printJson({ format: flags.format, template: text });
+    if (ctx.output.json) ctx.output.document({ format: flags.format, template: text });
     else ctx.output.print(text.replace(/\n$/, ''));
     return 0;
   });

@@ -120,7 +120,7 @@ export interface SavedCredentials {
   /** Where the Client-Secret went: the system keyring, or the config file at `path`. */
   secret_in: 'keyring' | 'file';
   /** Why the file holds it: --no-keyring, or why the keyring could not be used. */
-  secret_note?: string;
+  secret_note: string | null;
 }
 
 /** Where saveCredentials may put the Client-Secret. */
@@ -176,7 +176,7 @@ export async function saveCredentials(
     client_id: creds.clientId,
     base_url: store.profile(profile)?.baseUrl ?? null,
     secret_in: fileNote === undefined ? 'keyring' : 'file',
-    ...(fileNote === undefined ? {} : { secret_note: fileNote }),
+    secret_note: fileNote ?? null,
   };
   return { saved, warnings };
 }

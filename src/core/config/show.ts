@@ -7,8 +7,8 @@ export interface SettingsView {
   profile: { value: string; source: Source };
   client_id: { value: string; source: Source } | null;
   client_secret: { masked: string; source: Source } | null;
-  /** Why the profile's Client-Secret, in the system keyring, could not be read. */
-  client_secret_problem?: string;
+  /** Why the profile's Client-Secret, in the system keyring, could not be read (null: it could, or there is none). */
+  client_secret_problem: string | null;
   base_url: { value: string; source: Source } | null;
   /** The shared history, its password shown as ***. */
   state_url: { value: string; source: Source } | null;
@@ -30,9 +30,7 @@ export function describeSettings(
     client_secret: settings.clientSecret
       ? { masked: settings.clientSecret.value.masked(), source: settings.clientSecret.source }
       : null,
-    ...(settings.secretProblem !== undefined
-      ? { client_secret_problem: settings.secretProblem }
-      : {}),
+    client_secret_problem: settings.secretProblem ?? null,
     base_url: settings.baseUrl
       ? { value: settings.baseUrl.value, source: settings.baseUrl.source }
       : null,
@@ -53,7 +51,7 @@ export function renderSettings(view: SettingsView): string {
           ? `(from the system keyring, ${keyringEntry(view.profile.value)})`
           : from(view.client_secret.source)
       }`
-    : view.client_secret_problem !== undefined
+    : view.client_secret_problem !== null
       ? `(not readable: ${view.client_secret_problem})`
       : '(not set)';
   const rows: Array<[string, string]> = [

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import { UsageError } from '../../errors.js';
+import { formatServiceAmount } from '../../money/amount.js';
+import { isoMinorUnits } from '../../money/currencies.js';
 import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
@@ -75,10 +77,49 @@ function finishLine(r: ListedRun): string | undefined {
   return `run ${r.run_id} has payouts ${left}: to finish it, run \`${command}\` in the folder it ran in (what was in flight is read back first; nothing is sent twice)`;
 }
 
-/** A run's summary with its finishing command, for --json. */
-function summaryJson(r: ListedRun): ListedRun & { finish_command?: string } {
-  const command = finishCommand(r);
-  return command ? { ...r, finish_command: command } : r;
+/** A run in --json, every key always present (docs/json.md, docs/schema/runs-list.schema.json). */
+function runJson(r: ListedRun) {
+  return {
+    run_id: r.run_id,
+    service: r.service,
+    client_id: r.client_id,
+    inputs: r.inputs,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    payout_count: r.payout_count,
+    sent_by: r.sent_by,
+    counts: r.counts,
+    running: r.running ?? null,
+    finish_command: finishCommand(r) ?? null,
+  };
+}
+
+/** The public names of a payout's state in a run: the journal's own stay inside. */
+const STATE_NAMES = {
+  confirmed: 'result',
+  'in-flight': 'in_flight',
+  'sent-earlier': 'sent_earlier',
+  free: 'not_sent',
+} as const;
+
+/** A payout of a run in --json: charges in the currency's decimals, as `send --json` writes them. */
+function payoutJson(p: RunDetail['payouts'][number]) {
+  const s = p.state;
+  const stated = s.state === 'confirmed' ? s : undefined;
+  return {
+    reference_id: p.reference_id,
+    amount: p.amount,
+    currency: p.currency,
+    state: STATE_NAMES[s.state],
+    status: stated?.status ?? null,
+    transaction_id: stated?.transaction_id ?? null,
+    charges:
+      stated?.charges === undefined
+        ? null
+        : formatServiceAmount(Number(stated.charges), isoMinorUnits(p.currency)),
+    message: stated?.message ?? null,
+    sent_at: s.state === 'in-flight' ? s.at : null,
+  };
 }
 
 /**
@@ -133,8 +174,8 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {
-    const listed = runs.map((r) => ({ kind: 'run' as const, ...summaryJson(r) }));
-    output.printJson([...listed, ...preps.map((p) => prepared!.preparedJson(p))]);
+    const preparedRuns = preps.map((p) => prepared!.preparedJson(p));
+    output.document({ runs: runs.map(runJson), prepared_runs: preparedRuns });
     return 0;
   }
   if (!runs.length && !preps.length) {
@@ -223,7 +264,7 @@ export async function showRun(
   }
   const shown = await withRunReader(from, output, async (read) => {
     const found = await readRunIn(read, id);
-    const running = from.stateUrl ? (await liveRunsIn(read)).has(found.summary.run_id) : false;
+    const running = from.stateUrl ? (await liveRunsIn(read)).has(found.summary.run_id) : undefined;
     const run = { ...found, summary: { ...found.summary, running } };
     if (!retry) return { run, written: undefined };
     const { writeRunRetry } = await import('./retry.js');
@@ -237,16 +278,11 @@ export async function showRun(
       ? await prepared.approvalOf(from.stateUrl, summary.run_id)
       : undefined;
   if (output.json) {
-    output.printJson({
-      ...summaryJson(summary),
-      ...(approval ? { approval: prepared!.preparedJson(approval) } : {}),
-      ...(retry ? { failed_out: { file: retry.path, payout_count: written ?? 0 } } : {}),
-      payouts: payouts.map((p) => ({
-        reference_id: p.reference_id,
-        amount: p.amount,
-        currency: p.currency,
-        ...p.state,
-      })),
+    output.document({
+      ...runJson(summary),
+      approval: approval ? prepared!.preparedJson(approval) : null,
+      failed_out: retry ? { file: retry.path, payout_count: written ?? 0 } : null,
+      payouts: payouts.map(payoutJson),
     });
     return 0;
   }

@@ -2,7 +2,7 @@ import type { ChalkInstance } from 'chalk';
 import {
   CurrencyTotals,
   formatMinor,
-  formatServiceNumber,
+  formatServiceAmount,
   groupThousands,
   minorFromServiceNumber,
   parseAmount,
@@ -218,11 +218,7 @@ export function* resultItems(
 /** Charges in the currency's own decimals (1 USD -> "1.00"), or as the service wrote them. */
 export function formatCharges(o: PayoutOutcome, currencies: CurrencyTable): string {
   if (o.charges === undefined) return '';
-  const text = formatServiceNumber(o.charges, currencies.minorUnits(o.currency));
-  // A number JavaScript writes with an exponent (1e-7) is written out in plain digits.
-  return /e/i.test(text)
-    ? o.charges.toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 20 })
-    : text;
+  return formatServiceAmount(o.charges, currencies.minorUnits(o.currency));
 }
 
 /**

@@ -190,6 +190,7 @@ describe('saveCredentials', () => {
       client_id: 'cid',
       base_url: 'https://keep.example',
       secret_in: 'keyring',
+      secret_note: null,
     });
     expect(warnings).toEqual([]);
     expect(keyring.entries.get('p')).toBe(SECRET);
