@@ -65,3 +65,16 @@ export function terminalText(text: string, own: OwnText): string {
 export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
+
+/**
+ * A count with its noun, singular for 1 and plural otherwise: "1 payout", "2 payouts",
+ * "0 runs"; `plural` for the nouns that do not take an "s" ("1 entry", "2 entries").
+ */
+export function count(n: number | bigint, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 || n === 1n ? noun : plural}`;
+}
+
+/** The noun alone, for a count given elsewhere: "payout" for 1, else "payouts". */
+export function plural(n: number | bigint, noun: string, many = `${noun}s`): string {
+  return n === 1 || n === 1n ? noun : many;
+}

@@ -18,6 +18,7 @@ import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
 import { finishRun } from './results.js';
+import { noHistoryWarning } from './next-steps.js';
 import { sendRows, windDown } from './rows.js';
 import {
   endStaging,
@@ -377,9 +378,7 @@ export class SendRun {
         if (!known && !prior.inFlight.has(s.payout.reference_id)) items.push(s);
       }
     } else if (this.opts.yes && !(await this.historyKnows(service.serviceKey))) {
-      this.output.warn(
-        `${this.staging.history.name} holds no history of ${service.settings.baseUrl}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), or pass --check-service to look each payout up at the service first`,
-      );
+      this.output.warn(noHistoryWarning(this.staging.history.name, service, this.deps));
     }
     prior.recheck.clear();
     if (!items.length) return;
