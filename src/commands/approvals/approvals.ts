@@ -42,7 +42,7 @@ export function registerApprovals(program: Command, runtime: Runtime, sink: Exit
     )
     .option(
       '--expires-days <n>',
-      'days a prepared run may be approved in (default 7)',
+      'days a prepared run may be approved in',
       intOption('--expires-days', 1, 365),
       7,
     )

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { ExitCode } from '../../exit-codes.js';
+import { COMMAND_EXIT_CODES, ExitCode, exitCodesHelp } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
 /** Options of `config check`. */
@@ -25,9 +25,8 @@ export function registerCheck(config: Command, runtime: Runtime, sink: ExitSink)
       'after',
       `${examples('payouts config check', 'payouts --profile staging config check --json')}
 With a shared history (state_url), it also connects there and says what it holds.
-Exit codes: 0 accepted, 3 missing or rejected (or this machine's IP address is not allowed),
-7 service or shared history unreachable.
-`,
+
+${exitCodesHelp(COMMAND_EXIT_CODES['config check'])}`,
     );
   defineAction<[], CheckOptions>(cmd, runtime, sink, async (ctx, opts) => {
     // Loaded when the command runs, so start-up of every other command stays light.

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
+import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
@@ -188,17 +189,21 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     )
     .addHelpText(
       'after',
-      examples(
+      `${examples(
         'payouts send samples/payouts.csv --sandbox',
         'payouts send run.csv --dry-run',
         'payouts send run.csv --dry-run --show-request > first-request.json',
-        'payouts send run.xlsx --sheet Payouts --dry-run   # cells read by type: text, number, saved formula value',
+        'payouts send run.xlsx --sheet Payouts --dry-run     # cells read by their type',
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
-        'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
-        'payouts send run.csv --yes --json > result.json        # unattended, for CI',
-        'payouts send run.csv --yes --check-service   # CI without a shared history',
+        'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.csv',
+        'payouts send run.csv --yes --json > result.json     # unattended, for CI',
+        'payouts send run.csv --yes --check-service          # CI without a shared history',
+        'payouts send run.csv --yes --wait=600     # wait up to 10 min for another send to end',
+        'payouts send may.csv --prepare --note "May payroll"   # for approval: payouts approve',
+        'payouts send --approved p3f2a9c --yes     # send the approved run, without its files',
         'cat run.ndjson | payouts send - --format ndjson --yes',
-      ),
+      )}
+${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
     );
   defineAction<[string[]], SendFlags>(cmd, runtime, sink, async (ctx, flags, files) => {
     const [
