@@ -24,7 +24,7 @@ import {
   UsageError,
 } from './errors.js';
 import { ExitCode, exitCodeForError, exitCodesHelp } from './exit-codes.js';
-import { displayText, wrapText } from './output/display.js';
+import { count, displayText, wrapText } from './output/display.js';
 
 const MAX_PROBLEMS_SHOWN = 50;
 
@@ -178,7 +178,7 @@ export async function reportError(
   if (error instanceof InputError) {
     for (const p of error.problems.slice(0, MAX_PROBLEMS_SHOWN)) lines.push(formatProblem(p));
     const rest = error.totalProblems - Math.min(error.problems.length, MAX_PROBLEMS_SHOWN);
-    if (rest > 0) lines.push(`… and ${rest} more problem${rest === 1 ? '' : 's'}`);
+    if (rest > 0) lines.push(`… and ${count(rest, 'more problem')}`);
   }
   if (error instanceof OutcomeUnknownError) {
     lines.push(...error.references.map((r) => `  outcome unknown: ${displayText(r)}`));

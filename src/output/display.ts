@@ -74,11 +74,6 @@ export function count(n: number | bigint, noun: string, plural = `${noun}s`): st
   return `${n} ${n === 1 || n === 1n ? noun : plural}`;
 }
 
-/** The noun alone, for a count given elsewhere: "payout" for 1, else "payouts". */
-export function plural(n: number | bigint, noun: string, many = `${noun}s`): string {
-  return n === 1 || n === 1n ? noun : many;
-}
-
 /**
  * Help text wrapped to `width` columns at spaces, never inside a word: a longer line goes on
  * under the column its text starts in (after the indent and any run of two spaces, as

@@ -215,7 +215,7 @@ describe('approvals on a shared history', () => {
     // Clients may not change the rule; its changes are listed with who and when.
     expect((await run(ana, ['approvals', 'off'])).code).toBe(7);
     const shown = await run(bob, ['approvals', 'show']);
-    expect(shown.stdout).toMatch(/on: runs whose total is above EUR 5\.00 needs/);
+    expect(shown.stdout).toMatch(/on: a run whose total is above EUR 5\.00 needs/);
     expect(shown.stdout).toMatch(/ {2}\d{4}-\d\d-\d\dT.* role postgres/);
     const rule = parseJsonStdout<{ changes: Array<{ set_by: string; above: unknown[] }> }>(
       await run(bob, ['approvals', 'show', '--json']),

@@ -201,7 +201,7 @@ describe('payouts send: confirmation and dry run', () => {
       );
       expect(r.code).toBe(0);
       expect(r.stderr).toMatch(/Payouts:\s+12/);
-      expect(r.stderr).toMatch(/EUR 2870\.50\s+\(3 payouts\)/);
+      expect(r.stderr).toMatch(/EUR 2,870\.50\s+\(3 payouts\)/);
       expect(r.stderr).toMatch(/Service:\s+\(not set\)/);
       expect(r.stderr).toMatch(/Batch:\s+NOV-1/);
       expect(r.stderr).toContain('Dry run: nothing was sent');

@@ -4,10 +4,11 @@ import { hostname, userInfo } from 'node:os';
 import type { PayoutRequest } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { payoutHash } from '../../state/hash.js';
-import { type CurrencyTotals, parseAmount } from '../../money/amount.js';
+import { type CurrencyTotals, moneyText, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { Above, Machine, PreparedRun, RuleRow } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
+import { count } from '../../output/display.js';
 
 /** The refusal of an approval command, or of --prepare or --approved, on a local history. */
 export function needsSharedHistory(what: string): UsageError {
@@ -94,9 +95,9 @@ export function ruleApplies(
 export function ruleText(rule: RuleRow | undefined): string {
   if (!rule?.active) return 'off: runs need no approval';
   const which = rule.above.length
-    ? `runs whose total is above ${rule.above.map((a) => `${a.currency} ${a.amount}`).join(' or ')}`
+    ? `a run whose total is above ${rule.above.map((a) => moneyText(a.currency, a.amount)).join(' or ')}`
     : 'every run';
-  return `on: ${which} needs another person's approval; a prepared run may be approved for ${rule.expires_days} day${rule.expires_days === 1 ? '' : 's'}`;
+  return `on: ${which} needs another person's approval; a prepared run may be approved for ${count(rule.expires_days, 'day')}`;
 }
 
 /** Who did something, in words: "role ana (ana@laptop-2)". */
@@ -117,7 +118,7 @@ export function prepState(
 /** A prepared run's totals in a line: "EUR 12.50 (3 payouts), USD 4.00 (1 payout)". */
 export function totalsLine(p: PreparedRun): string {
   return Object.entries(p.totals)
-    .map(([cur, t]) => `${cur} ${t.total} (${t.count} payout${t.count === 1 ? '' : 's'})`)
+    .map(([cur, t]) => `${moneyText(cur, t.total)} (${count(t.count, 'payout')})`)
     .join(', ');
 }
 

@@ -79,10 +79,8 @@ function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending
   const fatal = done.thrown ?? engine.fatal;
   const error = fatal === undefined || fatal instanceof Error ? fatal : new Error(String(fatal));
   if (run.deps.interrupt.aborted) {
-    const { output, currencies } = run;
-    // Grouped by thousands where a person reads it; plain digits on a pipe or beside --json.
-    const grouped = output.json ? output.stderrIsTerminal : output.stdoutIsTerminal;
-    const notSent = notSentTotals(engine.outcomes.values(), currencies, grouped);
+    const { currencies } = run;
+    const notSent = notSentTotals(engine.outcomes.values(), currencies);
     const line = interruptedLine(summary, notSent, engine.unknown.length);
     const interruption = new InterruptedError(line);
     codes.push(exitCodeForError(interruption));
@@ -133,7 +131,7 @@ async function printTable(run: RunView, done: Finished, summary: ResultsSummary)
   if (table) output.print(table);
   output.printAside(
     (done.service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
-      closingLine(summary, output.color, output.stdoutIsTerminal),
+      closingLine(summary, output.color),
   );
 }
 

@@ -37,7 +37,9 @@ export async function pushState(opts: PushOptions, output: Output): Promise<numb
       const payouts = r.copied.reduce((n, c) => n + c.payouts, 0);
       output.result({ to: history.where, copied: r.copied, already_there: r.present }, () =>
         [
-          ...r.copied.map((c) => `Copied run ${c.run_id} (${c.service}, ${c.payouts} payouts)`),
+          ...r.copied.map(
+            (c) => `Copied run ${c.run_id} (${c.service}, ${count(c.payouts, 'payout')})`,
+          ),
           `${count(r.copied.length, 'run')} (${count(payouts, 'payout')}) copied to ${history.where}; ${r.present.length} already there`,
           'Next: make it the history of every send here (`payouts config set state_url URL`, or PAYOUTS_STATE_URL),',
           'push from each other machine or CI runner that sent payouts, then `payouts runs` lists what the team sent',

@@ -8,7 +8,7 @@ import {
   exitCodeForServiceStatus,
   worstExitCode,
 } from '../../exit-codes.js';
-import { displayText } from '../../output/display.js';
+import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type LookupOutcome, LookupsInterrupted, lookupAll, type PayoutReader } from './lookup.js';
 import { watchStatuses } from './watch.js';
@@ -155,8 +155,8 @@ export async function checkStatuses(
     if (!(error instanceof LookupsInterrupted)) throw error;
     const n = req.references.length;
     const what = req.watch
-      ? `interrupted while watching: the last status seen of ${error.done.length} of ${n} payout${n === 1 ? '' : 's'}`
-      : `interrupted: ${error.done.length} of ${n} payout${n === 1 ? '' : 's'} looked up before the stop; the rest were not`;
+      ? `interrupted while watching: the last status seen of ${error.done.length} of ${count(n, 'payout')}`
+      : `interrupted: ${error.done.length} of ${count(n, 'payout')} looked up before the stop; the rest were not`;
     const told = new LookupsInterrupted(what, error.done);
     return { outcomes: error.done, timedOut: false, exitCode: ExitCode.interrupted, fatal: told };
   } finally {
