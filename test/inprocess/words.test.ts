@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
@@ -62,5 +62,34 @@ describe('amounts', () => {
     });
     expect(terminal.stdout, terminal.stderr).toContain('EUR 75,000.00');
     expect(terminal.stdout).not.toMatch(/\d EUR\b/);
+  });
+});
+
+describe('--report-delimiter', () => {
+  it('writes the report with ";" for a comma-decimal Excel, and status reads it back', async () => {
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const path = file(home.dir, [
+      ['SEMI-1', '1234.50'],
+      ['SEMI-2', '7.25'],
+    ]);
+    const report = join(home.dir, 'report.csv');
+    const env = svc.env(home.env);
+    const args = ['send', path, '--yes', '--report', report, '--report-delimiter', ';'];
+    expect((await runMain(args, { env, clock: new FakeClock() })).code).toBe(0);
+    const lines = readFileSync(report, 'utf8')
+      .replace(/^\ufeff/, '')
+      .split('\r\n');
+    expect(lines[0]).toBe(
+      'file;line;reference_id;amount;currency;recipient;description;status;transaction_id;charges;message;sent_earlier',
+    );
+    // Amounts stay exact: "." is never the delimiter, and a cell holding ";" is quoted.
+    expect(lines[1]).toMatch(/;SEMI-1;1234\.50;EUR;semi-1@example\.com;;success;/);
+    const status = await runMain(['status', '--from', report], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('SEMI-2');
+    const bad = await runMain([...args, '--report-delimiter', '|'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--report-delimiter "|" is not supported: use ",", ";" or "tab"');
   });
 });

@@ -31,6 +31,7 @@ interface SendFlags {
   report?: string;
   failedOut?: string;
   reportEncoding?: 'excel' | 'utf8';
+  reportDelimiter?: string;
   all?: boolean;
   sandbox?: boolean;
   stateUrl?: string;
@@ -163,6 +164,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         .choices(['excel', 'utf8'])
         .default('excel'),
     )
+    .option(
+      '--report-delimiter <char>',
+      'the delimiter of --report: "," (default), ";" for Excel where "," is the decimal separator (as in Germany or France), or "tab"',
+    )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .option(
@@ -261,6 +266,9 @@ ${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
         reportPath: flags.report,
         failedOutPath: flags.failedOut,
         reportEncoding: flags.reportEncoding,
+        ...(flags.reportDelimiter === undefined
+          ? {}
+          : { reportDelimiter: parseDelimiterOption(flags.reportDelimiter, '--report-delimiter') }),
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
         checkService: Boolean(flags.checkService),

@@ -50,8 +50,10 @@ async function writeFiles(run: RunView, engine: SendEngine): Promise<number> {
   const { opts, currencies } = run;
   const outcomes = engine.outcomes;
   const encoding = opts.reportEncoding;
-  if (opts.reportPath)
-    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, encoding);
+  if (opts.reportPath) {
+    const format = { encoding, delimiter: opts.reportDelimiter };
+    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, format);
+  }
   return opts.failedOutPath
     ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), encoding)
     : 0;
