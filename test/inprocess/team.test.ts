@@ -224,8 +224,11 @@ describe('config check with a shared history', () => {
     const r = await t.run(0, ['config', 'check']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^Shared history reached at postgres:\/\/.+: PostgreSQL \d+.*, no TLS, role \w+; no payouts tables yet/,
+      /^Shared history reached at postgres:\/\/.+: PostgreSQL \d+.*, no TLS, role \w+; no payouts tables yet/m,
     );
+    // The whole answer on one stream.
+    expect(r.stdout).toMatch(/^Credentials accepted by http:\S+ \(profile /);
+    expect(r.stderr).toBe('');
     const json = await t.run(0, ['config', 'check', '--json']);
     expect(parseJsonStdout<{ history: { tls: boolean } }>(json).history.tls).toBe(false);
   });
@@ -235,6 +238,8 @@ describe('config check with a shared history', () => {
     const url = `${t.url}&sslmode=verify-full`;
     const r = await t.run(0, ['config', 'check', '--state-url', url]);
     expect(r.code).toBe(7);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: Credentials accepted by http:\S+ .*, but /m);
     expect(r.stderr).toMatch(
       /The server does not offer TLS, which sslmode=verify-full asks for: turn TLS on at the server .* sslmode=disable/,
     );

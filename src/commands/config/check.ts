@@ -42,8 +42,15 @@ ${exitCodesHelp(COMMAND_EXIT_CODES['config check'])}`,
       const result = await verifyCredentials(service.client, { signal: ctx.runtime.interrupt });
       const { profile, baseUrl, clientId } = service.settings;
       const accepted = `Credentials accepted by ${baseUrl} (profile "${profile}", Client-Id ${clientId})`;
-      if (stateUrl !== undefined && !ctx.output.json) ctx.output.info(accepted);
-      const history = stateUrl === undefined ? undefined : await probeHistory(stateUrl);
+      // One answer on one stream: both lines on stdout; a history that fails says, in its
+      // error, that the credentials were accepted.
+      const history =
+        stateUrl === undefined
+          ? undefined
+          : await probeHistory(stateUrl).catch((err: unknown) => {
+              if (err instanceof Error) err.message = `${accepted}, but ${err.message}`;
+              throw err;
+            });
       ctx.output.result(
         {
           ok: true,
@@ -53,7 +60,7 @@ ${exitCodesHelp(COMMAND_EXIT_CODES['config check'])}`,
           probe: result.probe,
           ...(history ? { history } : {}),
         },
-        () => (history ? historyLine(history) : accepted),
+        () => (history ? `${accepted}\n${historyLine(history)}` : accepted),
       );
       return ExitCode.ok;
     } finally {
