@@ -137,6 +137,10 @@ describe('a team on one shared history', () => {
       const waited = await t.run(0, ['send', file, '--yes', '--wait'], { clock });
       expect(waited.code).toBe(0);
       expect(waited.stderr).toMatch(/waiting for it to finish; Ctrl-C stops waiting/);
+      // When the wait ends, a line says so before the run goes on (one fake second of waiting).
+      expect(waited.stderr).toMatch(
+        /^The other send \(ana@laptop-2\.invalid, sending since .*\) finished after 1 s; this one goes on$/m,
+      );
       expect(t.svc.held.size).toBe(2);
     } finally {
       await other.close();
