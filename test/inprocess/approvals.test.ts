@@ -120,7 +120,7 @@ describe('approvals on a shared history', () => {
     const edited = await run(anaHome, ana, ['send', off, '--yes']);
     expect(edited.code).toBe(2);
     expect(edited.stderr).toMatch(
-      /differ from approved run p\w+ .*MAY-2: 2\.01 EUR to may-2@ex\.com here, 2\.00 EUR to may-2@ex\.com approved/,
+      /differ from approved run p\w+ .*MAY-2: EUR 2\.01 to may-2@ex\.com here, EUR 2\.00 to may-2@ex\.com approved/,
     );
     expect(svc.creates).toBe(0);
 

@@ -141,7 +141,7 @@ describe('payouts send: validation lists every problem and sends nothing', () =>
       env: service.env,
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/this run would send EUR 2870\.50, above the limit of 2870\.49/);
+    expect(r.stderr).toMatch(/this run would send EUR 2,870\.50, above the limit of EUR 2,870\.49/);
     expect(service.sandbox.requestCounts().create).toBe(0);
     const ok = await run(['send', sample('payouts.csv'), '--yes', '--max-total', 'EUR=2870.50'], {
       env: service.env,

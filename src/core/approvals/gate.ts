@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PayoutRequest } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
-import type { CurrencyTotals } from '../../money/amount.js';
+import { type CurrencyTotals, moneyText } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText, shellWord } from '../../output/display.js';
 import {
@@ -60,7 +60,7 @@ function hashed(payouts: GatedRun['payouts']): { rows: PreparedPayout[]; content
 
 /** A payout in a few words for a message. */
 function payoutWords(p: { amount: string; currency: string; recipient: string }): string {
-  return `${p.amount} ${p.currency} to ${displayText(p.recipient)}`;
+  return `${moneyText(p.currency, p.amount)} to ${displayText(p.recipient)}`;
 }
 
 /** The rows of a file that differ from an approved run, at most 10 named. */
