@@ -404,7 +404,7 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
     });
     const show = await run(['runs', 'show', runs[0]!.run_id.slice(0, 6)], { env: service.env });
     expect(show.code).toBe(0);
-    expect(show.stdout).toMatch(/\nTR-CANC-1\t40\.00 GBP\tcanceled\t/);
+    expect(show.stdout).toMatch(/\nTR-CANC-1\tGBP 40\.00\tcanceled\t/);
   });
 });
 
