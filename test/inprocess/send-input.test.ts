@@ -173,6 +173,24 @@ describe('payouts send: input formats', () => {
     }
   });
 
+  it('offers a column with a known description name as the description', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'run.csv');
+      writeFileSync(
+        path,
+        'reference_id,amount,currency,recipient,Verwendungszweck\nD-1,1.00,EUR,a@example.com,Miete Mai\n',
+      );
+      const r = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain(
+        `ignoring column "Verwendungszweck": only reference_id, amount, currency, recipient, description are read (to send "Verwendungszweck" as each payout's description, pass --map description=Verwendungszweck)`,
+      );
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('sends NDJSON, one payout per line', async () => {
     service = await testService();
     const file = join(service.home.dir, 'run.ndjson');
