@@ -63,3 +63,16 @@ export function normalizeBaseUrl(raw: string, source = '--base-url'): string {
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
+
+/**
+ * The one spelling of a service's base URL that approvals compare and key by: scheme and host
+ * in lower case, no default port, no trailing "/", and every loopback alias (localhost,
+ * 127.0.0.1, [::1]) as "localhost", so a rule holds however its URL is written.
+ */
+export function serviceIdentity(baseUrl: string): string {
+  const url = parseHttpUrl(baseUrl.trim());
+  if (typeof url === 'string') return baseUrl.trim();
+  const host = isLoopbackHost(url.hostname) ? 'localhost' : url.hostname;
+  const port = url.port ? `:${url.port}` : '';
+  return `${url.protocol}//${host}${port}${url.pathname.replace(/\/+$/, '')}`;
+}

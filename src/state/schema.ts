@@ -14,6 +14,7 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
+import { GUARDS } from './pg/guards.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -448,6 +449,15 @@ export const STEPS: readonly SchemaStep[] = [
       { table: APPROVALS },
       { index: { name: 'approvals_prep', table: 'approvals', columns: ['prep'] } },
       { pg: APPROVAL_GUARDS },
+    ],
+  },
+  // Issue 39: the rules hold whatever a person's role is granted short of owning the tables
+  // (pg/guards.ts: fixed search_path, history append-only, figures checked); N approvers.
+  {
+    ops: [
+      { sql: 'ALTER TABLE approval_rules ADD COLUMN approvers INTEGER NOT NULL DEFAULT 1' },
+      { sql: 'ALTER TABLE prepared_runs ADD COLUMN xact BIGINT' },
+      { pg: GUARDS },
     ],
   },
 ];

@@ -108,9 +108,8 @@ export async function teamRoles(url: string): Promise<{ ana: string; bob: string
     await c.query(`SET search_path = ${schema}`);
     const to = `${names.ana}, ${names.bob}`;
     await c.query(`GRANT USAGE ON SCHEMA ${schema} TO ${to}`);
-    await c.query(
-      `GRANT SELECT, INSERT, UPDATE, DELETE ON meta, runs, payouts, intents, results, reports, locks TO ${to}`,
-    );
+    await c.query(`GRANT SELECT, INSERT, UPDATE ON runs, payouts, intents, results TO ${to}`);
+    await c.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON meta, reports, locks TO ${to}`);
     await c.query(`GRANT SELECT ON schema_version, journal, approval_rules TO ${to}`);
     await c.query(`GRANT SELECT, INSERT ON prepared_runs, prepared_payouts, approvals TO ${to}`);
     await c.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${to}`);

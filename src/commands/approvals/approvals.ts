@@ -37,8 +37,14 @@ export function registerApprovals(program: Command, runtime: Runtime, sink: Exit
     .description('turn the rule on for the service: every run, or runs above an amount')
     .option(
       '--above <CUR=AMOUNT>',
-      'only runs whose total in CUR is above AMOUNT; repeatable',
+      'runs whose total in CUR is above AMOUNT (CUR=none: never); a currency not named always needs approval; repeatable',
       (v: string, all: string[] = []) => [...all, v],
+    )
+    .option(
+      '--approvers <n>',
+      'distinct people, none the preparer, who approve each run',
+      intOption('--approvers', 1, 10),
+      1,
     )
     .option(
       '--expires-days <n>',
@@ -49,9 +55,13 @@ export function registerApprovals(program: Command, runtime: Runtime, sink: Exit
     .option('--state-url <url>', STATE_URL_HELP)
     .addHelpText(
       'after',
-      examples('payouts approvals require', 'payouts approvals require --above EUR=10000'),
+      examples(
+        'payouts approvals require',
+        'payouts approvals require --above EUR=10000 --above USD=none',
+        'payouts approvals require --approvers 2 --above EUR=50000',
+      ),
     );
-  defineAction<[], { above?: string[]; expiresDays: number; stateUrl?: string }>(
+  defineAction<[], { above?: string[]; approvers: number; expiresDays: number; stateUrl?: string }>(
     require,
     runtime,
     sink,
@@ -66,7 +76,7 @@ export function registerApprovals(program: Command, runtime: Runtime, sink: Exit
       const above = (flags.above ?? []).map((a) => parseAbove(a, currencies));
       return changeRule(
         target,
-        { active: true, above, expires_days: flags.expiresDays },
+        { active: true, above, expires_days: flags.expiresDays, approvers: flags.approvers },
         ctx.output,
       );
     },
@@ -78,7 +88,11 @@ export function registerApprovals(program: Command, runtime: Runtime, sink: Exit
   defineAction<[], { stateUrl?: string }>(off, runtime, sink, async (ctx, flags) => {
     const target = await ruleTarget(ctx, flags.stateUrl, 'approvals off');
     const { changeRule } = await import('../../core/approvals/rule.js');
-    return changeRule(target, { active: false, above: [], expires_days: 7 }, ctx.output);
+    return changeRule(
+      target,
+      { active: false, above: [], expires_days: 7, approvers: 1 },
+      ctx.output,
+    );
   });
   const show = approvals
     .command('show', { isDefault: true })

@@ -5,11 +5,21 @@ import { displayText } from '../../output/display.js';
 import {
   findPrepared,
   type PreparedRun,
+  preparedFigures,
   recordEvent,
   sessionRole,
+  withFigures,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
-import { eventLines, prepState, thisMachine, totalsLine, whoText, withShared } from './common.js';
+import {
+  approversOf,
+  eventLines,
+  prepState,
+  thisMachine,
+  totalsLine,
+  whoText,
+  withShared,
+} from './common.js';
 
 /** What `approve` was asked to do. */
 export interface ApproveRequest {
@@ -26,10 +36,13 @@ function refusal(p: PreparedRun, role: string): string | undefined {
   if (p.prepared_by === role) {
     return `you (role ${role}) prepared run ${p.prep_id}: another person, connected with a role of their own, approves or rejects it`;
   }
-  const decided = p.events[0];
+  const decided = p.events.find((e) => e.decision === 'rejected') ?? p.events[0];
   if (state !== 'prepared' && state !== 'expired' && decided) {
     return `run ${p.prep_id} was already ${decided.decision} by ${whoText(decided.by_role, decided)} at ${decided.at}${state === 'sent' ? ', and sent' : ''}`;
   }
+  const mine = p.events.find((e) => e.by_role === role && e.decision !== 'sent');
+  if (mine)
+    return `you (role ${role}) already ${mine.decision} run ${p.prep_id} at ${mine.at}: another person, connected with a role of their own, decides next`;
   if (state === 'expired') {
     return `run ${p.prep_id} expired at ${p.expires_at}: prepare the files again with \`payouts send FILES --prepare\``;
   }
@@ -51,6 +64,7 @@ export function preparedSummary(p: PreparedRun): string {
         ? '(none: the service assigns one)'
         : displayText(p.batch_reference),
     ),
+    field('Webhook:', p.webhook_url === null ? '(none)' : displayText(p.webhook_url)),
     field('Prepared by:', `${whoText(p.prepared_by, p)} at ${p.created_at}`),
     field('Note:', p.note === null ? '(none)' : displayText(p.note)),
     field('Expires:', p.expires_at),
@@ -59,11 +73,19 @@ export function preparedSummary(p: PreparedRun): string {
 
 /** Finds the run, refuses what the rules do not allow, shows it, asks, and records the decision. */
 async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promise<PreparedRun> {
-  const p = await findPrepared(h, req.prepId);
-  if (!p)
+  const found = await findPrepared(h, req.prepId);
+  if (!found)
     throw new UsageError(
       `no prepared run id starts with ${JSON.stringify(req.prepId)}: see payouts runs`,
     );
+  // What is shown is computed from the run's payouts; a row that says otherwise is refused.
+  const figures = await preparedFigures(h, found);
+  if (figures.claims.length && !req.reject) {
+    throw new UsageError(
+      `run ${found.prep_id} says ${figures.claims.join('; ')}: it was not recorded by payouts; reject it (--reject --reason TEXT); nothing was recorded`,
+    );
+  }
+  const p = withFigures(found, figures);
   const why = refusal(p, await sessionRole(h));
   if (why) throw new UsageError(`${why}; nothing was recorded`);
   output.info(preparedSummary(p));
@@ -84,7 +106,7 @@ async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promis
     req.reject ? { decision: 'rejected', reason: req.reject.reason } : { decision: 'approved' },
     thisMachine(),
   );
-  return (await findPrepared(h, p.prep_id))!;
+  return withFigures((await findPrepared(h, p.prep_id))!, figures);
 }
 
 /** `payouts approve`: exit 0 once recorded; refusals are UsageErrors (exit 2), nothing recorded. */
@@ -92,9 +114,11 @@ export async function approveRun(req: ApproveRequest, output: Output): Promise<n
   const p = await withShared(req.url, (h) => decide(h, req, output));
   const state = prepState(p);
   output.result({ prepared_run: { ...p, state } }, () =>
-    state === 'approved'
-      ? `Approved run ${p.prep_id}. \`payouts send ${p.inputs.join(' ')}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.\n${eventLines(p).join('\n')}`
-      : `Rejected run ${p.prep_id}: nothing of it will be sent.\n${eventLines(p).join('\n')}`,
+    state === 'prepared'
+      ? `Approved run ${p.prep_id}: ${approversOf(p).length} of ${p.approvers_needed} approvals; another person approves it with \`payouts approve ${p.prep_id}\`.\n${eventLines(p).join('\n')}`
+      : state === 'approved'
+        ? `Approved run ${p.prep_id}. \`payouts send ${p.inputs.join(' ')}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.\n${eventLines(p).join('\n')}`
+        : `Rejected run ${p.prep_id}: nothing of it will be sent.\n${eventLines(p).join('\n')}`,
   );
   return 0;
 }

@@ -1,9 +1,7 @@
 /** What the approval commands and the send's approval check share (docs/approvals.md). */
-import { hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
-import type { PayoutRequest } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
-import { payoutHash } from '../../state/hash.js';
 import { type CurrencyTotals, moneyText, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { Above, Machine, PreparedRun, RuleRow } from '../../state/pg/approvals.js';
@@ -28,19 +26,8 @@ export function thisMachine(): Machine {
   return { os_user, host: hostname() };
 }
 
-/** A payout's hash for approvals: its identity (payoutHash) and its description. */
-export function approvalHash(p: PayoutRequest): string {
-  return hash('sha256', JSON.stringify([payoutHash(p), p.description ?? null]), 'hex');
-}
-
-/**
- * The content hash of a run's payouts: SHA-256 of each payout's reference and approval hash,
- * in reference order, so the same payouts match however the file orders or formats them.
- */
-export function contentHash(payouts: Array<{ reference_id: string; hash: string }>): string {
-  const lines = payouts.map((p) => JSON.stringify([p.reference_id, p.hash])).sort();
-  return hash('sha256', lines.join('\n'), 'hex');
-}
+// The hashes an approval binds live beside the tables, which compute a prepared run's figures.
+export { approvalHash, type Bound, contentHash } from '../../state/approval-hash.js';
 
 /** A new prepared run's id: "p" and 15 hex digits, apart from run ids (16 hex digits). */
 export function newPrepId(): string {
@@ -58,11 +45,17 @@ export async function withShared<T>(url: string, work: (h: PgHistory) => Promise
   }
 }
 
-/** Parses `--above CUR=AMOUNT` against the currency table; a UsageError naming the value. */
+/**
+ * Parses `--above CUR=AMOUNT` (or `CUR=none`: runs in CUR never need approval) against the
+ * currency table; a UsageError naming the value.
+ */
 export function parseAbove(text: string, currencies: CurrencyTable): Above {
   const m = /^([A-Za-z]{3})=(.+)$/.exec(text.trim());
   const code = m?.[1]?.toUpperCase();
   const digits = code === undefined ? undefined : currencies.minorUnits(code);
+  if (m && digits !== undefined && m[2]!.trim().toLowerCase() === 'none') {
+    return { currency: code!, amount: 'none' };
+  }
   const parsed = m && digits !== undefined ? parseAmount(m[2]!, digits) : undefined;
   if (!m || !parsed?.ok) {
     const why = !m
@@ -72,12 +65,18 @@ export function parseAbove(text: string, currencies: CurrencyTable): Above {
         : parsed?.ok === false
           ? parsed.message
           : '';
-    throw new UsageError(`--above ${JSON.stringify(text)}: ${why}, such as EUR=10000.00`);
+    throw new UsageError(
+      `--above ${JSON.stringify(text)}: ${why}, such as EUR=10000.00 (or EUR=none: EUR runs never need approval)`,
+    );
   }
   return { currency: code!, amount: m[2]!.trim() };
 }
 
-/** Whether a rule asks approval of a run with these totals (undefined rule: none). */
+/**
+ * Whether a rule asks approval of a run with these totals (undefined rule: none). With
+ * thresholds, a currency the rule does not name needs approval, one it names "none" never,
+ * and one it names with an amount when the run's total in it is above the amount.
+ */
 export function ruleApplies(
   rule: RuleRow | undefined,
   totals: CurrencyTotals,
@@ -85,19 +84,46 @@ export function ruleApplies(
 ): boolean {
   if (!rule?.active) return false;
   if (!rule.above.length) return true;
-  return rule.above.some((a) => {
+  return [...totals.entries()].some((t) => {
+    const a = rule.above.find((x) => x.currency === t.currency);
+    if (a === undefined) return true;
+    if (a.amount === 'none') return false;
     const parsed = parseAmount(a.amount, currencies.minorUnits(a.currency));
-    return parsed.ok && totals.minorOf(a.currency) > parsed.amount.minor;
+    return !parsed.ok || t.minor > parsed.amount.minor;
   });
 }
 
-/** A rule in words: "every run", "runs above EUR 10000.00 or USD 5000.00", "off". */
+/** Who approves under a rule, in words: "another person's", "2 other people's". */
+function approversText(rule: RuleRow): string {
+  return rule.approvers > 1 ? `${rule.approvers} other people's` : "another person's";
+}
+
+/** A rule in words: "every run", "runs above EUR 10000.00 or USD 5000.00 (…)", "off". */
 export function ruleText(rule: RuleRow | undefined): string {
   if (!rule?.active) return 'off: runs need no approval';
-  const which = rule.above.length
-    ? `a run whose total is above ${rule.above.map((a) => moneyText(a.currency, a.amount)).join(' or ')}`
-    : 'every run';
-  return `on: ${which} needs another person's approval; a prepared run may be approved for ${count(rule.expires_days, 'day')}`;
+  const named = rule.above.filter((a) => a.amount !== 'none');
+  const never = rule.above.filter((a) => a.amount === 'none').map((a) => a.currency);
+  const who = `needs ${approversText(rule)} approval`;
+  const days = `a prepared run may be approved for ${count(rule.expires_days, 'day')}`;
+  if (!rule.above.length) return `on: every run ${who}; ${days}`;
+  const neverText = never.length ? ` (${never.join(', ')}: never)` : '';
+  if (!named.length) return `on: a run in any currency but ${never.join(', ')} ${who}; ${days}`;
+  const above = named.map((a) => moneyText(a.currency, a.amount)).join(' or ');
+  return `on: a run whose total is above ${above} ${who}, as does a run in any currency not named${neverText}; ${days}`;
+}
+
+/** The rule's thresholds a line each, with the approvals each asks: for `approvals show`. */
+export function thresholdLines(rule: RuleRow | undefined): string[] {
+  if (!rule?.active) return [];
+  const n = count(rule.approvers, 'approver');
+  return [
+    ...rule.above.map((a) =>
+      a.amount === 'none'
+        ? `  ${a.currency}: never needs approval`
+        : `  above ${moneyText(a.currency, a.amount)}: ${n}`,
+    ),
+    `  ${rule.above.length ? 'any other currency' : 'every run'}: ${n}`,
+  ];
 }
 
 /** Who did something, in words: "role ana (ana@laptop-2)". */
@@ -105,14 +131,29 @@ export function whoText(role: string, m: { os_user: string | null; host: string 
   return `role ${role} (${m.os_user ?? '?'}@${m.host ?? '?'})`;
 }
 
-/** Where a prepared run stands: prepared, approved, rejected, sent or expired. */
+/** The distinct roles, none the preparer, that approved a prepared run. */
+export function approversOf(p: PreparedRun): string[] {
+  const roles = p.events
+    .filter((e) => e.decision === 'approved' && e.by_role !== p.prepared_by)
+    .map((e) => e.by_role);
+  return [...new Set(roles)];
+}
+
+/**
+ * Where a prepared run stands: rejected by anyone; approved once as many roles as the rule
+ * asks (none the preparer) approved it, and sent once a run sent it so approved; expired
+ * when its time passed before it was sent; else prepared. A `sent` event alone approves
+ * nothing.
+ */
 export function prepState(
   p: PreparedRun,
 ): 'prepared' | 'approved' | 'rejected' | 'sent' | 'expired' {
-  if (p.events.some((e) => e.decision === 'sent')) return 'sent';
-  const decided = p.events.find((e) => e.decision !== 'sent');
-  if (decided) return decided.decision as 'approved' | 'rejected';
-  return p.expired ? 'expired' : 'prepared';
+  if (p.events.some((e) => e.decision === 'rejected')) return 'rejected';
+  const approved = approversOf(p).length >= Math.max(p.approvers_needed ?? 1, 1);
+  const sent = p.events.some((e) => e.decision === 'sent');
+  if (approved && sent) return 'sent';
+  if (p.expired) return 'expired';
+  return approved ? 'approved' : 'prepared';
 }
 
 /** A prepared run's totals in a line: "EUR 12.50 (3 payouts), USD 4.00 (1 payout)". */

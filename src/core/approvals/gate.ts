@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { serviceIdentity } from '../../api/base-url.js';
 import type { PayoutRequest } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
 import { type CurrencyTotals, moneyText } from '../../money/amount.js';
@@ -17,13 +18,17 @@ import {
   type PreparedPayout,
   type PreparedRun,
   preparedByContent,
-  preparedPayouts,
+  preparedFigures,
   recordEvent,
   ruleChanges,
+  runRecorded,
+  withFigures,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import {
   approvalHash,
+  approversOf,
+  type Bound,
   contentHash,
   newPrepId,
   prepState,
@@ -42,11 +47,21 @@ export interface GatedRun {
   currencies: CurrencyTable;
   /** The command that prepares these files, for the message. */
   prepareCommand: string;
+  /** What the payouts are sent with: bound by the approval as they are. */
+  batchReference?: string;
+  webhookUrl?: string;
+  /** The prepared run `send --approved` sends. */
+  approvedPrep?: string;
 }
 
-/** The payouts with their approval hashes, and the content hash of them all. */
-function hashed(payouts: GatedRun['payouts']): { rows: PreparedPayout[]; content: string } {
-  const rows = payouts.map(({ row, payout }) => ({
+/** The payouts with their approval hashes, and the content hash of them and what they go with. */
+function hashed(run: GatedRun): { rows: PreparedPayout[]; content: string; bound: Bound } {
+  const bound = {
+    service: serviceIdentity(run.serviceKey),
+    batch_reference: run.batchReference ?? null,
+    webhook_url: run.webhookUrl ?? null,
+  };
+  const rows = run.payouts.map(({ row, payout }) => ({
     row,
     reference_id: payout.reference_id,
     amount: payout.amount,
@@ -55,7 +70,22 @@ function hashed(payouts: GatedRun['payouts']): { rows: PreparedPayout[]; content
     description: payout.description ?? null,
     hash: approvalHash(payout),
   }));
-  return { rows, content: contentHash(rows) };
+  return { rows, content: contentHash(rows, bound), bound };
+}
+
+/** What a send goes with that an approved run does not: service, batch, webhook. */
+function boundDifferences(mine: Bound, approved: Bound): string[] {
+  const out: string[] = [];
+  const say = (v: string | null) => (v === null ? '(none)' : displayText(v));
+  for (const [what, key] of [
+    ['service', 'service'],
+    ['batch reference', 'batch_reference'],
+    ['webhook URL', 'webhook_url'],
+  ] as const) {
+    if (mine[key] !== approved[key])
+      out.push(`the ${what} is ${say(mine[key])} here, ${say(approved[key])} approved`);
+  }
+  return out;
 }
 
 /** A payout in a few words for a message. */
@@ -85,10 +115,16 @@ function differences(mine: PreparedPayout[], approved: PreparedPayout[]): string
 async function refusal(
   h: PgHistory,
   run: GatedRun,
-  mine: PreparedPayout[],
+  mine: ReturnType<typeof hashed>,
   same: PreparedRun[],
 ): Promise<UsageError> {
   const tail = `nothing was sent. Prepare them with \`${run.prepareCommand}\` and have another person run \`payouts approve RUN\``;
+  const expired = same.find((p) => p.expired && approversOf(p).length >= p.approvers_needed);
+  if (expired) {
+    return new UsageError(
+      `the approval of run ${expired.prep_id} expired at ${expired.expires_at} before it was sent; ${tail}`,
+    );
+  }
   const pending = same.find((p) => prepState(p) === 'prepared');
   if (pending) {
     return new UsageError(
@@ -102,15 +138,19 @@ async function refusal(
       `run ${rejected.prep_id} with these payouts was rejected by ${whoText(e.by_role, e)}${e.reason ? `: ${JSON.stringify(e.reason)}` : ''}; ${tail}`,
     );
   }
-  const near = (
-    await approvedSharing(
-      h,
-      run.serviceKey,
-      mine.map((p) => p.reference_id),
-    )
-  )[0];
+  const named = run.approvedPrep ? await findPrepared(h, run.approvedPrep) : undefined;
+  const near =
+    named ??
+    (
+      await approvedSharing(
+        h,
+        run.serviceKey,
+        mine.rows.map((p) => p.reference_id),
+      )
+    )[0];
   if (near) {
-    const diff = differences(mine, await preparedPayouts(h, near.id));
+    const f = await preparedFigures(h, near);
+    const diff = [...boundDifferences(mine.bound, f), ...differences(mine.rows, f.payouts)];
     return new UsageError(
       `these payouts differ from approved run ${near.prep_id} (approved for ${near.inputs.map(displayText).join(' ')}): ${diff.join('; ')}; ${tail}`,
     );
@@ -121,27 +161,72 @@ async function refusal(
 }
 
 /**
- * Where the rule applies to a send, the approved run that holds exactly its payouts (a
- * UsageError naming what is missing otherwise); undefined where the rule does not apply.
+ * The prepared runs of a service whose payouts, computed from their rows, are exactly these
+ * (a run whose row claims a content hash its payouts do not make is left out), each with the
+ * approvals the rule asks now if more than it asked when read.
+ */
+async function sameContent(
+  h: PgHistory,
+  run: GatedRun,
+  content: string,
+  approvers: number,
+): Promise<PreparedRun[]> {
+  const out: PreparedRun[] = [];
+  for (const p of await preparedByContent(h, run.serviceKey, content)) {
+    const f = await preparedFigures(h, p);
+    if (f.content_hash !== content || f.claims.length) continue;
+    out.push({ ...withFigures(p, f), approvers_needed: Math.max(p.approvers_needed, approvers) });
+  }
+  return out;
+}
+
+/**
+ * Where the rule applies to a send, the approved run that holds exactly its payouts, with
+ * the same service, batch reference and webhook URL (a UsageError naming what is missing or
+ * differs otherwise, or that the approval expired); undefined where the rule does not apply.
  */
 export async function approvalFor(run: GatedRun): Promise<PreparedRun | undefined> {
   return withShared(run.url, async (h) => {
     const rule = (await ruleChanges(h, run.serviceKey)).at(-1);
-    if (!ruleApplies(rule, run.totals, run.currencies)) return undefined;
-    const { rows, content } = hashed(run.payouts);
-    const same = await preparedByContent(h, run.serviceKey, content);
+    if (!rule || !ruleApplies(rule, run.totals, run.currencies)) return undefined;
+    const mine = hashed(run);
+    const same = await sameContent(h, run, mine.content, rule.approvers);
     const approved = same.find((p) => ['approved', 'sent'].includes(prepState(p)));
     if (approved) return approved;
-    throw await refusal(h, run, rows, same);
+    throw await refusal(h, run, mine, same);
   });
 }
 
-/** Records that run `runId` sent (or began sending) an approved prepared run, once. */
-export async function markSent(url: string, prep: PreparedRun, runId: string): Promise<void> {
-  if (prep.events.some((e) => e.decision === 'sent')) return;
-  await withShared(url, (h) =>
-    recordEvent(h, prep, { decision: 'sent', run_id: runId }, thisMachine()),
-  );
+/**
+ * Before anything is sent, under the service's lock: records that run `runId` sends the
+ * approved run, which the database allows once, before the approval expires and once the
+ * rule's approvers approved it. The run that recorded it may resume; another run goes on
+ * only when it sends nothing (all was sent earlier). A UsageError (nothing sent) otherwise.
+ */
+export async function claimApproval(
+  url: string,
+  prep: PreparedRun,
+  run: { runId: string; sendsNothing: boolean },
+): Promise<void> {
+  await withShared(url, async (h) => {
+    const now = (await findPrepared(h, prep.prep_id)) ?? prep;
+    const sent = now.events.find((e) => e.decision === 'sent');
+    if (run.sendsNothing) return;
+    // The run that used the approval resumes it, while the history still holds that run.
+    if (sent?.run_id === run.runId && (await runRecorded(h, run.runId))) return;
+    if (sent) {
+      throw new UsageError(
+        `the approval of run ${prep.prep_id} was used by run ${sent.run_id ?? '?'} (${whoText(sent.by_role, sent)} at ${sent.at}): an approval sends once. Prepare what is left with \`payouts send FILES --prepare\`; nothing was sent`,
+      );
+    }
+    try {
+      await recordEvent(h, now, { decision: 'sent', run_id: run.runId }, thisMachine());
+    } catch (err) {
+      if (err instanceof UsageError)
+        throw new UsageError(err.message.replace(/nothing was recorded$/, 'nothing was sent'));
+      throw err;
+    }
+  });
 }
 
 /** `send --prepare`: records the run as prepared; nothing is sent. */
@@ -149,11 +234,17 @@ export async function recordPrepared(
   run: GatedRun,
   prep: Omit<NewPrepared, 'prep_id' | 'content_hash' | 'serviceKey'>,
 ): Promise<PreparedRun> {
-  const { rows, content } = hashed(run.payouts);
+  const { rows, content, bound } = hashed(run);
   return withShared(run.url, (h) =>
     insertPrepared(
       h,
-      { ...prep, prep_id: newPrepId(), content_hash: content, serviceKey: run.serviceKey },
+      {
+        ...prep,
+        service: bound.service,
+        prep_id: newPrepId(),
+        content_hash: content,
+        serviceKey: run.serviceKey,
+      },
       rows,
       thisMachine(),
     ),
@@ -184,11 +275,21 @@ export async function approvedFile(
       );
     const state = prepState(prep);
     if (state !== 'approved' && state !== 'sent') {
+      const why =
+        state === 'expired'
+          ? `expired at ${prep.expires_at} before it was sent`
+          : `${state}, not approved (${approversOf(prep).length} of ${prep.approvers_needed} approvals)`;
       throw new UsageError(
-        `run ${prep.prep_id} is ${state}, not approved: ${state === 'prepared' ? `another person approves it with \`payouts approve ${prep.prep_id}\`` : 'prepare the files again'}; nothing was sent`,
+        `run ${prep.prep_id} is ${why}: ${state === 'prepared' ? `another person approves it with \`payouts approve ${prep.prep_id}\`` : 'prepare the files again'}; nothing was sent`,
       );
     }
-    const rows = (await preparedPayouts(h, prep.id)).map((p) =>
+    const figures = await preparedFigures(h, prep);
+    if (figures.claims.length) {
+      throw new UsageError(
+        `run ${prep.prep_id} says ${figures.claims.join('; ')}: it was not recorded by payouts, and is not sent; nothing was sent`,
+      );
+    }
+    const rows = figures.payouts.map((p) =>
       [p.reference_id, p.amount, p.currency, p.recipient, p.description].map(cell).join(','),
     );
     const path = join(dir, `approved-${prep.prep_id}-${pid}.csv`);
@@ -199,6 +300,33 @@ export async function approvedFile(
     );
     return { path, prep };
   });
+}
+
+/**
+ * `send --approved RUN` goes to the service the run was approved for, with its batch
+ * reference and webhook URL: a UsageError (nothing sent) naming what an option or the
+ * configured base URL would change.
+ */
+export function refuseOtherBound(
+  prep: PreparedRun,
+  asked: { service?: string; batch_reference?: string; webhook_url?: string },
+): void {
+  const approved = {
+    service: serviceIdentity(prep.service),
+    batch_reference: prep.batch_reference,
+    webhook_url: prep.webhook_url,
+  };
+  const mine = {
+    service: asked.service === undefined ? approved.service : serviceIdentity(asked.service),
+    batch_reference: asked.batch_reference ?? approved.batch_reference,
+    webhook_url: asked.webhook_url ?? approved.webhook_url,
+  };
+  const diff = boundDifferences(mine, approved);
+  if (diff.length) {
+    throw new UsageError(
+      `run ${prep.prep_id} was approved to go as it was prepared: ${diff.join('; ')}. Leave out the option, or prepare the payouts again for it; nothing was sent`,
+    );
+  }
 }
 
 /** The command that prepares these files, for messages. */

@@ -1,7 +1,7 @@
 /** `payouts approvals require|off|show`: a service's approval rule on the shared history. */
 import type { Output } from '../../output/output.js';
-import { type Above, ruleChanges, setRule } from '../../state/pg/approvals.js';
-import { ruleText, thisMachine, whoText, withShared } from './common.js';
+import { type RuleRow, ruleChanges, setRule } from '../../state/pg/approvals.js';
+import { ruleText, thresholdLines, thisMachine, whoText, withShared } from './common.js';
 
 /** The service a rule is about, and the shared history it lives in. */
 export interface RuleTarget {
@@ -13,7 +13,7 @@ export interface RuleTarget {
 /** Turns the rule on (every run, or runs above the amounts) or off; records who and when. */
 export async function changeRule(
   target: RuleTarget,
-  rule: { active: boolean; above: Above[]; expires_days: number },
+  rule: Pick<RuleRow, 'active' | 'above' | 'expires_days' | 'approvers'>,
   output: Output,
 ): Promise<number> {
   const changes = await withShared(target.url, async (h) => {
@@ -21,10 +21,11 @@ export async function changeRule(
     return ruleChanges(h, target.serviceKey);
   });
   const now = changes[changes.length - 1]!;
-  output.result(
-    { service: target.service, rule: now },
-    () =>
+  output.result({ service: target.service, rule: now }, () =>
+    [
       `Approvals for ${target.service}: ${ruleText(now)} (set by ${whoText(now.set_by, now)} at ${now.at})`,
+      ...thresholdLines(now),
+    ].join('\n'),
   );
   return 0;
 }
@@ -36,6 +37,8 @@ export async function showRule(target: RuleTarget, output: Output): Promise<numb
   output.result({ service: target.service, rule: now ?? null, changes }, () =>
     [
       `Approvals for ${target.service}: ${ruleText(now)}`,
+      ...thresholdLines(now),
+      'Changes:',
       ...changes.map((c) => `  ${c.at}  ${whoText(c.set_by, c)}: ${ruleText(c)}`),
     ].join('\n'),
   );

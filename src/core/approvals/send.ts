@@ -17,7 +17,15 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import type { Output } from '../../output/output.js';
 import type { RunIntake } from '../../state/index.js';
 import type { RunPlan } from '../send/plan.js';
-import { approvalFor, approvedFile, prepareCommandOf, recordPrepared } from './gate.js';
+import { SANDBOX_SERVICE_KEY } from '../service.js';
+import {
+  approvalFor,
+  approvedFile,
+  claimApproval,
+  prepareCommandOf,
+  recordPrepared,
+  refuseOtherBound,
+} from './gate.js';
 
 /**
  * `send --approved RUN`: writes the approved run's payouts to a private file, sent as any file
@@ -37,6 +45,12 @@ export async function sendApproved(
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
   try {
+    const where = await deps.preview();
+    refuseOtherBound(prep, {
+      service: where.serviceKey === SANDBOX_SERVICE_KEY ? undefined : where.baseUrl,
+      batch_reference: opts.batchReference,
+      webhook_url: opts.webhookUrl,
+    });
     const from = {
       ...opts,
       files: [path],
@@ -71,6 +85,9 @@ function gated(run: GatedSend, serviceKey: string) {
     totals: run.plan.totals,
     currencies: run.currencies,
     prepareCommand: prepareCommandOf(run.opts.files),
+    batchReference: run.plan.batchReference,
+    webhookUrl: run.plan.webhookUrl,
+    approvedPrep: run.deps.approvedName?.replace(/^approved:/, ''),
   };
 }
 
@@ -80,6 +97,22 @@ function gated(run: GatedSend, serviceKey: string) {
  */
 export function approvalOf(run: GatedSend, serviceKey: string): Promise<PreparedRun | undefined> {
   return approvalFor(gated(run, serviceKey));
+}
+
+/**
+ * Before anything is sent, under the lock: records that this run sends its approved run,
+ * once (`claimApproval`); a UsageError, nothing sent, when the approval may not send it.
+ */
+export function claimRun(
+  run: GatedSend,
+  serviceKey: string,
+  approved: PreparedRun,
+  sendsNothing: boolean,
+): Promise<void> {
+  return claimApproval(run.deps.stateUrl!, approved, {
+    runId: runIdFor(serviceKey, run.plan.inputHash),
+    sendsNothing,
+  });
 }
 
 /**

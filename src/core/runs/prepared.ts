@@ -2,7 +2,13 @@
 import type { Output } from '../../output/output.js';
 import { displayText } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
-import { findPrepared, listPrepared, type PreparedRun } from '../../state/pg/approvals.js';
+import {
+  findPrepared,
+  listPrepared,
+  type PreparedRun,
+  preparedFigures,
+  withFigures,
+} from '../../state/pg/approvals.js';
 import { preparedSummary } from '../approvals/approve.js';
 import { eventLines, prepState, totalsLine, withShared } from '../approvals/common.js';
 
@@ -62,7 +68,11 @@ export async function printPreparedTable(prepared: PreparedRun[], output: Output
 
 /** `runs show` of a prepared run; false when no prepared run has the id. */
 export async function showPrepared(url: string, id: string, output: Output): Promise<boolean> {
-  const p = await withShared(url, (h) => findPrepared(h, id));
+  // The figures shown are computed from the run's payouts (preparedFigures), not its own row.
+  const p = await withShared(url, async (h) => {
+    const found = await findPrepared(h, id);
+    return found && withFigures(found, await preparedFigures(h, found));
+  });
   if (!p) return false;
   output.result(preparedJson(p), () =>
     [preparedSummary(p), `State:          ${prepState(p)}`, ...eventLines(p)].join('\n'),

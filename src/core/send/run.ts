@@ -230,7 +230,12 @@ export class SendRun {
       const lock = await this.takeLock(service);
       let sent: Sending;
       try {
-        sent = await this.sendLocked(service, await this.recheck(service, asked));
+        const decided = await this.recheck(service, asked);
+        if (approved) {
+          const { claimRun } = await import('../approvals/send.js');
+          await claimRun(this, service.serviceKey, approved, decided.nothingToSend);
+        }
+        sent = await this.sendLocked(service, decided);
       } catch (error) {
         // The error that stopped the run is the one to report, not one of giving the lock back.
         await lock.release().catch(() => {});
@@ -238,10 +243,6 @@ export class SendRun {
       }
       try {
         await lock.release();
-        if (approved && deps.stateUrl) {
-          const { markSent } = await import('../approvals/gate.js');
-          await markSent(deps.stateUrl, approved, sent.state.runId);
-        }
       } catch (error) {
         // A lost connection gives the lock back by itself; the run's rows are reported all the same.
         sent.thrown ??= error;

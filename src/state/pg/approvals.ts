@@ -5,8 +5,10 @@
  * here only explain a refusal before the database makes it.
  */
 import type pg from 'pg';
+import { serviceIdentity } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
-import { serviceId } from '../hash.js';
+import { approvalHash, contentHash } from '../approval-hash.js';
+import { canonicalDecimal, serviceId } from '../hash.js';
 import type { PgHistory } from './history.js';
 import type { PayoutRow } from '../run-state.js';
 
@@ -16,7 +18,10 @@ export interface Machine {
   host: string;
 }
 
-/** A threshold of a rule: runs whose total in `currency` is above `amount` need approval. */
+/**
+ * A threshold of a rule: runs whose total in `currency` is above `amount` need approval;
+ * `amount` "none": runs in that currency never do.
+ */
 export interface Above {
   currency: string;
   amount: string;
@@ -25,9 +30,11 @@ export interface Above {
 /** A change of a service's approval rule; the latest is in force. */
 export interface RuleRow {
   active: boolean;
-  /** Empty: every run needs approval. */
+  /** Empty: every run needs approval; else a currency not named needs it too. */
   above: Above[];
   expires_days: number;
+  /** Distinct roles, none the preparer, that approve a run. */
+  approvers: number;
   set_by: string;
   os_user: string | null;
   host: string | null;
@@ -65,6 +72,8 @@ export interface PreparedRun {
   expires_at: string;
   /** By the server's clock. */
   expired: boolean;
+  /** Approvals the rule in force asks (distinct roles, none the preparer). */
+  approvers_needed: number;
   events: ApprovalEvent[];
 }
 
@@ -95,9 +104,11 @@ export function sessionRole(h: PgHistory): Promise<string> {
 }
 
 interface RuleDbRow {
+  service: string;
   active: number;
   above: string | null;
   expires_days: number;
+  approvers: number;
   set_by: string;
   os_user: string | null;
   host: string | null;
@@ -109,6 +120,7 @@ function ruleOf(r: RuleDbRow): RuleRow {
     active: r.active === 1,
     above: r.above ? (JSON.parse(r.above) as Above[]) : [],
     expires_days: r.expires_days,
+    approvers: r.approvers,
     set_by: r.set_by,
     os_user: r.os_user,
     host: r.host,
@@ -116,15 +128,18 @@ function ruleOf(r: RuleDbRow): RuleRow {
   };
 }
 
-/** Every change of a service's rule, the latest last. */
+/**
+ * Every change of a service's rule, the latest last: the rules of its URL however spelled
+ * (serviceIdentity), rules recorded before the spelling was one included.
+ */
 export function ruleChanges(h: PgHistory, serviceKey: string): Promise<RuleRow[]> {
+  const key = serviceIdentity(serviceKey);
   return h.read('reading the approval rule', async (c) => {
     const r = await c.query<RuleDbRow>(
-      `SELECT active, above, expires_days, set_by, os_user, host, at FROM approval_rules
-       WHERE service_id = $1 ORDER BY id`,
-      [serviceId(serviceKey)],
+      `SELECT service, active, above, expires_days, approvers, set_by, os_user, host, at
+       FROM approval_rules ORDER BY id`,
     );
-    return r.rows.map(ruleOf);
+    return r.rows.filter((x) => serviceIdentity(x.service) === key).map(ruleOf);
   });
 }
 
@@ -132,19 +147,21 @@ export function ruleChanges(h: PgHistory, serviceKey: string): Promise<RuleRow[]
 export function setRule(
   h: PgHistory,
   target: { serviceKey: string; service: string },
-  rule: { active: boolean; above: Above[]; expires_days: number },
+  rule: Pick<RuleRow, 'active' | 'above' | 'expires_days' | 'approvers'>,
   who: Machine,
 ): Promise<void> {
+  const service = serviceIdentity(target.service);
   return h.write('recording the approval rule', async (c) => {
     await c.query(
-      `INSERT INTO approval_rules (service_id, service, active, above, expires_days, set_by,
-         os_user, host, at) VALUES ($1, $2, $3, $4, $5, '', $6, $7, '')`,
+      `INSERT INTO approval_rules (service_id, service, active, above, expires_days, approvers,
+         set_by, os_user, host, at) VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, '')`,
       [
-        serviceId(target.serviceKey),
-        target.service,
+        serviceId(service),
+        service,
         rule.active ? 1 : 0,
         JSON.stringify(rule.above),
         rule.expires_days,
+        rule.approvers,
         who.os_user,
         who.host,
       ],
@@ -167,8 +184,8 @@ export async function insertPrepared(
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12, '', '') RETURNING id`,
       [
         prep.prep_id,
-        serviceId(prep.serviceKey),
-        prep.service,
+        serviceId(serviceIdentity(prep.serviceKey)),
+        serviceIdentity(prep.service),
         JSON.stringify(prep.inputs),
         prep.content_hash,
         payouts.length,
@@ -220,6 +237,8 @@ function preparedWhere(h: PgHistory, where: string, params: unknown[]): Promise<
          p.batch_reference, p.webhook_url, p.note, p.prepared_by, p.os_user, p.host,
          p.created_at, p.expires_at,
          p.expires_at < to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expired,
+         greatest(coalesce((SELECT r.approvers FROM approval_rules r WHERE r.service_id = p.service_id
+           ORDER BY r.id DESC LIMIT 1), 1), 1) AS approvers_needed,
          (SELECT json_agg(json_build_object('decision', a.decision, 'reason', a.reason,
             'by_role', a.by_role, 'os_user', a.os_user, 'host', a.host, 'run_id', a.run_id,
             'at', a.at) ORDER BY a.id) FROM approvals a WHERE a.prep = p.id) AS events
@@ -260,11 +279,11 @@ export function listPrepared(h: PgHistory): Promise<PreparedRun[]> {
 export function preparedByContent(
   h: PgHistory,
   serviceKey: string,
-  contentHash: string,
+  content: string,
 ): Promise<PreparedRun[]> {
   return preparedWhere(h, 'p.service_id = $1 AND p.content_hash = $2', [
-    serviceId(serviceKey),
-    contentHash,
+    serviceId(serviceIdentity(serviceKey)),
+    content,
   ]);
 }
 
@@ -282,8 +301,16 @@ export function approvedSharing(
     `p.service_id = $1 AND EXISTS (SELECT 1 FROM approvals a WHERE a.prep = p.id AND a.decision = 'approved')
      AND p.id IN (SELECT x.prep FROM prepared_payouts x WHERE x.reference_id = ANY($2::text[])
        GROUP BY x.prep ORDER BY count(*) DESC LIMIT 1)`,
-    [serviceId(serviceKey), refs],
+    [serviceId(serviceIdentity(serviceKey)), refs],
   );
+}
+
+/** Whether the history holds a run of this id (a run an approval's `sent` event names). */
+export function runRecorded(h: PgHistory, runId: string): Promise<boolean> {
+  return h.read('reading the runs', async (c) => {
+    const r = await c.query('SELECT 1 FROM runs WHERE run_id = $1', [runId]);
+    return r.rows.length > 0;
+  });
 }
 
 /** The payouts of a prepared run, in row order. */
@@ -296,6 +323,87 @@ export function preparedPayouts(h: PgHistory, id: number): Promise<PreparedPayou
     );
     return r.rows;
   });
+}
+
+/** A prepared run's figures as its payouts make them, whatever its own row says. */
+export interface PreparedFigures {
+  /** Its payouts, in row order, each hash made again from the row's columns. */
+  payouts: PreparedPayout[];
+  payout_count: number;
+  /** Per currency: count and exact decimal total. */
+  totals: PreparedRun['totals'];
+  /** Of the payouts, the service, the batch reference and the webhook URL (contentHash). */
+  content_hash: string;
+  service: string;
+  batch_reference: string | null;
+  webhook_url: string | null;
+  /** Where the prepared run's row says otherwise, what it says: empty when it is true. */
+  claims: string[];
+}
+
+/**
+ * The figures of a prepared run computed from its payouts (`prepared_payouts`): what an
+ * approver is shown and a send compared with, never the preparer's own count, totals or hash.
+ */
+export function preparedFigures(h: PgHistory, p: PreparedRun): Promise<PreparedFigures> {
+  return h.read('reading a prepared run', async (c: pg.Client) => {
+    const rows = await c.query<PreparedPayout>(
+      `SELECT row, reference_id, amount, currency, recipient, description, hash
+       FROM prepared_payouts WHERE prep = $1 ORDER BY row`,
+      [p.id],
+    );
+    // Exact decimal sums; a text that is not a plain decimal is counted apart, never summed.
+    const sums = await c.query<{ currency: string; count: number; total: string | null }>(
+      `SELECT currency, count(*)::int AS count,
+         CASE WHEN bool_and(amount ~ '^[0-9]+(\\.[0-9]+)?$')
+           THEN sum(CASE WHEN amount ~ '^[0-9]+(\\.[0-9]+)?$' THEN amount::numeric END)::text END AS total
+       FROM prepared_payouts WHERE prep = $1 GROUP BY currency ORDER BY currency`,
+      [p.id],
+    );
+    const payouts = rows.rows.map((x) => ({ ...x, hash: approvalHash(x) }));
+    const totals: PreparedRun['totals'] = {};
+    for (const t of sums.rows)
+      totals[t.currency] = { count: t.count, total: t.total ?? 'not a decimal' };
+    const bound = {
+      service: serviceIdentity(p.service),
+      batch_reference: p.batch_reference,
+      webhook_url: p.webhook_url,
+    };
+    const f = {
+      payouts,
+      payout_count: payouts.length,
+      totals,
+      content_hash: contentHash(payouts, bound),
+      ...bound,
+    };
+    const claims = claimsOf(p, f);
+    if (rows.rows.some((x, i) => x.hash !== payouts[i]!.hash))
+      claims.push('payout hashes its rows do not make');
+    return { ...f, claims };
+  });
+}
+
+/** What a prepared run's row claims that its payouts do not make. */
+function claimsOf(p: PreparedRun, f: Omit<PreparedFigures, 'claims'>): string[] {
+  const out: string[] = [];
+  if (p.payout_count !== f.payout_count)
+    out.push(`${p.payout_count} payouts (it holds ${f.payout_count})`);
+  if (JSON.stringify(sorted(p.totals)) !== JSON.stringify(sorted(f.totals)))
+    out.push(`totals ${JSON.stringify(p.totals)} (its payouts make ${JSON.stringify(f.totals)})`);
+  if (p.content_hash !== f.content_hash) out.push('a content hash its payouts do not make');
+  return out;
+}
+
+/** Totals with their currencies in order, each total as a number's text, for comparing. */
+function sorted(t: PreparedRun['totals']): Array<[string, number, string]> {
+  return Object.entries(t ?? {})
+    .map(([cur, v]): [string, number, string] => [cur, v.count, canonicalDecimal(v.total)])
+    .sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/** The prepared run as its payouts make it: its count, totals and content hash computed. */
+export function withFigures(p: PreparedRun, f: PreparedFigures): PreparedRun {
+  return { ...p, payout_count: f.payout_count, totals: f.totals, content_hash: f.content_hash };
 }
 
 /**
