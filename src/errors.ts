@@ -12,6 +12,8 @@ export interface Problem {
   value?: string;
   /** What is wrong and how to fix it. */
   message: string;
+  /** A header's missing columns: the --map its header names suggest (send's one command). */
+  map?: Partial<Record<string, string>>;
 }
 
 /**

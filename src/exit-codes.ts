@@ -29,6 +29,64 @@ export const ExitCode = {
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
+/**
+ * What each exit code means, as the README's table says it (Markdown): the one source of the
+ * README's table and of every command's "Exit codes" in its --help (test/unit/exit-codes.test.ts).
+ */
+export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]> = [
+  [ExitCode.ok, 'every payout succeeded'],
+  [
+    ExitCode.internal,
+    'internal error, or a run that ended with work unfinished (a bug: report it with `--debug` output)',
+  ],
+  [ExitCode.usage, 'usage error or invalid input; nothing was sent'],
+  [
+    ExitCode.credentials,
+    "credentials missing, unusable or rejected (or this machine's IP is not allowed)",
+  ],
+  [ExitCode.failed, 'a payout failed, was canceled or was not sent'],
+  [
+    ExitCode.pending,
+    'a payout is still pending, or has a status the service does not document; none failed',
+  ],
+  [ExitCode.notFound, 'payout not found (`status`)'],
+  [
+    ExitCode.unreachable,
+    "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md): run again",
+  ],
+  [ExitCode.busy, 'another send to the service is running (`--wait` waits); nothing was sent'],
+  [ExitCode.interrupted, 'interrupted (Ctrl-C, SIGTERM, SIGHUP, Ctrl-Break, a gone parent)'],
+];
+
+/** The codes each command can end with (besides 1 and 130, which any can), by its path. */
+export const COMMAND_EXIT_CODES: Readonly<Record<string, readonly ExitCodeValue[]>> = {
+  send: [0, 2, 3, 4, 5, 7, 8],
+  status: [0, 2, 3, 4, 5, 6, 7],
+  'config check': [0, 2, 3, 7],
+  'config remove': [0, 2],
+  approve: [0, 2, 7],
+};
+
+/** The README's table of exit codes, as Markdown. */
+export function exitCodeTable(): string {
+  const rows = EXIT_CODE_MEANINGS.map(([code, meaning]) => `| ${code} | ${meaning} |`);
+  return ['| Code | Meaning |', '|---|---|', ...rows].join('\n');
+}
+
+/** A meaning as plain text for --help: Markdown's links and code marks taken out. */
+function plainMeaning(code: ExitCodeValue): string {
+  const meaning = EXIT_CODE_MEANINGS.find(([c]) => c === code)?.[1] ?? '';
+  return meaning.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replaceAll('`', '');
+}
+
+/** The "Exit codes:" of a --help: each of `codes` (every code when none) with its meaning. */
+export function exitCodesHelp(codes?: readonly ExitCodeValue[]): string {
+  const listed = codes ? [...codes, ExitCode.internal, ExitCode.interrupted] : undefined;
+  const shown = EXIT_CODE_MEANINGS.filter(([c]) => listed === undefined || listed.includes(c));
+  const lines = shown.map(([c]) => `  ${String(c).padEnd(3)}  ${plainMeaning(c)}`);
+  return `Exit codes (when several apply: ${RANK_TEXT}):\n${lines.join('\n')}\n`;
+}
+
 /** Maps an error to the exit code that describes it. */
 export function exitCodeForError(error: unknown): ExitCodeValue {
   if (error instanceof InternalError) return ExitCode.internal;
@@ -70,19 +128,25 @@ export function exitCodeForServiceStatus(status: string): ExitCodeValue {
     : exitCodeForStatuses([status]);
 }
 
+/** The exit codes by importance, most important first (0 is the least). */
+const RANK: readonly ExitCodeValue[] = [
+  ExitCode.interrupted,
+  ExitCode.internal,
+  ExitCode.usage,
+  ExitCode.busy,
+  ExitCode.credentials,
+  ExitCode.unreachable,
+  ExitCode.notFound,
+  ExitCode.failed,
+  ExitCode.pending,
+];
+
+/** "130 > 1 > 2 > …": which code wins, for --help. */
+const RANK_TEXT = RANK.join(' > ');
+
 /** Picks the most important of several exit codes: 130 > 1 > 2 > 8 > 3 > 7 > 6 > 4 > 5 > 0. */
 export function worstExitCode(codes: Iterable<ExitCodeValue>): ExitCodeValue {
-  const rank: ExitCodeValue[] = [
-    ExitCode.interrupted,
-    ExitCode.internal,
-    ExitCode.usage,
-    ExitCode.busy,
-    ExitCode.credentials,
-    ExitCode.unreachable,
-    ExitCode.notFound,
-    ExitCode.failed,
-    ExitCode.pending,
-  ];
+  const rank = RANK;
   let best: ExitCodeValue = ExitCode.ok;
   for (const c of codes) {
     if (c === ExitCode.ok) continue;

@@ -23,10 +23,23 @@ import {
   PayoutsError,
   UsageError,
 } from './errors.js';
-import { ExitCode, exitCodeForError } from './exit-codes.js';
-import { displayText } from './output/display.js';
+import { ExitCode, exitCodeForError, exitCodesHelp } from './exit-codes.js';
+import { count, displayText, wrapText } from './output/display.js';
 
 const MAX_PROBLEMS_SHOWN = 50;
+
+/** The width help is wrapped to: the terminal's, else 80 columns. */
+function helpWidth(stream: { isTTY?: boolean; columns?: number }): number {
+  return stream.isTTY && stream.columns ? stream.columns : 80;
+}
+
+/** "Also: --json, --profile <name>, …": the global options, which every command takes. */
+function alsoLine(program: Command): string {
+  const flags = program.options
+    .filter((o) => o.long !== '--version')
+    .map((o) => o.flags.replace(/^-\w, /, ''));
+  return `Also takes ${flags.join(', ')}.`;
+}
 
 /** Builds the command tree. Actions report their exit code through `sink`. */
 export function buildProgram(runtime: Runtime, sink: (code: number) => void): Command {
@@ -40,8 +53,10 @@ export function buildProgram(runtime: Runtime, sink: (code: number) => void): Co
     .addOption(new Option('--no-color', 'no colours').hideHelp())
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({
-      writeOut: (s) => runtime.stdout.write(s),
+      writeOut: (s) => runtime.stdout.write(wrapText(s, helpWidth(runtime.stdout))),
       writeErr: (s) => runtime.stderr.write(s),
+      getOutHelpWidth: () => helpWidth(runtime.stdout),
+      getErrHelpWidth: () => helpWidth(runtime.stderr),
     })
     .exitOverride();
   registerSend(program, runtime, sink);
@@ -57,18 +72,13 @@ export function buildProgram(runtime: Runtime, sink: (code: number) => void): Co
   program.addHelpText(
     'after',
     `
-Exit codes:
-  0  every payout succeeded        4  a payout failed or was canceled
-  1  internal error                5  a payout is still pending, or has a status the
-  2  usage or invalid input           service does not document (none failed)
-  3  credentials missing/rejected  6  payout not found
-  8  another send to the service   7  service unreachable or outcome unknown
-     is running (--wait waits)     130 interrupted
-In CI a job may see 124 (timeout without --preserve-status) or 143 (npx killed by
+${exitCodesHelp()}In CI a job may see 124 (timeout without --preserve-status) or 143 (npx killed by
 SIGTERM) instead of 130: the --json document's exit_code is payouts' own.
 
 Run "payouts <command> --help" for a command's options and examples.`,
   );
+  // Every command takes the global options: one line names them, after its own help.
+  program.addHelpText('afterAll', ({ command }) => (command === program ? '' : alsoLine(program)));
   return program;
 }
 
@@ -81,6 +91,16 @@ function fallbackGlobals(argv: string[]): GlobalOptions {
   };
 }
 
+/** Whether argv names no command: nothing, or only global options (and their values). */
+function onlyGlobals(argv: readonly string[]): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--profile' || a === '--base-url') i++;
+    else if (!/^--(profile|base-url)=|^--(json|debug|no-color)$/.test(a)) return false;
+  }
+  return true;
+}
+
 /** Runs the CLI and returns its exit code; exiting is left to the entry point (cli.ts). */
 export async function main(argv: string[], runtime: Runtime): Promise<number> {
   let code: number = ExitCode.ok;
@@ -88,6 +108,16 @@ export async function main(argv: string[], runtime: Runtime): Promise<number> {
     code = c;
   });
   try {
+    // `payouts` alone (or with global options only) prints its help as gh does: stdout, exit 0;
+    // under --json stdout holds one document, so it is a usage error there.
+    if (onlyGlobals(argv)) {
+      if (fallbackGlobals(argv).json) {
+        const usage = new UsageError('name a command (`payouts --help` lists them)');
+        return reportError(usage, runtime, fallbackGlobals(argv), argv);
+      }
+      program.outputHelp();
+      return ExitCode.ok;
+    }
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (error) {
@@ -153,7 +183,7 @@ export async function reportError(
   if (error instanceof InputError) {
     for (const p of error.problems.slice(0, MAX_PROBLEMS_SHOWN)) lines.push(formatProblem(p));
     const rest = error.totalProblems - Math.min(error.problems.length, MAX_PROBLEMS_SHOWN);
-    if (rest > 0) lines.push(`… and ${rest} more problem${rest === 1 ? '' : 's'}`);
+    if (rest > 0) lines.push(`… and ${count(rest, 'more problem')}`);
   }
   if (error instanceof OutcomeUnknownError) {
     lines.push(...error.references.map((r) => `  outcome unknown: ${displayText(r)}`));

@@ -87,7 +87,7 @@ export async function openSystemKeyring(
     !env.XDG_RUNTIME_DIR
   ) {
     throw new KeyringError(
-      'no D-Bus session bus for the Secret Service (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set)',
+      'no desktop session here to reach a keyring through (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set), as over SSH or in a container',
     );
   }
   const lib = await calling(() => import('@napi-rs/keyring'));

@@ -1,22 +1,26 @@
 /**
  * One pass over a file that needs flags: a CSV export refused for its encoding stops at the
- * first bad byte, so its decimal commas would only be found on the next try. The file is read
- * again with each flag its problems name, until no new one is named, and the run then says
- * once which flags it needs, with the command line to run.
+ * first bad byte, so its headers and decimal commas would only be found on later tries. The
+ * file is read again with each flag its problems name (a --map from its own header's names),
+ * until no new one is named, and the run then says once which flags it needs, with the
+ * command line to run. Nothing is read with a guessed flag: each is a guess about money.
  */
 import type { Problem } from '../errors.js';
+import { mapWord } from './header-names.js';
 import { readPayouts } from './index.js';
 import { ProblemList } from './problems.js';
-import type { InputSource, IntakeOptions } from './types.js';
+import { type InputSource, type IntakeOptions, PAYOUT_FIELDS, type PayoutField } from './types.js';
 
 /** Flags a file's problems name, which a reader can try. */
 export interface Needs {
   encoding?: 'windows-1252';
   decimalComma?: boolean;
+  /** Header names for the fields, from the header's own (known) names. */
+  map?: Partial<Record<PayoutField, string>>;
 }
 
-/** Rounds of reading again: each adds at least one flag, and there are two to add. */
-const MAX_ROUNDS = 2;
+/** Rounds of reading again: each adds at least one flag, and there are three to add. */
+const MAX_ROUNDS = 3;
 
 /** The flags named by problems that the options do not already hold. */
 function namedFlags(problems: readonly Problem[], opts: IntakeOptions): Needs {
@@ -25,6 +29,8 @@ function namedFlags(problems: readonly Problem[], opts: IntakeOptions): Needs {
     if (opts.encoding === undefined && p.message.includes('pass --encoding windows-1252'))
       needs.encoding = 'windows-1252';
     if (!opts.decimalComma && p.message.includes('pass --decimal-comma')) needs.decimalComma = true;
+    if (p.map !== undefined && needs.map === undefined)
+      needs.map = p.map as Partial<Record<PayoutField, string>>;
   }
   return needs;
 }
@@ -34,6 +40,7 @@ export function flagsOf(needs: Needs): string[] {
   const flags: string[] = [];
   if (needs.encoding) flags.push(`--encoding ${needs.encoding}`);
   if (needs.decimalComma) flags.push('--decimal-comma');
+  if (needs.map) flags.push(`--map ${mapWord(needs.map)}`);
   return flags;
 }
 
@@ -42,7 +49,15 @@ export function needsText(needs: Needs): string {
   const why: string[] = [];
   if (needs.encoding) why.push('is Windows-1252 text (Excel "CSV" on Windows), not UTF-8');
   if (needs.decimalComma) why.push('writes amounts with a decimal comma (1.234,56)');
-  return why.join(' and ');
+  if (needs.map) why.push(`names its columns ${columnsText(needs.map)}`);
+  return `${why.slice(0, -1).join(', ')}${why.length > 1 ? ' and ' : ''}${why.at(-1) ?? ''}`;
+}
+
+/** "Referenz (reference_id), Betrag (amount)": what a --map reads from where, to check. */
+function columnsText(map: Partial<Record<PayoutField, string>>): string {
+  return PAYOUT_FIELDS.filter((f) => map[f] !== undefined)
+    .map((f) => `${JSON.stringify(map[f])} (${f})`)
+    .join(', ');
 }
 
 /**

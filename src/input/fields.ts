@@ -187,8 +187,9 @@ export class PayoutChecker {
     field: PayoutField | string | undefined,
     value: string | undefined,
     message: string,
+    more: Pick<Problem, 'map'> = {},
   ): void {
-    const p: Problem = { file: this.file, message };
+    const p: Problem = { file: this.file, message, ...more };
     if (location !== undefined) p.location = locationText(location);
     if (field !== undefined) p.field = field;
     if (value !== undefined) p.value = value;

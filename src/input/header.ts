@@ -1,5 +1,6 @@
 /** Matching a header row to the payout fields, shared by the CSV and .xlsx readers. */
 import type { PayoutChecker, RowLocation } from './fields.js';
+import { guessMap, mapWord } from './header-names.js';
 import { normalizeHeader } from './options.js';
 import {
   type IntakeSink,
@@ -84,29 +85,53 @@ function andList(words: string[]): string {
     : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
 }
 
+/** The --map a refusal offers: the user's own, with the columns their names suggest. */
+function suggestedMap(
+  rec: string[],
+  missing: readonly PayoutField[],
+  h: HeaderMatching,
+  taken: ReadonlySet<number>,
+): Partial<Record<PayoutField, string>> {
+  const open = PAYOUT_FIELDS.filter(
+    (f) => h.map[f] === undefined && (missing.includes(f) || f === 'description'),
+  );
+  const guessed = guessMap(rec, open, taken);
+  // The description is offered only with the columns it goes with, never alone.
+  return missing.some((f) => guessed[f] !== undefined) ? { ...h.map, ...guessed } : { ...h.map };
+}
+
 /**
  * Reports the required columns a header lacks, in one problem that lists the header once:
- * those named by --map that are not there, then the others with the --map to name them.
+ * those named by --map that are not there, then the others with the --map to name them,
+ * built from the header's own names where they are known ones (Betrag, Montant, Importe).
  */
 function reportMissing(
   missing: readonly PayoutField[],
   rec: string[],
-  at: { location: RowLocation; h: HeaderMatching },
+  at: { location: RowLocation; h: HeaderMatching; taken: ReadonlySet<number> },
 ): void {
   const { h } = at;
   const mapped = missing.filter((f) => h.map[f] !== undefined);
   const plain = missing.filter((f) => h.map[f] === undefined);
+  const map = suggestedMap(rec, plain, h, at.taken);
+  const guessed = plain.filter((f) => map[f] !== undefined);
+  const unknown = plain.filter((f) => map[f] === undefined);
   const fixes: string[] = [];
   if (mapped.length > 0) {
     const names = andList(mapped.map((f) => `"${h.map[f]}"`));
     fixes.push(`check the name${mapped.length === 1 ? '' : 's'} ${names} given to --map`);
   }
-  if (plain.length > 0) {
-    const maps = plain.map((f) => `${f}="<header>"`).join(',');
+  if (guessed.length > 0 && unknown.length === 0) {
+    fixes.push(`if those columns hold them, pass --map ${mapWord(map)}`);
+  } else if (plain.length > 0) {
+    const others = [
+      ...PAYOUT_FIELDS.filter((f) => map[f] !== undefined).map((f) => `${f}=${map[f]}`),
+      ...unknown.map((f) => `${f}="<header>"`),
+    ].join(',');
     fixes.push(
       plain.length === 1
-        ? `add a "${plain[0]}" column, or name the column to use with --map ${maps}`
-        : `add ${andList(plain.map((f) => `"${f}"`))} columns, or name the columns to use with --map ${maps}`,
+        ? `add a "${plain[0]}" column, or name the column to use with --map ${others}`
+        : `add ${andList(plain.map((f) => `"${f}"`))} columns, or name the columns to use with --map ${others}`,
     );
   }
   const what =
@@ -117,7 +142,9 @@ function reportMissing(
       : `columns ${andList([...missing])} are missing`;
   let message = `${what}; the header has ${listHeaders(rec)}: ${fixes.join('; ')}`;
   if (rec.length === 1 && h.singleColumnHint !== undefined) message += h.singleColumnHint;
-  h.checker.report(at.location, missing.length === 1 ? missing[0] : undefined, undefined, message);
+  const ready = guessed.length > 0 && unknown.length === 0 && mapped.length === 0;
+  const field = missing.length === 1 ? missing[0] : undefined;
+  h.checker.report(at.location, field, undefined, message, ready ? { map } : {});
 }
 
 /**
@@ -161,14 +188,19 @@ export function matchHeader(
   }
   const missing = REQUIRED_FIELDS.filter((f) => !columns.has(f));
   if (missing.length > 0) {
-    reportMissing(missing, rec, { location, h });
+    const taken = new Set([...columns.values()].flat());
+    reportMissing(missing, rec, { location, h, taken });
     return undefined;
   }
   if (bad) return undefined;
   if (extra.length > 0) {
+    const description = columns.has('description') ? {} : guessMap(rec, ['description']);
+    const offer = description.description
+      ? ` (to send ${JSON.stringify(description.description)} as each payout's description, pass --map ${mapWord({ ...h.map, ...description })})`
+      : '';
     h.sink.warning(
       `${h.file}: ignoring column${extra.length === 1 ? '' : 's'} ${extra.join(', ')}: ` +
-        `only ${PAYOUT_FIELDS.join(', ')} are read`,
+        `only ${PAYOUT_FIELDS.join(', ')} are read${offer}`,
     );
   }
   return {

@@ -51,13 +51,11 @@ const DELIMITER_WORDS: Readonly<Record<string, string>> = {
   tab: '\t',
 };
 
-/** Reads --delimiter: ',', ';' or a tab (written as a tab, 'tab' or '\t'). */
-export function parseDelimiterOption(text: string): string {
+/** Reads --delimiter (or `flag`): ',', ';' or a tab (written as a tab, 'tab' or '\t'). */
+export function parseDelimiterOption(text: string, flag = '--delimiter'): string {
   const d = DELIMITER_WORDS[text] ?? DELIMITER_WORDS[text.trim().toLowerCase()];
   if (d !== undefined) return d;
-  throw new UsageError(
-    `--delimiter ${JSON.stringify(text)} is not supported: use ",", ";" or "tab"`,
-  );
+  throw new UsageError(`${flag} ${JSON.stringify(text)} is not supported: use ",", ";" or "tab"`);
 }
 
 /** A delimiter as the user would name it in a message. */

@@ -237,8 +237,9 @@ export function formatServiceAmount(value: number, digits: number | undefined): 
 }
 
 /**
- * A decimal text with its whole part grouped by thousands, for people at a terminal:
- * "1007965.07" -> "1,007,965.07". The digits are unchanged; files and --json keep them plain.
+ * A decimal text with its whole part grouped by thousands, for people:
+ * "1007965.07" -> "1,007,965.07". The digits are unchanged; files, --json and the tables on
+ * a pipe keep them plain.
  */
 export function groupThousands(text: string): string {
   const m = /^(-?)(\d+)(\.\d+)?$/.exec(text);
@@ -296,4 +297,13 @@ export class CurrencyTotals {
     }
     return out;
   }
+}
+
+/**
+ * Money as people read it, in every summary, question, table and closing line, on a terminal
+ * and a pipe alike: the code first, thousands grouped, "EUR 75,711.26" (docs/output.md).
+ * `grouped: false` keeps the digits plain, for the rows a program reads (a table on a pipe).
+ */
+export function moneyText(currency: string, decimal: string, grouped = true): string {
+  return `${currency} ${grouped ? groupThousands(decimal) : decimal}`.trim();
 }

@@ -65,3 +65,53 @@ export function terminalText(text: string, own: OwnText): string {
 export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
+
+/**
+ * A count with its noun, singular for 1 and plural otherwise: "1 payout", "2 payouts",
+ * "0 runs"; `plural` for the nouns that do not take an "s" ("1 entry", "2 entries").
+ */
+export function count(n: number | bigint, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 || n === 1n ? noun : plural}`;
+}
+
+/**
+ * Help text wrapped to `width` columns at spaces, never inside a word: a longer line goes on
+ * under the column its text starts in (after the indent and any run of two spaces, as
+ * commander lays out options). Example lines (`$ …`) are kept whole, to copy.
+ */
+export function wrapText(text: string, width: number): string {
+  return reflow(text)
+    .split('\n')
+    .map((line) => (line.length <= width || /^\s*\$ /.test(line) ? line : wrapLine(line, width)))
+    .join('\n');
+}
+
+/** One long line wrapped: see wrapText. */
+function wrapLine(line: string, width: number): string {
+  const hang = /^(\s*\S.*?\s{2,})\S/.exec(line)?.[1]?.length ?? /^\s*/.exec(line)![0].length;
+  const indent = ' '.repeat(hang < width / 2 ? hang : 0);
+  const out: string[] = [];
+  let current = '';
+  for (const word of line.slice(0).split(/(?<=\S) (?=\S)/)) {
+    if (current !== '' && current.length + 1 + word.trimStart().length > width) {
+      out.push(current);
+      current = indent + word.trimStart();
+    } else current = current === '' ? word : `${current} ${word}`;
+  }
+  out.push(current);
+  return out.join('\n');
+}
+
+/** Joins the lines of each unindented paragraph of prose, so it wraps to any width. */
+function reflow(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  for (const line of lines) {
+    const prev = out.at(-1);
+    const prose = (l: string) => l !== '' && !/^\s|^\$ |^- /.test(l);
+    if (prev !== undefined && prose(prev) && prose(line) && !/:$/.test(prev)) {
+      out[out.length - 1] = `${prev} ${line}`;
+    } else out.push(line);
+  }
+  return out.join('\n');
+}

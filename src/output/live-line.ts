@@ -1,3 +1,5 @@
+import { count } from './display.js';
+
 /** A wait shown on the live line: what it waits for, and when it ends (ms since the epoch). */
 interface Wait {
   what: string;
@@ -53,7 +55,7 @@ export class LiveLine {
     const soonest = [...this.waits].sort((a, b) => a.until - b.until)[0]!;
     const left = Math.max(0, Math.ceil((soonest.until - this.now()) / 1000));
     const n = this.waits.size - 1;
-    const more = n ? ` (and ${n} more wait${n === 1 ? '' : 's'})` : '';
+    const more = n ? ` (and ${count(n, 'more wait')})` : '';
     return `${this.base} · ${soonest.what} ${left} s${more}`;
   }
 

@@ -13,7 +13,7 @@ export function visibleWidth(text: string): number {
  * (identifiers, amounts, counts): they are never cut or wrapped.
  */
 export interface TableLayout {
-  /** Columns whose text wraps at spaces (a long word is broken), down to 8 columns wide. */
+  /** Columns whose text wraps at spaces, down to 8 columns or their longest word (never cut). */
   wrap?: readonly string[];
   /** Columns moved to a line of their own under each row when the table is too wide. */
   below?: readonly string[];
@@ -77,8 +77,16 @@ function plan(
   }
   const fitsComfortably = total(shown, comfortable) <= width;
   const widths = [...natural];
+  // A wrapping column never gets narrower than its longest word: a URL, an identifier or a
+  // path is never split over lines, even when the table must then be wider than the screen.
+  const longestWord = (i: number) =>
+    Math.max(0, ...rows.flatMap((r) => (r[i] ?? '').replace(SGR, '').split(' ').map(visibleWidth)));
   const floor = (i: number) =>
-    fitsComfortably ? comfortable(i) : wraps.has(i) ? Math.min(natural[i]!, MIN_WRAP) : natural[i]!;
+    fitsComfortably
+      ? comfortable(i)
+      : wraps.has(i)
+        ? Math.min(natural[i]!, Math.max(MIN_WRAP, longestWord(i)))
+        : natural[i]!;
   while (total(shown, (i) => widths[i]!) > width) {
     const widest = shown
       .filter((i) => wraps.has(i) && widths[i]! > floor(i))

@@ -111,7 +111,7 @@ describe('payouts config set-credentials without a system keyring, through the b
       );
       expect(set.code, set.stderr).toBe(0);
       expect(set.stdout).toMatch(
-        /Client-Secret stored in \S+config\.json \(no system keyring available: /,
+        /Client-Secret stored in \S+config\.json \(readable by you only\): no system keyring can be used here: /,
       );
       expect(`${set.stdout}${set.stderr}`).not.toContain(secret);
       const file = join(service.home.env.XDG_CONFIG_HOME as string, 'payouts', 'config.json');

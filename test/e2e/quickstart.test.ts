@@ -38,7 +38,7 @@ describe('quick start', () => {
     for (const cmd of ['send', 'status', 'config', 'sandbox', 'template', 'runs']) {
       expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
     }
-    expect(r.stdout).toMatch(/7 +service unreachable or outcome unknown/);
+    expect(r.stdout).toMatch(/7 +service or shared history unreachable, its answer unreadable/);
   });
 
   it('an unknown option is a usage error, exit 2', async () => {

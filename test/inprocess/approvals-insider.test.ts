@@ -463,7 +463,7 @@ describe('approvals against an insider with plain SQL', () => {
   it('two approvers: sent once both approved, never by the preparer', async () => {
     const t = await team(['approvals', 'require', '--approvers', '2', '--above', 'EUR=5.00']);
     const shown = await t.run(t.bob, ['approvals', 'show']);
-    expect(shown.stdout).toMatch(/EUR above 5\.00: 2 approvers/);
+    expect(shown.stdout).toMatch(/above EUR 5\.00: 2 approvers/);
     expect(shown.stdout).toMatch(/any other currency: 2 approvers/);
     const { prep } = await prepare(t, payoutFile(t, 'pair.csv', 3));
     expect((await t.run(t.ana, ['approve', prep, '--yes'])).code).toBe(2);

@@ -120,7 +120,7 @@ describe('approvals on a shared history', () => {
     const edited = await run(anaHome, ana, ['send', off, '--yes']);
     expect(edited.code).toBe(2);
     expect(edited.stderr).toMatch(
-      /differ from approved run p\w+ .*MAY-2: 2\.01 EUR to may-2@ex\.com here, 2\.00 EUR to may-2@ex\.com approved/,
+      /differ from approved run p\w+ .*MAY-2: EUR 2\.01 to may-2@ex\.com here, EUR 2\.00 to may-2@ex\.com approved/,
     );
     expect(svc.creates).toBe(0);
 
@@ -215,7 +215,7 @@ describe('approvals on a shared history', () => {
     // Clients may not change the rule; its changes are listed with who and when.
     expect((await run(ana, ['approvals', 'off'])).code).toBe(7);
     const shown = await run(bob, ['approvals', 'show']);
-    expect(shown.stdout).toMatch(/on: runs whose total is above EUR 5\.00 needs/);
+    expect(shown.stdout).toMatch(/on: a run whose total is above EUR 5\.00 needs/);
     expect(shown.stdout).toMatch(/ {2}\d{4}-\d\d-\d\dT.* role postgres/);
     const rule = parseJsonStdout<{ changes: Array<{ set_by: string; above: unknown[] }> }>(
       await run(bob, ['approvals', 'show', '--json']),

@@ -168,7 +168,7 @@ describe('no system keyring on this machine: the config file instead', () => {
     const r = await setCredentials([], { secretStore: undefined });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^Client-Secret stored in \S+\/payouts\/config\.json \(no system keyring available: no D-Bus session bus for the Secret Service \(neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set\)\)$/m,
+      /^Client-Secret stored in \S+\/payouts\/config\.json \(readable by you only\): no system keyring can be used here: no desktop session here to reach a keyring through \(neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set\), as over SSH or in a container\nTo keep it in a keyring instead, run `payouts config set-credentials` again where one runs /m,
     );
     expectInFile();
     const check = await run(['config', 'check'], { secretStore: undefined });
@@ -195,7 +195,7 @@ describe('no system keyring on this machine: the config file instead', () => {
         env: { ...home.env, DBUS_SESSION_BUS_ADDRESS: bus },
       });
       expect(r.code).toBe(0);
-      expect(r.stdout).toContain(`(no system keyring available: `);
+      expect(r.stdout).toContain('(readable by you only): no system keyring can be used here: ');
       expect(r.stdout).toContain(join(home.dir, 'no-bus'));
       expectInFile();
     });

@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SANDBOX_CREDENTIALS } from '../../src/sandbox/index.js';
 import { parseJsonStdout, tempHome } from '../helpers/cli.js';
@@ -148,7 +148,9 @@ describe('config show', () => {
     await setCredentials(['--base-url', 'https://pay.example.com']);
     const r = await run(['config', 'show'], { env: home.env });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/Profile\s+default \(default\)/);
+    expect(r.stdout).toMatch(/Profile\s+default \(used when neither --profile nor PAYOUTS_PROFILE/);
+    const stateDb = join(home.env.XDG_STATE_HOME as string, 'payouts', 'state.db');
+    expect(r.stdout).toContain(`State          ${stateDb} (this machine's history`);
     expect(r.stdout).toMatch(/Client-Id\s+cid-1 \(from file\)/);
     expect(r.stdout).toMatch(/Client-Secret\s+\*+Q7x2 \(from file\)/);
     expect(r.stdout).toMatch(/Base URL\s+https:\/\/pay\.example\.com \(from file\)/);
@@ -171,6 +173,7 @@ describe('config show', () => {
       base_url: { value: 'https://other.example.com', source: 'flag' },
       state_url: null,
       config_file: await configPath(),
+      state_db: join(home.env.XDG_STATE_HOME as string, 'payouts', 'state.db'),
       stored_profiles: ['default'],
     });
     expect(r.stdout).not.toContain('env-secret');

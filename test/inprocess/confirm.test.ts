@@ -107,7 +107,7 @@ describe('the confirmation names what this run will send', () => {
     const over = await send(['--yes', '--max-total', 'EUR=7.49']);
     expect(over.code).toBe(2);
     expect(over.stderr).toMatch(
-      /this run would send EUR 7\.50 \(of 12\.50 in the files, 5\.00 was sent earlier\), above the limit of 7\.49; nothing was sent/,
+      /this run would send EUR 7\.50 \(of EUR 12\.50 in the files, EUR 5\.00 was sent earlier\), above the limit of EUR 7\.49; nothing was sent/,
     );
     expectEachOnce(4);
     const within = await send(['--yes', '--max-total', 'EUR=7.50']);

@@ -83,7 +83,7 @@ describe('payouts send: input formats', () => {
     expect(r.code).toBe(2);
     // Read again as Windows-1252, it has no other problem: one message gives the command.
     expect(r.stderr).toMatch(
-      /windows-1252\.csv: is Windows-1252 text \(Excel "CSV" on Windows\), not UTF-8: it needs --encoding windows-1252, and read so, it has no other problem\. The command with them: payouts send \S+windows-1252\.csv --yes --encoding windows-1252\n/,
+      /windows-1252\.csv: is Windows-1252 text \(Excel "CSV" on Windows\), not UTF-8\. Read with that flag, it has no other problem\. Run: payouts send \S+windows-1252\.csv --yes --encoding windows-1252\n/,
     );
     expect(r.stderr).toContain('error: 1 problem in the input');
     expect(service.sandbox.requestCounts().create).toBe(0);
@@ -101,7 +101,7 @@ describe('payouts send: input formats', () => {
       expect(first.code).toBe(2);
       const command = `payouts send ${path} --chunk-size 50 --dry-run --encoding windows-1252 --decimal-comma`;
       expect(first.stderr).toContain(
-        `export.csv: is Windows-1252 text (Excel "CSV" on Windows), not UTF-8 and writes amounts with a decimal comma (1.234,56): it needs --encoding windows-1252 --decimal-comma, and read so, it has no other problem. The command with them: ${command}\n`,
+        `export.csv: is Windows-1252 text (Excel "CSV" on Windows), not UTF-8 and writes amounts with a decimal comma (1.234,56). Read with those flags, it has no other problem. Run: ${command}\n`,
       );
       expect(first.stderr).toContain('error: 1 problem in the input');
       // The command as given works.
@@ -110,6 +110,82 @@ describe('payouts send: input formats', () => {
       expect(parseJsonStdout<{ totals: unknown }>(again).totals).toEqual({
         EUR: { count: 2, total: '1334.46' },
       });
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('reads a German Excel export with German headers in one try after one refusal', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'Auszahlungen Mai.csv');
+      // As German Excel saves "CSV": Windows-1252, ";", decimal commas, German headers.
+      const text =
+        'Referenz;Betrag;Währung;Empfänger;Verwendungszweck\r\n' +
+        'DE-1;1.234,01;EUR;müller@example.com;Rechnung März\r\nDE-2;75,50;EUR;b@example.com;Gutschrift\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(first.code).toBe(2);
+      const map =
+        "'reference_id=Referenz,amount=Betrag,currency=Währung,recipient=Empfänger,description=Verwendungszweck'";
+      const command = `payouts send '${path}' --dry-run --encoding windows-1252 --decimal-comma --map ${map}`;
+      // One problem, naming every flag and the columns read, with the command to paste.
+      expect(first.stderr).toContain('error: 1 problem in the input');
+      expect(first.stderr).toContain(
+        'names its columns "Referenz" (reference_id), "Betrag" (amount), "Währung" (currency), "Empfänger" (recipient), "Verwendungszweck" (description). Read with those flags, it has no other problem.',
+      );
+      expect(first.stderr).toContain(`Check those columns, then run: ${command}\n`);
+      // The command as given (its words as a shell splits them) reads the file.
+      const words = [path, '--dry-run', '--encoding', 'windows-1252', '--decimal-comma'];
+      const again = await run(['send', ...words, '--map', map.slice(1, -1), '--json'], {
+        env: home.env,
+      });
+      expect(again.code).toBe(0);
+      expect(parseJsonStdout<{ totals: unknown }>(again).totals).toEqual({
+        EUR: { count: 2, total: '1309.51' },
+      });
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('offers a --map from French, Spanish, Dutch and Italian headers', async () => {
+    const home = tempHome();
+    try {
+      const headers = [
+        ['Référence', 'Montant', 'Devise', 'Bénéficiaire', 'Libellé'],
+        ['Referencia', 'Importe', 'Moneda', 'Beneficiario', 'Concepto'],
+        ['Kenmerk', 'Bedrag', 'Valuta', 'Begunstigde', 'Omschrijving'],
+        ['Riferimento', 'Importo', 'Valuta', 'Beneficiario', 'Causale'],
+      ];
+      for (const [i, h] of headers.entries()) {
+        const path = join(home.dir, `export-${i}.csv`);
+        writeFileSync(path, `${h.join(';')}\nX-${i};10.00;EUR;a@example.com;note\n`);
+        const r = await run(['send', path, '--dry-run'], { env: home.env });
+        expect(r.code).toBe(2);
+        const map = `reference_id=${h[0]},amount=${h[1]},currency=${h[2]},recipient=${h[3]},description=${h[4]}`;
+        expect(r.stderr.replaceAll("'", '')).toContain(`--dry-run --map ${map}\n`);
+        const again = await run(['send', path, '--dry-run', '--map', map], { env: home.env });
+        expect(again.code).toBe(0);
+      }
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('offers a column with a known description name as the description', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'run.csv');
+      writeFileSync(
+        path,
+        'reference_id,amount,currency,recipient,Verwendungszweck\nD-1,1.00,EUR,a@example.com,Miete Mai\n',
+      );
+      const r = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain(
+        `ignoring column "Verwendungszweck": only reference_id, amount, currency, recipient, description are read (to send "Verwendungszweck" as each payout's description, pass --map description=Verwendungszweck)`,
+      );
     } finally {
       home.cleanup();
     }
@@ -345,7 +421,7 @@ describe('payouts send: long runs, credentials, reachability, runs', () => {
     });
     const show = await run(['runs', 'show', runs[0]!.run_id.slice(0, 6)], { env: service.env });
     expect(show.code).toBe(0);
-    expect(show.stdout).toMatch(/\nTR-CANC-1\t40\.00 GBP\tcanceled\t/);
+    expect(show.stdout).toMatch(/\nTR-CANC-1\tGBP 40\.00\tcanceled\t/);
   });
 });
 

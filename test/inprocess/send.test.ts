@@ -141,7 +141,7 @@ describe('payouts send: validation lists every problem and sends nothing', () =>
       env: service.env,
     });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/this run would send EUR 2870\.50, above the limit of 2870\.49/);
+    expect(r.stderr).toMatch(/this run would send EUR 2,870\.50, above the limit of EUR 2,870\.49/);
     expect(service.sandbox.requestCounts().create).toBe(0);
     const ok = await run(['send', sample('payouts.csv'), '--yes', '--max-total', 'EUR=2870.50'], {
       env: service.env,
@@ -201,7 +201,7 @@ describe('payouts send: confirmation and dry run', () => {
       );
       expect(r.code).toBe(0);
       expect(r.stderr).toMatch(/Payouts:\s+12/);
-      expect(r.stderr).toMatch(/EUR 2870\.50\s+\(3 payouts\)/);
+      expect(r.stderr).toMatch(/EUR 2,870\.50\s+\(3 payouts\)/);
       expect(r.stderr).toMatch(/Service:\s+\(not set\)/);
       expect(r.stderr).toMatch(/Batch:\s+NOV-1/);
       expect(r.stderr).toContain('Dry run: nothing was sent');

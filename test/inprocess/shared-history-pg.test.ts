@@ -210,6 +210,11 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(twice.stdout).toMatch(
       /0 runs \(0 payouts\) copied to postgres:\/\/postgres:\*\*\*@.*; 1 already there/,
     );
+    // What to do next: use it for every send, push from the other machines.
+    expect(twice.stdout).toContain(
+      'Next: make it the history of every send here (`payouts config set state_url URL`',
+    );
+    expect(push.stdout).not.toContain('Next:');
     const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM payouts');
     expect(rows[0]!.n).toBe(5);
     // Who sent it comes along.
@@ -329,5 +334,25 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(r.stderr).toMatch(/shared history at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1/);
     expect(`${r.stdout}${r.stderr}`).not.toContain('wrong-secret-pw');
     expect(m.svc.creates).toBe(0);
+  });
+});
+
+describe('the first send into an empty shared history', () => {
+  it('from a folder whose state.db holds earlier runs: advises state push, with the command', async () => {
+    const url = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const { file } = payoutFile(home.dir, 2);
+    const env = svc.env(home.env);
+    expect((await runMain(['send', file, '--yes'], { env, clock: new FakeClock() })).code).toBe(0);
+    const shared = { ...env, PAYOUTS_STATE_URL: url };
+    const r = await runMain(['send', file, '--yes'], { env: shared, clock: new FakeClock() });
+    const stateDb = join(home.env.XDG_STATE_HOME as string, 'payouts', 'state.db');
+    const redacted = new URL(url);
+    redacted.password = '***';
+    expect(r.stderr).toContain(
+      `, but ${stateDb} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`payouts state push --to '${redacted}'\``,
+    );
+    expect(r.stderr).not.toContain('Share one history');
   });
 });

@@ -90,7 +90,7 @@ describe('a second, empty state folder', () => {
     expect(first.code).toBe(0);
     const second = await send(svc, { home: b, file, clock });
     // No history here: the run warns, sends, and the service refuses every one as a duplicate.
-    expect(second.stderr).toMatch(/holds no history of .*--check-service/);
+    expect(second.stderr).toMatch(/holds no run of .*--check-service/);
     expect(second.code).toBe(0);
     const doc = JSON.parse(second.stdout) as Doc;
     expect(doc.failed_count).toBe(0);

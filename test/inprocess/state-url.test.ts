@@ -1,8 +1,10 @@
 import { writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
+import { freshDatabase } from '../helpers/pg.js';
 
 // Issue 31, item 4: a state URL pg cannot use as meant is a usage error (exit 2) naming the
 // expected form, before anything is read or sent, and its password never shows.
@@ -62,5 +64,51 @@ describe('a state URL that cannot be used', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('postgres://USER:PASSWORD@HOST:5432/DATABASE');
     expect(r.stderr).toContain('%40');
+  });
+});
+
+// Issue 42, item 2: a shared history that cannot be reached says why, in words, and the fix.
+describe('a shared history that cannot be reached', () => {
+  /** `payouts runs` against `url`: exit 7, the message, and never the password. */
+  async function refusal(url: string, password: string): Promise<string> {
+    const home = fixture.home();
+    const r = await runMain(['runs', '--state-url', url], { env: home.env });
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).not.toContain(password);
+    expect(r.stderr).not.toMatch(/was lost|reads back what this run left in doubt/);
+    return r.stderr;
+  }
+
+  it('says nothing listens at a closed port', async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((r) => server.close(r));
+    const text = await refusal(`postgres://u:${SECRET}@127.0.0.1:${port}/db`, SECRET);
+    expect(text).toContain(
+      `cannot connect to the shared history at postgres://u:***@127.0.0.1:${port}/db: nothing is listening at 127.0.0.1:${port} (the connection was refused): start PostgreSQL there, or correct the host or port in the state URL`,
+    );
+    expect(text).not.toContain('ECONNREFUSED');
+  });
+
+  it('says a host name is not known', async () => {
+    const text = await refusal(`postgres://u:${SECRET}@history.invalid:5432/db`, SECRET);
+    expect(text).toMatch(
+      /: the host name "history\.invalid" is not known \(its DNS lookup failed( for now)?\): check its spelling/,
+    );
+    expect(text).not.toMatch(/getaddrinfo|ENOTFOUND|EAI_AGAIN/);
+  });
+
+  it('says the password was refused, and how to write one holding @', async () => {
+    const url = new URL(await freshDatabase());
+    url.password = 'wrong-pass';
+    const text = await refusal(url.toString(), 'wrong-pass');
+    expect(text).toContain(`PostgreSQL refused the password of user "${url.username}": check it;`);
+    expect(text).toContain('write each percent-encoded in the URL (@ as %40');
+    // Typed as it is in a shell: an "@" left as it is is named.
+    const typed = url.toString().replace('wrong-pass', 'wr@ng');
+    expect(await refusal(typed, 'wr@ng')).toContain(
+      'the password in the URL holds "@", which must be written percent-encoded (@ as %40)',
+    );
   });
 });

@@ -106,7 +106,7 @@ describe('payouts status against the sandbox', () => {
       for (const re of [
         /Reference ID\s+ok-1/,
         /Status\s+success/,
-        /Amount\s+12\.50 USD/,
+        /Amount\s+USD 12\.50/,
         /Recipient\s+ann@example\.com/,
         /Description\s+payout ok-1/,
         /Transaction ID\s+\S+/,

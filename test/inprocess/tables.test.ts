@@ -109,7 +109,7 @@ describe.each([70, 100])('tables on a %i-column terminal', (columns) => {
     const show = await run(['runs', 'show', ids[0]!], { env, terminal });
     expect(ownTxns).toHaveLength(3);
     fits(show.stdout, columns, [...refs, ...ownTxns]);
-    expect(show.stdout).toContain('20.00 USD');
+    expect(show.stdout).toContain('USD 20.00');
   });
 });
 
@@ -185,8 +185,8 @@ describe('payouts runs tells the truth', () => {
     expect(text).not.toContain('not sent');
     const show = tsv((await run(['runs', 'show', list[0]!.run_id], { env })).stdout);
     expect(show[0]).toEqual(['reference_id', 'amount', 'state', 'transaction_id', 'message']);
-    expect(show).toContainEqual(['TR-OK-1', '100.00 USD', 'sent earlier', '', '']);
-    expect(show).toContainEqual(expect.arrayContaining(['TR-CANC-1', '40.00 GBP', 'canceled']));
+    expect(show).toContainEqual(['TR-OK-1', 'USD 100.00', 'sent earlier', '', '']);
+    expect(show).toContainEqual(expect.arrayContaining(['TR-CANC-1', 'GBP 40.00', 'canceled']));
   });
 
   it('shows a run that had nothing to send with its payouts sent earlier, none "not sent"', async () => {

@@ -137,6 +137,10 @@ describe('a team on one shared history', () => {
       const waited = await t.run(0, ['send', file, '--yes', '--wait'], { clock });
       expect(waited.code).toBe(0);
       expect(waited.stderr).toMatch(/waiting for it to finish; Ctrl-C stops waiting/);
+      // When the wait ends, a line says so before the run goes on (one fake second of waiting).
+      expect(waited.stderr).toMatch(
+        /^The other send \(ana@laptop-2\.invalid, sending since .*\) finished after 1 s; this one goes on$/m,
+      );
       expect(t.svc.held.size).toBe(2);
     } finally {
       await other.close();
@@ -222,8 +226,11 @@ describe('config check with a shared history', () => {
     const r = await t.run(0, ['config', 'check']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^Shared history reached at postgres:\/\/.+: PostgreSQL \d+.*, no TLS, role \w+; no payouts tables yet/,
+      /^Shared history reached at postgres:\/\/.+: PostgreSQL \d+.*, no TLS, role \w+; no payouts tables yet/m,
     );
+    // The whole answer on one stream.
+    expect(r.stdout).toMatch(/^Credentials accepted by http:\S+ \(profile /);
+    expect(r.stderr).toBe('');
     const json = await t.run(0, ['config', 'check', '--json']);
     expect(parseJsonStdout<{ history: { tls: boolean } }>(json).history.tls).toBe(false);
   });
@@ -233,6 +240,8 @@ describe('config check with a shared history', () => {
     const url = `${t.url}&sslmode=verify-full`;
     const r = await t.run(0, ['config', 'check', '--state-url', url]);
     expect(r.code).toBe(7);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: Credentials accepted by http:\S+ .*, but /m);
     expect(r.stderr).toMatch(
       /The server does not offer TLS, which sslmode=verify-full asks for: turn TLS on at the server .* sslmode=disable/,
     );

@@ -42,13 +42,13 @@ export function registerApprovals(program: Command, runtime: Runtime, sink: Exit
     )
     .option(
       '--approvers <n>',
-      'distinct people, none the preparer, who approve each run (default 1)',
+      'distinct people, none the preparer, who approve each run',
       intOption('--approvers', 1, 10),
       1,
     )
     .option(
       '--expires-days <n>',
-      'days a prepared run may be approved in (default 7)',
+      'days a prepared run may be approved in',
       intOption('--expires-days', 1, 365),
       7,
     )

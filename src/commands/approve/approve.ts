@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
+import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
 import { UsageError } from '../../errors.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -27,9 +28,10 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
     .addHelpText(
       'after',
       `${examples('payouts approve p3f2a9c', 'payouts approve p3f2a9c --reject --reason "wrong month"')}
-Exit codes: 0 recorded; 2 refused (your own run, already decided or sent, expired, not
-confirmed, or no shared history), nothing recorded; 7 shared history unreachable.
-`,
+A refusal (exit 2) records nothing: your own run, already decided or sent, expired, not
+confirmed, or no shared history.
+
+${exitCodesHelp(COMMAND_EXIT_CODES.approve)}`,
     );
   defineAction<[string], ApproveFlags>(cmd, runtime, sink, async (ctx, flags, prepId) => {
     if (flags.reject && !flags.reason?.trim()) {

@@ -15,12 +15,16 @@ export function registerCompletion(program: Command, runtime: Runtime, sink: Exi
       'after',
       `
 Install, then open a new shell:
-  bash  payouts completion bash > ~/.local/share/bash-completion/completions/payouts
-        (needs the bash-completion package), or in ~/.bashrc: source <(payouts completion bash)
-  zsh   mkdir -p ~/.zfunc && payouts completion zsh > ~/.zfunc/_payouts
-        and in ~/.zshrc, before compinit: fpath=(~/.zfunc $fpath)
-  fish  payouts completion fish > ~/.config/fish/completions/payouts.fish
-  PowerShell  in $PROFILE: payouts completion powershell | Out-String | Invoke-Expression
+  bash, with the bash-completion package:
+    $ payouts completion bash > ~/.local/share/bash-completion/completions/payouts
+  bash without it, a line in ~/.bashrc:
+    $ source <(payouts completion bash)
+  zsh, then in ~/.zshrc, before compinit: fpath=(~/.zfunc $fpath)
+    $ mkdir -p ~/.zfunc && payouts completion zsh > ~/.zfunc/_payouts
+  fish:
+    $ payouts completion fish > ~/.config/fish/completions/payouts.fish
+  PowerShell, a line in $PROFILE:
+    $ payouts completion powershell | Out-String | Invoke-Expression
 
 The script completes commands, options, their choices and file names. It is made from this
 version's commands: write it again after an upgrade.

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { ExitCode } from '../../exit-codes.js';
+import { COMMAND_EXIT_CODES, ExitCode, exitCodesHelp } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
 /** Options of `config check`. */
@@ -25,9 +25,8 @@ export function registerCheck(config: Command, runtime: Runtime, sink: ExitSink)
       'after',
       `${examples('payouts config check', 'payouts --profile staging config check --json')}
 With a shared history (state_url), it also connects there and says what it holds.
-Exit codes: 0 accepted, 3 missing or rejected (or this machine's IP address is not allowed),
-7 service or shared history unreachable.
-`,
+
+${exitCodesHelp(COMMAND_EXIT_CODES['config check'])}`,
     );
   defineAction<[], CheckOptions>(cmd, runtime, sink, async (ctx, opts) => {
     // Loaded when the command runs, so start-up of every other command stays light.
@@ -43,8 +42,15 @@ Exit codes: 0 accepted, 3 missing or rejected (or this machine's IP address is n
       const result = await verifyCredentials(service.client, { signal: ctx.runtime.interrupt });
       const { profile, baseUrl, clientId } = service.settings;
       const accepted = `Credentials accepted by ${baseUrl} (profile "${profile}", Client-Id ${clientId})`;
-      if (stateUrl !== undefined && !ctx.output.json) ctx.output.info(accepted);
-      const history = stateUrl === undefined ? undefined : await probeHistory(stateUrl);
+      // One answer on one stream: both lines on stdout; a history that fails says, in its
+      // error, that the credentials were accepted.
+      const history =
+        stateUrl === undefined
+          ? undefined
+          : await probeHistory(stateUrl).catch((err: unknown) => {
+              if (err instanceof Error) err.message = `${accepted}, but ${err.message}`;
+              throw err;
+            });
       ctx.output.result(
         {
           ok: true,
@@ -54,7 +60,7 @@ Exit codes: 0 accepted, 3 missing or rejected (or this machine's IP address is n
           probe: result.probe,
           history: history ?? null,
         },
-        () => (history ? historyLine(history) : accepted),
+        () => (history ? `${accepted}\n${historyLine(history)}` : accepted),
       );
       return ExitCode.ok;
     } finally {

@@ -28,10 +28,10 @@ export function registerSetCredentials(config: Command, runtime: Runtime, sink: 
       'after',
       `${examples(
         'payouts config set-credentials --base-url https://pay.example.com',
-        'printf \'%s\' "$SECRET" | payouts config set-credentials --client-id ID --client-secret-stdin --base-url https://pay.example.com',
+        'printf \'%s\' "$SECRET" | payouts config set-credentials --client-id ID --client-secret-stdin',
         'payouts --profile staging config set-credentials',
       )}
-Also takes the global --profile NAME (default "default") and --base-url URL. There is no
+The profile is --profile NAME (default "default"); --base-url URL stores its base URL. There is no
 option that takes the secret itself: command lines are visible to other users.
 The Client-Secret goes to the system keyring (service "payouts", account = profile) when one
 can be reached, else to the config file, readable by you only (0600, in a 0700 folder; see

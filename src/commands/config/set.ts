@@ -17,7 +17,7 @@ export function registerSet(config: Command, runtime: Runtime, sink: ExitSink): 
       `${examples(
         'payouts config set quiet_time 120',
         'payouts --profile slow config set quiet_time default',
-        'payouts config set state_url "postgres://payouts:PASSWORD@db.example.com/payouts?sslmode=verify-full"',
+        'payouts config set state_url "postgres://payouts:PASSWORD@db.example.com/payouts"',
       )}
 quiet_time: how long after a request "Payout not found" starts to count, in seconds; it only
 lengthens the one PAYOUTS_TIMEOUT gives (docs/never-twice.md).

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
 import { ExitCode } from '../../exit-codes.js';
@@ -14,15 +15,22 @@ export function registerShow(config: Command, runtime: Runtime, sink: ExitSink):
     );
   defineAction<[], Record<string, never>>(cmd, runtime, sink, async (ctx) => {
     // Loaded when the command runs, so start-up of every other command stays light.
-    const [{ selectedProfile }, { describeSettings, renderSettings }, { loadSettings, loadStore }] =
-      await Promise.all([
-        import('../../core/config/profile.js'),
-        import('../../core/config/show.js'),
-        import('../../core/service.js'),
-      ]);
+    const [
+      { selectedProfile },
+      { describeSettings, renderSettings },
+      { loadSettings, loadStore },
+      { stateDir },
+    ] = await Promise.all([
+      import('../../core/config/profile.js'),
+      import('../../core/config/show.js'),
+      import('../../core/service.js'),
+      import('../../paths.js'),
+    ]);
     selectedProfile(ctx.globals.profile, ctx.runtime.env);
     const store = await loadStore(ctx);
-    const view = describeSettings(await loadSettings(ctx), store.path, store.profileNames());
+    const stateDb = join(stateDir(ctx.runtime.env), 'state.db');
+    const settings = await loadSettings(ctx);
+    const view = describeSettings(settings, store.path, store.profileNames(), stateDb);
     ctx.output.result(view, () => renderSettings(view));
     return ExitCode.ok;
   });

@@ -118,7 +118,7 @@ export function registerSandbox(program: Command, runtime: Runtime, sink: ExitSi
         'payouts sandbox --port 8080 --prefix /merchant --pending-delay 5000',
         'payouts sandbox --fault create:2:500 --fault create:3:429:5 --fault create:4:cut',
         'payouts sandbox --port 0 --json',
-        'PAYOUTS_CLIENT_ID=sandbox-client-id PAYOUTS_CLIENT_SECRET=sandbox-client-secret payouts --base-url http://127.0.0.1:8080 status REF',
+        'PAYOUTS_CLIENT_ID=sandbox-client-id PAYOUTS_CLIENT_SECRET=sandbox-client-secret \\\n      payouts --base-url http://127.0.0.1:8080 status REF',
       ),
     );
   defineAction<[], SandboxFlags>(cmd, runtime, sink, runSandbox);

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
+import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
@@ -30,6 +31,7 @@ interface SendFlags {
   report?: string;
   failedOut?: string;
   reportEncoding?: 'excel' | 'utf8';
+  reportDelimiter?: string;
   all?: boolean;
   sandbox?: boolean;
   stateUrl?: string;
@@ -162,6 +164,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         .choices(['excel', 'utf8'])
         .default('excel'),
     )
+    .option(
+      '--report-delimiter <char>',
+      'the delimiter of --report: "," (default), ";" for Excel where "," is the decimal separator (as in Germany or France), or "tab"',
+    )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .option(
@@ -188,17 +194,21 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     )
     .addHelpText(
       'after',
-      examples(
+      `${examples(
         'payouts send samples/payouts.csv --sandbox',
         'payouts send run.csv --dry-run',
         'payouts send run.csv --dry-run --show-request > first-request.json',
-        'payouts send run.xlsx --sheet Payouts --dry-run   # cells read by type: text, number, saved formula value',
+        'payouts send run.xlsx --sheet Payouts --dry-run     # cells read by their type',
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
-        'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.report.csv',
-        'payouts send run.csv --yes --json > result.json        # unattended, for CI',
-        'payouts send run.csv --yes --check-service   # CI without a shared history',
+        'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.csv',
+        'payouts send run.csv --yes --json > result.json     # unattended, for CI',
+        'payouts send run.csv --yes --check-service          # CI without a shared history',
+        'payouts send run.csv --yes --wait=600     # wait up to 10 min for another send to end',
+        'payouts send may.csv --prepare --note "May payroll"   # for approval: payouts approve',
+        'payouts send --approved p3f2a9c --yes     # send the approved run, without its files',
         'cat run.ndjson | payouts send - --format ndjson --yes',
-      ),
+      )}
+${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
     );
   defineAction<[string[]], SendFlags>(cmd, runtime, sink, async (ctx, flags, files) => {
     const [
@@ -256,6 +266,9 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         reportPath: flags.report,
         failedOutPath: flags.failedOut,
         reportEncoding: flags.reportEncoding,
+        ...(flags.reportDelimiter === undefined
+          ? {}
+          : { reportDelimiter: parseDelimiterOption(flags.reportDelimiter, '--report-delimiter') }),
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
         checkService: Boolean(flags.checkService),

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
+import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
 import type { CommandContext } from '../../context.js';
 import type { LookupOutcome } from '../../core/status/lookup.js';
 import type { NotFoundContext } from '../../core/status/near.js';
@@ -45,21 +46,18 @@ export function registerStatus(program: Command, runtime: Runtime, sink: ExitSin
     .addHelpText(
       'after',
       `${examples(
-        'payouts status po-2024-0001',
-        'payouts status po-1 po-2 po-3 --json',
-        'payouts status --from report.csv',
+        'payouts status INV-2026-0412',
+        'payouts status INV-2026-0412 INV-2026-0413 INV-2026-0414 --json',
+        'payouts status --from may.report.csv',
         'cut -d, -f1 refs.csv | payouts status --from -',
-        'payouts status po-2024-0001 --watch --timeout 300',
+        'payouts status INV-2026-0412 --watch --timeout 300',
         'payouts status demo-1 --sandbox',
       )}
 With --json: one document with the counts and one result per reference (docs/json.md); a
 reference that does not exist has "outcome": "not_found". With --watch, status changes are
 printed on stderr as they happen; --json prints only the final document.
 
-Exit codes: 0 all succeeded, 4 any failed or canceled, 5 any still pending or with a status
-the service does not document, 6 any not found, 3 credentials missing or rejected, 7 service
-unreachable. When several apply: 3 > 7 > 6 > 4 > 5.
-`,
+${exitCodesHelp(COMMAND_EXIT_CODES.status)}`,
     );
   defineAction<[string[]], StatusOptions>(cmd, runtime, sink, async (ctx, opts, refs) => {
     // Loaded here, not at start-up: csv-parse and undici cost time every other command would pay.

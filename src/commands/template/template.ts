@@ -19,7 +19,7 @@ export function registerTemplate(program: Command, runtime: Runtime, sink: ExitS
       examples(
         'payouts template > run.csv',
         'payouts template --format json > run.json',
-        'payouts template --format xlsx > run.xlsx   # reference_id, amount and recipient formatted as Text',
+        'payouts template --format xlsx > run.xlsx   # reference, amount, recipient as Text',
       ),
     );
   defineAction<[], { format: InputFormat }>(cmd, runtime, sink, async (ctx, flags) => {

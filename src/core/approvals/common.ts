@@ -2,10 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { UsageError } from '../../errors.js';
-import { type CurrencyTotals, parseAmount } from '../../money/amount.js';
+import { type CurrencyTotals, moneyText, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { Above, Machine, PreparedRun, RuleRow } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
+import { count } from '../../output/display.js';
 
 /** The refusal of an approval command, or of --prepare or --approved, on a local history. */
 export function needsSharedHistory(what: string): UsageError {
@@ -103,23 +104,23 @@ export function ruleText(rule: RuleRow | undefined): string {
   const named = rule.above.filter((a) => a.amount !== 'none');
   const never = rule.above.filter((a) => a.amount === 'none').map((a) => a.currency);
   const who = `needs ${approversText(rule)} approval`;
-  const days = `a prepared run may be approved for ${rule.expires_days} day${rule.expires_days === 1 ? '' : 's'}`;
+  const days = `a prepared run may be approved for ${count(rule.expires_days, 'day')}`;
   if (!rule.above.length) return `on: every run ${who}; ${days}`;
   const neverText = never.length ? ` (${never.join(', ')}: never)` : '';
   if (!named.length) return `on: a run in any currency but ${never.join(', ')} ${who}; ${days}`;
-  const above = named.map((a) => `${a.currency} ${a.amount}`).join(' or ');
-  return `on: runs whose total is above ${above} ${who}, as does a run in any currency not named${neverText}; ${days}`;
+  const above = named.map((a) => moneyText(a.currency, a.amount)).join(' or ');
+  return `on: a run whose total is above ${above} ${who}, as does a run in any currency not named${neverText}; ${days}`;
 }
 
 /** The rule's thresholds a line each, with the approvals each asks: for `approvals show`. */
 export function thresholdLines(rule: RuleRow | undefined): string[] {
   if (!rule?.active) return [];
-  const n = `${rule.approvers} approver${rule.approvers === 1 ? '' : 's'}`;
+  const n = count(rule.approvers, 'approver');
   return [
     ...rule.above.map((a) =>
       a.amount === 'none'
         ? `  ${a.currency}: never needs approval`
-        : `  ${a.currency} above ${a.amount}: ${n}`,
+        : `  above ${moneyText(a.currency, a.amount)}: ${n}`,
     ),
     `  ${rule.above.length ? 'any other currency' : 'every run'}: ${n}`,
   ];
@@ -158,7 +159,7 @@ export function prepState(
 /** A prepared run's totals in a line: "EUR 12.50 (3 payouts), USD 4.00 (1 payout)". */
 export function totalsLine(p: PreparedRun): string {
   return Object.entries(p.totals)
-    .map(([cur, t]) => `${cur} ${t.total} (${t.count} payout${t.count === 1 ? '' : 's'})`)
+    .map(([cur, t]) => `${moneyText(cur, t.total)} (${count(t.count, 'payout')})`)
     .join(', ');
 }
 

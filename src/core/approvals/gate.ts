@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { PayoutRequest } from '../../api/types.js';
 import { UsageError } from '../../errors.js';
-import type { CurrencyTotals } from '../../money/amount.js';
+import { type CurrencyTotals, moneyText } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText, shellWord } from '../../output/display.js';
 import {
@@ -90,7 +90,7 @@ function boundDifferences(mine: Bound, approved: Bound): string[] {
 
 /** A payout in a few words for a message. */
 function payoutWords(p: { amount: string; currency: string; recipient: string }): string {
-  return `${p.amount} ${p.currency} to ${displayText(p.recipient)}`;
+  return `${moneyText(p.currency, p.amount)} to ${displayText(p.recipient)}`;
 }
 
 /** The rows of a file that differ from an approved run, at most 10 named. */

@@ -73,7 +73,7 @@ export interface GatedSend {
   readonly output: Output;
   readonly rows: RunIntake;
   priorRows(serviceKey: string): Promise<PriorRow[]>;
-  destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination;
+  destination(where: { baseUrl?: string; profile?: string }): Destination;
 }
 
 /** What the gate needs of a run: its payouts, totals and the command that prepares it. */
@@ -132,7 +132,7 @@ export async function prepareRun(run: GatedSend): Promise<number> {
   refuseFailedEarlier(prior, run.rows, runIdFor(where.serviceKey, plan.inputHash));
   const split = splitRun(plan, prior, currencies, opts.chunkSize);
   checkMaxTotals(split, opts.maxTotals, currencies);
-  const view = { plan, split, dest: run.destination(where, false), maxTotals: opts.maxTotals };
+  const view = { plan, split, dest: run.destination(where), maxTotals: opts.maxTotals };
   output.info(summaryText(view, currencies, output.errColor));
   const prep = await recordPrepared(gated(run, where.serviceKey), {
     service: where.baseUrl,

@@ -3,6 +3,7 @@ import { DEFAULT_READ_RETRY, type RetryPolicy, withRetry } from '../../api/retry
 import { NotFoundError } from '../../errors.js';
 import type { HistoryProbe } from '../../state/pg/history.js';
 import type { PayoutReader } from '../status/lookup.js';
+import { count } from '../../output/display.js';
 
 /** A reference that no real payout has, so reading it can only say "not found" or refuse us. */
 export function probeReference(hex = randomBytes(8).toString('hex')): string {
@@ -43,7 +44,7 @@ export function historyLine(p: HistoryProbe): string {
   const schema =
     p.schema_version === 0
       ? 'no payouts tables yet (the first send creates them)'
-      : `${p.runs} run${p.runs === 1 ? '' : 's'} (schema ${p.schema_version}${p.schema_version < p.schema_known ? `, updated to ${p.schema_known} by the next send` : ''})`;
+      : `${count(p.runs, 'run')} (schema ${p.schema_version}${p.schema_version < p.schema_known ? `, updated to ${p.schema_known} by the next send` : ''})`;
   return `Shared history reached at ${p.where}: PostgreSQL ${p.server_version}, ${p.tls ? 'TLS' : 'no TLS'}, role ${p.role}; ${schema}`;
 }
 

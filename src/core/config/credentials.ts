@@ -5,6 +5,7 @@ import { checkCredential, Secret } from '../../api/secret.js';
 import { KeyringError, keyringEntry, type SecretStoreFactory } from '../../config/keyring.js';
 import type { ConfigStore, StoredProfile } from '../../config/store.js';
 import { UsageError } from '../../errors.js';
+import { shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 
 /** What `config set-credentials` was given on the command line. */
@@ -142,7 +143,7 @@ async function intoKeyring(
     return undefined;
   } catch (error) {
     if (!(error instanceof KeyringError)) throw error;
-    return `no system keyring available: ${error.reason}`;
+    return `no system keyring can be used here: ${error.reason}`;
   }
 }
 
@@ -200,9 +201,17 @@ async function dropKeyringSecret(
   }
 }
 
-/** The line that says where the Client-Secret went. */
+/** ` --profile NAME` for a next step, or nothing for the default profile. */
+function profileFlag(profile: string): string {
+  return profile === 'default' ? '' : ` --profile ${shellWord(profile)}`;
+}
+
+/** Where the Client-Secret went, and (from the file) how to keep it in a keyring instead. */
 export function secretStoredLine(saved: SavedCredentials): string {
   return saved.secret_in === 'keyring'
     ? `Client-Secret stored in the system keyring (${keyringEntry(saved.profile)})`
-    : `Client-Secret stored in ${saved.path} (${saved.secret_note})`;
+    : saved.secret_note === '--no-keyring'
+      ? `Client-Secret stored in ${saved.path} (--no-keyring), readable by you only`
+      : `Client-Secret stored in ${saved.path} (readable by you only): ${saved.secret_note}\n` +
+        `To keep it in a keyring instead, run \`payouts${profileFlag(saved.profile)} config set-credentials\` again where one runs (a desktop login with GNOME Keyring, KWallet or KeePassXC; macOS; Windows)`;
 }

@@ -13,6 +13,8 @@ export interface SettingsView {
   /** The shared history, its password shown as ***. */
   state_url: { value: string; source: Source } | null;
   config_file: string;
+  /** The local history, used when no state URL is in force. */
+  state_db: string;
   stored_profiles: string[];
 }
 
@@ -21,6 +23,7 @@ export function describeSettings(
   settings: Settings,
   configFile: string,
   storedProfiles: string[],
+  stateDb: string,
 ): SettingsView {
   return {
     profile: { value: settings.profile.value, source: settings.profile.source },
@@ -38,6 +41,7 @@ export function describeSettings(
       ? { value: redactStateUrl(settings.stateUrl.value), source: settings.stateUrl.source }
       : null,
     config_file: configFile,
+    state_db: stateDb,
     stored_profiles: storedProfiles,
   };
 }
@@ -55,7 +59,12 @@ export function renderSettings(view: SettingsView): string {
       ? `(not readable: ${view.client_secret_problem})`
       : '(not set)';
   const rows: Array<[string, string]> = [
-    ['Profile', `${view.profile.value} ${from(view.profile.source)}`],
+    [
+      'Profile',
+      view.profile.source === 'default'
+        ? `${view.profile.value} (used when neither --profile nor PAYOUTS_PROFILE names one)`
+        : `${view.profile.value} ${from(view.profile.source)}`,
+    ],
     [
       'Client-Id',
       view.client_id ? `${view.client_id.value} ${from(view.client_id.source)}` : '(not set)',
@@ -69,7 +78,7 @@ export function renderSettings(view: SettingsView): string {
       'State',
       view.state_url
         ? `${view.state_url.value} ${from(view.state_url.source)}`
-        : '(the state folder)',
+        : `${view.state_db} (this machine's history: no --state-url or PAYOUTS_STATE_URL)`,
     ],
     ['Config file', view.config_file],
     [

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { quoteValue, UsageError } from '../../errors.js';
 import { referenceProblem } from '../../input/reference.js';
+import { moneyText } from '../../money/amount.js';
 import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { heldReferences, type RowReader, type RunDetail } from '../../state/index.js';
@@ -94,7 +95,7 @@ export async function writeRunRetry(
     displayText(r.reference_id),
     displayText(r.new_reference_id),
     colourStatus(r.status, c),
-    `${r.amount} ${displayText(r.currency)}`,
+    moneyText(displayText(r.currency), r.amount, output.stdoutIsTerminal),
     displayText(r.recipient),
   ]);
   output.print(await output.table(head, body, { drop: ['recipient'] }));

@@ -21,6 +21,7 @@ import {
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { RetryRequest } from './retry.js';
+import { moneyText } from '../../money/amount.js';
 
 /** A run's counts in a line, those that are not zero: "4 succeeded, 8 sent earlier". */
 function countsText(r: RunSummary): string {
@@ -196,7 +197,7 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
   output.print(
     await output.table(RUNS_HEAD, rows, {
       wrap: ['sent by', 'service', 'inputs', 'states'],
-      below: ['inputs', 'sent by'],
+      below: ['inputs', 'sent by', 'service'],
     }),
   );
   for (const r of runs) {
@@ -300,7 +301,8 @@ export async function showRun(
   }
   const rows = payouts.map((p) => [
     displayText(p.reference_id),
-    `${p.amount} ${displayText(p.currency)}`,
+    // Grouped for people; the rows on a pipe are for a program, their digits plain.
+    moneyText(displayText(p.currency), p.amount, output.stdoutIsTerminal),
     ...stateCells(p, output.color),
   ]);
   if (rows.length)

@@ -1,3 +1,5 @@
+import { count } from '../../output/display.js';
+import type { Progress } from '../../output/output.js';
 import type { Pace, Permit } from '../pace.js';
 
 /**
@@ -50,13 +52,75 @@ export class Aside {
   }
 }
 
-/** The spinner's line of a send: payouts done, requests in flight, payouts in doubt aside. */
+/** The spinner's line of a send: payouts done, then what goes on now, payouts in doubt aside. */
 export function sendingLine(
   done: number,
   total: number,
   now: { inFlight: number; inDoubt: number; perSecond: number },
 ): string {
-  const s = now.inFlight === 1 ? '' : 's';
+  // Nothing in flight (a quiet time, a Retry-After): the line says so, with no stale rate.
+  const activity = now.inFlight
+    ? `${count(now.inFlight, 'request')} in flight, ${now.perSecond} payouts/s`
+    : 'waiting';
   const doubt = now.inDoubt ? `, ${now.inDoubt} in doubt waiting to be read back` : '';
-  return `Sending: ${done}/${total} payouts done, ${now.inFlight} request${s} in flight, ${now.perSecond} payouts/s${doubt}`;
+  return `Sending: ${done}/${count(total, 'payout')} done, ${activity}${doubt}`;
+}
+
+/** What the send's line reads from the engine as it is redrawn. */
+export interface SendingState {
+  /** Requests holding a place in the pace (some may be waiting with it). */
+  inFlight: number;
+  aside: { requests: number; payouts: number };
+  /** Payouts per second so far, for `done` payouts. */
+  rate(done: number): number;
+}
+
+/**
+ * The spinner's line of a send, redrawn as payouts finish and as each wait starts and ends,
+ * so a wait never shows the requests and the rate of before it as if they still went on.
+ */
+export class SendingLine {
+  private done = 0;
+  private waiting = 0;
+
+  constructor(
+    private readonly progress: Progress | undefined,
+    private readonly total: number,
+    private readonly state: () => SendingState,
+  ) {}
+
+  /** `done` payouts have their outcome. */
+  advance(done: number): void {
+    this.done = done;
+    this.redraw();
+  }
+
+  /** A wait with its countdown on the line (Progress.wait), counted out of what is in flight. */
+  wait(what: string, ms: number, line?: string): () => void {
+    this.waiting += 1;
+    const end = this.progress?.wait(what, ms, line) ?? (() => {});
+    this.redraw();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.waiting -= 1;
+      end();
+      this.redraw();
+    };
+  }
+
+  private redraw(): void {
+    if (!this.progress) return;
+    const s = this.state();
+    // A request waiting aside holds no place; one waiting in its place is not in flight.
+    const held = Math.max(0, this.waiting - s.aside.requests);
+    this.progress.update(
+      sendingLine(this.done, this.total, {
+        inFlight: Math.max(0, s.inFlight - held),
+        inDoubt: s.aside.payouts,
+        perSecond: s.rate(this.done),
+      }),
+    );
+  }
 }

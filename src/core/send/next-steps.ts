@@ -1,4 +1,8 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { statusKind } from '../../domain/statuses.js';
+import { STATE_DB } from '../../state/db.js';
+import { redactStateUrl } from '../../state/pg/url.js';
 import type { ResultsSummary } from './render.js';
 import type { Finished, RunView } from './finished.js';
 
@@ -59,4 +63,25 @@ export function nextSteps(run: RunView, done: Finished, summary: ResultsSummary)
   }
   lines.push(`Run ${done.runId}: payouts runs show ${done.runId}`);
   return lines;
+}
+
+/**
+ * The warning of a --yes run whose history holds no run of the service: with a shared one,
+ * the runs sent before it was shared (this folder's state.db among them) are pushed into it.
+ */
+export function noHistoryWarning(
+  history: string,
+  service: { settings: { baseUrl: string } },
+  deps: { stateUrl?: string; stateDir: string },
+): string {
+  const head = `${history} holds no run of ${service.settings.baseUrl} yet`;
+  const check = 'or pass --check-service to look each payout up at the service first';
+  if (deps.stateUrl === undefined) {
+    return `${head}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), ${check}`;
+  }
+  const push = `payouts state push --to ${shellWord(redactStateUrl(deps.stateUrl))}`;
+  const local = join(deps.stateDir, STATE_DB);
+  return existsSync(local)
+    ? `${head}, but ${local} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`${push}\` (with the password for ***), ${check}`
+    : `${head}: payouts sent before it was shared would be sent again. Copy each machine's runs in with \`${push}\` there (with the password for ***), ${check}`;
 }

@@ -38,6 +38,8 @@ export interface SendOptions {
   failedOutPath?: string;
   /** --report-encoding: "excel" (BOM and CRLF, the default) or "utf8". */
   reportEncoding?: 'excel' | 'utf8';
+  /** --report-delimiter: ",", ";" (Excel where "," is the decimal separator) or a tab. */
+  reportDelimiter?: string;
   all: boolean;
   sandbox: boolean;
   /** --check-service: look up at the service every payout the history does not know. */

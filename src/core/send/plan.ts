@@ -118,13 +118,15 @@ function needsProblem(
   const flags = flagsOf(needs).join(' ');
   const rest =
     opts.more === 0
-      ? 'read so, it has no other problem'
-      : `read so, it still has ${opts.more === 1 ? 'the problem' : `the ${opts.more} problems`} below`;
-  const run = opts.commandLine ? `: ${opts.commandLine} ${flags}` : '';
-  return {
-    file,
-    message: `${needsText(needs)}: it needs ${flags}, and ${rest}. The command with them${run || ` is your command with ${flags}`}`,
-  };
+      ? 'it has no other problem'
+      : `it still has ${opts.more === 1 ? 'the problem' : `the ${opts.more} problems`} below`;
+  const flagWord = flagsOf(needs).length === 1 ? 'that flag' : 'those flags';
+  // The columns a --map reads are a guess about money: the person checks them before running.
+  const check = needs.map ? 'Check those columns, then run' : 'Run';
+  const run = opts.commandLine
+    ? `${check}: ${opts.commandLine} ${flags}`
+    : `${check} your command with ${flags}`;
+  return { file, message: `${needsText(needs)}. Read with ${flagWord}, ${rest}. ${run}` };
 }
 
 /** What reading the files found. */

@@ -3,12 +3,12 @@ import {
   CurrencyTotals,
   formatMinor,
   formatServiceAmount,
-  groupThousands,
   minorFromServiceNumber,
+  moneyText,
   parseAmount,
 } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
-import { displayText } from '../../output/display.js';
+import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type ErrorObject, type SendDocHead, sendDocHead } from '../documents.js';
 import { statusKind } from '../../domain/statuses.js';
@@ -279,10 +279,12 @@ export async function resultsTable(
   const fineCount = results.successCount;
   const c = output.color;
   const d = displayText;
+  // Grouped for people; a table on a pipe is rows for a program, its digits plain.
+  const grouped = output.stdoutIsTerminal;
   const body = rows.map((o) => [
     d(o.reference_id),
     colourStatus(o.status, c) + earlierMark(o, c),
-    `${o.amount} ${d(o.currency)}`,
+    moneyText(d(o.currency), o.amount, grouped),
     formatCharges(o, currencies),
     d(o.transaction_id ?? ''),
     d(o.message ?? ''),
@@ -296,14 +298,10 @@ export async function resultsTable(
     : '';
   const notes: string[] = [];
   if (long && fineCount) {
-    notes.push(
-      `${fineCount} successful payout${fineCount === 1 ? '' : 's'} not shown (use --all to list every row)`,
-    );
+    notes.push(`${count(fineCount, 'successful payout')} not shown (use --all to list every row)`);
   }
   if (notSent) {
-    notes.push(
-      `${notSent} payout${notSent === 1 ? '' : 's'} not sent, not listed (use --all to list every row)`,
-    );
+    notes.push(`${count(notSent, 'payout')} not sent, not listed (use --all to list every row)`);
   }
   // On a pipe the table stays plain rows: the notes go to stderr.
   if (!output.stdoutIsTerminal) {
@@ -314,11 +312,11 @@ export async function resultsTable(
 }
 
 /** The closing summary line: counts and charges per currency. */
-export function closingLine(summary: ResultsSummary, c: ChalkInstance, grouped = false): string {
+export function closingLine(summary: ResultsSummary, c: ChalkInstance): string {
   const n = summary.counts;
   const total = summary.total;
   const charges = Object.entries(summary.charges)
-    .map(([cur, v]) => `${cur} ${grouped ? groupThousands(v) : v}`)
+    .map(([cur, v]) => moneyText(cur, v))
     .join(', ');
   const parts = [
     c.green(`${n.success} succeeded`),
@@ -328,7 +326,7 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance, grouped =
   // Outcome unknown, or a status the interface does not document: neither failed nor paid.
   if (n.unknown) parts.push(c.yellow(`${n.unknown} unknown`));
   if (n.notSent) parts.push(`${n.notSent} not sent`);
-  let line = `${total} payout${total === 1 ? '' : 's'}: ${parts.join(', ')}`;
+  let line = `${count(total, 'payout')}: ${parts.join(', ')}`;
   if (n.sentEarlier) {
     const found = n.foundAtService ? `, ${n.foundAtService} of them found at the service` : '';
     line += ` (${n.sentEarlier} sent earlier, not sent again${found})`;
@@ -341,27 +339,22 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance, grouped =
  * it never reads as complete: "; charges EUR 7,208.72 (+ 40 payouts with unknown charges)".
  */
 function chargesText(charges: string, unknown: number): string {
-  const more = `${unknown} payout${unknown === 1 ? '' : 's'} with unknown charges`;
+  const more = `${count(unknown, 'payout')} with unknown charges`;
   if (!unknown) return charges ? `; charges ${charges}` : '';
   return charges ? `; charges ${charges} (+ ${more})` : `; charges unknown (${more})`;
 }
 
-/** Totals as "EUR 579,071.29, USD 12.00", grouped by thousands where asked. */
-export function totalsText(
-  totals: CurrencyTotals,
-  currencies: CurrencyTable,
-  grouped = false,
-): string {
+/** Totals as "EUR 579,071.29, USD 12.00": the one form of money for people. */
+export function totalsText(totals: CurrencyTotals, currencies: CurrencyTable): string {
   return Object.entries(totalsDoc(totals, currencies))
-    .map(([cur, t]) => `${cur} ${grouped ? groupThousands(t.total) : t.total}`)
+    .map(([cur, t]) => moneyText(cur, t.total))
     .join(', ');
 }
 
-/** Per-currency totals of the payouts not sent, as "EUR 579071.29, USD 12.00". */
+/** Per-currency totals of the payouts not sent, as "EUR 579,071.29, USD 12.00". */
 export function notSentTotals(
   outcomes: Iterable<PayoutOutcome>,
   currencies: CurrencyTable,
-  grouped = false,
 ): string {
   const totals = new CurrencyTotals();
   for (const o of outcomes) {
@@ -369,7 +362,7 @@ export function notSentTotals(
     const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
     if (r.ok) totals.add(o.currency, r.amount.minor);
   }
-  return totalsText(totals, currencies, grouped);
+  return totalsText(totals, currencies);
 }
 
 /**
@@ -387,7 +380,7 @@ export function interruptedLine(summary: ResultsSummary, notSent: string, inDoub
     n.pending && `${n.pending} pending`,
     n.unknown && `${n.unknown} unknown`,
   ].filter(Boolean);
-  let line = `Interrupted: ${sent} of ${summary.total} payouts sent (${how.join(', ')})`;
+  let line = `Interrupted: ${sent} of ${count(summary.total, 'payout')} sent (${how.join(', ')})`;
   if (inDoubt) {
     line += `; ${inDoubt} in doubt: ${inDoubt === 1 ? 'its' : 'their'} outcome is not known (the run stopped before reading ${inDoubt === 1 ? 'it' : 'them'} back)`;
   }

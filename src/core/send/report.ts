@@ -6,9 +6,10 @@ import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
 import { shellWord } from '../../output/display.js';
 import { formatCharges } from './render.js';
 
-/** Quotes a CSV cell when it holds a comma, quote, line break or edge spaces. */
-export function csvCell(value: string): string {
-  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+/** Quotes a CSV cell when it holds the delimiter, a quote, a line break or edge spaces. */
+export function csvCell(value: string, delimiter = ','): string {
+  const quote = /["\r\n]|^\s|\s$/.test(value) || value.includes(delimiter);
+  return quote ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
 /**
@@ -75,17 +76,24 @@ function reportStyle(encoding: ReportEncoding): { bom: string; eol: string } {
   return encoding === 'utf8' ? { bom: '', eol: '\n' } : { bom: '\ufeff', eol: '\r\n' };
 }
 
+/** How --report is written: --report-encoding, and --report-delimiter ("," unless given). */
+export interface ReportFormat {
+  encoding?: ReportEncoding;
+  delimiter?: string;
+}
+
 /** Writes the --report CSV: every input row with its outcome, formula-safe for spreadsheets. */
 export async function writeReport(
   path: string,
   rows: Iterable<ReportRow>,
   currencies: CurrencyTable,
-  encoding: ReportEncoding = 'excel',
+  format: ReportFormat = {},
 ): Promise<void> {
-  const { bom, eol } = reportStyle(encoding);
+  const { bom, eol } = reportStyle(format.encoding ?? 'excel');
+  const d = format.delimiter ?? ',';
   await writeFileAtomic(path, (append) => {
-    append(`${bom}${REPORT_HEADER.join(',')}${eol}`);
-    const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''));
+    append(`${bom}${REPORT_HEADER.join(d)}${eol}`);
+    const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''), d);
     for (const p of rows) {
       const o = p.outcome;
       const cells = [
@@ -103,7 +111,7 @@ export async function writeReport(
         text(o?.message),
         o?.sent_earlier ? 'true' : '',
       ];
-      append(`${cells.join(',')}${eol}`);
+      append(`${cells.join(d)}${eol}`);
     }
   });
 }
@@ -150,7 +158,7 @@ export async function writeRetryFile(
         p.recipient,
         p.description ?? '',
       ];
-      append(`${cells.map(csvCell).join(',')}${eol}`);
+      append(`${cells.map((c) => csvCell(c)).join(',')}${eol}`);
     }
   });
   return count;

@@ -50,8 +50,10 @@ async function writeFiles(run: RunView, engine: SendEngine): Promise<number> {
   const { opts, currencies } = run;
   const outcomes = engine.outcomes;
   const encoding = opts.reportEncoding;
-  if (opts.reportPath)
-    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, encoding);
+  if (opts.reportPath) {
+    const format = { encoding, delimiter: opts.reportDelimiter };
+    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, format);
+  }
   return opts.failedOutPath
     ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), encoding)
     : 0;
@@ -79,10 +81,8 @@ function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending
   const fatal = done.thrown ?? engine.fatal;
   const error = fatal === undefined || fatal instanceof Error ? fatal : new Error(String(fatal));
   if (run.deps.interrupt.aborted) {
-    const { output, currencies } = run;
-    // Grouped by thousands where a person reads it; plain digits on a pipe or beside --json.
-    const grouped = output.json ? output.stderrIsTerminal : output.stdoutIsTerminal;
-    const notSent = notSentTotals(engine.outcomes.values(), currencies, grouped);
+    const { currencies } = run;
+    const notSent = notSentTotals(engine.outcomes.values(), currencies);
     const line = interruptedLine(summary, notSent, engine.unknown.length);
     const interruption = new InterruptedError(line);
     codes.push(exitCodeForError(interruption));
@@ -133,7 +133,7 @@ async function printTable(run: RunView, done: Finished, summary: ResultsSummary)
   if (table) output.print(table);
   output.printAside(
     (done.service.sandbox ? `${output.color.bold.yellow('SANDBOX')} ` : '') +
-      closingLine(summary, output.color, output.stdoutIsTerminal),
+      closingLine(summary, output.color),
   );
 }
 

@@ -3,7 +3,7 @@ import { BusyError, UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import type { Output, Progress } from '../../output/output.js';
-import { sendingLine } from './aside.js';
+import { SendingLine } from './aside.js';
 import { waitForLock } from './wait-lock.js';
 import type { OutcomeResult } from '../../state/index.js';
 import type { PriorRow } from '../../domain/history.js';
@@ -18,6 +18,7 @@ import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
 import { finishRun } from './results.js';
+import { noHistoryWarning } from './next-steps.js';
 import { sendRows, windDown } from './rows.js';
 import {
   endStaging,
@@ -139,14 +140,13 @@ export class SendRun {
   }
 
   /** Where the run goes, for its summary. */
-  destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination {
+  destination(where: { baseUrl?: string; profile?: string }): Destination {
     const { opts } = this;
     return {
       ...where,
       sandbox: opts.sandbox,
       chunkSize: opts.chunkSize,
       concurrency: concurrencyOf(opts),
-      grouped,
       history:
         this.deps.stateUrl && !opts.sandbox ? historyLabel(this.deps.stateUrl) : 'this folder only',
     };
@@ -171,7 +171,7 @@ export class SendRun {
     const view = {
       plan,
       split,
-      dest: this.destination(where, output.stderrIsTerminal),
+      dest: this.destination(where),
       maxTotals: opts.maxTotals,
     };
     if (output.json) {
@@ -306,7 +306,7 @@ export class SendRun {
       const view = {
         plan,
         split,
-        dest: this.destination(where, output.stderrIsTerminal),
+        dest: this.destination(where),
         maxTotals: opts.maxTotals,
       };
       output.info(summaryText(view, currencies, output.errColor));
@@ -378,9 +378,7 @@ export class SendRun {
         if (!known && !prior.inFlight.has(s.payout.reference_id)) items.push(s);
       }
     } else if (this.opts.yes && !(await this.historyKnows(service.serviceKey))) {
-      this.output.warn(
-        `${this.staging.history.name} holds no history of ${service.settings.baseUrl}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), or pass --check-service to look each payout up at the service first`,
-      );
+      this.output.warn(noHistoryWarning(this.staging.history.name, service, this.deps));
     }
     prior.recheck.clear();
     if (!items.length) return;
@@ -402,7 +400,7 @@ export class SendRun {
         'no terminal to confirm on: pass --yes to send without asking (nothing was sent)',
       );
     }
-    const question = questionText(split, this.currencies, output.stderrIsTerminal);
+    const question = questionText(split, this.currencies);
     if (!(await output.confirm(question))) throw new UsageError('not confirmed: nothing was sent');
   }
 
@@ -449,7 +447,11 @@ export class SendRun {
     const { opts, plan, deps, output } = this;
     const clock = deps.clock ?? systemClock;
     const began = clock.now();
-    const rate = (n: number) => Math.round((n * 1000) / Math.max(1, clock.now() - began));
+    const live = new SendingLine(progress, plan.payoutCount, () => ({
+      inFlight: engine.pace.inFlight,
+      aside: engine.aside.count,
+      rate: (n) => Math.round((n * 1000) / Math.max(1, clock.now() - began)),
+    }));
     const engine: SendEngine = new SendEngine(
       {
         client: service.client,
@@ -459,16 +461,9 @@ export class SendRun {
         finishNow: deps.finishNow,
         interactive: output.interactive,
         warn: (m) => output.warn(m),
-        progress: (d) =>
-          progress?.update(
-            sendingLine(d.payouts, plan.payoutCount, {
-              inFlight: engine.pace.inFlight,
-              inDoubt: engine.aside.count.payouts,
-              perSecond: rate(d.payouts),
-            }),
-          ),
+        progress: (d) => live.advance(d.payouts),
         paceChanged: (limit, why) => output.debug(`pace: ${limit} requests at a time (${why})`),
-        wait: (what, ms, line) => progress?.wait(what, ms, line) ?? (() => {}),
+        wait: (what, ms, line) => live.wait(what, ms, line),
         clock: deps.clock,
       },
       {

@@ -1,5 +1,5 @@
 import { InputError, InternalError, type Problem, UsageError } from '../../errors.js';
-import { CurrencyTotals, formatMinor, parseAmount } from '../../money/amount.js';
+import { CurrencyTotals, formatMinor, moneyText, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { failedAtService } from './failed-earlier.js';
 import type { MaxTotal } from './options.js';
@@ -119,14 +119,15 @@ export function checkMaxTotals(
     const total = mayMove.minorOf(limit.currency);
     if (total <= parsed.amount.minor) continue;
     const earlier = split.sentEarlier.minorOf(limit.currency);
+    const money = (minor: bigint) => moneyText(limit.currency, formatMinor(minor, digits));
     const why = earlier
-      ? ` (of ${formatMinor(split.files.minorOf(limit.currency), digits)} in the files, ${formatMinor(earlier, digits)} was sent earlier)`
+      ? ` (of ${money(split.files.minorOf(limit.currency))} in the files, ${money(earlier)} was sent earlier)`
       : '';
     problems.push({
       file: '--max-total',
       field: limit.currency,
       value: limit.amountText,
-      message: `this run would send ${limit.currency} ${formatMinor(total, digits)}${why}, above the limit of ${limit.amountText}; nothing was sent`,
+      message: `this run would send ${money(total)}${why}, above the limit of ${money(parsed.amount.minor)}; nothing was sent`,
     });
   }
   if (problems.length) throw new InputError(problems);

@@ -3,7 +3,7 @@ import { serializeCreateRequest } from '../../api/body.js';
 import type { CreateRequest } from '../../api/types.js';
 import { type CurrencyTotals, groupThousands } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
-import { displayText } from '../../output/display.js';
+import { count, displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
 import { sendDocHead } from '../documents.js';
 import type { Renames } from '../../input/types.js';
@@ -19,8 +19,6 @@ export interface Destination {
   sandbox: boolean;
   chunkSize: number;
   concurrency: { initial: number; max: number };
-  /** Totals grouped by thousands, for a terminal. */
-  grouped?: boolean;
   /** Where earlier sends are looked up: `shared (postgres://…@host/db)` or `this folder only`. */
   history: string;
 }
@@ -39,7 +37,7 @@ const LABEL = 16;
 
 /** "1 payout", "2 payouts". */
 export function payouts(n: number): string {
-  return `${n} payout${n === 1 ? '' : 's'}`;
+  return `${count(n, 'payout')}`;
 }
 
 /** How many requests go at once: "4 at a time", or "4 at first, up to 16 as the service allows". */
@@ -62,7 +60,7 @@ export function earlierRunsText(runs: EarlierRun[]): string {
   if (first && runs.length === 1) return run(first);
   const shown = runs.slice(0, 3).map((r) => `${run(r)} (${r.count})`);
   const more = runs.length - shown.length;
-  return `${shown.join(', ')}${more ? ` and ${more} more run${more === 1 ? '' : 's'}` : ''}`;
+  return `${shown.join(', ')}${more ? ` and ${count(more, 'more run')}` : ''}`;
 }
 
 /** One part of the split: its label, its totals (null: not known) and a note. */
@@ -92,7 +90,6 @@ function partsOf(view: SummaryView): Part[] {
 
 /** The totals of the split, one line per part and currency, amounts aligned on one column. */
 function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstance): string[] {
-  const grouped = (t: string) => (view.dest.grouped ? groupThousands(t) : t);
   const parts = partsOf(view).map(([label, totals, note]) => ({
     label,
     note,
@@ -100,7 +97,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
   }));
   const width = Math.max(
     1,
-    ...parts.flatMap((p) => p.rows ?? []).map(([, t]) => grouped(t.total).length),
+    ...parts.flatMap((p) => p.rows ?? []).map(([, t]) => groupThousands(t.total).length),
   );
   const lines = [field('Payouts:', String(view.plan.payoutCount), c)];
   // A workbook's sheet is named: the one read may not be the one the user looked at.
@@ -117,7 +114,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     else if (p.rows.length === 0) lines.push(field(p.label, 'none', c));
     p.rows?.forEach(([cur, t], i) => {
       const note = p.note && i === 0 ? `; ${p.note}` : '';
-      const text = `${cur} ${grouped(t.total).padStart(width)}  (${payouts(t.count)}${note})`;
+      const text = `${cur} ${groupThousands(t.total).padStart(width)}  (${payouts(t.count)}${note})`;
       lines.push(i ? ' '.repeat(LABEL) + text : field(p.label, text, c));
     });
     if (p.label === byAfter && view.split?.earlierRuns.length) {
@@ -160,7 +157,7 @@ export function summaryText(
   lines.push(
     field(
       'Requests:',
-      `${requests} (up to ${dest.chunkSize} payouts each, ${pace(dest.concurrency)})`,
+      `${requests} (up to ${count(dest.chunkSize, 'payout')} each, ${pace(dest.concurrency)})`,
       c,
     ),
   );
@@ -182,11 +179,11 @@ export function summaryText(
  * The confirmation question, naming what will move: "Send 1200 payouts (EUR 579,071.29)?
  * They cannot be taken back."
  */
-export function questionText(split: RunSplit, currencies: CurrencyTable, grouped: boolean): string {
+export function questionText(split: RunSplit, currencies: CurrencyTable): string {
   const send = split.toSend;
   const back = split.readBack;
-  const sendText = `${payouts(send.count)} (${totalsText(send, currencies, grouped)})`;
-  const backText = `${payouts(back.count)} to read back (${totalsText(back, currencies, grouped)})`;
+  const sendText = `${payouts(send.count)} (${totalsText(send, currencies)})`;
+  const backText = `${payouts(back.count)} to read back (${totalsText(back, currencies)})`;
   let what = `Send ${sendText}`;
   if (back.count && send.count)
     what += `, and those of the ${backText} that the service does not have`;

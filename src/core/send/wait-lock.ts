@@ -28,7 +28,8 @@ export async function waitForLock<L>(take: () => Promise<L>, how: LockWait): Pro
     busy = error;
   }
   const { clock, output } = how;
-  const until = clock.now() + how.seconds * 1000;
+  const began = clock.now();
+  const until = began + how.seconds * 1000;
   const limited = Number.isFinite(until);
   output.info(
     `Another send to this service is running (${busy.holder}): waiting for it to finish${limited ? `, at most ${how.seconds} s` : ''}; Ctrl-C stops waiting, nothing is sent`,
@@ -45,16 +46,29 @@ export async function waitForLock<L>(take: () => Promise<L>, how: LockWait): Pro
       } catch {
         throw new InterruptedError('stopped while waiting for another send: nothing was sent');
       }
+      let taken: L;
       try {
-        return await take();
+        taken = await take();
       } catch (error) {
         if (!(error instanceof BusyError)) throw error;
         busy = error;
         progress.update(line(busy.holder));
+        continue;
       }
+      endWait();
+      progress.stop();
+      output.info(waitedLine(busy.holder, clock.now() - began));
+      return taken;
     }
   } finally {
     endWait();
     progress.stop();
   }
+}
+
+/** The line when the wait ends: "The other send (…) finished after 31 s; this one goes on". */
+export function waitedLine(holder: string, ms: number): string {
+  const s = Math.max(1, Math.round(ms / 1000));
+  const took = s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `The other send (${holder}) finished after ${took}; this one goes on`;
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
+import { count } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { openStateDb, STATE_DB } from '../../state/index.js';
 
@@ -36,8 +37,12 @@ export async function pushState(opts: PushOptions, output: Output): Promise<numb
       const payouts = r.copied.reduce((n, c) => n + c.payouts, 0);
       output.result({ to: history.where, copied: r.copied, already_there: r.present }, () =>
         [
-          ...r.copied.map((c) => `Copied run ${c.run_id} (${c.service}, ${c.payouts} payouts)`),
-          `${r.copied.length} run${r.copied.length === 1 ? '' : 's'} (${payouts} payouts) copied to ${history.where}; ${r.present.length} already there`,
+          ...r.copied.map(
+            (c) => `Copied run ${c.run_id} (${c.service}, ${count(c.payouts, 'payout')})`,
+          ),
+          `${count(r.copied.length, 'run')} (${count(payouts, 'payout')}) copied to ${history.where}; ${r.present.length} already there`,
+          'Next: make it the history of every send here (`payouts config set state_url URL`, or PAYOUTS_STATE_URL),',
+          'push from each other machine or CI runner that sent payouts, then `payouts runs` lists what the team sent',
         ].join('\n'),
       );
     } finally {

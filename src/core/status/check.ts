@@ -1,6 +1,6 @@
 import { abortableSleep, DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import { Pace } from '../pace.js';
-import { ApiError, errorMessage, quoteValue } from '../../errors.js';
+import { ApiError, errorMessage, quoteValue, RateLimitedError } from '../../errors.js';
 import {
   ExitCode,
   type ExitCodeValue,
@@ -8,7 +8,7 @@ import {
   exitCodeForServiceStatus,
   worstExitCode,
 } from '../../exit-codes.js';
-import { displayText } from '../../output/display.js';
+import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type LookupOutcome, LookupsInterrupted, lookupAll, type PayoutReader } from './lookup.js';
 import { watchStatuses } from './watch.js';
@@ -93,7 +93,7 @@ export async function checkStatuses(
   const { output } = deps;
   const checked = checkedReader(reader);
   const retry = deps.retry ?? DEFAULT_READ_RETRY;
-  const progress = await output.progress(`checking ${req.references.length} payout(s)`);
+  const progress = await output.progress(`checking ${count(req.references.length, 'payout')}`);
   const limits = req.concurrency
     ? { initial: req.concurrency, max: req.concurrency }
     : { initial: 4, max: 16 };
@@ -103,20 +103,35 @@ export async function checkStatuses(
     clock,
     onChange: (limit, why) => output.debug(`pace: ${limit} lookups at a time (${why})`),
   });
+  // What the next retry waits for: told by onRetry, just before its sleep starts.
+  let why = 'a lookup failed: trying again in';
   const common = {
     concurrency: limits.max,
     pace,
     retry,
     signal: deps.signal,
-    sleep: deps.sleep,
+    // Each retry's wait is counted down on the live line, as a send's are.
+    sleep: async (ms: number, signal?: AbortSignal) => {
+      const end = progress.wait(why, ms);
+      try {
+        await (deps.sleep ?? abortableSleep)(ms, signal);
+      } finally {
+        end();
+      }
+    },
     random: deps.random,
     onRetry: (
       ref: string,
       n: { attempt: number; maxAttempts: number; delayMs: number; error: unknown },
-    ) =>
+    ) => {
+      why =
+        n.error instanceof RateLimitedError
+          ? 'the service asked to slow down (HTTP 429): next lookup in'
+          : 'a lookup failed: trying again in';
       output.debug(
         `retrying ${displayText(ref)} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${displayText(errorMessage(n.error))})`,
-      ),
+      );
+    },
     onDone: (done: number, total: number) => progress.update(`checked ${done} of ${total}`),
   };
   let outcomes: LookupOutcome[];
@@ -133,7 +148,7 @@ export async function checkStatuses(
           if (output.human) output.info(changeLine(output, o, previous));
         },
         onWait: (ms, pending) => {
-          const what = `${pending} payout(s) not final yet: polling again in`;
+          const what = `${count(pending, 'payout')} not final yet: polling again in`;
           const line = output.human ? `${what} ${Math.ceil(ms / 1000)} s` : undefined;
           return progress.wait(what, ms, line);
         },
@@ -155,8 +170,8 @@ export async function checkStatuses(
     if (!(error instanceof LookupsInterrupted)) throw error;
     const n = req.references.length;
     const what = req.watch
-      ? `interrupted while watching: the last status seen of ${error.done.length} of ${n} payout${n === 1 ? '' : 's'}`
-      : `interrupted: ${error.done.length} of ${n} payout${n === 1 ? '' : 's'} looked up before the stop; the rest were not`;
+      ? `interrupted while watching: the last status seen of ${error.done.length} of ${count(n, 'payout')}`
+      : `interrupted: ${error.done.length} of ${count(n, 'payout')} looked up before the stop; the rest were not`;
     const told = new LookupsInterrupted(what, error.done);
     return { outcomes: error.done, timedOut: false, exitCode: ExitCode.interrupted, fatal: told };
   } finally {

@@ -1,8 +1,8 @@
 import type { ChalkInstance } from 'chalk';
 import type { PayoutRecord } from '../../api/types.js';
-import { formatServiceNumber } from '../../money/amount.js';
+import { formatServiceNumber, moneyText } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
-import { displayText } from '../../output/display.js';
+import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import { type ErrorObject, errorObject, statusDocHead } from '../documents.js';
@@ -99,12 +99,16 @@ export function colorStatus(status: string, c: ChalkInstance): string {
   return c.yellow(text);
 }
 
-/** Formats an amount with its currency's decimals when the currency is known: 12.5 USD -> "12.50 USD". */
-export function formatAmount(amount: unknown, currency: unknown): string {
+/**
+ * An amount as people read it (moneyText), in its currency's decimals when the currency is
+ * known: 1234.5 USD -> "USD 1,234.50"; `grouped: false` for a table's rows on a pipe.
+ */
+export function formatAmount(amount: unknown, currency: unknown, grouped = true): string {
   const cur = typeof currency === 'string' ? displayText(currency) : '';
   if (typeof amount !== 'number')
-    return amount === undefined ? '' : `${plain(amount)} ${cur}`.trim();
-  return `${formatServiceNumber(amount, isoMinorUnits(cur.toUpperCase()))} ${cur}`.trim();
+    return amount === undefined ? '' : moneyText(cur, plain(amount), grouped);
+  const text = formatServiceNumber(amount, isoMinorUnits(cur.toUpperCase()));
+  return moneyText(cur, text, grouped);
 }
 
 /** Two-digit padding. */
@@ -186,7 +190,7 @@ export const TABLE_HEAD = [
 ];
 
 /** The table row of one outcome. */
-export function tableRow(o: LookupOutcome, c: ChalkInstance): string[] {
+export function tableRow(o: LookupOutcome, c: ChalkInstance, grouped = true): string[] {
   const ref = displayText(o.reference_id);
   if (o.kind === 'not_found') return [ref, c.red('not found'), '', '', '', ''];
   if (o.kind === 'error') return [ref, c.red('error'), '', '', '', ''];
@@ -195,7 +199,7 @@ export function tableRow(o: LookupOutcome, c: ChalkInstance): string[] {
   return [
     plain(r.reference_id),
     colorStatus(r.status, c),
-    formatAmount(r.amount, r.currency),
+    formatAmount(r.amount, r.currency, grouped),
     plain(r.recipient),
     plain(r.transaction_id),
     updated ? shortTime(updated) : plain(r.updated_at),
@@ -238,7 +242,7 @@ export function summarize(outcomes: LookupOutcome[]): string {
   const errors = counts.get('error');
   if (errors) parts.push(`${errors} could not be looked up`);
   const n = outcomes.length;
-  return `${n} payout${n === 1 ? '' : 's'}: ${parts.join(', ')}`;
+  return `${count(n, 'payout')}: ${parts.join(', ')}`;
 }
 
 /** Whether an outcome needs no one's attention: a payout found succeeded. */
@@ -283,7 +287,7 @@ export function statusError(
       .map((r) => [r, didYouMean(notFound?.near.get(r))])
       .filter(([, hint]) => hint)
       .map(([r, hint]) => `${r}: ${hint}`);
-    error.message = `${refs.length} of ${outcomes.length} payouts not found${at}: ${listed(refs)}${hints.length ? ` (${hints.join('; ')})` : ''}`;
+    error.message = `${refs.length} of ${count(outcomes.length, 'payout')} not found${at}: ${listed(refs)}${hints.length ? ` (${hints.join('; ')})` : ''}`;
     return error;
   }
   const failed = outcomes.filter((o) => o.kind === 'error');
@@ -292,7 +296,7 @@ export function statusError(
   const refs = failed.map((o) => o.reference_id);
   return Object.assign(new Error(), {
     name: first.error.name,
-    message: `${refs.length} of ${outcomes.length} payouts could not be looked up (${listed(refs)}): ${first.error.message}`,
+    message: `${refs.length} of ${count(outcomes.length, 'payout')} could not be looked up (${listed(refs)}): ${first.error.message}`,
   });
 }
 
@@ -330,14 +334,15 @@ export async function renderStatus(
     output.print(
       await output.table(
         TABLE_HEAD,
-        rows.map((o) => tableRow(o, c)),
+        // Grouped for people; the rows on a pipe are for a program, their digits plain.
+        rows.map((o) => tableRow(o, c, output.stdoutIsTerminal)),
         { drop: ['Recipient', 'Updated at (UTC)'] },
       ),
     );
   }
   const note =
     hidden > 0
-      ? `${hidden} successful payout${hidden === 1 ? '' : 's'} not shown (use --all to list every row)`
+      ? `${count(hidden, 'successful payout')} not shown (use --all to list every row)`
       : undefined;
   // On a terminal the note follows the table; on a pipe it goes to stderr, as send's does.
   if (note && output.stdoutIsTerminal) output.print(note);
@@ -364,6 +369,6 @@ function tellNotFound(
   }
   const n = missing.length;
   output.info(
-    `${n} payout${n === 1 ? '' : 's'} not found at ${displayText(ctx.service)} (a reference_id is case-sensitive)`,
+    `${count(n, 'payout')} not found at ${displayText(ctx.service)} (a reference_id is case-sensitive)`,
   );
 }

@@ -50,6 +50,72 @@ export function failure(err: unknown, url: string, doing: string): PayoutsError 
   );
 }
 
+/** What of a state URL a refusal names: host, port, user and database, never the password. */
+function parts(url: string): { host: string; port: string; user: string; db: string } {
+  try {
+    const u = new URL(url.trim());
+    const db = decodeURIComponent(u.pathname.replace(/^\//, ''));
+    return { host: u.hostname, port: u.port || '5432', user: decodeURIComponent(u.username), db };
+  } catch {
+    return { host: '?', port: '5432', user: '?', db: '?' };
+  }
+}
+
+/** The characters of the URL's password that must be percent-encoded, as written in it. */
+function unencoded(url: string): string[] {
+  const scheme = url.indexOf('://');
+  const at = url.lastIndexOf('@');
+  const colon = url.indexOf(':', scheme + 3);
+  if (scheme < 0 || colon < 0 || at < colon) return [];
+  const password = url.slice(colon + 1, at);
+  return [...new Set(password.match(/[@:/?#[\] ]|%(?![0-9A-Fa-f]{2})/g) ?? [])];
+}
+
+/** Where to change the URL: the two places a state URL comes from. */
+const WHERE_SET =
+  'the state URL (--state-url, PAYOUTS_STATE_URL or `payouts config set state_url`)';
+
+/**
+ * What a failure to open a session means, in the words of what to do: nothing listens there,
+ * the host is unknown, the password or the database is wrong. Undefined for other failures.
+ */
+function connectFailure(err: unknown, url: string): PayoutsError | undefined {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  const { host, port, user, db } = parts(url);
+  const head = `cannot connect to the shared history at ${redactStateUrl(url)}`;
+  const again = 'then run the same command again';
+  const fix = (text: string) => new StateStoreError(`${head}: ${text}`, { cause: err });
+  if (code === 'ECONNREFUSED')
+    return fix(
+      `nothing is listening at ${host}:${port} (the connection was refused): start PostgreSQL there, or correct the host or port in ${WHERE_SET}; ${again}`,
+    );
+  if (/^(ENOTFOUND|EAI_AGAIN|EAI_NONAME|EAI_FAIL)$/.test(code))
+    return fix(
+      `the host name "${host}" is not known (its DNS lookup failed${code === 'EAI_AGAIN' ? ' for now' : ''}): check its spelling in ${WHERE_SET}, and that this machine can resolve it; ${again}`,
+    );
+  if (code === 'ETIMEDOUT')
+    return fix(
+      `${host}:${port} did not answer (timed out): check that the database runs and that a firewall lets this machine reach that port; ${again}`,
+    );
+  if (code === '28P01') {
+    const chars = unencoded(url);
+    const encode =
+      chars.length > 0
+        ? `the password in the URL holds ${chars.map((c) => `"${c}"`).join(', ')}, which must be written percent-encoded (${chars.map((c) => `${c} as ${encodeURIComponent(c)}`).join(', ')})`
+        : 'if the password holds @ : / ? # [ ] % or a space, write each percent-encoded in the URL (@ as %40, : as %3A, / as %2F, % as %25)';
+    return fix(`PostgreSQL refused the password of user "${user}": check it; ${encode}; ${again}`);
+  }
+  if (code === '3D000')
+    return fix(
+      `the database "${db}" does not exist on ${host}:${port}: create it (createdb -h ${host} -p ${port} ${db}), or correct its name in ${WHERE_SET}`,
+    );
+  if (code === '28000')
+    return fix(
+      `PostgreSQL does not let user "${user}" in (${redactMessage(err instanceof Error ? err.message : String(err), url)}): check the user name, and that the server's pg_hba.conf admits it from this machine`,
+    );
+  return undefined;
+}
+
 /** A session on the database (pg is loaded only then); a failure to connect named without secrets. */
 export async function connectTo(url: string): Promise<pg.Client> {
   const { default: pgModule } = await import('pg');
@@ -60,7 +126,7 @@ export async function connectTo(url: string): Promise<pg.Client> {
     await client.connect();
   } catch (err) {
     await client.end().catch(() => {});
-    throw failure(err, url, 'connecting');
+    throw connectFailure(err, url) ?? failure(err, url, 'connecting');
   }
   return client;
 }

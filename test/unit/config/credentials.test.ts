@@ -217,12 +217,13 @@ describe('saveCredentials', () => {
     });
     expect(saved).toMatchObject({
       secret_in: 'file',
-      secret_note: 'no system keyring available: no D-Bus',
+      secret_note: 'no system keyring can be used here: no D-Bus',
     });
     expect(JSON.stringify(saved)).not.toContain(SECRET);
     expect(store.profile('p')).toEqual({ clientId: 'cid', clientSecret: SECRET });
     expect(secretStoredLine(saved)).toBe(
-      `Client-Secret stored in ${store.path} (no system keyring available: no D-Bus)`,
+      `Client-Secret stored in ${store.path} (readable by you only): no system keyring can be used here: no D-Bus\n` +
+        'To keep it in a keyring instead, run `payouts --profile p config set-credentials` again where one runs (a desktop login with GNOME Keyring, KWallet or KeePassXC; macOS; Windows)',
     );
   });
 

@@ -116,9 +116,16 @@ describe('describeSettings', () => {
       },
       '/cfg/config.json',
       ['default'],
+      '/st/payouts/state.db',
     );
     expect(view.client_secret).toEqual({ masked: '********WXYZ', source: 'environment' });
     const text = renderSettings(view);
+    // Real paths and plain origins, never "(default)" or "(the state folder)".
+    expect(text).toMatch(
+      /^Profile\s+default \(used when neither --profile nor PAYOUTS_PROFILE names one\)$/m,
+    );
+    expect(text).toMatch(/^State\s+\/st\/payouts\/state\.db \(this machine's history: /m);
+    expect(text).not.toContain('(default)');
     expect(text).toMatch(/Client-Secret\s+\*{8}WXYZ \(from environment\)/);
     expect(text).toMatch(/Base URL\s+https:\/\/pay\.example\.com \(from flag\)/);
     expect(text).toMatch(/Client-Id\s+cid \(from file\)/);
@@ -126,7 +133,7 @@ describe('describeSettings', () => {
   });
 
   it('says what is not set', () => {
-    const view = describeSettings({ profile: { value: 'x', source: 'flag' } }, '/c', []);
+    const view = describeSettings({ profile: { value: 'x', source: 'flag' } }, '/c', [], '/s');
     expect(view).toMatchObject({ client_id: null, client_secret: null, base_url: null });
     expect(renderSettings(view)).toMatch(/Client-Secret\s+\(not set\)/);
   });
@@ -137,11 +144,17 @@ describe('describeSettings', () => {
       { profile, clientSecret: { value: new Secret('from-the-keyring-WXYZ'), source: 'keyring' } },
       '/c',
       ['ops'],
+      '/s',
     );
     expect(renderSettings(read)).toMatch(
       /Client-Secret\s+\*{8}WXYZ \(from the system keyring, service "payouts", account "ops"\)/,
     );
-    const unread = describeSettings({ profile, secretProblem: 'it is locked' }, '/c', ['ops']);
+    const unread = describeSettings(
+      { profile, secretProblem: 'it is locked' },
+      '/c',
+      ['ops'],
+      '/s',
+    );
     expect(unread).toMatchObject({ client_secret: null, client_secret_problem: 'it is locked' });
     expect(renderSettings(unread)).toMatch(/Client-Secret\s+\(not readable: it is locked\)/);
   });

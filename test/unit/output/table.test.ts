@@ -43,6 +43,15 @@ describe('terminalTable', () => {
     expect(at70).toContain('(not shown at this width: charges; see --json)');
   });
 
+  it('never splits a URL or an identifier in a wrapping column', () => {
+    const url = 'https://payouts.sandbox.example.com/merchant/api/v1';
+    const head = ['run', 'service', 'states'];
+    const body = [['r-0123456789ab', url, 'running: 3 confirmed, 2 in flight']];
+    const text = terminalTable(head, body, { wrap: ['service', 'states'], width: 70, bold });
+    expect(text).toContain(url);
+    expect(text.split('\n').some((l) => l.includes(url))).toBe(true);
+  });
+
   it('leaves out a column empty in every row', () => {
     const text = terminalTable(['a', 'b'], [['x', '']], { width: 80, bold });
     expect(text).toBe('a\nx');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Pace } from '../../../src/core/pace.js';
-import { Aside, sendingLine } from '../../../src/core/send/aside.js';
+import { Aside, SendingLine, sendingLine } from '../../../src/core/send/aside.js';
 import { SimClock } from '../../helpers/sim-clock.js';
 
 describe('Aside: requests in doubt give their place back, up to a bound', () => {
@@ -35,5 +35,27 @@ describe('Aside: requests in doubt give their place back, up to a bound', () => 
     expect(sendingLine(20, 60, { ...now, inFlight: 2, inDoubt: 10 })).toBe(
       'Sending: 20/60 payouts done, 2 requests in flight, 40 payouts/s, 10 in doubt waiting to be read back',
     );
+    expect(sendingLine(0, 1, { ...now, inFlight: 0 })).toBe('Sending: 0/1 payout done, waiting');
+  });
+
+  it('says "waiting" while the only request waits (a quiet time), then counts it again', () => {
+    const lines: string[] = [];
+    const progress = { update: (t: string) => lines.push(t), wait: () => () => {}, stop() {} };
+    const state = { inFlight: 1, aside: { requests: 0, payouts: 0 }, rate: () => 6 };
+    const live = new SendingLine(progress, 60, () => state);
+    live.advance(10);
+    expect(lines.at(-1)).toBe('Sending: 10/60 payouts done, 1 request in flight, 6 payouts/s');
+    const end = live.wait('quiet time', 5000);
+    expect(lines.at(-1)).toBe('Sending: 10/60 payouts done, waiting');
+    // Stepped aside, it holds no place: still nothing in flight, and its payouts in doubt.
+    Object.assign(state, { inFlight: 0, aside: { requests: 1, payouts: 10 } });
+    live.advance(10);
+    expect(lines.at(-1)).toBe(
+      'Sending: 10/60 payouts done, waiting, 10 in doubt waiting to be read back',
+    );
+    Object.assign(state, { inFlight: 1, aside: { requests: 0, payouts: 0 } });
+    end();
+    end();
+    expect(lines.at(-1)).toBe('Sending: 10/60 payouts done, 1 request in flight, 6 payouts/s');
   });
 });

@@ -160,7 +160,7 @@ describe('send output shows text from outside escaped', () => {
     expect(m.stdout().replaceAll('\t', ' ')).not.toMatch(RAW);
     const lines = m.stdout().split('\n');
     expect(lines.filter((l) => l.includes(`A${SHOWN}`))).toEqual([
-      expect.stringMatching(/failed.*1\.00 EUR.*Declined\\x1b\]0;pwned\\x07\\nX/),
+      expect.stringMatching(/failed.*EUR 1\.00.*Declined\\x1b\]0;pwned\\x07\\nX/),
     ]);
     expect(lines.filter((l) => l.includes(`T${SHOWN}`))).toHaveLength(1);
   });

@@ -3,7 +3,12 @@ import type { RetryPolicy } from '../../../src/api/retry.js';
 import { checkStatuses, exitCodeForOutcomes } from '../../../src/core/status/check.js';
 import type { LookupOutcome } from '../../../src/core/status/lookup.js';
 import { parseStatusFlags } from '../../../src/core/status/options.js';
-import { InvalidCredentialsError, NetworkError, UsageError } from '../../../src/errors.js';
+import {
+  InvalidCredentialsError,
+  NetworkError,
+  RateLimitedError,
+  UsageError,
+} from '../../../src/errors.js';
 import { fakeReader } from './fake-reader.js';
 import { memoryOutput } from './output-helper.js';
 
@@ -62,6 +67,36 @@ describe('checkStatuses', () => {
     expect(report.exitCode).toBe(7);
   });
 
+  it('counts down each retry under a 429 on the live line, for several references', async () => {
+    const limited = () => new RateLimitedError('HTTP 429', { status: 429, retryAfterMs: 1 });
+    const fake = fakeReader({ a: [limited(), 'success'], b: [limited(), 'pending'] });
+    const m = memoryOutput();
+    const waits: Array<[string, number]> = [];
+    let open = 0;
+    m.output.progress = async () => ({
+      update() {},
+      wait: (what: string, ms: number) => {
+        waits.push([what, ms]);
+        open += 1;
+        return () => {
+          open -= 1;
+        };
+      },
+      stop() {},
+    });
+    const report = await checkStatuses(
+      fake.reader,
+      { references: ['a', 'b'], concurrency: 2 },
+      { output: m.output, retry, sleep: noSleep },
+    );
+    expect(report.exitCode).toBe(5);
+    expect(waits).toEqual([
+      ['the service asked to slow down (HTTP 429): next lookup in', 1],
+      ['the service asked to slow down (HTTP 429): next lookup in', 1],
+    ]);
+    expect(open).toBe(0);
+  });
+
   it('lets a credentials error through', async () => {
     const fake = fakeReader({ a: [new InvalidCredentialsError('rejected', 401)] });
     await expect(
@@ -93,7 +128,7 @@ describe('checkStatuses', () => {
     expect(human.stderr()).toMatch(/a: pending\n/);
     expect(human.stderr()).toMatch(/a: pending -> success\n/);
     // Off a terminal, each wait between polls is one line as it starts (issue 33).
-    expect(human.stderr()).toMatch(/1 payout\(s\) not final yet: polling again in 1 s\n/);
+    expect(human.stderr()).toMatch(/1 payout not final yet: polling again in 1 s\n/);
     const json = memoryOutput({ json: true });
     await checkStatuses(
       fakeReader({ a: ['pending', 'success'] }).reader,

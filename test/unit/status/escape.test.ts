@@ -48,7 +48,7 @@ describe('payouts status shows text from the service escaped', () => {
     expect(rows).toHaveLength(2);
     // The row needing attention comes first.
     expect(rows[1]).toContain(`PO-1${SHOWN}`);
-    expect(rows[1]).toMatch(/success.*10\.00 USD.*ann\\x1b/);
+    expect(rows[1]).toMatch(/success.*USD 10\.00.*ann\\x1b/);
     expect(rows[0]).toMatch(/PO-2\\x1b.*error/);
     expect(m.stderr()).not.toMatch(RAW);
     expect(m.stderr()).toContain(`PO-2${SHOWN}: the service failed (HTTP 500): ${SHOWN}\n`);

@@ -67,10 +67,11 @@ describe('statusDocument', () => {
 
 describe('formatting', () => {
   it('shows amounts with their currency decimals', () => {
-    expect(formatAmount(1234.5, 'USD')).toBe('1234.50 USD');
-    expect(formatAmount(1000, 'JPY')).toBe('1000 JPY');
-    expect(formatAmount(1.5, 'KWD')).toBe('1.500 KWD');
-    expect(formatAmount(2.25, 'XYZ')).toBe('2.25 XYZ');
+    expect(formatAmount(1234.5, 'USD')).toBe('USD 1,234.50');
+    expect(formatAmount(1234.5, 'USD', false)).toBe('USD 1234.50');
+    expect(formatAmount(1000, 'JPY')).toBe('JPY 1,000');
+    expect(formatAmount(1.5, 'KWD')).toBe('KWD 1.500');
+    expect(formatAmount(2.25, 'XYZ')).toBe('XYZ 2.25');
     expect(formatAmount(undefined, 'USD')).toBe('');
   });
 
@@ -108,7 +109,7 @@ describe('renderDetail', () => {
     for (const expected of [
       /Reference ID\s+po-1/,
       /Status\s+success/,
-      /Amount\s+1234\.50 USD/,
+      /Amount\s+USD 1,234\.50/,
       /Recipient\s+ann@example\.com/,
       /Description\s+May invoice/,
       /Transaction ID\s+tx-9/,
@@ -133,7 +134,7 @@ describe('tableRow and renderStatus', () => {
     expect(tableRow(found, plain)).toEqual([
       'po-1',
       'success',
-      '1234.50 USD',
+      'USD 1,234.50',
       'ann@example.com',
       'tx-9',
       '2024-05-01 10:05',
