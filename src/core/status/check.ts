@@ -1,6 +1,6 @@
 import { abortableSleep, DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import { Pace } from '../pace.js';
-import { ApiError, errorMessage, quoteValue } from '../../errors.js';
+import { ApiError, errorMessage, quoteValue, RateLimitedError } from '../../errors.js';
 import {
   ExitCode,
   type ExitCodeValue,
@@ -109,13 +109,14 @@ export async function checkStatuses(
     retry,
     signal: deps.signal,
     sleep: deps.sleep,
+    now: deps.now,
     random: deps.random,
     onRetry: (
       ref: string,
       n: { attempt: number; maxAttempts: number; delayMs: number; error: unknown },
     ) =>
       output.debug(
-        `retrying ${displayText(ref)} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${displayText(errorMessage(n.error))})`,
+        `retrying ${displayText(ref)} in ${n.delayMs} ms (${n.error instanceof RateLimitedError ? 'the service asked to slow down, not counted as an attempt' : `attempt ${n.attempt} of ${n.maxAttempts} failed`}: ${displayText(errorMessage(n.error))})`,
       ),
     onDone: (done: number, total: number) => progress.update(`checked ${done} of ${total}`),
   };
