@@ -2,6 +2,15 @@
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 
+// Listening comes first: a stop while the bundle loads is heard, and src/cli.ts (which takes
+// these over) counts it, so a --json run still prints its document instead of dying silently.
+const heard = [];
+const listener = (signal) => heard.push(signal);
+const stops = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+if (process.platform === 'win32') stops.push('SIGBREAK');
+for (const signal of stops) process.on(signal, listener);
+globalThis[Symbol.for('payouts.earlyStops')] = { heard, listener };
+
 // A clone (scripts/ is not in the package) builds dist/ on first use: the package itself
 // ships dist/ built by prepack, so installing it runs no script of ours.
 const built = new URL('../dist/cli.js', import.meta.url);

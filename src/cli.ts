@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, fstatSync } from 'node:fs';
 import type { Runtime } from './context.js';
+import { ancestorsToWatch, detachedFromTerminal, parentOf } from './hang-ups.js';
 import { main, reportStopped, reportUnfinished } from './main.js';
 import { version } from './version.js';
 
@@ -19,7 +20,7 @@ const SAME_STOP_MS = 1000;
 const REPORT_GRACE_MS = 5000;
 /** How long the process, exiting at once, may take to print the error document. */
 const LAST_WORD_MS = 500;
-/** How often the parent is checked: a job runner that kills only `npx` leaves the run orphaned. */
+/** How often a package runner's going is checked: a job runner that kills only `npx` orphans the run. */
 const PARENT_CHECK_MS = 250;
 
 /**
@@ -70,25 +71,14 @@ function exitAtOnce(): void {
 }
 
 /**
- * Whether the run was started under nohup. Node resets an ignored SIGHUP at start-up, so the
- * mark GNU nohup leaves is read instead: standard input (a terminal) reopened as /dev/null,
- * write-only, which nothing else does.
+ * A run detached from its terminal (nohup, or no standard stream on it) goes on when its
+ * terminal closes or its parent goes, as a person who detached it means (docs/stopping.md).
  */
-function startedUnderNohup(): boolean {
-  try {
-    if (readlinkSync('/proc/self/fd/0') !== '/dev/null') return false;
-    const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync('/proc/self/fdinfo/0', 'utf8'))?.[1];
-    return flags !== undefined && (Number.parseInt(flags, 8) & 3) === 1;
-  } catch {
-    return false;
-  }
-}
-/** A run under nohup goes on when its terminal closes or its parent goes, as nohup means. */
-const ignoresHangUps = startedUnderNohup();
+const detached = detachedFromTerminal();
 
 const onSignal = (signal: NodeJS.Signals) => {
   if (signal === 'SIGHUP') {
-    if (ignoresHangUps) return;
+    if (detached) return;
     hungUp = true;
   }
   stop();
@@ -99,23 +89,27 @@ const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 if (process.platform === 'win32') signals.push('SIGBREAK');
 for (const signal of signals) process.on(signal, onSignal);
 
-/** The parent of a process from /proc (Linux), or undefined where that cannot be read. */
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
+/**
+ * bin/payouts.js listens first, while this bundle loads: its listener goes (after ours came,
+ * so the signals are never left to their default), and the stops it heard are counted now.
+ */
+function takeOverEarlyStops(): void {
+  const early = (globalThis as Record<symbol, unknown>)[Symbol.for('payouts.earlyStops')] as
+    | { heard: NodeJS.Signals[]; listener: (signal: NodeJS.Signals) => void }
+    | undefined;
+  if (!early) return;
+  for (const signal of signals) process.off(signal, early.listener);
+  for (const signal of early.heard.splice(0)) onSignal(signal);
 }
 
 /**
- * A gone parent is a hang-up: when the process that started the run, or the one that started
- * that (npx runs a command through `sh -c`), goes away, the run stops as on SIGHUP.
+ * A gone parent stops the run only when the parent was a package runner (npx, `npm exec`,
+ * `npm run`) or the `sh -c` it runs payouts through: a job runner killed it. Any other parent
+ * (a shell, a launcher, a daemonizing fork) may leave on purpose, and the run goes on.
  */
 function watchParent(): void {
-  const parent = process.ppid;
-  const grandparent = parentOf(parent);
+  const [parent, grandparent] = ancestorsToWatch(process.ppid, process.env);
+  if (parent === undefined) return;
   const timer = setInterval(() => {
     const gone =
       process.ppid !== parent || (grandparent !== undefined && parentOf(parent) !== grandparent);
@@ -125,7 +119,7 @@ function watchParent(): void {
   }, PARENT_CHECK_MS);
   timer.unref();
 }
-if (!ignoresHangUps) watchParent();
+if (!detached) watchParent();
 
 const argv = process.argv.slice(2);
 const runtime: Runtime = {
@@ -147,6 +141,8 @@ const runtime: Runtime = {
   interrupt: interrupt.signal,
   finishNow: finishNow.signal,
 };
+
+takeOverEarlyStops();
 
 /** Exits once stdout has drained, so a large --json document is never cut short. */
 function exitAfterStdout(code: number): void {

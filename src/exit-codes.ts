@@ -55,7 +55,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
     "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md): run again",
   ],
   [ExitCode.busy, 'another send to the service is running (`--wait` waits); nothing was sent'],
-  [ExitCode.interrupted, 'interrupted (Ctrl-C, SIGTERM, SIGHUP, Ctrl-Break, a gone parent)'],
+  [ExitCode.interrupted, 'interrupted (Ctrl-C, SIGTERM, SIGHUP, Ctrl-Break, a killed `npx`)'],
 ];
 
 /** The codes each command can end with (besides 1 and 130, which any can), by its path. */

@@ -87,6 +87,9 @@ const REASONS: Record<string, string> = {
   ABORT_ERR: 'the request was stopped',
 };
 
+/** The end of a create request's error that never reached the service (see finishRun's use). */
+export const NOTHING_SENT = '; nothing was sent';
+
 /** Codes of undici's timeouts (the connect timeout is not among them: nothing was sent). */
 const ANSWER_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -125,7 +128,7 @@ export function classifyNetworkError(
       : `lost the connection to ${host} before an answer (${reason})`;
   }
   if (kind.create) {
-    words += notSent ? '; nothing was sent' : '; the request may have been applied';
+    words += notSent ? NOTHING_SENT : '; the request may have been applied';
   }
   return new NetworkError(words, !notSent, code);
 }

@@ -202,6 +202,7 @@ export function checkPayout(item: unknown, amountText: string | undefined): Chec
   if (!filled(p.recipient)) reasons.push('recipient is required: a non-empty string');
 
   let description = '';
+  // A null description is refused with the whole request (handlers/create.ts).
   if (p.description !== undefined && p.description !== null) {
     if (typeof p.description !== 'string') {
       reasons.push('description must be a string');

@@ -38,3 +38,4 @@ export {
   readRunIn,
 } from './runs.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';
+export { privateTmp } from './tmp.js';

@@ -86,8 +86,13 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
   }
 }
 
-/** The staged payouts of a send, in row order (to look them up at the service). */
+/**
+ * The staged payouts of a send, in row order (to look them up at the service); a dry run's,
+ * staged in its private database, without descriptions.
+ */
 export function stagedPayouts(intake: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
+  if (intake.owned)
+    return [...stagedPages(intake)].flat().map((r) => ({ row: r.row, payout: payoutOf(r) }));
   const rows = intake.db
     .prepare(
       `SELECT row, reference_id, amount, currency, recipient, description FROM payouts

@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseJsonStdout, runCli } from '../helpers/cli.js';
+import { BIN, parseJsonStdout, runCli } from '../helpers/cli.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import {
   documentOnScreen,
   finishesOnceOnRerun,
   reportStatuses,
+  type SendDoc,
   sendArgs,
   setup,
   statusCounts,
@@ -54,8 +55,10 @@ describe('a --json run stopped by a signal', () => {
     async (signal) => {
       const s = await setup(fixture);
       // Signalled once the third request has arrived: two were answered, one is in flight.
+      // Without a terminal, as a job runner starts it: a SIGHUP is then someone's stop.
       const r = await runCli(sendArgs(s, '--yes', '--json'), {
         env: s.home.env,
+        detached: true,
         whileRunning: (child) => {
           const poll = setInterval(() => {
             if (!existsSync(s.marker)) return;
@@ -99,27 +102,80 @@ describe('SIGTERM twice within milliseconds, as timeout(1) sends it', () => {
   });
 });
 
+/** Runs under nohup on a terminal, `input` its standard input, and closes the terminal mid-run. */
+async function nohupThenHangUp(input: string) {
+  const s = await setup(fixture);
+  const report = join(s.home.dir, 'report.csv');
+  // nohup writes the run's terminal output to nohup.out in the folder it starts in.
+  const wrapper = ['sh', '-c', `cd "$0" && exec nohup "$@"${input}`, s.home.dir];
+  const args = sendArgs(s, '--yes', '--json', '--report', report);
+  const closed = await onTerminal(args, [{ wait_file: s.marker }, { hangup: true }], s.home.env, {
+    wrapper,
+  });
+  expect(closed.output).toMatch(/nohup: (ignoring input and )?appending output to 'nohup.out'/);
+  const output = readFileSync(join(s.home.dir, 'nohup.out'), 'utf8');
+  const doc = documentOnScreen(args, { ...closed, output });
+  const statuses = [...reportStatuses(report).values()];
+  return {
+    code: closed.code,
+    exitCode: doc.exit_code,
+    results: doc.results.length,
+    reported: statuses.filter((v) => v === 'success').length,
+    applied: s.svc.held.size,
+    appliedTwice: s.svc.appliedTwice(),
+  };
+}
+
 describe('a run started under nohup', () => {
-  it('goes on when its terminal closes, and sends every payout once', async () => {
+  it('goes on when its terminal closes, whatever its standard input, and sends every payout once', async () => {
+    // With standard input a terminal nohup marks it (reopened write-only); with it not a
+    // terminal there is no mark, only every stream moved off the terminal. Both at once.
+    const runs = await Promise.all([nohupThenHangUp(''), nohupThenHangUp(' < /dev/null')]);
+    const once = { code: 0, exitCode: 0, results: 20, reported: 20, applied: 20, appliedTwice: [] };
+    expect(runs).toEqual([once, once]);
+  });
+});
+
+/** Whether a process catches SIGHUP (/proc/PID/status): Node itself does not, bin/payouts.js does. */
+function catchesHangUps(pid: number): boolean {
+  try {
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return caught !== null && (BigInt(`0x${caught[1]}`) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+
+describe('a stop while the program is still loading', () => {
+  it('under --json still leaves one document, exit 130, nothing sent', async () => {
+    // bin/payouts.js listens before it loads the bundle (which takes most of the start-up).
+    const bin = readFileSync(BIN, 'utf8');
+    expect(bin.indexOf('process.on(signal')).toBeGreaterThan(-1);
+    expect(bin.indexOf('process.on(signal')).toBeLessThan(bin.indexOf('await import('));
     const s = await setup(fixture);
-    const report = join(s.home.dir, 'report.csv');
-    // nohup writes the run's terminal output to nohup.out in the folder it starts in.
-    const wrapper = ['sh', '-c', 'cd "$0" && exec nohup "$@"', s.home.dir];
-    const closed = await onTerminal(
-      sendArgs(s, '--yes', '--json', '--report', report),
-      [{ wait_file: s.marker }, { hangup: true }],
-      s.home.env,
-      { wrapper },
-    );
-    expect(closed.output).toContain("nohup: ignoring input and appending output to 'nohup.out'");
-    expect(closed.code).toBe(0);
-    const args = sendArgs(s, '--yes', '--json', '--report', report);
-    const output = readFileSync(join(s.home.dir, 'nohup.out'), 'utf8');
-    const doc = documentOnScreen(args, { ...closed, output });
-    expect(doc.exit_code).toBe(0);
-    expect(doc.results).toHaveLength(20);
-    expect([...reportStatuses(report).values()].every((v) => v === 'success')).toBe(true);
-    expect(s.svc.held.size).toBe(20);
-    expect(s.svc.appliedTwice()).toEqual([]);
+    const args = sendArgs(s, '--yes', '--json');
+    // SIGTERM as soon as the first line of bin/payouts.js has run, well before src/cli.ts.
+    const r = await runCli(args, {
+      env: s.home.env,
+      detached: true,
+      whileRunning: (child) => {
+        let stopped = false;
+        const poll = () => {
+          if (stopped) return;
+          if (child.pid !== undefined && catchesHangUps(child.pid)) child.kill('SIGTERM');
+          else setImmediate(poll);
+        };
+        poll();
+        return () => {
+          stopped = true;
+        };
+      },
+    });
+    expect(r.code).toBe(130);
+    const doc = parseJsonStdout<SendDoc>(r);
+    expect(doc.exit_code).toBe(130);
+    expect(doc.interrupted).toBe(true);
+    expect(statusCounts(doc.results)).toEqual({ not_sent: 20 });
+    expect(s.svc.creates).toBe(0);
   });
 });

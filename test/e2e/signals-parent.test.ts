@@ -34,6 +34,8 @@ function killNpxMidRun(
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', LANG: 'C.UTF-8', ...npmEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A session of its own, without the test's terminal, as a job runner starts a job.
+    detached: true,
   });
   let stdout = '';
   let stderr = '';

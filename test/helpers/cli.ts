@@ -48,6 +48,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Another copy of bin/payouts.js to run (default: the built one of this checkout). */
   bin?: string;
+  /** Runs it in a session of its own, without the test's terminal (as a job runner does). */
+  detached?: boolean;
   /** Called with the process once spawned (to signal it mid-run); returns a clean-up. */
   whileRunning?: (child: ReturnType<typeof spawnCli>) => () => void;
 }
@@ -93,6 +95,7 @@ export function spawnCli(args: string[], opts: RunOptions = {}) {
     cwd: opts.cwd,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: opts.detached,
   });
 }
 

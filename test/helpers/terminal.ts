@@ -10,7 +10,7 @@ let python: string | undefined;
  * The interpreter `python3` on PATH stands for, found once per worker: a version manager's
  * shim (pyenv) starts a chain of shell scripts on every call.
  */
-function python3(): string {
+export function python3(): string {
   python ??= execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], {
     encoding: 'utf8',
   }).trim();

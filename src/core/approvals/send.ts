@@ -1,9 +1,9 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
-import { runIdFor, stagedPayouts } from '../../state/index.js';
+import { privateTmp, runIdFor, stagedPayouts } from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { refuseFailedEarlier } from '../send/failed-earlier.js';
 import type { SendOptions } from '../send/options.js';
@@ -41,8 +41,7 @@ export async function sendApproved(
       `send --approved ${opts.approved} sends the approved run's payouts from the shared history: give no files`,
     );
   }
-  const dir = join(deps.stateDir, 'tmp');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const dir = privateTmp(join(deps.stateDir, 'tmp'));
   const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
   try {
     const where = await deps.preview();

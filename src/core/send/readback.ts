@@ -111,6 +111,7 @@ async function readOnce<T extends Sent>(
         pace: deps.pace,
         retry: deps.retry ?? DEFAULT_READ_RETRY,
         sleep: (ms, signal) => deps.clock.sleep(ms, signal),
+        now: () => deps.clock.now(),
       },
     );
   } catch (error) {

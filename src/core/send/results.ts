@@ -1,4 +1,11 @@
-import { errorCode, errorMessage, InterruptedError, OutcomeUnknownError } from '../../errors.js';
+import { NOTHING_SENT } from '../../api/client.js';
+import {
+  errorCode,
+  errorMessage,
+  InterruptedError,
+  NetworkError,
+  OutcomeUnknownError,
+} from '../../errors.js';
 import {
   ExitCode,
   type ExitCodeValue,
@@ -43,6 +50,26 @@ interface Ending {
   exitCode: ExitCodeValue;
   error?: Error;
   interrupted?: string;
+  /** What stopped the run (before an interruption's own error), in words of the whole run. */
+  fatal?: Error;
+}
+
+/**
+ * The error that stopped the run, told of the whole run: a create request that never reached
+ * the service says "nothing was sent" of itself, which is untrue of a run that sent earlier
+ * requests, so its tail then gives the run's counts.
+ */
+function runError(thrown: unknown, summary: ResultsSummary): Error | undefined {
+  if (thrown === undefined) return undefined;
+  const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+  const sent = summary.total - summary.counts.notSent;
+  if (!(error instanceof NetworkError) || !error.message.endsWith(NOTHING_SENT) || sent === 0)
+    return error;
+  const words = error.message.slice(0, -NOTHING_SENT.length);
+  const told = `${words}; ${sent} of ${summary.total} payouts sent, ${summary.counts.notSent} not sent`;
+  return Object.assign(new NetworkError(told, error.mayHaveBeenApplied, error.code), {
+    stack: error.stack,
+  });
 }
 
 /** Writes the report and failed-rows files the user asked for; returns the failed rows written. */
@@ -78,18 +105,17 @@ function summaryOf(run: RunView, engine: SendEngine): ResultsSummary {
 function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending {
   const { engine } = done;
   const codes: ExitCodeValue[] = [exitCodeForStatuses(engine.outcomes.statusKinds())];
-  const fatal = done.thrown ?? engine.fatal;
-  const error = fatal === undefined || fatal instanceof Error ? fatal : new Error(String(fatal));
+  const error = runError(done.thrown ?? engine.fatal, summary);
   if (run.deps.interrupt.aborted) {
     const { currencies } = run;
     const notSent = notSentTotals(engine.outcomes.values(), currencies);
     const line = interruptedLine(summary, notSent, engine.unknown.length);
     const interruption = new InterruptedError(line);
     codes.push(exitCodeForError(interruption));
-    return { exitCode: worstExitCode(codes), error: interruption, interrupted: line };
+    return { exitCode: worstExitCode(codes), error: interruption, interrupted: line, fatal: error };
   }
   if (error) codes.push(exitCodeForError(error));
-  return { exitCode: worstExitCode(codes), error };
+  return { exitCode: worstExitCode(codes), error, fatal: error };
 }
 
 /** Prints the --json document: the head, then every result. */
@@ -175,7 +201,7 @@ function reportEnding(run: RunView, done: Finished, ending: Ending): void {
     if (output.json) output.info(ending.interrupted);
     else output.print(ending.interrupted);
   }
-  const fatal = done.thrown ?? engine.fatal;
+  const fatal = ending.fatal;
   // Stopped while reading back: the interruption's line already says what is in doubt.
   const said = ending.interrupted && fatal instanceof OutcomeUnknownError;
   if (fatal !== undefined && !said) {

@@ -28,7 +28,7 @@ import {
   type Staging,
   stage,
 } from './staging.js';
-import { type CheckItem, settleAtService } from './service-check.js';
+import { type CheckItem, dryRunPrior, settleAtService } from './service-check.js';
 import { checkMaxTotals, freshSplit, type RunSplit, splitRun } from './split.js';
 import {
   type Destination,
@@ -164,8 +164,8 @@ export class SendRun {
       : await this.deps.preview();
     let split: RunSplit | null = null;
     if (where.serviceKey !== undefined) {
-      const rows = await this.priorRows(where.serviceKey);
-      split = splitRun(plan, priorState(rows), currencies, opts.chunkSize);
+      const prior = await dryRunPrior(this, where.serviceKey);
+      split = splitRun(plan, prior, currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
     const view = {
@@ -363,10 +363,10 @@ export class SendRun {
   /**
    * Before the summary, looks up with this run's credentials the payouts only runs under
    * another Client-Id recorded, and with --check-service every payout the history does not
-   * know; those found are sent earlier. A --yes run with no history of the service and no
-   * --check-service is warned that nothing stops it resending what others sent.
+   * know; those found are sent earlier (returned, with the count looked up). A --yes run with
+   * no history of the service and no --check-service is warned of resending what others sent.
    */
-  private async checkService(service: ServiceConnection, prior: PriorState): Promise<void> {
+  async checkService(service: ServiceConnection, prior: PriorState) {
     const items: CheckItem[] = [...prior.recheck.values()].map((r) => ({
       row: r.row,
       payout: r.payout,
@@ -381,10 +381,11 @@ export class SendRun {
       this.output.warn(noHistoryWarning(this.staging.history.name, service, this.deps));
     }
     prior.recheck.clear();
-    if (!items.length) return;
+    if (!items.length) return { looked: 0, found: [] };
     const { clock = systemClock, interrupt } = this.deps;
     const ctx = { service, output: this.output, clock, interrupt };
     this.foundAtService.push(...(await settleAtService(items, prior, ctx)));
+    return { looked: items.length, found: this.foundAtService };
   }
 
   /** Whether the history holds any run of the service. */

@@ -2,8 +2,10 @@ import type { PayoutRequest } from '../../api/types.js';
 import { InputError, OutcomeUnknownError, type Problem } from '../../errors.js';
 import { fromRecord } from './settle.js';
 import { type ReadBackDeps, readBack } from './readback.js';
-import type { PriorState, SentEarlier } from './resume.js';
+import { type PriorState, priorState, type SentEarlier } from './resume.js';
+import type { PriorRow } from '../../domain/history.js';
 import type { Clock } from '../../clock.js';
+import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import type { OutcomeResult } from '../../state/index.js';
 import { Pace } from '../pace.js';
@@ -109,4 +111,53 @@ export async function settleAtService(
     if (s.outcome.found_at_service) results.push({ ref: byRow.get(row)!, status, transaction_id });
   }
   return results;
+}
+
+/** How many payouts a dry run names of those the service holds; the rest are counted. */
+const NAMED = 10;
+
+/**
+ * What --dry-run --check-service found: which of the payouts looked up the service holds
+ * (a send counts them as sent earlier), or that it holds none.
+ */
+export function heldAtServiceLine({ looked, found }: ServiceCheck): string {
+  if (looked === 0)
+    return 'Nothing to look up at the service: earlier runs of this history hold every payout.';
+  if (found.length === 0) return `The service holds none of the ${payouts(looked)} looked up.`;
+  const named = found.slice(0, NAMED).map((f) => `${displayText(f.ref)} (${f.status})`);
+  const more = found.length > NAMED ? ` and ${found.length - NAMED} more` : '';
+  return `The service holds ${found.length} of the ${payouts(looked)} looked up: ${named.join(', ')}${more}. A send counts them as sent earlier.`;
+}
+
+/** What a look-up before the summary did: how many payouts it looked up, those found. */
+export interface ServiceCheck {
+  looked: number;
+  found: OutcomeResult[];
+}
+
+/** What a dry run's look-up needs of its run (`SendRun` fits). */
+export interface DryRunCheck {
+  readonly opts: { checkService?: boolean; sandbox?: boolean };
+  readonly deps: { connect(): Promise<ServiceConnection> };
+  readonly output: Output;
+  priorRows(serviceKey: string): Promise<PriorRow[]>;
+  /** Looks up what a send would before its summary. */
+  checkService(service: ServiceConnection, prior: PriorState): Promise<ServiceCheck>;
+}
+
+/**
+ * What earlier runs hold, for a dry run; with --check-service the payouts are looked up at
+ * the service as a send would (its credentials needed), and those it holds are named.
+ */
+export async function dryRunPrior(run: DryRunCheck, serviceKey: string): Promise<PriorState> {
+  const rows = await run.priorRows(serviceKey);
+  if (!run.opts.checkService || run.opts.sandbox) return priorState(rows);
+  const service = await run.deps.connect();
+  try {
+    const prior = priorState(rows, service.settings.clientId);
+    run.output.info(heldAtServiceLine(await run.checkService(service, prior)));
+    return prior;
+  } finally {
+    await service.close();
+  }
 }

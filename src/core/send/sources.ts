@@ -1,9 +1,10 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { InputSource } from '../../input/index.js';
+import { privateTmp } from '../../state/tmp.js';
 
 /** An input file of a run, whose bytes are hashed as they stream past the parser. */
 export interface HashedSource extends InputSource {
@@ -44,8 +45,7 @@ export async function spoolStdin(
   dir: string,
   pid: number,
 ): Promise<{ path: string; remove(): void }> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, `stdin-${pid}-${Date.now()}.spool`);
+  const path = join(privateTmp(dir), `stdin-${pid}-${Date.now()}.spool`);
   await pipeline(stdin, createWriteStream(path, { mode: 0o600 }));
   return { path, remove: () => rmSync(path, { force: true }) };
 }

@@ -119,6 +119,7 @@ export async function checkStatuses(
         end();
       }
     },
+    now: deps.now,
     random: deps.random,
     onRetry: (
       ref: string,
@@ -129,7 +130,7 @@ export async function checkStatuses(
           ? 'the service asked to slow down (HTTP 429): next lookup in'
           : 'a lookup failed: trying again in';
       output.debug(
-        `retrying ${displayText(ref)} in ${n.delayMs} ms (attempt ${n.attempt} of ${n.maxAttempts} failed: ${displayText(errorMessage(n.error))})`,
+        `retrying ${displayText(ref)} in ${n.delayMs} ms (${n.error instanceof RateLimitedError ? 'the service asked to slow down, not counted as an attempt' : `attempt ${n.attempt} of ${n.maxAttempts} failed`}: ${displayText(errorMessage(n.error))})`,
       );
     },
     onDone: (done: number, total: number) => progress.update(`checked ${done} of ${total}`),

@@ -1,4 +1,12 @@
-import { type RetryNotice, type RetryPolicy, withRetry } from '../../api/retry.js';
+import { setMaxListeners } from 'node:events';
+import {
+  abortableSleep,
+  backoffDelay,
+  isRetryableRead,
+  type RetryNotice,
+  type RetryPolicy,
+  withRetry,
+} from '../../api/retry.js';
 import type { PayoutRecord } from '../../api/types.js';
 import {
   CredentialsError,
@@ -40,6 +48,8 @@ export interface LookupOptions {
   signal?: AbortSignal;
   /** Injected into withRetry, for tests. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Milliseconds since the epoch, as Date.now (the clock the waits keep to). */
+  now?: () => number;
   random?: () => number;
   /** Told before a lookup is retried. */
   onRetry?: (referenceId: string, notice: RetryNotice) => void;
@@ -98,10 +108,61 @@ function answeredOf(error: unknown): Answered {
   return { kind: 'failed' };
 }
 
+/** What the lookups of one lookupAll share: when the service last answered anything but 429. */
+interface Shared {
+  signal: AbortSignal;
+  lastAnswerAt: number;
+}
+
 /**
- * Looks up references with at most `concurrency` requests in flight, returning outcomes
- * in the order of `refs`. The first credentials error stops every lookup and is thrown;
- * an aborted signal throws LookupsInterrupted, holding the lookups done before it.
+ * Looks up one reference under the pace. A 429 is the pace's to answer, not an attempt: the
+ * place is given back for its Retry-After (or a backoff), then taken again behind the limit,
+ * which has shrunk meanwhile; so at any --concurrency the lookups keep to what the service
+ * takes. Only after the retry policy's whole time without any other answer does it give up.
+ */
+async function lookupPaced(
+  reader: PayoutReader,
+  ref: string,
+  opts: LookupOptions & { pace: Pace },
+  shared: Shared,
+): Promise<LookupOutcome> {
+  const { pace, retry } = opts;
+  const notThrottled = (e: unknown) =>
+    !(e instanceof RateLimitedError) && (retry.retryable ?? isRetryableRead)(e);
+  const now = opts.now ?? Date.now;
+  const permit = await pace.acquire();
+  try {
+    for (let throttled = 1; ; throttled++) {
+      const outcome = await lookupOne(pacedReader(reader, pace, permit), ref, {
+        ...opts,
+        retry: { ...retry, retryable: notThrottled },
+        signal: shared.signal,
+      });
+      if (outcome.kind !== 'error' || !(outcome.error instanceof RateLimitedError)) {
+        shared.lastAnswerAt = now();
+        return outcome;
+      }
+      if (now() - shared.lastAnswerAt > retry.maxTotalMs) return outcome;
+      const asked = outcome.error.retryAfterMs;
+      const wait =
+        asked === undefined
+          ? backoffDelay(retry, throttled, opts.random ?? Math.random)
+          : Math.min(asked, retry.maxRetryAfterMs);
+      const notice = { attempt: throttled, maxAttempts: retry.maxAttempts, delayMs: wait };
+      opts.onRetry?.(ref, { ...notice, error: outcome.error });
+      await pace.again(permit, (opts.sleep ?? abortableSleep)(wait, shared.signal));
+    }
+  } finally {
+    pace.done(permit);
+  }
+}
+
+/**
+ * Looks up references with at most `concurrency` requests in flight (and, with a pace, at
+ * the pace the service allows), returning outcomes in the order of `refs`: the one worker
+ * pool of lookups (status, --watch, read-backs, --check-service). The first credentials
+ * error stops every lookup and is thrown; an aborted signal throws LookupsInterrupted,
+ * holding the lookups done before it.
  */
 export async function lookupAll(
   reader: PayoutReader,
@@ -109,31 +170,34 @@ export async function lookupAll(
   opts: LookupOptions,
 ): Promise<LookupOutcome[]> {
   const inner = new AbortController();
+  const workers = Math.max(1, Math.min(opts.concurrency, refs.length));
+  // Each lookup in flight listens on it (its request, its wait): not a leak.
+  setMaxListeners(Math.max(10, workers * 4), inner.signal);
   const forward = () => inner.abort();
   opts.signal?.addEventListener('abort', forward, { once: true });
   if (opts.signal?.aborted) inner.abort();
+  const shared: Shared = { signal: inner.signal, lastAnswerAt: (opts.now ?? Date.now)() };
   const results: LookupOutcome[] = new Array(refs.length);
   let next = 0;
   let done = 0;
   let fatal: unknown;
+  const { pace } = opts;
   const worker = async () => {
     while (fatal === undefined && !inner.signal.aborted && next < refs.length) {
       const i = next++;
-      const permit = await opts.pace?.acquire();
+      const ref = refs[i] as string;
       try {
-        const paced = opts.pace && permit ? pacedReader(reader, opts.pace, permit) : reader;
-        results[i] = await lookupOne(paced, refs[i] as string, { ...opts, signal: inner.signal });
+        results[i] = pace
+          ? await lookupPaced(reader, ref, { ...opts, pace }, shared)
+          : await lookupOne(reader, ref, { ...opts, signal: inner.signal });
         done += 1;
         opts.onDone?.(done, refs.length);
       } catch (error) {
         fatal ??= error;
         inner.abort();
-      } finally {
-        if (permit) opts.pace?.release();
       }
     }
   };
-  const workers = Math.max(1, Math.min(opts.concurrency, refs.length));
   try {
     await Promise.all(Array.from({ length: workers }, worker));
   } finally {

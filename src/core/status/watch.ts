@@ -25,7 +25,6 @@ export interface WatchOptions extends LookupOptions {
   growth: number;
   /** Stop polling this long after the start, with whatever is known. */
   timeoutMs: number;
-  now?: () => number;
   /** Waits between polls; rejects when the signal aborts. */
   pause?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** A payout was seen for the first time or its status changed (not-found counts). */

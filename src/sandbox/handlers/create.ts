@@ -9,6 +9,7 @@ import {
   chargesMinor,
   checkPayout,
   DUPLICATE_MESSAGE,
+  MAX_DESCRIPTION_CHARS,
   minorToNumber,
   type PayoutStatus,
   referenceOf,
@@ -59,6 +60,30 @@ export function newBatchReference(): string {
   return `sbx_batch_${randomBytes(8).toString('hex')}`;
 }
 
+/** What the interface (2.1, 2.2) types as a string, though it may be left out. */
+const OPTIONAL_STRINGS = {
+  webhook_url: 'an http:// or https:// URL',
+  batch_reference: 'a reference grouping the payouts',
+} as const;
+
+/**
+ * The first field the request sets to null where the interface wants a string (left out, it
+ * would be the account's default or none): the error text naming it, or undefined.
+ */
+function nullWhereString(req: Record<string, unknown>): string | undefined {
+  for (const [field, what] of Object.entries(OPTIONAL_STRINGS)) {
+    if (req[field] === null)
+      return `${field} must be a string (${what}), not null: leave it out for none`;
+  }
+  const payouts = req.payouts as unknown[];
+  const i = payouts.findIndex(
+    (p) =>
+      typeof p === 'object' && p !== null && (p as Record<string, unknown>).description === null,
+  );
+  if (i === -1) return undefined;
+  return `payouts[${i}].description must be a string (at most ${MAX_DESCRIPTION_CHARS} characters), not null: leave it out for none`;
+}
+
 /** Checks the request as a whole: the answer refusing it, or its payouts and options. */
 function readCreateRequest(raw: string, max: number | undefined): CreateRequest | Answer {
   let body: unknown;
@@ -76,6 +101,8 @@ function readCreateRequest(raw: string, max: number | undefined): CreateRequest 
   }
   if (!Array.isArray(req.payouts)) return errorAnswer(422, 'payouts must be an array');
   if (req.payouts.length === 0) return errorAnswer(422, 'payouts must not be empty');
+  const refused = nullWhereString(req);
+  if (refused) return errorAnswer(400, refused);
   const webhookUrl = req.webhook_url ?? undefined;
   if (webhookUrl !== undefined && (typeof webhookUrl !== 'string' || !isHttpUrl(webhookUrl))) {
     return errorAnswer(422, 'webhook_url must be an http:// or https:// URL');

@@ -257,6 +257,24 @@ describe('whole-request problems', () => {
       422,
       'batch_reference must be a string',
     ],
+    [
+      'a null webhook_url',
+      '{"payouts":[{"amount":1,"currency":"USD","recipient":"a","reference_id":"w"}],"webhook_url":null}',
+      400,
+      'webhook_url must be a string (an http:// or https:// URL), not null: leave it out for none',
+    ],
+    [
+      'a null batch_reference',
+      '{"payouts":[{"amount":1,"currency":"USD","recipient":"a","reference_id":"w"}],"batch_reference":null}',
+      400,
+      'batch_reference must be a string (a reference grouping the payouts), not null: leave it out for none',
+    ],
+    [
+      'a null description',
+      '{"payouts":[{"amount":1,"currency":"USD","recipient":"a","reference_id":"w"},{"amount":1,"currency":"USD","recipient":"a","reference_id":"x","description":null}]}',
+      400,
+      'payouts[1].description must be a string (at most 255 characters), not null: leave it out for none',
+    ],
   ])('answers %s with an error envelope', async (_what, body, status, message) => {
     const state = fx.state();
     const sb = await fx.start({ stateDir: state });
