@@ -450,6 +450,13 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: APPROVAL_GUARDS },
     ],
   },
+  // Retries (docs/history.md): the reference a row retries, so a payout and its retries are one.
+  {
+    ops: [
+      { sql: 'ALTER TABLE payouts ADD COLUMN retry_of TEXT' },
+      { index: { name: 'payouts_retry_of', table: 'payouts', columns: ['retry_of'] } },
+    ],
+  },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

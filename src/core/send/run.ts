@@ -16,7 +16,7 @@ import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
-import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
+import { checkCredentials, refuseFailedEarlier, refuseRetries } from './failed-earlier.js';
 import { finishRun } from './results.js';
 import { sendRows, windDown } from './rows.js';
 import {
@@ -164,8 +164,8 @@ export class SendRun {
       : await this.deps.preview();
     let split: RunSplit | null = null;
     if (where.serviceKey !== undefined) {
-      const rows = await this.priorRows(where.serviceKey);
-      split = splitRun(plan, priorState(rows), currencies, opts.chunkSize);
+      const prior = refuseRetries(priorState(await this.priorRows(where.serviceKey)), this.rows);
+      split = splitRun(plan, prior, currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
     const view = {

@@ -31,6 +31,8 @@ export interface RunSplit {
   requestCount: number;
   /** Of the payouts sent earlier, those that failed or were canceled at the service. */
   failedEarlier: CurrencyTotals;
+  /** Of the payouts sent earlier, those that failed and whose retry was paid or is pending. */
+  retried: { count: number; as: string[] };
 }
 
 /** Per-currency totals of stored payouts, whose amounts pass 1 validated. */
@@ -80,6 +82,10 @@ export function splitRun(
     earlierRuns: earlierRunsOf(prior),
     requestCount: Math.ceil(toSend.count / chunkSize),
     failedEarlier: totalsOf([...prior.settled.values()].filter(failedAtService), currencies),
+    retried: {
+      count: prior.retried.size,
+      as: [...prior.retried.values()].slice(0, 3).map((h) => h.ref),
+    },
   };
 }
 
@@ -94,6 +100,7 @@ export function freshSplit(plan: RunPlan): RunSplit {
     earlierRuns: [],
     requestCount: plan.requestCount,
     failedEarlier: none,
+    retried: { count: 0, as: [] },
   };
 }
 
