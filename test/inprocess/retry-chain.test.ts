@@ -182,3 +182,79 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
     expect(svc.appliedTwice()).toEqual([]);
   });
 });
+
+describe('what a send and status tell of failed, canceled and mistyped payouts', () => {
+  /** Fails ROW-2 and ROW-5 and cancels ROW-7 and ROW-9 ("Account closed" / "Canceled by bank"). */
+  const failAndCancel: CreatePolicy = (n, posted, svc) => {
+    const ref = posted[0]?.reference_id ?? '';
+    const status = ['ROW-2', 'ROW-5'].includes(ref)
+      ? 'failed'
+      : ['ROW-7', 'ROW-9'].includes(ref)
+        ? 'canceled'
+        : undefined;
+    if (!status) return {};
+    const reply = failsThese(new Set([ref]))(n, posted, svc);
+    const body = reply.body as (results: Array<Record<string, unknown>>) => {
+      data: { results: Array<Record<string, unknown>> };
+    };
+    return {
+      heldAs: status,
+      body: (results) => {
+        const doc = body(results);
+        for (const r of doc.data.results) {
+          r.status = status;
+          if (status === 'canceled') r.message = 'Canceled by bank';
+        }
+        return doc;
+      },
+    };
+  };
+
+  it('counts canceled apart from failed, in the words and order of status, and status gives the reason', async () => {
+    const { file, run } = await setUp((e) => e, failAndCancel);
+    const sent = await run(sendArgs(file));
+    expect(sent.code).toBe(4);
+    expect(sent.stderr).toMatch(/10 payouts: 6 succeeded, 2 failed, 2 canceled, 0 pending/);
+    const doc = JSON.parse((await run(sendArgs(file, '--json'))).stdout);
+    expect([doc.failed_count, doc.canceled_count]).toEqual([4, 2]);
+    const status = await run(['status', 'ROW-7']);
+    expect(status.stdout).toMatch(/Status +canceled/);
+    expect(status.stdout).toMatch(/Reason +Canceled by bank/);
+  });
+
+  it('"did you mean" puts the same reference in another case first, naming its run once', async () => {
+    const { home, run } = await setUp(
+      (e) => e,
+      () => ({}),
+    );
+    const file = join(home.dir, 'nov.csv');
+    const refs = ['NOV-0007', 'NOV-0017', 'NOV-0027', 'NOV-0047'];
+    writeFileSync(
+      file,
+      `${HEADER}\n${refs.map((r) => `${r},1.00,EUR,a@example.com,x`).join('\n')}\n`,
+    );
+    const runId = runIdOf((await run(sendArgs(file))).stderr);
+    const r = await run(['status', 'nov-0047']);
+    expect(r.code).toBe(6);
+    const line = r.stdout.split('\n').find((l) => l.includes('did you mean')) ?? '';
+    expect(line).toMatch(
+      new RegExp(
+        `did you mean NOV-0047 or NOV-0007 or NOV-0017 \\(sent by run ${runId} on [^)]*\\)\\?$`,
+      ),
+    );
+    expect(line.split(`run ${runId}`)).toHaveLength(2);
+  });
+
+  it('refuses a new_reference_id that differs from the reference it retries only by what cannot be seen', async () => {
+    const { svc, file, run, write } = await setUp((e) => e);
+    await run(sendArgs(file));
+    const creates = svc.creates;
+    const hidden = write('hidden.csv', [RETRY_HEADER, row(2, 'ROW-2\u200b')]);
+    const r = await run(sendArgs(hidden));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'hidden.csv line 2: new_reference_id "ROW-2\\u200b": looks the same as the reference_id "ROW-2" it retries',
+    );
+    expect(svc.creates).toBe(creates);
+  });
+});
