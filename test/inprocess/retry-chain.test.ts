@@ -111,6 +111,11 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
     expect(twiceRun.stderr).toContain(
       'twice.csv line 3: new_reference_id "ROW-9-B": retries reference_id "ROW-9", as line 2 does: a payout is retried once',
     );
+    // The same new reference twice in one file is a reference used twice.
+    const same = write('same.csv', [RETRY_HEADER, row(9, 'ROW-9-A'), row(2, 'ROW-9-A')]);
+    const sameRun = await run(sendArgs(same));
+    expect(sameRun.code).toBe(2);
+    expect(sameRun.stderr).toContain('same.csv line 3: reference_id "ROW-9-A"');
     expect(svc.creates).toBe(creates + 1);
 
     // The last retry, then the original file again: nothing to send, exit 0.
@@ -130,6 +135,12 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
     expect(table.stdout).toMatch(
       /ROW-2\s.*failed, retried as ROW-2-R1 in run [0-9a-f]{16}: success/,
     );
+    const shownJson = JSON.parse((await run(['runs', 'show', runId, '--json'])).stdout);
+    expect(shownJson.payouts[1]).toMatchObject({
+      reference_id: 'ROW-2',
+      status: 'failed',
+      retried: { reference_id: 'ROW-2-R1', status: 'success' },
+    });
     const third = await run(['runs', 'show', runId, '--failed-out', second]);
     expect(third.stderr).toContain(`No payout of run ${runId} is left to retry`);
     const status = await run(['status', 'ROW-2']);
