@@ -68,7 +68,9 @@ describe('at a terminal: a failed payout retried in one step', () => {
     // of them, a second retry of them is refused, and the original file sends nothing, exit 0.
     const second = join(home.dir, 'second.csv');
     const none = await onTerminal(['runs', 'show', `${runId}`, '--failed-out', second], [], env);
-    expect(none.output).toContain('3 retried and paid (as NOV-02-r1, NOV-05-r1, NOV-09-r1), not written');
+    expect(none.output).toContain(
+      '3 retried and paid (as NOV-02-r1, NOV-05-r1, NOV-09-r1), not written',
+    );
     expect(readFileSync(second, 'utf8')).not.toContain('NOV-');
     writeFileSync(retry, readFileSync(retry, 'utf8').replace(/-r1,/g, '-r2,'));
     const again = await onTerminal(['send', retry, ...one], [], env);
