@@ -159,6 +159,62 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
     expect([...svc.held.values()].filter((h) => h.status === 'success')).toHaveLength(11);
   });
 
+  it('follows a chain past a retry that failed, and refuses a retry of one that is pending', async () => {
+    // ROW-2's first retry fails too; ROW-5's is held pending by the service.
+    const failing = failsThese(new Set(['ROW-2', 'ROW-5', 'ROW-9', 'ROW-2-R1']));
+    const policy: CreatePolicy = (n, posted, svc) =>
+      posted[0]?.reference_id === 'ROW-5-R1'
+        ? {
+            heldAs: 'pending',
+            body: (results) => ({
+              success: true,
+              message: ['Payouts processed'],
+              data: {
+                success_count: 0,
+                failed_count: 0,
+                results: results.map((x) => ({ ...x, status: 'pending' })),
+              },
+            }),
+          }
+        : failing(n, posted, svc);
+    const { svc, home, file, run, write } = await setUp(withStore, policy);
+    const runId = runIdOf((await run(sendArgs(file))).stderr);
+    const first = write('first.csv', [RETRY_HEADER, row(2, 'ROW-2-R1'), row(5, 'ROW-5-R1')]);
+    const retried = await run(sendArgs(first));
+    expect(retried.code).toBe(4);
+    const retryRun = runIdOf(retried.stderr);
+
+    const again = write('again.csv', [RETRY_HEADER, row(2, 'ROW-2-R2'), row(5, 'ROW-5-R2')]);
+    const refused = await run(sendArgs(again));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `again.csv line 2: new_reference_id "ROW-2-R2": retries reference_id "ROW-2", already retried as "ROW-2-R1" in run ${retryRun}, which failed too: retry "ROW-2-R1", not the original`,
+    );
+    expect(refused.stderr).toContain(
+      `again.csv line 3: new_reference_id "ROW-5-R2": retries reference_id "ROW-5", already retried as "ROW-5-R1" in run ${retryRun}, which is pending at the service`,
+    );
+    const out = join(home.dir, 'left.csv');
+    const left = await run(['runs', 'show', runId, '--failed-out', out]);
+    expect(left.stderr).toContain('1 retried and failed again (as ROW-2-R1)');
+    expect(left.stderr).toContain('1 retried and pending (as ROW-5-R1)');
+    expect(readFileSync(out, 'utf8')).toContain('ROW-9,,');
+    expect(readFileSync(out, 'utf8')).not.toMatch(/ROW-[25],/);
+
+    // The retry is retried from its own run; the chain then ends paid, two links on.
+    const second = write('second.csv', [
+      RETRY_HEADER,
+      'ROW-2-R1,ROW-2-R2,1.25,EUR,r2@example.com,x',
+    ]);
+    expect((await run(sendArgs(second))).code).toBe(0);
+    const status = await run(['status', 'ROW-2']);
+    expect(status.stdout).toMatch(/Retried as +ROW-2-R2 in run [0-9a-f]{16}: success/);
+    const resend = await run(sendArgs(file));
+    expect(resend.stderr).toContain('retried: 2, paid as ROW-2-R2; pending as ROW-5-R1');
+    // ROW-9 is still failed, and ROW-5's retry is pending: exit 4 for ROW-9.
+    expect(resend.code).toBe(4);
+    expect(svc.appliedTwice()).toEqual([]);
+  });
+
   it('refuses a new reference on a payout in doubt, and one the file also pays itself', async () => {
     // ROW-3's connection is cut and no lookup answers: its outcome is not known.
     const cut: CreatePolicy = (_n, posted) =>
