@@ -8,7 +8,7 @@ import { statusKind } from '../../domain/statuses.js';
 import { fromRecord } from './settle.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
 import type { ReadBackResult } from './readback.js';
-import { addHeld, type HeldRef, heldRef, tailOf } from '../../domain/chain.js';
+import { addHeld, type HeldRef, tailOf } from '../../domain/chain.js';
 import { runText } from './retries.js';
 
 /** A recorded outcome, without the payout's own fields. */
@@ -40,8 +40,8 @@ export interface PriorState {
   recheck: Map<number, Recheck>;
   /** What the history holds of each row's chain (its original, its retries), by row. */
   chains: Map<number, Map<string, HeldRef>>;
-  /** The history's own rows of each row's reference, by row. */
-  own: Map<number, HeldRef[]>;
+  /** Every row the history holds of the staged references and their chains (retries.ts reads them). */
+  rows: readonly PriorRow[];
   /** Rows that failed and whose retry was paid or is pending: that retry, by row. */
   retried: Map<number, HeldRef>;
 }
@@ -107,7 +107,6 @@ export function priorState(rows: PriorRow[], clientId?: string): PriorState {
   const recheck = new Map<number, Recheck>();
   const conflicts: Problem[] = [];
   const chains: PriorState['chains'] = new Map();
-  const own: PriorState['own'] = new Map();
   for (const r of rows) {
     if (r.via !== undefined) {
       const chain = chains.get(r.row) ?? new Map<string, HeldRef>();
@@ -115,7 +114,6 @@ export function priorState(rows: PriorRow[], clientId?: string): PriorState {
       chains.set(r.row, chain);
       continue;
     }
-    own.set(r.row, [...(own.get(r.row) ?? []), heldRef(r, r.payout.reference_id)]);
     // Another key may be another account, whose payouts under our references are not ours:
     // only the service, asked with this key, can tell (whatever fields it recorded).
     if (r.state === 'done' && r.status && foreign(r, clientId)) {
@@ -145,7 +143,7 @@ export function priorState(rows: PriorRow[], clientId?: string): PriorState {
   if (conflicts.length) throw new InputError(conflicts);
   // A payout still in flight is read back after the lock in any case.
   for (const [row, r] of recheck) if (inFlight.has(r.payout.reference_id)) recheck.delete(row);
-  const state = { settled, inFlight, recheck, chains, own, retried: new Map<number, HeldRef>() };
+  const state = { settled, inFlight, recheck, chains, rows, retried: new Map<number, HeldRef>() };
   settleRetried(state, rows);
   return state;
 }

@@ -5,7 +5,8 @@
  * retried; a re-sent original whose retry was paid is told as paid by that retry.
  */
 import type { Problem } from '../../errors.js';
-import { type HeldRef, retriesOf, tailOf } from '../../domain/chain.js';
+import { type HeldRef, heldRef, retriesOf, tailOf } from '../../domain/chain.js';
+import type { PriorRow } from '../../domain/history.js';
 import { quoteValue } from '../../errors.js';
 import type { StagedRetry } from '../../state/index.js';
 
@@ -62,10 +63,23 @@ function placeText(at: { file: string; location: string }, file: string): string
   return at.file === file ? at.location : `${at.file} ${at.location}`;
 }
 
-/** What a check of a run's retry rows needs: the chains and the own held rows, by staged row. */
+/** What a check of a run's retry rows needs: the chains by staged row, and what the history holds. */
 export interface RetryFacts {
   chains: Map<number, Map<string, HeldRef>>;
-  own: Map<number, HeldRef[]>;
+  rows: readonly PriorRow[];
+}
+
+/** What the history holds of the retry rows' own (new) references, by staged row. */
+function ownHeld(retries: StagedRetry[], rows: readonly PriorRow[]): Map<number, HeldRef[]> {
+  const retryRows = new Set(retries.map((r) => r.row));
+  const own = new Map<number, HeldRef[]>();
+  for (const r of rows) {
+    if (r.via !== undefined || !retryRows.has(r.row)) continue;
+    const list = own.get(r.row) ?? [];
+    list.push(heldRef(r, r.payout.reference_id));
+    own.set(r.row, list);
+  }
+  return own;
 }
 
 /**
@@ -76,6 +90,7 @@ export interface RetryFacts {
 export function retryProblems(retries: StagedRetry[], facts: RetryFacts): Problem[] {
   const problems: Problem[] = [];
   const first = new Map<string, StagedRetry>();
+  const own = ownHeld(retries, facts.rows);
   for (const r of retries) {
     const problem = (message: string) =>
       problems.push({
@@ -85,7 +100,7 @@ export function retryProblems(retries: StagedRetry[], facts: RetryFacts): Proble
         value: r.reference_id,
         message,
       });
-    const other = (facts.own.get(r.row) ?? []).find((h) => h.retryOf !== r.retry_of);
+    const other = (own.get(r.row) ?? []).find((h) => h.retryOf !== r.retry_of);
     const twin = first.get(r.retry_of);
     if (!twin) first.set(r.retry_of, r);
     const why = originProblem(r, facts.chains.get(r.row));
