@@ -132,7 +132,7 @@ export function lookupSql(
 ): { hasRuns: string; prior: string; retries: string } {
   const s = schema ? `${schema}.` : '';
   const columns = `r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
-        o.status, o.transaction_id, o.charges, o.message, p.retry_of`;
+        o.status, o.transaction_id, o.charges, o.message, o.retry_of`;
   const held = `JOIN ${s}runs r ON r.id = o.run
       WHERE r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
       ORDER BY o.run`;
@@ -140,7 +140,6 @@ export function lookupSql(
     hasRuns: `SELECT 1 FROM ${s}runs WHERE service_id = ? LIMIT 1`,
     prior: `SELECT o.reference_id, ${columns}
       FROM ${PIECES[d].texts} j JOIN ${s}journal o ON o.reference_id = j.value
-        JOIN ${s}payouts p ON p.run = o.run AND p.row = o.row
         ${held}`,
     retries: `SELECT o.reference_id, ${columns}
       FROM ${PIECES[d].texts} j JOIN ${s}payouts p ON p.retry_of = j.value
