@@ -65,6 +65,7 @@ export function sendDocHead(flags: { dryRun: boolean; sandbox: boolean }) {
     totals: null as Record<string, { count: number; total: string }> | null,
     success_count: null as number | null,
     failed_count: null as number | null,
+    canceled_count: null as number | null,
     pending_count: null as number | null,
     unknown_count: null as number | null,
     not_sent_count: null as number | null,

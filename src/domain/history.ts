@@ -33,6 +33,14 @@ export interface PriorRow {
   transaction_id: string | null;
   charges: string | null;
   message: string | null;
+  /** The reference the held row retries (null: none; it is an original). */
+  retry_of?: string | null;
+  /**
+   * Set when the held row is not the staged reference's own but another of its payout's chain
+   * (the original a retry row retries, or a reference that retries the row's payout): that
+   * reference. Such rows tell the chain; they never settle the staged row themselves.
+   */
+  via?: string;
 }
 
 /** Who takes a service's lock, so that a second send can name it. */

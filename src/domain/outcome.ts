@@ -28,6 +28,8 @@ export interface OutcomeCounts {
   success: number;
   /** Failed or canceled, as the service stated. */
   failed: number;
+  /** Of those failed, the canceled ones (told apart, as `status` tells them). */
+  canceled: number;
   pending: number;
   /** Outcome unknown, or a status the interface does not document (e.g. "processing"). */
   unknown: number;
@@ -43,6 +45,7 @@ export function countOutcomes(outcomes: Iterable<PayoutOutcome>): OutcomeCounts 
   const c = {
     success: 0,
     failed: 0,
+    canceled: 0,
     pending: 0,
     unknown: 0,
     sentEarlier: 0,
@@ -53,8 +56,10 @@ export function countOutcomes(outcomes: Iterable<PayoutOutcome>): OutcomeCounts 
     const kind = statusKind(o.status);
     if (kind === 'success') c.success += 1;
     else if (kind === 'pending') c.pending += 1;
-    else if (kind === 'failed') c.failed += 1;
-    else if (kind === 'not_sent') c.notSent += 1;
+    else if (kind === 'failed') {
+      c.failed += 1;
+      if (o.status === 'canceled') c.canceled += 1;
+    } else if (kind === 'not_sent') c.notSent += 1;
     else c.unknown += 1;
     if (o.sent_earlier) c.sentEarlier += 1;
     if (o.found_at_service) c.foundAtService += 1;

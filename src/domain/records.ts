@@ -44,4 +44,6 @@ export interface StagedPayout {
   description: string | null;
   hash: string | null;
   hash_version: number;
+  /** The reference of the payout this row retries (null: none). */
+  retry_of: string | null;
 }

@@ -179,18 +179,20 @@ class CsvRecords {
       this.reportWidth(rec, line);
       return;
     }
+    const ref = rowReference(
+      this.columns!,
+      (i) => rec[i]!,
+      (v) => v.trim() === '',
+      this.renames,
+    );
     this.s.checker.check(
       line,
-      rowReference(
-        this.columns!,
-        (i) => rec[i]!,
-        (v) => v.trim() === '',
-        this.renames,
-      ),
+      ref.reference,
       rec[this.iAmount]!,
       rec[this.iCurrency]!,
       rec[this.iRecipient]!,
       this.iDescription === -1 ? undefined : rec[this.iDescription]!,
+      ref.retryOf,
     );
   };
 

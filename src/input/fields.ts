@@ -4,7 +4,7 @@ import { type Amount, readAmount } from '../money/amount.js';
 import type { CurrencyTable } from '../money/currencies.js';
 import { decimalCommaHint, decimalCommaToPoint } from '../money/decimal-comma.js';
 import { firstHiddenCharacter } from './characters.js';
-import { referenceProblem } from './reference.js';
+import { foldedReference, referenceProblem } from './reference.js';
 import type { IntakeSink, PayoutField, ValidPayout } from './types.js';
 
 /** The service's limit on a description, in characters (code points). */
@@ -56,6 +56,7 @@ class PayoutRow implements ValidPayout {
     readonly currency: string,
     readonly recipient: string,
     readonly description: string | undefined,
+    readonly retry_of: string | undefined,
   ) {}
 
   get location(): string {
@@ -107,14 +108,19 @@ export class PayoutChecker {
     currencyRaw: string | null,
     recipientRaw: string | null,
     descriptionRaw: string | null | undefined,
+    retryOfRaw?: string | null,
   ): boolean {
-    let ok = referenceRaw !== null && amountRaw !== null;
+    let ok = referenceRaw !== null && amountRaw !== null && retryOfRaw !== null;
     ok = currencyRaw !== null && recipientRaw !== null && descriptionRaw !== null && ok;
 
     let reference = '';
     if (referenceRaw !== null) {
       reference = referenceRaw.trim();
       ok = this.checkReference(location, reference) && ok;
+    }
+    const retryOf = retryOfRaw?.trim() || undefined;
+    if (retryOfRaw !== undefined && retryOfRaw !== null) {
+      ok = this.checkRetryOf(location, reference, retryOf) && ok;
     }
 
     let currency: CurrencyOutcome | undefined;
@@ -176,7 +182,16 @@ export class PayoutChecker {
       return false;
     }
     this.sink.payout(
-      new PayoutRow(this.file, location, reference, amount, currency.code, recipient, description),
+      new PayoutRow(
+        this.file,
+        location,
+        reference,
+        amount,
+        currency.code,
+        recipient,
+        description,
+        retryOf === reference ? undefined : retryOf,
+      ),
     );
     return true;
   }
@@ -238,6 +253,33 @@ export class PayoutChecker {
     const refused = referenceProblem(reference);
     if (refused === undefined) return true;
     this.report(location, 'reference_id', reference, `${refused.reason}: ${refused.fix}`);
+    return false;
+  }
+
+  /**
+   * Reports a retry row whose reference_id (the payout it retries) is missing, or whose
+   * new_reference_id differs from it only by what cannot be seen: a person could not tell the
+   * retry from the payout it retries. True when usable.
+   */
+  private checkRetryOf(location: RowLocation, fresh: string, retryOf: string | undefined): boolean {
+    if (retryOf === undefined) {
+      this.report(
+        location,
+        'reference_id',
+        undefined,
+        'is missing on a row with a new_reference_id: a retry names the reference_id of the payout it retries (as `payouts runs show RUN --failed-out` writes it)',
+      );
+      return false;
+    }
+    if (fresh === retryOf || fresh === '') return true;
+    const folded = foldedReference(fresh) ?? fresh;
+    if (folded !== (foldedReference(retryOf) ?? retryOf)) return true;
+    this.report(
+      location,
+      'new_reference_id',
+      fresh,
+      `looks the same as the reference_id ${JSON.stringify(retryOf)} it retries (they differ only by invisible characters or Unicode normalisation): choose a new reference_id that reads differently, such as ${retryOf}-R1`,
+    );
     return false;
   }
 

@@ -29,6 +29,13 @@ const NEW_REFERENCE = 'newreferenceid';
 /** Examples of renamed rows a summary shows. */
 const RENAME_EXAMPLES = 3;
 
+/** The reference a row is sent under, and the one it retries when that is a new_reference_id. */
+export interface RowReference<T> {
+  reference: T;
+  /** The row's reference_id, when its new_reference_id is filled in (the payout it retries). */
+  retryOf?: T;
+}
+
 /**
  * The reference a row is sent under: its new_reference_id when one is filled in (counted in
  * `renames`, for the summary a person confirms), else its reference_id.
@@ -38,20 +45,21 @@ export function rowReference<T>(
   read: (i: number) => T,
   blank: (v: T) => boolean,
   renames?: Renames,
-): T {
+): RowReference<T> {
   if (c.newReference !== -1) {
     const fresh = read(c.newReference);
     if (!blank(fresh)) {
+      const original = read(c.reference);
       if (renames) {
         renames.count += 1;
         if (renames.examples.length < RENAME_EXAMPLES) {
-          renames.examples.push([String(read(c.reference) ?? '').trim(), String(fresh).trim()]);
+          renames.examples.push([String(original ?? '').trim(), String(fresh).trim()]);
         }
       }
-      return fresh;
+      return { reference: fresh, retryOf: original };
     }
   }
-  return read(c.reference);
+  return { reference: read(c.reference) };
 }
 
 /** The renames of a file for its FileMeta, when there were any. */

@@ -68,6 +68,8 @@ export interface ValidPayout {
   currency: string;
   recipient: string;
   description?: string;
+  /** A retry file's row: the reference_id of the payout it retries (sent under its new_reference_id). */
+  retry_of?: string;
 }
 
 /** Receives what a reader finds, row by row, so nothing accumulates in the reader. */

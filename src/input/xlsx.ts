@@ -269,18 +269,20 @@ class SheetRows {
     const c = this.columns!;
     this.rows++;
     const read = (i: number, field: PayoutField) => this.cell(cells[i], i, row, field);
+    const ref = rowReference(
+      c,
+      (i) => read(i, 'reference_id'),
+      (v) => v !== null && v.trim() === '',
+      this.renames,
+    );
     this.s.checker.check(
       this.at(row),
-      rowReference(
-        c,
-        (i) => read(i, 'reference_id'),
-        (v) => v !== null && v.trim() === '',
-        this.renames,
-      ),
+      ref.reference,
       read(c.amount, 'amount'),
       read(c.currency, 'currency'),
       read(c.recipient, 'recipient'),
       c.description === -1 ? undefined : read(c.description, 'description'),
+      ref.retryOf,
     );
   }
 

@@ -20,8 +20,11 @@ export {
   stagedLocations,
   stagedPages,
   stagedPayouts,
+  type StagedRetry,
+  stagedRetries,
 } from './prior.js';
 export type { PgHistory } from './pg/history.js';
+export { failureReasons, retryLinks } from './retry-links.js';
 export {
   type HeldReference,
   heldReferences,

@@ -50,6 +50,8 @@ export interface IntakeRow {
   description?: string;
   /** The payout hash, or '' when none is needed (a dry run). */
   hash: string;
+  /** The reference of the payout this row retries (a retry file's row sent under its new_reference_id). */
+  retry_of?: string;
 }
 
 /** The row's line, or the number in its location's text ("item 3": 3). */
@@ -78,7 +80,8 @@ CREATE TABLE staged_chunks (first_row INTEGER PRIMARY KEY, payouts TEXT NOT NULL
 CREATE VIEW staged AS
   SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
     j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
-    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient
+    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
+    j.value ->> 7 AS retry_of
   FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`;
 
 /** Where a run's rows go: how a row waits to be written, and the statements that write and read rows. */
@@ -95,8 +98,8 @@ interface RowTable {
 function payoutsTable(db: StateDb): RowTable {
   const insert = rowWriter(db, {
     head: `INSERT INTO payouts (run, row, reference_id, file, line, location, amount,
-      currency, recipient, description, hash, hash_version)`,
-    width: 12,
+      currency, recipient, description, hash, hash_version, retry_of)`,
+    width: 13,
     perStatement: ROWS_PER_INSERT,
   });
   const at = db.prepare(
@@ -106,6 +109,7 @@ function payoutsTable(db: StateDb): RowTable {
     values(run, row, p, out) {
       out.push(run, row, p.reference_id, p.file, lineOf(p), locationOf(p));
       out.push(p.amount, p.currency, p.recipient, p.description ?? null, p.hash, HASH_VERSION);
+      out.push(p.retry_of ?? null);
     },
     write: (_firstRow, _rows, pending) => insert(pending),
     at: (run, row) => at.get(run, row) as ReturnType<RowTable['at']>,
@@ -136,7 +140,10 @@ function stagedTable(db: StateDb): RowTable {
     values(_run, _row, p, out) {
       const line = p.line ?? null;
       const location = line === null ? (p.location ?? '') : null;
-      out.push([p.reference_id, fileId(p.file), line, location, p.amount, p.currency, p.recipient]);
+      const row = [p.reference_id, fileId(p.file), line, location, p.amount, p.currency];
+      row.push(p.recipient);
+      if (p.retry_of !== undefined) row.push(p.retry_of);
+      out.push(row);
     },
     write: (firstRow, _rows, pending) => insert.run(firstRow, JSON.stringify(pending)),
     at(_run, row) {
@@ -168,6 +175,8 @@ function countAtMost(ascending: readonly number[], n: number): number {
 /** The rows of one run as pass 1 reads them. */
 export class RunIntake {
   private rows = 0;
+  /** Rows staged under a retry file's new_reference_id (see stagedRetries). */
+  retryCount = 0;
   /** Rows handed to the database so far; the others wait in `pending`. */
   private written = 0;
   private pending: unknown[] = [];
@@ -240,6 +249,7 @@ export class RunIntake {
     }
     this.refs!.add(hash, this.rows);
     this.table.values(this.id, this.rows, p, this.pending);
+    if (p.retry_of !== undefined) this.retryCount += 1;
     this.rows += 1;
     if (this.rows - this.written === ROWS_PER_INSERT) this.write();
     // A private database keeps one transaction: its commits would only write pages sooner.

@@ -121,20 +121,30 @@ function journalSql(d: Dialect) {
 }
 
 /**
- * The lookups of what the runs of a service hold: whether there is any run, and the journal
- * rows of references given as one JSON array (a probe each on `payouts_reference`), by run.
- * `schema` names the database SQLite attached the history as.
+ * The lookups of what the runs of a service hold: whether there is any run, the journal rows
+ * of references given as one JSON array (a probe each on `payouts_reference`), by run, and
+ * the journal rows of the references that retry any of them (a probe each on
+ * `payouts_retry_of`). `schema` names the database SQLite attached the history as.
  */
-export function lookupSql(d: Dialect, schema?: string): { hasRuns: string; prior: string } {
+export function lookupSql(
+  d: Dialect,
+  schema?: string,
+): { hasRuns: string; prior: string; retries: string } {
   const s = schema ? `${schema}.` : '';
+  const columns = `r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
+        o.status, o.transaction_id, o.charges, o.message, o.retry_of`;
+  const held = `JOIN ${s}runs r ON r.id = o.run
+      WHERE r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
+      ORDER BY o.run`;
   return {
     hasRuns: `SELECT 1 FROM ${s}runs WHERE service_id = ? LIMIT 1`,
-    prior: `SELECT o.reference_id, r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req,
-        o.sent_at, o.status, o.transaction_id, o.charges, o.message
+    prior: `SELECT o.reference_id, ${columns}
       FROM ${PIECES[d].texts} j JOIN ${s}journal o ON o.reference_id = j.value
-        JOIN ${s}runs r ON r.id = o.run
-      WHERE r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
-      ORDER BY o.run`,
+        ${held}`,
+    retries: `SELECT o.reference_id, ${columns}
+      FROM ${PIECES[d].texts} j JOIN ${s}payouts p ON p.retry_of = j.value
+        JOIN ${s}journal o ON o.run = p.run AND o.row = p.row
+        ${held}`,
   };
 }
 

@@ -19,6 +19,8 @@ const FAILED = 4;
 const OUTCOME_UNKNOWN = 5;
 /** A status the interface does not document. */
 const UNDOCUMENTED = 6;
+/** Canceled: failed to every rule (statusKind), counted apart only for the closing line. */
+const CANCELED = 7;
 const STATUS_BITS = 7;
 const SENT_EARLIER = 8;
 const HAS_CHARGES = 16;
@@ -118,7 +120,7 @@ export class RunOutcomes {
     pending: Map<number, PayoutOutcome>;
     stated: Map<number, StatedResult>;
   }> = [];
-  private readonly counts = [0, 0, 0, 0, 0, 0, 0];
+  private readonly counts = [0, 0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
   private foundAtService = 0;
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
@@ -187,7 +189,7 @@ export class RunOutcomes {
       }
       if (prev & SENT_EARLIER && !o.sent_earlier) o = { ...o, sent_earlier: true };
     }
-    let code = STATUS_CODES[statusKind(o.status)];
+    let code = o.status === 'canceled' ? CANCELED : STATUS_CODES[statusKind(o.status)];
     this.counts[code]! += 1;
     if (o.sent_earlier) {
       code |= SENT_EARLIER;
@@ -388,7 +390,8 @@ export class RunOutcomes {
     return {
       success: n[SUCCESS]!,
       pending: n[PENDING]!,
-      failed: n[FAILED]!,
+      failed: n[FAILED]! + n[CANCELED]!,
+      canceled: n[CANCELED]!,
       unknown: n[OUTCOME_UNKNOWN]! + n[UNDOCUMENTED]!,
       notSent: n[NOT_SENT]!,
       sentEarlier: this.sentEarlier,
@@ -423,7 +426,7 @@ export class RunOutcomes {
     if (this.counts[SUCCESS]) out.push('success');
     if (this.counts[PENDING]) out.push('pending');
     if (this.counts[NOT_SENT]) out.push(NOT_SENT_STATUS);
-    if (this.counts[FAILED]) out.push('failed');
+    if (this.counts[FAILED] || this.counts[CANCELED]) out.push('failed');
     if (this.counts[OUTCOME_UNKNOWN]) out.push(OUTCOME_UNKNOWN_STATUS);
     // Stands for every undocumented status: exitCodeForStatuses treats them alike.
     if (this.counts[UNDOCUMENTED]) out.push('undocumented');

@@ -10,9 +10,10 @@ import { type PayoutRow, payoutOf } from './run-state.js';
 import { lookupSql } from './journal-sql.js';
 import type { StagedPayout } from '../domain/records.js';
 import { MIGRATIONS } from './schema.js';
+import { type ChainHit, ChainWalk } from './chains.js';
 
 /** A journal row of an earlier run that holds one of the references looked up. */
-export type PriorHit = Omit<PriorRow, 'row' | 'payout'> & { reference_id: string };
+export type PriorHit = ChainHit;
 
 /**
  * The staged payouts of a page with what earlier runs hold of their references (`hits`, in
@@ -41,6 +42,10 @@ function query(intake: RunIntake, schema: string, service: string): PriorRow[] {
   for (const page of stagedPages(intake)) {
     const refs = JSON.stringify(page.map((p) => p.reference_id));
     priorOfPage(page, intake.db.prepare(sql.prior).all(refs, service) as PriorHit[], out);
+    const walk = new ChainWalk(page, out);
+    for (let q = walk.next(); q; q = walk.next()) {
+      walk.take(q, intake.db.prepare(sql[q.query]).all(q.refs, service) as ChainHit[]);
+    }
   }
   return out;
 }
@@ -158,10 +163,10 @@ const STAGED_PAGE = 5_000;
 export function* stagedPages(intake: RunIntake, pageRows = STAGED_PAGE): Generator<StagedPayout[]> {
   const sql = intake.owned
     ? `SELECT row, reference_id, file, line, location, amount, currency, recipient,
-         NULL AS description, NULL AS hash, ${HASH_VERSION} AS hash_version
+         NULL AS description, NULL AS hash, ${HASH_VERSION} AS hash_version, retry_of
        FROM staged WHERE row >= ? ORDER BY row LIMIT ${pageRows}`
     : `SELECT row, reference_id, file, line, location, amount, currency, recipient, description,
-         hash, hash_version
+         hash, hash_version, retry_of
        FROM payouts WHERE run = ${intake.id} AND row >= ? ORDER BY row LIMIT ${pageRows}`;
   intake.finish();
   let from = 0;
@@ -171,4 +176,47 @@ export function* stagedPages(intake: RunIntake, pageRows = STAGED_PAGE): Generat
     if (page.length < pageRows) return;
     from = page[page.length - 1]!.row + 1;
   }
+}
+
+/** A staged row sent under a retry file's new_reference_id, with the reference it retries. */
+export interface StagedRetry {
+  row: number;
+  reference_id: string;
+  retry_of: string;
+  file: string;
+  location: string;
+  /** Where the run itself holds the reference it retries as a payout of its own, if it does. */
+  alsoSent?: { file: string; location: string };
+}
+
+/** The staged rows of a run that retry another reference, in row order (a dry run's too). */
+export function stagedRetries(intake: RunIntake): StagedRetry[] {
+  if (!intake.retryCount) return [];
+  const table = intake.owned ? 'staged s' : 'payouts s';
+  const mine = intake.owned ? '1 = 1' : `s.run = ${intake.id}`;
+  intake.finish();
+  const rows = intake.db
+    .prepare(
+      `SELECT s.row, s.reference_id, s.retry_of, s.file, s.location FROM ${table}
+       WHERE ${mine} AND s.retry_of IS NOT NULL ORDER BY s.row`,
+    )
+    .all() as StagedRetry[];
+  if (!rows.length) return rows;
+  // The originals this run sends itself as well (a file that pays and retries one payout).
+  const own = intake.db
+    .prepare(
+      `SELECT s.reference_id, s.file, s.location FROM ${table}
+       WHERE ${mine} AND s.reference_id IN (SELECT value FROM json_each(?))`,
+    )
+    .all(JSON.stringify(rows.map((r) => r.retry_of))) as Array<{
+    reference_id: string;
+    file: string;
+    location: string;
+  }>;
+  const places = new Map(own.map((o) => [o.reference_id, o]));
+  for (const r of rows) {
+    const at = places.get(r.retry_of);
+    if (at !== undefined) r.alsoSent = at;
+  }
+  return rows;
 }

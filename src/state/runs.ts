@@ -2,6 +2,9 @@
 import { UsageError } from '../errors.js';
 import type { StateDb } from './db.js';
 import { serviceId } from './hash.js';
+import { type HeldRef, tailOf } from '../domain/chain.js';
+import { retryLinks } from './retry-links.js';
+import { statusKind } from '../domain/statuses.js';
 
 /** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
 export const ADVISORY_CLASS = 0x7061796f;
@@ -56,6 +59,8 @@ export interface RunDetail {
     recipient: string;
     description: string | null;
     state: PayoutState;
+    /** A failed payout's last retry, when one retried it (src/domain/chain.ts). */
+    retried?: HeldRef;
   }>;
 }
 
@@ -265,7 +270,21 @@ export async function readRunIn(read: RowReader, runIdPrefix: string): Promise<R
     (await read(BY_PREFIX, [prefix.length, prefix])) as SummaryRow[],
     runIdPrefix,
   );
-  return detailOf(only, (await read(PAYOUT_STATES, [only.id])) as StateRow[]);
+  const detail = detailOf(only, (await read(PAYOUT_STATES, [only.id])) as StateRow[]);
+  const failed = detail.payouts.filter(
+    (p) => p.state.state === 'confirmed' && statusKind(p.state.status) === 'failed',
+  );
+  if (!failed.length) return detail;
+  const links = await retryLinks(
+    read,
+    only.service,
+    failed.map((p) => p.reference_id),
+  );
+  for (const p of failed) {
+    const tail = tailOf(links, p.reference_id);
+    if (tail) p.retried = tail;
+  }
+  return detail;
 }
 
 /** A reference a service's runs hold, with the run that holds it and when it was sent. */

@@ -336,6 +336,15 @@ const JOURNAL = {
     LEFT JOIN results d ON d.run = p.run AND d.row = p.row`,
 };
 
+/**
+ * The view `journal` with each payout's `retry_of` last: PostgreSQL replaces it in place,
+ * keeping who may read it; SQLite has no such statement, and no grants to keep.
+ */
+const JOURNAL_RETRY_OF = JOURNAL.select.replace(
+  'coalesce(d.at, i.updated_at) AS updated_at',
+  'coalesce(d.at, i.updated_at) AS updated_at, p.retry_of',
+);
+
 /** Step 2's move of the wide rows into the narrow tables. */
 const NARROW_ROWS = `
   INSERT INTO intents
@@ -458,6 +467,16 @@ export const STEPS: readonly SchemaStep[] = [
       { sql: 'ALTER TABLE approval_rules ADD COLUMN approvers INTEGER NOT NULL DEFAULT 1' },
       { sql: 'ALTER TABLE prepared_runs ADD COLUMN xact BIGINT' },
       { pg: GUARDS },
+    ],
+  },
+  // Retries (docs/history.md): the reference a row retries, so a payout and its retries are one.
+  {
+    ops: [
+      { sql: 'ALTER TABLE payouts ADD COLUMN retry_of TEXT' },
+      { index: { name: 'payouts_retry_of', table: 'payouts', columns: ['retry_of'] } },
+      { sqlite: 'DROP VIEW journal' },
+      { sqlite: `CREATE VIEW journal AS\n${JOURNAL_RETRY_OF}` },
+      { pg: `CREATE OR REPLACE VIEW journal AS\n${JOURNAL_RETRY_OF}` },
     ],
   },
 ];

@@ -6,7 +6,8 @@ import { onTerminal, storeProfile } from '../helpers/terminal.js';
 
 // Issue 35, as finance staff meet it at a terminal: a send with three failures, the failed
 // rows written by `runs show --failed-out`, the unchanged file refused, the file with new
-// references sent; each payout applied once.
+// references sent; each payout applied once. Issue 38: then never paid again under a
+// second new reference, and the original file re-sent ends at exit 0.
 
 const fixture = ledgerPerTest();
 
@@ -62,6 +63,23 @@ describe('at a terminal: a failed payout retried in one step', () => {
     expect(resent.output).toContain('Send 3 payouts (EUR 7.50)? They cannot be taken back.');
     expect(resent.code).toBe(0);
     expect(resent.output).toMatch(/3 payouts: 3 succeeded, 0 failed/);
+
+    // Issue 38: the payouts a retry paid are one with it. A second --failed-out writes none
+    // of them, a second retry of them is refused, and the original file sends nothing, exit 0.
+    const second = join(home.dir, 'second.csv');
+    const none = await onTerminal(['runs', 'show', `${runId}`, '--failed-out', second], [], env);
+    expect(none.output).toContain(
+      '3 retried and paid (as NOV-02-r1, NOV-05-r1, NOV-09-r1), not written',
+    );
+    expect(readFileSync(second, 'utf8')).not.toContain('NOV-');
+    writeFileSync(retry, readFileSync(retry, 'utf8').replace(/-r1,/g, '-r2,'));
+    const again = await onTerminal(['send', retry, ...one], [], env);
+    expect(again.code).toBe(2);
+    expect(again.output).toContain('already retried as "NOV-02-r1"');
+    expect(again.output).not.toContain('[y/N]');
+    const original = await onTerminal(['send', file, ...one], [], env);
+    expect(original.code).toBe(0);
+    expect(original.output).toContain('retried: 3, paid as NOV-02-r1, NOV-05-r1, NOV-09-r1');
 
     // Each of the 13 references was applied once: the 10 of November and the 3 new ones.
     expect(svc.held.size).toBe(13);

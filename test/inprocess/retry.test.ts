@@ -191,10 +191,36 @@ describe.each(STORES)('a retry file sent again (%s)', (store) => {
     expect(
       ['ROW-2-retry1', 'ROW-5-retry1', 'ROW-9-retry1'].map((r) => svc.held.get(r)?.times),
     ).toEqual([1, 1, 1]);
-    // The same suffix again would reuse references the history now holds.
+    // A payout a retry paid is not written again (issue 38).
     const again = await retryFile();
-    expect(again.code).toBe(2);
-    expect(again.stderr).toContain('3 of the new references are already used at this service');
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain(
+      '3 retried and paid (as ROW-2-retry1, ROW-5-retry1, ROW-9-retry1), not written',
+    );
+    expect(readFileSync(out, 'utf8')).not.toContain('ROW-');
     expectOnce(svc);
+  });
+
+  it('--new-references refuses a suffix that makes a reference the history already holds', async () => {
+    const { home, file, run } = await setUp(withStore);
+    const runId = runIdOf((await run(sendArgs(file))).stderr);
+    const taken = join(home.dir, 'taken.csv');
+    writeFileSync(
+      taken,
+      'reference_id,amount,currency,recipient\nROW-5-x,2.00,EUR,x@example.com\n',
+    );
+    expect((await run(sendArgs(taken))).code).toBe(0);
+    const out = join(home.dir, 'retry.csv');
+    const refused = await run([
+      'runs',
+      'show',
+      runId,
+      '--failed-out',
+      out,
+      '--new-references',
+      '-x',
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('1 of the new references are already used at this service');
   });
 });

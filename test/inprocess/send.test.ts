@@ -268,7 +268,7 @@ describe('payouts send: requests and results', () => {
     });
     expect(r.code).toBe(4);
     expect(r.stdout).not.toMatch(/\x1b\[/);
-    expect(r.stderr).toMatch(/4 payouts: 1 succeeded, 2 failed, 1 pending/);
+    expect(r.stderr).toMatch(/4 payouts: 1 succeeded, 1 failed, 1 canceled, 1 pending/);
     // Rows needing attention come first.
     const order = ['TR-FAIL-1', 'TR-PEND-1', 'TR-CANC-1', 'TR-OK-1'].map((ref) =>
       r.stdout.indexOf(ref),

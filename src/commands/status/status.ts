@@ -119,15 +119,21 @@ ${exitCodesHelp(COMMAND_EXIT_CODES.status)}`,
   });
 }
 
-/** The service asked and the near references of the history, for payouts not found. */
+/**
+ * What the history adds: the service asked and the near references, for payouts not found;
+ * the reason and the retry of each failed or canceled one.
+ */
 async function notFoundContext(
   ctx: CommandContext,
   service: { sandbox: boolean; serviceKey: string; settings: { baseUrl: string } },
   outcomes: LookupOutcome[],
 ): Promise<NotFoundContext | undefined> {
   const missing = outcomes.filter((o) => o.kind === 'not_found').map((o) => o.reference_id);
-  if (!missing.length) return undefined;
-  const [{ nearInHistory }, { stateDir }, { stateUrlOf }] = await Promise.all([
+  const failed = outcomes
+    .filter((o) => o.kind === 'found' && /^(failed|canceled)$/.test(o.record.status))
+    .map((o) => o.reference_id);
+  if (!missing.length && !failed.length) return undefined;
+  const [{ nearInHistory, failedInHistory }, { stateDir }, { stateUrlOf }] = await Promise.all([
     import('../../core/status/near.js'),
     import('../../paths.js'),
     import('../state-url.js'),
@@ -136,5 +142,6 @@ async function notFoundContext(
   return {
     service: service.sandbox ? 'the sandbox' : service.settings.baseUrl,
     near: await nearInHistory(missing, service.serviceKey, from, ctx.output),
+    ...(await failedInHistory(failed, service.serviceKey, from, ctx.output)),
   };
 }

@@ -8,6 +8,7 @@ import { heldReferences, type RowReader, type RunDetail } from '../../state/inde
 import { type ReportEncoding, type RetryRow, retryHint, writeRetryFile } from '../send/report.js';
 import { colourStatus } from '../send/render.js';
 import { statusKind } from '../../domain/statuses.js';
+import type { HeldRef } from '../../domain/chain.js';
 
 /** What `runs show --failed-out` is asked to write. */
 export interface RetryRequest {
@@ -20,11 +21,15 @@ export interface RetryRequest {
   encoding?: ReportEncoding;
 }
 
-/** The failed and canceled payouts of a run, as retry rows; new references derived when asked. */
+/**
+ * The failed and canceled payouts of a run, as retry rows; new references derived when asked.
+ * A payout already retried is left out: its chain goes on from that retry, never from here.
+ */
 export function retryRows(run: RunDetail, suffix?: string): Array<RetryRow & { status: string }> {
   const rows: Array<RetryRow & { status: string }> = [];
   for (const p of run.payouts) {
     if (p.state.state !== 'confirmed' || statusKind(p.state.status) !== 'failed') continue;
+    if (p.retried) continue;
     rows.push({
       reference_id: p.reference_id,
       new_reference_id: suffix === undefined ? '' : `${p.reference_id}${suffix}`,
@@ -36,6 +41,34 @@ export function retryRows(run: RunDetail, suffix?: string): Array<RetryRow & { s
     });
   }
   return rows;
+}
+
+/** The words for a retry's state, after "retried and". */
+const RETRIED: Record<HeldRef['kind'], string> = {
+  success: 'paid',
+  pending: 'pending',
+  doubt: 'in doubt',
+  failed: 'failed again',
+};
+
+/**
+ * "3 retried and paid, not written (as NEW-1, NEW-2 and 1 more)": the failed payouts of a
+ * run that a retry already took on, by what became of it; undefined when there are none.
+ */
+export function retriedLine(run: RunDetail): string | undefined {
+  const byKind = new Map<HeldRef['kind'], string[]>();
+  for (const p of run.payouts) {
+    if (p.retried)
+      byKind.set(p.retried.kind, [...(byKind.get(p.retried.kind) ?? []), p.retried.ref]);
+  }
+  if (!byKind.size) return undefined;
+  const parts = [...byKind].map(([kind, refs]) => {
+    const shown = refs.slice(0, 3).map(displayText).join(', ');
+    const more = refs.length > 3 ? ` and ${refs.length - 3} more` : '';
+    return `${refs.length} retried and ${RETRIED[kind]} (as ${shown}${more})`;
+  });
+  const again = byKind.has('failed') ? ': a retry that failed is retried from its own run' : '';
+  return `${parts.join(', ')}, not written${again}`;
 }
 
 /** Refuses derived references that could not be looked up, or that the service's runs already hold. */
@@ -83,9 +116,13 @@ export async function writeRunRetry(
   }
   await writeRetryFile(resolve(req.cwd, req.path), rows, req.encoding);
   const runId = run.summary.run_id;
+  const retried = retriedLine(run);
+  if (retried) output.info(retried);
   if (!rows.length) {
     output.info(
-      `No payout of run ${runId} failed or was canceled: ${req.path} holds only its header`,
+      retried
+        ? `No payout of run ${runId} is left to retry: ${req.path} holds only its header`
+        : `No payout of run ${runId} failed or was canceled: ${req.path} holds only its header`,
     );
     return 0;
   }

@@ -20,6 +20,8 @@ import {
   type StateDb,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
+import type { HeldRef } from '../../domain/chain.js';
+import { statusKind } from '../../domain/statuses.js';
 import type { RetryRequest } from './retry.js';
 import { moneyText } from '../../money/amount.js';
 
@@ -120,6 +122,7 @@ function payoutJson(p: RunDetail['payouts'][number]) {
         : formatServiceAmount(Number(stated.charges), isoMinorUnits(p.currency)),
     message: stated?.message ?? null,
     sent_at: s.state === 'in-flight' ? s.at : null,
+    retried: p.retried ? retriedJson(p.retried) : null,
   };
 }
 
@@ -222,8 +225,13 @@ const RUNS_HEAD = [
 function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[] {
   const s = p.state;
   if (s.state === 'confirmed') {
+    const r = p.retried;
+    // A retried payout's state is its chain's: the retry that took it on is named.
+    const chain = r
+      ? `, retried as ${displayText(r.ref)} in run ${r.runId}: ${colourStatus(r.status ?? 'unknown', c)}`
+      : '';
     return [
-      colourStatus(s.status, c),
+      colourStatus(s.status, c) + chain,
       displayText(s.transaction_id ?? ''),
       displayText(s.message ?? ''),
     ];
@@ -231,6 +239,15 @@ function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[]
   if (s.state === 'in-flight') return [c.yellow('in flight'), '', ''];
   if (s.state === 'sent-earlier') return [c.dim('sent earlier'), '', ''];
   return ['not sent', '', ''];
+}
+
+/** A payout's last retry, for --json. */
+export function retriedJson(r: HeldRef): { reference_id: string; run_id: string; status: string } {
+  return {
+    reference_id: r.ref,
+    run_id: r.runId,
+    status: r.kind === 'doubt' ? 'unknown' : (r.status ?? 'unknown'),
+  };
 }
 
 /**
@@ -314,7 +331,14 @@ export async function showRun(
     );
   const line = finishLine(summary);
   if (line) output.info(line);
-  if (summary.counts.failed + summary.counts.canceled > 0) {
+  const { retriedLine } = await import('./retry.js');
+  const retried = retriedLine(run);
+  if (retried) output.info(retried.replace(', not written', ''));
+  if (
+    payouts.some(
+      (p) => p.state.state === 'confirmed' && statusKind(p.state.status) === 'failed' && !p.retried,
+    )
+  ) {
     output.info(
       `A failed payout needs a new reference_id: \`payouts runs show ${summary.run_id} --failed-out FILE\` writes the failed and canceled ones to a file to send again`,
     );

@@ -1,7 +1,9 @@
 import { CredentialsError, InputError, type Problem } from '../../errors.js';
-import { type RunIntake, stagedLocations } from '../../state/index.js';
+import { type RunIntake, stagedLocations, stagedRetries } from '../../state/index.js';
 import { statusKind } from '../../domain/statuses.js';
 import type { PriorState, SentEarlier } from './resume.js';
+import { tailOf } from '../../domain/chain.js';
+import { retryProblems, tailText } from './retries.js';
 
 /** Whether a payout sent earlier failed or was canceled at the service. */
 export function failedAtService(s: SentEarlier): boolean {
@@ -29,11 +31,29 @@ export class FailedEarlierError extends InputError {
   }
 }
 
+/** A retry file whose rows would pay a payout again, or drop one: each row says why. */
+export class RetryRefusedError extends InputError {
+  override name = 'RetryRefusedError';
+  constructor(problems: Problem[]) {
+    super(problems.slice(0, LISTED), problems.length);
+    const n = problems.length;
+    this.message = `${n === 1 ? 'this retry row' : `these ${n} retry rows`} would pay a payout again or leave one unpaid: ${n === 1 ? 'it was' : 'they were'} refused; nothing was sent`;
+  }
+}
+
 /** "run 3f2a… on 2026-11-24 14:02 UTC", or "the service" when found there. */
 function where(s: SentEarlier): string {
   if (!s.runId) return 'found so by --check-service';
   const at = s.at === null ? '' : ` on ${s.at.slice(0, 16).replace('T', ' ')} UTC`;
   return `sent by run ${s.runId}${at}`;
+}
+
+/** Refuses a run whose retry rows would pay a payout again or drop one (retries.ts); returns `prior`. */
+export function refuseRetries(prior: PriorState, intake: RunIntake): PriorState {
+  if (!intake.retryCount) return prior;
+  const refused = retryProblems(stagedRetries(intake), prior);
+  if (refused.length) throw new RetryRefusedError(refused);
+  return prior;
 }
 
 /**
@@ -43,6 +63,7 @@ function where(s: SentEarlier): string {
  * is a resume, whose failed rows are its results.
  */
 export function refuseFailedEarlier(prior: PriorState, intake: RunIntake, runId: string): void {
+  refuseRetries(prior, intake);
   const failed = [...prior.settled].filter(([, s]) => s.runId !== runId && failedAtService(s));
   if (!failed.length) return;
   const places = stagedLocations(
@@ -55,12 +76,17 @@ export function refuseFailedEarlier(prior: PriorState, intake: RunIntake, runId:
     const place = places.get(row);
     const ref = place?.reference_id ?? '';
     references.push(ref);
+    // Retried already (the retry failed too, or is in doubt): the chain's last link is told.
+    const tail = tailOf(prior.chains.get(row), ref);
+    const fix = tail
+      ? `retried as ${tail.ref} in run ${tail.runId}, ${tailText(tail)}`
+      : 'give this row a new reference_id';
     problems.push({
       file: place?.file ?? '(input)',
       location: place?.location,
       field: 'reference_id',
       value: ref,
-      message: `already ${s.outcome.status} at the service (${where(s)}): give this row a new reference_id`,
+      message: `already ${s.outcome.status} at the service (${where(s)}): ${fix}`,
     });
   }
   const runIds = [...new Set(failed.map(([, s]) => s.runId).filter(Boolean))];

@@ -184,6 +184,7 @@ async function readAll(
           recipient: p.recipient,
           description: p.description,
           hash: opts.withHashes ? hashOf(p) : '',
+          retry_of: p.retry_of,
         });
         lookalikes.see(p.reference_id, p);
         r.payoutCount += 1;

@@ -160,6 +160,7 @@ export function resultsHead(summary: ResultsSummary, extra: ResultsExtra): SendD
     totals: extra.totals ?? null,
     success_count: c.success,
     failed_count: c.failed,
+    canceled_count: c.canceled,
     pending_count: c.pending,
     unknown_count: c.unknown,
     not_sent_count: c.notSent,
@@ -320,7 +321,9 @@ export function closingLine(summary: ResultsSummary, c: ChalkInstance): string {
     .join(', ');
   const parts = [
     c.green(`${n.success} succeeded`),
-    (n.failed ? c.red : (s: string) => s)(`${n.failed} failed`),
+    (n.failed ? c.red : (s: string) => s)(`${n.failed - n.canceled} failed`),
+    // Canceled apart from failed, as `status` counts them (and only when there are some).
+    ...(n.canceled ? [c.red(`${n.canceled} canceled`)] : []),
     (n.pending ? c.yellow : (s: string) => s)(`${n.pending} pending`),
   ];
   // Outcome unknown, or a status the interface does not document: neither failed nor paid.
@@ -376,7 +379,8 @@ export function interruptedLine(summary: ResultsSummary, notSent: string, inDoub
   const sent = summary.total - n.notSent;
   const how = [
     `${n.success} succeeded`,
-    n.failed && `${n.failed} failed`,
+    n.failed - n.canceled && `${n.failed - n.canceled} failed`,
+    n.canceled && `${n.canceled} canceled`,
     n.pending && `${n.pending} pending`,
     n.unknown && `${n.unknown} unknown`,
   ].filter(Boolean);

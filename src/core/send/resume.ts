@@ -4,9 +4,12 @@ import { InputError, OutcomeUnknownError } from '../../errors.js';
 import type { PriorRow } from '../../domain/history.js';
 import type { RunState } from '../../state/index.js';
 import { sameHash } from '../../state/hash.js';
+import { statusKind } from '../../domain/statuses.js';
 import { fromRecord } from './settle.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
 import type { ReadBackResult } from './readback.js';
+import { addHeld, type HeldRef, tailOf } from '../../domain/chain.js';
+import { runText } from './retries.js';
 
 /** A recorded outcome, without the payout's own fields. */
 export type KnownOutcome = Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>;
@@ -20,6 +23,8 @@ export interface SentEarlier {
   /** The run that sent it ('' when found at the service) and when its request went out (null when not recorded). */
   runId: string;
   at: string | null;
+  /** The reference that retried it and was paid (or is pending): the run and time are that retry's. */
+  retriedAs?: string;
 }
 
 /** What earlier attempts tell about a run's payouts, before anything new is sent. */
@@ -33,6 +38,12 @@ export interface PriorState {
    * credentials before anything is decided (another key may be another account).
    */
   recheck: Map<number, Recheck>;
+  /** What the history holds of each row's chain (its original, its retries), by row. */
+  chains: Map<number, Map<string, HeldRef>>;
+  /** Every row the history holds of the staged references and their chains (retries.ts reads them). */
+  rows: readonly PriorRow[];
+  /** Rows that failed and whose retry was paid or is pending: that retry, by row. */
+  retried: Map<number, HeldRef>;
 }
 
 /** A payout a run under another Client-Id recorded as sent. */
@@ -95,7 +106,14 @@ export function priorState(rows: PriorRow[], clientId?: string): PriorState {
   const inFlight = new Map<string, InFlight>();
   const recheck = new Map<number, Recheck>();
   const conflicts: Problem[] = [];
+  const chains: PriorState['chains'] = new Map();
   for (const r of rows) {
+    if (r.via !== undefined) {
+      const chain = chains.get(r.row) ?? new Map<string, HeldRef>();
+      addHeld(chain, r, r.via);
+      chains.set(r.row, chain);
+      continue;
+    }
     // Another key may be another account, whose payouts under our references are not ours:
     // only the service, asked with this key, can tell (whatever fields it recorded).
     if (r.state === 'done' && r.status && foreign(r, clientId)) {
@@ -125,7 +143,37 @@ export function priorState(rows: PriorRow[], clientId?: string): PriorState {
   if (conflicts.length) throw new InputError(conflicts);
   // A payout still in flight is read back after the lock in any case.
   for (const [row, r] of recheck) if (inFlight.has(r.payout.reference_id)) recheck.delete(row);
-  return { settled, inFlight, recheck };
+  const state = { settled, inFlight, recheck, chains, rows, retried: new Map<number, HeldRef>() };
+  settleRetried(state, rows);
+  return state;
+}
+
+/**
+ * A payout that failed and was retried is in the state of its chain: paid (or pending) by its
+ * retry, it is settled as that retry's outcome, naming it; its run and time are the retry's.
+ */
+function settleRetried(prior: PriorState, rows: PriorRow[]): void {
+  if (!prior.chains.size) return;
+  const refs = new Map(rows.map((r) => [r.row, r.payout.reference_id]));
+  for (const [row, s] of prior.settled) {
+    if (statusKind(s.outcome.status) !== 'failed') continue;
+    const tail = tailOf(prior.chains.get(row), refs.get(row) ?? '');
+    if (!tail || (tail.kind !== 'success' && tail.kind !== 'pending')) continue;
+    prior.retried.set(row, tail);
+    const how = tail.kind === 'success' ? 'paid by' : 'pending as';
+    prior.settled.set(row, {
+      outcome: {
+        status: tail.status ?? tail.kind,
+        ...(tail.transactionId ? { transaction_id: tail.transactionId } : {}),
+        message: `${s.outcome.status} earlier; retried: ${how} ${tail.ref} in ${runText(tail)}`,
+      },
+      currency: s.currency,
+      amount: s.amount,
+      runId: tail.runId,
+      at: tail.at,
+      retriedAs: tail.ref,
+    });
+  }
 }
 
 /** Applies a read-back of in-flight payouts to the prior state and the run's state. */

@@ -16,7 +16,7 @@ import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
-import { checkCredentials, refuseFailedEarlier } from './failed-earlier.js';
+import { checkCredentials, refuseFailedEarlier, refuseRetries } from './failed-earlier.js';
 import { finishRun } from './results.js';
 import { noHistoryWarning } from './next-steps.js';
 import { sendRows, windDown } from './rows.js';
@@ -164,7 +164,7 @@ export class SendRun {
       : await this.deps.preview();
     let split: RunSplit | null = null;
     if (where.serviceKey !== undefined) {
-      const prior = await dryRunPrior(this, where.serviceKey);
+      const prior = refuseRetries(await dryRunPrior(this, where.serviceKey), this.rows);
       split = splitRun(plan, prior, currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);

@@ -31,6 +31,8 @@ export interface RunSplit {
   requestCount: number;
   /** Of the payouts sent earlier, those that failed or were canceled at the service. */
   failedEarlier: CurrencyTotals;
+  /** Of the payouts sent earlier, those that failed and whose retry was paid (or is pending): the first few retries. */
+  retried: { count: number; paid: string[]; pending: string[] };
 }
 
 /** Per-currency totals of stored payouts, whose amounts pass 1 validated. */
@@ -59,6 +61,13 @@ function earlierRunsOf(prior: PriorState): EarlierRun[] {
   return [...runs.values()].sort((a, b) => (b.at ?? '').localeCompare(a.at ?? ''));
 }
 
+/** The failed payouts of a run that a retry paid or holds pending: how many, the first few of each. */
+function retriedOf(prior: PriorState): RunSplit['retried'] {
+  const tails = [...prior.retried.values()].slice(0, 3);
+  const refs = (kind: string) => tails.filter((t) => t.kind === kind).map((t) => t.ref);
+  return { count: prior.retried.size, paid: refs('success'), pending: refs('pending') };
+}
+
 /** Splits a planned run by what earlier runs of the same service did with its payouts. */
 export function splitRun(
   plan: RunPlan,
@@ -80,6 +89,7 @@ export function splitRun(
     earlierRuns: earlierRunsOf(prior),
     requestCount: Math.ceil(toSend.count / chunkSize),
     failedEarlier: totalsOf([...prior.settled.values()].filter(failedAtService), currencies),
+    retried: retriedOf(prior),
   };
 }
 
@@ -94,6 +104,7 @@ export function freshSplit(plan: RunPlan): RunSplit {
     earlierRuns: [],
     requestCount: plan.requestCount,
     failedEarlier: none,
+    retried: { count: 0, paid: [], pending: [] },
   };
 }
 

@@ -120,6 +120,9 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     if (p.label === byAfter && view.split?.earlierRuns.length) {
       lines.push(`${' '.repeat(LABEL)}by ${displayText(earlierRunsText(view.split.earlierRuns))}`);
     }
+    if (p.label === 'Sent earlier:' && view.split?.retried.count) {
+      lines.push(field('Retried:', retriedText(view.split), c));
+    }
   }
   const { split } = view;
   if (!split || split.toSend.count === split.files.count) {
@@ -127,6 +130,17 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
     lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
   }
   return lines;
+}
+
+/** "3, paid as NEW-1, NEW-2 and 1 more": failed payouts a retry paid (or holds pending). */
+export function retriedText(split: RunSplit): string {
+  const { count, paid, pending } = split.retried;
+  const more = count - paid.length - pending.length;
+  const parts = [
+    paid.length && `paid as ${paid.map(displayText).join(', ')}`,
+    pending.length && `pending as ${pending.map(displayText).join(', ')}`,
+  ].filter(Boolean);
+  return `${count}, ${parts.join('; ')}${more ? ` and ${more} more` : ''}`;
 }
 
 /** "3 rows under their new_reference_id: A -> A-R1, B -> B-R1, C -> C-R1", for a person to check. */
@@ -201,13 +215,15 @@ export function nothingToSendLine(split: RunSplit): string {
   const failed = split.failedEarlier.count;
   if (!failed) {
     const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
-    return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}. Their recorded results:`;
+    const retried = split.retried.count ? ` (retried: ${retriedText(split)})` : '';
+    return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}${retried}. Their recorded results:`;
   }
+  const retried = split.retried.count ? `; retried: ${retriedText(split)}` : '';
   const runs = split.earlierRuns.filter((r) => r.runId);
   const show = runs.length === 1 ? `payouts runs show ${runs[0]!.runId}` : 'payouts runs show RUN';
   const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
   const which = failed === n ? (n === 1 ? 'it' : 'all of them') : `${failed} of them`;
-  return `Nothing to send: ${by} sent ${all} of these files; ${which} failed at the service, and a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in). Their recorded results:`;
+  return `Nothing to send: ${by} sent ${all} of these files; ${which} failed at the service, and a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in)${retried}. Their recorded results:`;
 }
 
 /** The exact body of a create request, one payout per line (whitespace only is added). */

@@ -1,8 +1,15 @@
 import { errorMessage } from '../../errors.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
-import { type HeldReference, nearReferences } from '../../state/index.js';
+import type { HeldRef } from '../../domain/chain.js';
+import {
+  failureReasons,
+  type HeldReference,
+  nearReferences,
+  retryLinks,
+} from '../../state/index.js';
 import { type RunsSource, withRunReader } from '../runs/runs.js';
+import { tailOf } from '../../domain/chain.js';
 
 /** References not found looked up in the history at most: each is one scan of its service's runs. */
 const MAX_NEAR_LOOKUPS = 20;
@@ -13,6 +20,50 @@ export interface NotFoundContext {
   service: string;
   /** By reference not found: the references of the history close to it. */
   near: Map<string, HeldReference[]>;
+  /** By failed or canceled reference: the last retry of its chain, when one retried it. */
+  retried?: Map<string, HeldRef>;
+  /** By failed or canceled reference: the reason the service gave, as the history holds it. */
+  reasons?: Map<string, string>;
+}
+
+/** Failed payouts looked up in the history at most, for their reasons and retries. */
+const MAX_FAILED_LOOKUPS = 5_000;
+
+/**
+ * What the history adds to a status of failed or canceled payouts: the reason the service
+ * gave when it failed them, and the retry that took each on (a payout's state is its
+ * chain's). As with near references, a history that cannot be read adds nothing.
+ */
+export async function failedInHistory(
+  refs: string[],
+  serviceKey: string,
+  from: RunsSource,
+  output: Output,
+): Promise<Pick<NotFoundContext, 'retried' | 'reasons'>> {
+  const retried = new Map<string, HeldRef>();
+  let reasons = new Map<string, string>();
+  if (!refs.length || refs.length > MAX_FAILED_LOOKUPS) return { retried, reasons };
+  try {
+    await withRunReader(from, output, async (read) => {
+      reasons = await failureReasons(read, serviceKey, refs);
+      const links = await retryLinks(read, serviceKey, refs);
+      for (const ref of refs) {
+        const tail = tailOf(links, ref);
+        if (tail) retried.set(ref, tail);
+      }
+    });
+  } catch (error) {
+    output.debug(`the history could not be read for retries: ${errorMessage(error)}`);
+  }
+  return { retried, reasons };
+}
+
+/** How close a near reference is: the same but for case first, then loosely the same, then the rest. */
+function closeness(ref: string, near: string): number {
+  if (near.toLowerCase() === ref.toLowerCase()) return 0;
+  return near.toLowerCase().replace(/[\s_-]+/g, '') === ref.toLowerCase().replace(/[\s_-]+/g, '')
+    ? 1
+    : 2;
 }
 
 /**
@@ -32,6 +83,8 @@ export async function nearInHistory(
     await withRunReader(from, output, async (read) => {
       for (const ref of refs) {
         const found = await nearReferences(read, serviceKey, ref);
+        // Stable: of equally close references, the most recent stays first.
+        found.sort((a, b) => closeness(ref, a.reference_id) - closeness(ref, b.reference_id));
         if (found.length) near.set(ref, found.slice(0, 3));
       }
     });
@@ -46,12 +99,19 @@ function when(at: string | null): string {
   return at ? ` on ${at.slice(0, 16).replace('T', ' ')} UTC` : '';
 }
 
-/** "did you mean DEC-0047 (sent by run 3f2a… on 2026-11-24 14:02 UTC)?", or '' when none is near. */
+/**
+ * "did you mean DEC-0047 or DEC-0046 (sent by run 3f2a… on 2026-11-24 14:02 UTC)?", each run
+ * named once, after the last of its references; '' when none is near.
+ */
 export function didYouMean(near: HeldReference[] | undefined): string {
   if (!near?.length) return '';
-  const named = near.map(
-    (h) => `${displayText(h.reference_id)} (sent by run ${h.run_id}${when(h.sent_at)})`,
-  );
+  const named: string[] = [];
+  near.forEach((h, i) => {
+    const next = near[i + 1];
+    const sameRunNext = next !== undefined && next.run_id === h.run_id;
+    const run = sameRunNext ? '' : ` (sent by run ${h.run_id}${when(h.sent_at)})`;
+    named.push(`${displayText(h.reference_id)}${run}`);
+  });
   return `did you mean ${named.join(' or ')}?`;
 }
 

@@ -13,6 +13,8 @@ import { serviceStatusKind } from '../../domain/statuses.js';
 import type { LookupOutcome } from './lookup.js';
 import { didYouMean, type NotFoundContext, notFoundText } from './near.js';
 import { isSettled } from './watch.js';
+import type { HeldRef } from '../../domain/chain.js';
+import { retriedJson } from '../runs/runs.js';
 
 /** The message of a not-found reference, as the service words it. */
 export const NOT_FOUND_MESSAGE = 'Payout not found';
@@ -28,8 +30,18 @@ function recordJson(record: PayoutRecord): Record<string, unknown> {
   return { ...record, amount: formatServiceNumber(amount, isoMinorUnits(cur)) };
 }
 
+/** What the history says of a failed payout: the service's reason, and the retry that took it on. */
+export function historyJson(ref: string, ctx: NotFoundContext | undefined) {
+  const reason = ctx?.reasons?.get(ref);
+  const retried = ctx?.retried?.get(ref);
+  if (reason === undefined && !retried) return {};
+  return {
+    history: { reason: reason ?? null, retried: retried ? retriedJson(retried) : null },
+  };
+}
+
 /** The JSON form of one outcome: every key present, null where it does not apply. */
-export function outcomeJson(o: LookupOutcome) {
+export function outcomeJson(o: LookupOutcome, ctx?: NotFoundContext) {
   if (o.kind === 'found') {
     const status = typeof o.record.status === 'string' ? o.record.status : null;
     return {
@@ -38,6 +50,7 @@ export function outcomeJson(o: LookupOutcome) {
       status,
       error: null,
       record: recordJson(o.record),
+      ...historyJson(o.reference_id, ctx),
     };
   }
   const error = o.kind === 'not_found' ? NOT_FOUND_MESSAGE : o.error.message;
@@ -50,6 +63,8 @@ export interface StatusDocFacts {
   timedOut: boolean;
   exitCode: number;
   error: ErrorObject;
+  /** What the history says of the references (near ones, reasons, retries). */
+  history?: NotFoundContext;
 }
 
 /** Counts of a status document: by documented status, not found, error, and any other status. */
@@ -83,7 +98,7 @@ export function statusDocument(outcomes: LookupOutcome[], facts: StatusDocFacts)
     not_found_count: c.notFound,
     error_count: c.error,
     error: facts.error,
-    results: outcomes.map(outcomeJson),
+    results: outcomes.map((o) => outcomeJson(o, facts.history)),
   };
 }
 
@@ -178,6 +193,44 @@ export function renderDetail(record: PayoutRecord, c: ChalkInstance): string {
   const width = Math.max(...rows.map(([label]) => label.length));
   return rows.map(([label, value]) => `${c.bold(label.padEnd(width))}  ${value}`).join('\n');
 }
+
+/** The detail view's lines of what the history says: the service's reason, the retry. */
+export function historyLines(
+  ref: string,
+  ctx: NotFoundContext | undefined,
+  c: ChalkInstance,
+): string[] {
+  const lines: string[] = [];
+  const reason = ctx?.reasons?.get(ref);
+  // Aligned with the detail view's widest label, "Transaction ID".
+  const label = (t: string) => c.bold(t.padEnd(DETAIL_WIDTH));
+  if (reason !== undefined) lines.push(`${label('Reason')}  ${displayText(reason)}`);
+  const r = ctx?.retried?.get(ref);
+  if (r) lines.push(`${label('Retried as')}  ${retryText(r, c)}`);
+  return lines;
+}
+
+/** "NEW-1 in run 3f2a…: success" (coloured), the last retry of a chain. */
+function retryText(r: HeldRef, c: ChalkInstance): string {
+  const status = r.kind === 'doubt' ? c.yellow('outcome unknown') : colorStatus(r.status ?? '', c);
+  const paid = r.kind === 'success' ? ' (the payout is paid by it)' : '';
+  return `${displayText(r.ref)} in run ${r.runId}: ${status}${paid}`;
+}
+
+/** A table row whose failed payout was retried: its status cell names the retry. */
+function withRetry(
+  row: string[],
+  ref: string,
+  ctx: NotFoundContext | undefined,
+  c: ChalkInstance,
+): string[] {
+  const r = ctx?.retried?.get(ref);
+  if (r) row[1] = `${row[1]}, retried as ${retryText(r, c)}`;
+  return row;
+}
+
+/** The widest label of the detail view. */
+const DETAIL_WIDTH = 'Transaction ID'.length;
 
 /** The table header of several outcomes. */
 export const TABLE_HEAD = [
@@ -315,7 +368,13 @@ export async function renderStatus(
     const exitCode = report.exitCode ?? 0;
     const why = report.fatal ?? statusError(outcomes, exitCode, how.notFound);
     const error = why ? errorObject(why, exitCode) : null;
-    const facts = { watch: how.watch, timedOut: report.timedOut, exitCode, error };
+    const facts = {
+      watch: how.watch,
+      timedOut: report.timedOut,
+      exitCode,
+      error,
+      history: how.notFound,
+    };
     output.printJson(statusDocument(outcomes, facts));
     return;
   }
@@ -323,8 +382,10 @@ export async function renderStatus(
   const only = outcomes[0];
   if (how.single && only && outcomes.length === 1) {
     const ref = displayText(only.reference_id);
-    if (only.kind === 'found') output.print(renderDetail(only.record, c));
-    else if (only.kind === 'not_found') {
+    if (only.kind === 'found') {
+      output.print(renderDetail(only.record, c));
+      for (const line of historyLines(only.reference_id, how.notFound, c)) output.print(line);
+    } else if (only.kind === 'not_found') {
       output.print(notFoundText(only.reference_id, how.notFound, c.red));
     } else output.print(`${ref}: ${c.red('error')}: ${displayText(only.error.message)}`);
     return;
@@ -335,7 +396,9 @@ export async function renderStatus(
       await output.table(
         TABLE_HEAD,
         // Grouped for people; the rows on a pipe are for a program, their digits plain.
-        rows.map((o) => tableRow(o, c, output.stdoutIsTerminal)),
+        rows.map((o) =>
+          withRetry(tableRow(o, c, output.stdoutIsTerminal), o.reference_id, how.notFound, c),
+        ),
         { drop: ['Recipient', 'Updated at (UTC)'] },
       ),
     );

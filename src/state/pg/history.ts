@@ -14,6 +14,7 @@ import { placeholders } from '../dialect.js';
 import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
 import type { PriorRow } from '../../domain/history.js';
 import { type PriorHit, priorOfPage } from '../prior.js';
+import { type ChainHit, ChainWalk } from '../chains.js';
 import { ADVISORY_CLASS } from '../runs.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
 import { PG_MIGRATIONS } from '../schema.js';
@@ -273,6 +274,13 @@ export class PgHistory {
         c.query<PriorHit>(pgText(LOOKUP.prior), [refs, service]),
       );
       priorOfPage(page, r.rows, out);
+      const walk = new ChainWalk(page, out);
+      for (let q = walk.next(); q; q = walk.next()) {
+        const found = await this.serial('looking up retries', (c) =>
+          c.query<ChainHit>(pgText(LOOKUP[q.query]), [q.refs, service]),
+        );
+        walk.take(q, found.rows);
+      }
     }
     return out;
   }

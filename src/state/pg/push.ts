@@ -126,7 +126,7 @@ async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string
   const id = r.rows[0]!.id;
   let payouts = 0;
   const payoutSql = `SELECT row, reference_id, file, line, location, amount, currency, recipient,
-    description, hash, hash_version FROM payouts WHERE run = ?`;
+    description, hash, hash_version, retry_of FROM payouts WHERE run = ?`;
   for (const page of pagesOf<StagedPayout>(db, payoutSql, local.id)) {
     await insertPayouts(c, id, page);
     payouts += page.length;

@@ -61,9 +61,9 @@ export async function insertPayouts(
   const col = <K extends keyof StagedPayout>(k: K) => page.map((p) => p[k]);
   await c.query(
     `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
-       recipient, description, hash, hash_version)
+       recipient, description, hash, hash_version, retry_of)
      SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::int[], $6::text[],
-       $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[])`,
+       $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[])`,
     [
       run,
       col('row'),
@@ -77,6 +77,7 @@ export async function insertPayouts(
       col('description'),
       col('hash'),
       col('hash_version'),
+      page.map((p) => p.retry_of ?? null),
     ],
   );
 }

@@ -33,6 +33,7 @@ describe('closing line', () => {
       notSent: 0,
       sentEarlier: 0,
       foundAtService: 0,
+      canceled: 0,
     },
     charges: { EUR: '12345.60' },
     chargesUnknown: 0,

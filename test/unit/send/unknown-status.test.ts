@@ -69,6 +69,7 @@ describe('undocumented statuses in a send', () => {
       success: 1,
       pending: 1,
       failed: 2,
+      canceled: 1,
       unknown: 2,
       notSent: 1,
       sentEarlier: 0,
@@ -118,7 +119,7 @@ describe('undocumented statuses in a send', () => {
     const summary = summarize(outcomes, currencies);
     const line = closingLine(summary, new Chalk({ level: 0 }));
     expect(line).toBe(
-      '7 payouts: 1 succeeded, 2 failed, 1 pending, 2 unknown, 1 not sent; charges unknown (6 payouts with unknown charges)',
+      '7 payouts: 1 succeeded, 1 failed, 1 canceled, 1 pending, 2 unknown, 1 not sent; charges unknown (6 payouts with unknown charges)',
     );
     const head = resultsHead(summary, {
       pace: { peakConcurrency: 4, throttled: 0 },
@@ -132,6 +133,7 @@ describe('undocumented statuses in a send', () => {
       not_sent_count: 1,
       success_count: 1,
       failed_count: 2,
+      canceled_count: 1,
       pending_count: 1,
       unknown_count: 2,
     });

@@ -1,0 +1,122 @@
+/**
+ * A payout and its retries are one payout (a chain): a retry file's row, sent under its
+ * new_reference_id, retries the reference_id of its row. The rule never to pay twice is kept
+ * per chain: a retry is refused when its original was paid, may have been, or was already
+ * retried; a re-sent original whose retry was paid is told as paid by that retry.
+ */
+import type { Problem } from '../../errors.js';
+import { type HeldRef, heldRef, retriesOf, tailOf } from '../../domain/chain.js';
+import type { PriorRow } from '../../domain/history.js';
+import { quoteValue } from '../../errors.js';
+import type { StagedRetry } from '../../state/index.js';
+
+/** "run 3f2a… on 2026-11-24 14:02 UTC". */
+export function runText(h: Pick<HeldRef, 'runId' | 'at'>): string {
+  const at = h.at === null ? '' : ` on ${h.at.slice(0, 16).replace('T', ' ')} UTC`;
+  return `run ${h.runId}${at}`;
+}
+
+/** What became of a chain's last retry, after "retried as X in run R". */
+export function tailText(tail: HeldRef): string {
+  switch (tail.kind) {
+    case 'success':
+      return 'which succeeded';
+    case 'pending':
+      return 'which is pending at the service';
+    case 'failed':
+      return `which ${tail.status ?? 'failed'} too: retry ${quoteValue(tail.ref)}, not the original (\`payouts runs show ${tail.runId} --failed-out FILE\`)`;
+    default:
+      return `whose outcome is not known: \`payouts send\` of that retry file reads it back`;
+  }
+}
+
+/** "retried as N1 in run R1, then as N2 in run R2", from the first retry to the tail. */
+function retriedText(first: HeldRef, tail: HeldRef): string {
+  const then =
+    tail.ref === first.ref ? '' : `, then as ${quoteValue(tail.ref)} in run ${tail.runId}`;
+  return `already retried as ${quoteValue(first.ref)} in run ${first.runId}${then}, ${tailText(tail)}`;
+}
+
+/** Why the original a retry row retries cannot be retried now, if it cannot. */
+function originProblem(
+  r: StagedRetry,
+  chain: Map<string, HeldRef> | undefined,
+): string | undefined {
+  const origin = chain?.get(r.retry_of);
+  if (!chain || !origin) return undefined;
+  const of = `retries reference_id ${quoteValue(r.retry_of)}, which`;
+  if (origin.kind === 'success' || origin.kind === 'pending') {
+    const said = origin.kind === 'success' ? 'was paid' : 'is pending at the service';
+    return `${of} ${said} (${runText(origin)}): a new reference would pay it again; clear this new_reference_id`;
+  }
+  if (origin.kind === 'doubt') {
+    return `${of} may have been sent (${runText(origin)}, outcome not known): read it back first: \`payouts send\` of the original file does`;
+  }
+  const first = retriesOf(chain, r.retry_of, r.reference_id)[0];
+  if (!first) return undefined;
+  const tail = tailOf(chain, first.ref) ?? first;
+  return `retries reference_id ${quoteValue(r.retry_of)}, ${retriedText(first, tail)}`;
+}
+
+/** Where another row is, as a message about a row of `file` names it. */
+function placeText(at: { file: string; location: string }, file: string): string {
+  return at.file === file ? at.location : `${at.file} ${at.location}`;
+}
+
+/** What a check of a run's retry rows needs: the chains by staged row, and what the history holds. */
+export interface RetryFacts {
+  chains: Map<number, Map<string, HeldRef>>;
+  rows: readonly PriorRow[];
+}
+
+/** What the history holds of the retry rows' own (new) references, by staged row. */
+function ownHeld(retries: StagedRetry[], rows: readonly PriorRow[]): Map<number, HeldRef[]> {
+  const retryRows = new Set(retries.map((r) => r.row));
+  const own = new Map<number, HeldRef[]>();
+  for (const r of rows) {
+    if (r.via !== undefined || !retryRows.has(r.row)) continue;
+    const list = own.get(r.row) ?? [];
+    list.push(heldRef(r, r.payout.reference_id));
+    own.set(r.row, list);
+  }
+  return own;
+}
+
+/**
+ * The problems of a run's retry rows (see the file's comment), each naming the row and why:
+ * a new_reference_id another payout holds, a payout retried twice in the files, or an
+ * original paid, in doubt, or already retried.
+ */
+export function retryProblems(retries: StagedRetry[], facts: RetryFacts): Problem[] {
+  const problems: Problem[] = [];
+  const first = new Map<string, StagedRetry>();
+  const own = ownHeld(retries, facts.rows);
+  for (const r of retries) {
+    const problem = (message: string) =>
+      problems.push({
+        file: r.file,
+        location: r.location,
+        field: 'new_reference_id',
+        value: r.reference_id,
+        message,
+      });
+    const other = (own.get(r.row) ?? []).find((h) => h.retryOf !== r.retry_of);
+    const twin = first.get(r.retry_of);
+    if (!twin) first.set(r.retry_of, r);
+    const why = originProblem(r, facts.chains.get(r.row));
+    if (r.alsoSent !== undefined) {
+      problem(
+        `retries reference_id ${quoteValue(r.retry_of)}, which ${placeText(r.alsoSent, r.file)} sends as well: both would be paid; remove one of the two rows`,
+      );
+    } else if (other) {
+      problem(
+        `is already used at this service by another payout (${runText(other)}${other.retryOf ? `, retrying ${quoteValue(other.retryOf)}` : ''}): give this row a new_reference_id never used`,
+      );
+    } else if (twin) {
+      problem(
+        `retries reference_id ${quoteValue(r.retry_of)}, as ${placeText(twin, r.file)} does: a payout is retried once; remove one of the two rows`,
+      );
+    } else if (why) problem(why);
+  }
+  return problems;
+}
