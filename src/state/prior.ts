@@ -10,6 +10,7 @@ import { type PayoutRow, payoutOf } from './run-state.js';
 import { lookupSql } from './journal-sql.js';
 import type { StagedPayout } from '../domain/records.js';
 import { MIGRATIONS } from './schema.js';
+import { paidRecipientsSql, recipientPages } from './recipients.js';
 
 /** A journal row of an earlier run that holds one of the references looked up. */
 export type PriorHit = Omit<PriorRow, 'row' | 'payout'> & { reference_id: string };
@@ -52,10 +53,44 @@ function query(intake: RunIntake, schema: string, service: string): PriorRow[] {
  */
 export function priorRows(intake: RunIntake, serviceKey: string, stateDir: string): PriorRow[] {
   const service = serviceId(serviceKey);
-  if (!intake.owned) return query(intake, 'main', service);
+  return readHistory(intake, stateDir, (schema) => query(intake, schema, service)) ?? [];
+}
+
+/**
+ * The recipients of `recipients` that runs of the service paid before (recipients.ts), read
+ * where priorRows reads.
+ */
+export function paidRecipients(
+  intake: RunIntake,
+  serviceKey: string,
+  stateDir: string,
+  recipients: Iterable<string>,
+): Set<string> {
+  const service = serviceId(serviceKey);
+  const paid = new Set<string>();
+  readHistory(intake, stateDir, (schema) => {
+    const sql = paidRecipientsSql('sqlite', schema);
+    for (const page of recipientPages(recipients)) {
+      for (const r of intake.db.prepare(sql).all(page, service) as Array<{ recipient: string }>)
+        paid.add(r.recipient);
+    }
+  });
+  return paid;
+}
+
+/**
+ * Runs `read` on the history of a send's rows: `main` when they are in state.db, else the
+ * state folder's state.db attached read-only as `history` (undefined when there is none).
+ */
+function readHistory<T>(
+  intake: RunIntake,
+  stateDir: string,
+  read: (schema: string) => T,
+): T | undefined {
+  if (!intake.owned) return read('main');
   const { db } = intake;
   const path = join(stateDir, STATE_DB);
-  if (!existsSync(path)) return [];
+  if (!existsSync(path)) return undefined;
   const lost = lostContents(path, stateDir);
   // Databases are attached and detached outside a transaction.
   intake.finish();
@@ -77,7 +112,7 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
       user_version: number;
     };
     if (version > MIGRATIONS.length) throw newerSchemaError(path, version, MIGRATIONS.length);
-    return query(intake, 'history', service);
+    return read('history');
   } catch (err) {
     // This private connection is not state.db's own: its errors are named here.
     throw stateError(err, path);

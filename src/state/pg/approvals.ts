@@ -279,9 +279,12 @@ export function approvedSharing(
 ): Promise<PreparedRun[]> {
   return preparedWhere(
     h,
-    `p.service_id = $1 AND EXISTS (SELECT 1 FROM approvals a WHERE a.prep = p.id AND a.decision = 'approved')
-     AND p.id IN (SELECT x.prep FROM prepared_payouts x WHERE x.reference_id = ANY($2::text[])
-       GROUP BY x.prep ORDER BY count(*) DESC LIMIT 1)`,
+    // Only approved runs compete, the newest on a tie: a rejected run sharing as many
+    // references is not what the file was meant to be.
+    `p.id IN (SELECT x.prep FROM prepared_payouts x JOIN prepared_runs q ON q.id = x.prep
+       WHERE q.service_id = $1 AND x.reference_id = ANY($2::text[])
+         AND EXISTS (SELECT 1 FROM approvals a WHERE a.prep = x.prep AND a.decision = 'approved')
+       GROUP BY x.prep ORDER BY count(*) DESC, x.prep DESC LIMIT 1)`,
     [serviceId(serviceKey), refs],
   );
 }

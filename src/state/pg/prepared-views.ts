@@ -1,0 +1,55 @@
+/**
+ * What a shared history knows about a prepared run's payouts, for the approver's screen
+ * (docs/approvals.md): recipients paid before, and what earlier runs hold of its references.
+ */
+import { lookupSql } from '../journal-sql.js';
+import { paidRecipientsSql, recipientPages } from '../recipients.js';
+import type { PgHistory } from './history.js';
+
+/** Those of `recipients` that runs of the service (its id) paid before (not failed or canceled). */
+export async function paidRecipientsIn(
+  h: PgHistory,
+  sid: string,
+  recipients: Iterable<string>,
+): Promise<Set<string>> {
+  const paid = new Set<string>();
+  const sql = paidRecipientsSql('pg');
+  for (const page of recipientPages(recipients)) {
+    const rows = (await h.rows(sql, [page, sid])) as Array<{
+      recipient: string;
+    }>;
+    for (const r of rows) paid.add(r.recipient);
+  }
+  return paid;
+}
+
+/** What an earlier run holds of a reference. */
+export interface EarlierHit {
+  reference_id: string;
+  run_id: string;
+  state: 'in_flight' | 'done' | 'unknown';
+  status: string | null;
+}
+
+/** What the runs of a service (its id) hold of these references (send's own lookup), by run. */
+export async function earlierHits(
+  h: PgHistory,
+  sid: string,
+  refs: string[],
+): Promise<EarlierHit[]> {
+  const out: EarlierHit[] = [];
+  const sql = lookupSql('pg').prior;
+  for (let i = 0; i < refs.length; i += 5_000) {
+    const page = JSON.stringify(refs.slice(i, i + 5_000));
+    out.push(...((await h.rows(sql, [page, sid])) as EarlierHit[]));
+  }
+  return out;
+}
+
+/** The service id a prepared run is for. */
+export async function preparedServiceId(h: PgHistory, id: number): Promise<string> {
+  const rows = (await h.rows('SELECT service_id FROM prepared_runs WHERE id = ?', [id])) as Array<{
+    service_id: string;
+  }>;
+  return rows[0]?.service_id ?? '';
+}

@@ -1,0 +1,31 @@
+/**
+ * Which recipients the runs of a service have paid before (docs/approvals.md: new recipients),
+ * written once for both databases, as journal-sql.ts writes its lookups.
+ */
+import type { Dialect } from './dialect.js';
+
+/**
+ * The recipients, of those given as one JSON array, that a run of the service paid or is
+ * paying (a result other than failed or canceled): parameters are the array and the service id.
+ */
+export function paidRecipientsSql(d: Dialect, schema?: string): string {
+  const s = schema ? `${schema}.` : '';
+  const texts = d === 'pg' ? 'json_array_elements_text(?::json)' : 'json_each(?)';
+  return `SELECT DISTINCT p.recipient FROM ${texts} j JOIN ${s}payouts p ON p.recipient = j.value
+      JOIN ${s}runs r ON r.id = p.run
+      JOIN ${s}results x ON x.run = p.run AND x.row = p.row
+    WHERE r.service_id = ? AND x.status NOT IN ('failed', 'canceled')`;
+}
+
+/** Recipients looked up a statement at a time. */
+export const RECIPIENT_PAGE = 5_000;
+
+/** `recipients` in pages of RECIPIENT_PAGE, each as a JSON array. */
+export function recipientPages(recipients: Iterable<string>): string[] {
+  const all = [...new Set(recipients)];
+  const pages: string[] = [];
+  for (let i = 0; i < all.length; i += RECIPIENT_PAGE) {
+    pages.push(JSON.stringify(all.slice(i, i + RECIPIENT_PAGE)));
+  }
+  return pages;
+}
