@@ -1,6 +1,7 @@
 import { serviceStatusKind, statusKind } from './domain/statuses.js';
 import {
   ApiError,
+  ApprovalStateError,
   BusyError,
   CredentialsError,
   InternalError,
@@ -24,6 +25,10 @@ export const ExitCode = {
   notFound: 6,
   unreachable: 7,
   busy: 8,
+  /** The approval rule asks another person's approval, not given yet (docs/approvals.md). */
+  awaitingApproval: 9,
+  rejected: 10,
+  expired: 11,
   interrupted: 130,
 } as const;
 
@@ -34,6 +39,14 @@ export function exitCodeForError(error: unknown): ExitCodeValue {
   if (error instanceof InternalError) return ExitCode.internal;
   if (error instanceof InterruptedError) return ExitCode.interrupted;
   if (error instanceof UsageError) return ExitCode.usage;
+  if (error instanceof ApprovalStateError) {
+    const { state } = error.approval;
+    return state === 'rejected'
+      ? ExitCode.rejected
+      : state === 'expired'
+        ? ExitCode.expired
+        : ExitCode.awaitingApproval;
+  }
   if (error instanceof BusyError) return ExitCode.busy;
   // The state database could not be used: nothing is wrong with the code, the run could not complete.
   if (error instanceof StateError) return ExitCode.unreachable;
@@ -70,12 +83,15 @@ export function exitCodeForServiceStatus(status: string): ExitCodeValue {
     : exitCodeForStatuses([status]);
 }
 
-/** Picks the most important of several exit codes: 130 > 1 > 2 > 8 > 3 > 7 > 6 > 4 > 5 > 0. */
+/** Picks the most important of several exit codes: 130 > 1 > 2 > 10 > 11 > 9 > 8 > 3 > 7 > 6 > 4 > 5 > 0. */
 export function worstExitCode(codes: Iterable<ExitCodeValue>): ExitCodeValue {
   const rank: ExitCodeValue[] = [
     ExitCode.interrupted,
     ExitCode.internal,
     ExitCode.usage,
+    ExitCode.rejected,
+    ExitCode.expired,
+    ExitCode.awaitingApproval,
     ExitCode.busy,
     ExitCode.credentials,
     ExitCode.unreachable,

@@ -76,7 +76,13 @@ export interface HistoryStore<Staged> {
   /** Makes the staged rows the run (or finds the run they resume) where the history is. */
   adopt(
     staged: Staged,
-    run: { runId: string; serviceKey: string; header: RunHeader; now: string },
+    run: {
+      runId: string;
+      serviceKey: string;
+      header: RunHeader;
+      now: string;
+      sendsNothing?: boolean;
+    },
   ): Promise<AdoptedRun>;
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { commandOf } from '../../src/core/documents.js';
 
 /** The schemas of docs/schema/, by the command whose --json document they describe. */
-const SCHEMAS = ['send', 'status', 'approve', 'approvals'] as const;
+const SCHEMAS = ['send', 'status', 'prepared-run', 'approvals'] as const;
 /** The commands whose document carries its exit code. */
 const WITH_EXIT_CODE = ['send', 'status'];
 
@@ -23,6 +23,18 @@ function validatorOf(command: string | undefined): ValidateFunction | undefined 
   return validate;
 }
 
+/** The schema a run's document follows: a prepared run has one shape wherever it is printed. */
+function schemaOf(argv: readonly string[], code: number): string | undefined {
+  const command = commandOf(argv);
+  if (command === 'approve') return 'prepared-run';
+  if (command === 'send' && argv.includes('--prepare') && code === 0) return 'prepared-run';
+  const show = argv.indexOf('show');
+  if (command === 'runs' && show >= 0 && /^p[0-9a-f]*$/.test(argv[show + 1] ?? '')) {
+    return 'prepared-run';
+  }
+  return command;
+}
+
 /**
  * Checks the stdout of a `send` or `status` run under --json: exactly one document, valid
  * against its schema, whose exit_code is the run's. Throws, failing the test, when it is not.
@@ -34,7 +46,7 @@ export function checkJsonDocument(
 ): void {
   if (!argv.includes('--json') || run.code === null) return;
   if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
-  const validate = validatorOf(commandOf(argv));
+  const validate = validatorOf(schemaOf(argv, run.code));
   if (!validate) return;
   const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
   let doc: { exit_code?: unknown };

@@ -9,6 +9,7 @@ interface ApproveFlags {
   reject?: boolean;
   reason?: string;
   stateUrl?: string;
+  all?: boolean;
 }
 
 /** Registers `payouts approve RUN`. */
@@ -20,6 +21,7 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
     .option('-y, --yes', 'approve without asking')
     .option('--reject', 'reject the run instead (with --reason)')
     .option('--reason <text>', 'why it is rejected')
+    .option('--all', 'list every payout in the table, not the first 50')
     .option(
       '--state-url <url>',
       'the shared history, postgres://… (default: PAYOUTS_STATE_URL, else the profile)',
@@ -27,8 +29,11 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
     .addHelpText(
       'after',
       `${examples('payouts approve p3f2a9c', 'payouts approve p3f2a9c --reject --reason "wrong month"')}
-Exit codes: 0 recorded; 2 refused (your own run, already decided or sent, expired, not
-confirmed, or no shared history), nothing recorded; 7 shared history unreachable.
+Shows every payout (those that call for attention first: new recipients, changes since the
+last approved or the rejected run, paid earlier, the largest), then asks.
+Exit codes: 0 recorded; 2 refused (your own run, already approved or sent, not confirmed,
+no shared history); 10 already rejected; 11 expired (nothing recorded in each);
+7 shared history unreachable.
 `,
     );
   defineAction<[string], ApproveFlags>(cmd, runtime, sink, async (ctx, flags, prepId) => {
@@ -50,6 +55,7 @@ confirmed, or no shared history), nothing recorded; 7 shared history unreachable
         url,
         prepId,
         yes: Boolean(flags.yes),
+        all: Boolean(flags.all),
         ...(flags.reject ? { reject: { reason: flags.reason!.trim() } } : {}),
       },
       ctx.output,

@@ -5,7 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PayoutRequest } from '../../api/types.js';
-import { UsageError } from '../../errors.js';
+import { type ApprovalBlock, ApprovalStateError, UsageError } from '../../errors.js';
+import { formatMinor } from '../../money/amount.js';
+import { shortTime } from '../../output/table.js';
 import type { CurrencyTotals } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText, shellWord } from '../../output/display.js';
@@ -17,6 +19,7 @@ import {
   type PreparedPayout,
   type PreparedRun,
   preparedByContent,
+  type RuleRow,
   preparedPayouts,
   recordEvent,
   ruleChanges,
@@ -81,25 +84,53 @@ function differences(mine: PreparedPayout[], approved: PreparedPayout[]): string
   return out.length > 10 ? [...out.slice(0, 10), `and ${out.length - 10} more`] : out;
 }
 
+/** The error that stops a send for want of approval: exit 9, 10 or 11 with the run named. */
+function blocked(
+  message: string,
+  state: ApprovalBlock,
+  p?: PreparedRun,
+  reason: string | null = null,
+): ApprovalStateError {
+  return new ApprovalStateError(message, {
+    state,
+    prepared_run_id: p?.prep_id ?? null,
+    reason,
+    expires_at: p?.expires_at ?? null,
+  });
+}
+
 /** Why these payouts may not be sent: no approved run holds exactly them. */
 async function refusal(
   h: PgHistory,
   run: GatedRun,
   mine: PreparedPayout[],
   same: PreparedRun[],
-): Promise<UsageError> {
+): Promise<ApprovalStateError> {
   const tail = `nothing was sent. Prepare them with \`${run.prepareCommand}\` and have another person run \`payouts approve RUN\``;
   const pending = same.find((p) => prepState(p) === 'prepared');
   if (pending) {
-    return new UsageError(
-      `these payouts need another person's approval: run ${pending.prep_id}, prepared by ${whoText(pending.prepared_by, pending)}, is not approved yet. Ask someone else to run \`payouts approve ${pending.prep_id}\`; nothing was sent`,
+    return blocked(
+      `these payouts need another person's approval: run ${pending.prep_id}, prepared by ${whoText(pending.prepared_by, pending)}, is not approved yet (it expires at ${shortTime(pending.expires_at)} UTC). Ask someone else to run \`payouts approve ${pending.prep_id}\`; nothing was sent`,
+      'awaiting_approval',
+      pending,
     );
   }
   const rejected = same.find((p) => prepState(p) === 'rejected');
   if (rejected) {
     const e = rejected.events[0]!;
-    return new UsageError(
-      `run ${rejected.prep_id} with these payouts was rejected by ${whoText(e.by_role, e)}${e.reason ? `: ${JSON.stringify(e.reason)}` : ''}; ${tail}`,
+    return blocked(
+      `run ${rejected.prep_id} with these payouts was rejected by ${whoText(e.by_role, e)} at ${shortTime(e.at)} UTC${e.reason ? `: ${JSON.stringify(e.reason)}` : ''}; ${tail}`,
+      'rejected',
+      rejected,
+      e.reason,
+    );
+  }
+  const expired = same.find((p) => prepState(p) === 'expired');
+  if (expired) {
+    return blocked(
+      `run ${expired.prep_id} with these payouts expired at ${shortTime(expired.expires_at)} UTC before anyone approved it; ${tail}`,
+      'expired',
+      expired,
     );
   }
   const near = (
@@ -111,28 +142,47 @@ async function refusal(
   )[0];
   if (near) {
     const diff = differences(mine, await preparedPayouts(h, near.id));
-    return new UsageError(
+    return blocked(
       `these payouts differ from approved run ${near.prep_id} (approved for ${near.inputs.map(displayText).join(' ')}): ${diff.join('; ')}; ${tail}`,
+      'awaiting_approval',
     );
   }
-  return new UsageError(
+  return blocked(
     `the approval rule of this service asks another person's approval of this run, and no approved run holds these payouts; ${tail}`,
+    'awaiting_approval',
   );
 }
 
-/**
- * Where the rule applies to a send, the approved run that holds exactly its payouts (a
- * UsageError naming what is missing otherwise); undefined where the rule does not apply.
- */
-export async function approvalFor(run: GatedRun): Promise<PreparedRun | undefined> {
+/** What the approval rule says of a send: approved, needed (the refusal), or not needed. */
+export type ApprovalStatus =
+  | { kind: 'approved'; prep: PreparedRun }
+  | { kind: 'needed'; refusal: ApprovalStateError }
+  | { kind: 'not needed'; why: string };
+
+/** Why a rule with thresholds does not apply: "EUR 6.00 is below the rule's threshold EUR 10.00". */
+function belowText(rule: RuleRow, run: GatedRun): string {
+  const parts = rule.above.map((a) => {
+    const total = formatMinor(
+      run.totals.minorOf(a.currency),
+      run.currencies.minorUnits(a.currency) ?? 2,
+    );
+    return `${a.currency} ${total} is not above the rule's threshold ${a.currency} ${a.amount}`;
+  });
+  return parts.join(', ');
+}
+
+/** Where the rule applies to a send, the approved run holding exactly its payouts, or why not. */
+export async function approvalStatus(run: GatedRun): Promise<ApprovalStatus> {
   return withShared(run.url, async (h) => {
     const rule = (await ruleChanges(h, run.serviceKey)).at(-1);
-    if (!ruleApplies(rule, run.totals, run.currencies)) return undefined;
+    if (!rule?.active) return { kind: 'not needed', why: 'this service has no approval rule' };
+    if (!ruleApplies(rule, run.totals, run.currencies))
+      return { kind: 'not needed', why: belowText(rule, run) };
     const { rows, content } = hashed(run.payouts);
     const same = await preparedByContent(h, run.serviceKey, content);
     const approved = same.find((p) => ['approved', 'sent'].includes(prepState(p)));
-    if (approved) return approved;
-    throw await refusal(h, run, rows, same);
+    if (approved) return { kind: 'approved', prep: approved };
+    return { kind: 'needed', refusal: await refusal(h, run, rows, same) };
   });
 }
 
@@ -183,11 +233,7 @@ export async function approvedFile(
         `no prepared run id starts with ${JSON.stringify(prepId)}: see payouts runs`,
       );
     const state = prepState(prep);
-    if (state !== 'approved' && state !== 'sent') {
-      throw new UsageError(
-        `run ${prep.prep_id} is ${state}, not approved: ${state === 'prepared' ? `another person approves it with \`payouts approve ${prep.prep_id}\`` : 'prepare the files again'}; nothing was sent`,
-      );
-    }
+    if (state !== 'approved' && state !== 'sent') throw notApproved(prep);
     const rows = (await preparedPayouts(h, prep.id)).map((p) =>
       [p.reference_id, p.amount, p.currency, p.recipient, p.description].map(cell).join(','),
     );
@@ -201,7 +247,48 @@ export async function approvedFile(
   });
 }
 
+/** Why `send --approved` of a run not approved sends nothing: awaiting, rejected or expired. */
+function notApproved(prep: PreparedRun): ApprovalStateError {
+  const state = prepState(prep);
+  const e = prep.events.find((x) => x.decision === 'rejected');
+  if (state === 'rejected' && e) {
+    return blocked(
+      `run ${prep.prep_id} was rejected by ${whoText(e.by_role, e)} at ${shortTime(e.at)} UTC${e.reason ? `: ${JSON.stringify(e.reason)}` : ''}: prepare the files again; nothing was sent`,
+      'rejected',
+      prep,
+      e.reason,
+    );
+  }
+  if (state === 'expired') {
+    return blocked(
+      `run ${prep.prep_id} expired at ${shortTime(prep.expires_at)} UTC before anyone approved it: prepare the files again; nothing was sent`,
+      'expired',
+      prep,
+    );
+  }
+  return blocked(
+    `run ${prep.prep_id} is not approved yet: another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); nothing was sent`,
+    'awaiting_approval',
+    prep,
+  );
+}
+
 /** The command that prepares these files, for messages. */
 export function prepareCommandOf(files: string[]): string {
   return `payouts send ${files.map(shellWord).join(' ')} --prepare`;
+}
+
+/** The `approval` of a send's --json document: the prepared run, who approved it and when. */
+export function approvalDocOf(prep: PreparedRun) {
+  const approvals = prep.events.filter((e) => e.decision === 'approved');
+  return {
+    prepared_run_id: prep.prep_id,
+    approvers: approvals.map((e) => ({
+      role: e.by_role,
+      os_user: e.os_user,
+      host: e.host,
+      at: e.at,
+    })),
+    approved_at: approvals.at(-1)?.at ?? null,
+  };
 }

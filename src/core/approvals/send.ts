@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
+import { shortTime } from '../../output/table.js';
 import { runIdFor, stagedPayouts } from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { refuseFailedEarlier } from '../send/failed-earlier.js';
@@ -17,7 +18,13 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import type { Output } from '../../output/output.js';
 import type { RunIntake } from '../../state/index.js';
 import type { RunPlan } from '../send/plan.js';
-import { approvalFor, approvedFile, prepareCommandOf, recordPrepared } from './gate.js';
+import {
+  type ApprovalStatus,
+  approvalStatus,
+  approvedFile,
+  prepareCommandOf,
+  recordPrepared,
+} from './gate.js';
 
 /**
  * `send --approved RUN`: writes the approved run's payouts to a private file, sent as any file
@@ -59,6 +66,8 @@ export interface GatedSend {
   readonly output: Output;
   readonly rows: RunIntake;
   priorRows(serviceKey: string): Promise<PriorRow[]>;
+  /** Those of `recipients` the service's runs paid before. */
+  paidRecipients(serviceKey: string, recipients: string[]): Promise<Set<string>>;
   destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination;
 }
 
@@ -74,12 +83,9 @@ function gated(run: GatedSend, serviceKey: string) {
   };
 }
 
-/**
- * The approved run holding exactly this run's payouts, where the service's approval rule
- * applies to it; a UsageError (nothing sent) naming what is missing when there is none.
- */
-export function approvalOf(run: GatedSend, serviceKey: string): Promise<PreparedRun | undefined> {
-  return approvalFor(gated(run, serviceKey));
+/** What the approval rule says of this run (the summary's Approval: line). */
+export function approvalStatusOf(run: GatedSend, serviceKey: string): Promise<ApprovalStatus> {
+  return approvalStatus(gated(run, serviceKey));
 }
 
 /**
@@ -88,7 +94,6 @@ export function approvalOf(run: GatedSend, serviceKey: string): Promise<Prepared
  */
 export async function prepareRun(run: GatedSend): Promise<number> {
   const { opts, plan, currencies, output, deps } = run;
-  if (output.json) throw new UsageError('send --prepare prints text: leave out --json');
   const where = await deps.preview();
   if (where.serviceKey === undefined || where.baseUrl === undefined) {
     throw new UsageError(
@@ -99,8 +104,17 @@ export async function prepareRun(run: GatedSend): Promise<number> {
   refuseFailedEarlier(prior, run.rows, runIdFor(where.serviceKey, plan.inputHash));
   const split = splitRun(plan, prior, currencies, opts.chunkSize);
   checkMaxTotals(split, opts.maxTotals, currencies);
-  const view = { plan, split, dest: run.destination(where, false), maxTotals: opts.maxTotals };
-  output.info(summaryText(view, currencies, output.errColor));
+  const grouped = output.stderrIsTerminal;
+  const { summaryNotes } = await import('../send/notes.js');
+  const notes = await summaryNotes(run, { ...where, sandbox: false }, grouped);
+  notes.approval = notes.approved
+    ? `${notes.approval} (an approved run already holds exactly these payouts)`
+    : notes.refusal
+      ? 'needed: another person approves this prepared run'
+      : `${notes.approval} (it is prepared all the same)`;
+  const dest = run.destination(where, grouped);
+  const view = { plan, split, dest, maxTotals: opts.maxTotals, notes };
+  if (!output.json) output.info(summaryText(view, currencies, output.errColor));
   const prep = await recordPrepared(gated(run, where.serviceKey), {
     service: where.baseUrl,
     inputs: plan.sources.map((s) => s.name),
@@ -109,9 +123,23 @@ export async function prepareRun(run: GatedSend): Promise<number> {
     ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
     ...(opts.note ? { note: opts.note } : {}),
   });
+  if (output.json) {
+    output.printJson(await preparedDocOf(deps.stateUrl!, prep));
+    return ExitCode.ok;
+  }
   output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
   output.info(
-    `Another person approves it with \`payouts approve ${prep.prep_id}\`; then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it (until ${prep.expires_at} to approve)`,
+    `Another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it`,
   );
   return ExitCode.ok;
+}
+
+/** A prepared run's one --json document, read back from the history. */
+async function preparedDocOf(url: string, prep: PreparedRun): Promise<unknown> {
+  const [{ withShared }, { preparedScreen }, { preparedDoc }] = await Promise.all([
+    import('./common.js'),
+    import('./screen.js'),
+    import('./screen-view.js'),
+  ]);
+  return withShared(url, async (h) => preparedDoc(await preparedScreen(h, prep)));
 }

@@ -134,7 +134,7 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
   const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {
     const listed = runs.map((r) => ({ kind: 'run' as const, ...summaryJson(r) }));
-    output.printJson([...listed, ...preps.map((p) => prepared!.preparedJson(p))]);
+    output.printJson([...listed, ...preps]);
     return 0;
   }
   if (!runs.length && !preps.length) {
@@ -216,10 +216,11 @@ export async function showRun(
   id: string,
   output: Output,
   retry?: RetryRequest,
+  all = false,
 ): Promise<number> {
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
-    if (await prepared.showPrepared(from.stateUrl, id, output)) return 0;
+    if (await prepared.showPrepared(from.stateUrl, id, output, all)) return 0;
   }
   const shown = await withRunReader(from, output, async (read) => {
     const found = await readRunIn(read, id);
@@ -239,7 +240,7 @@ export async function showRun(
   if (output.json) {
     output.printJson({
       ...summaryJson(summary),
-      ...(approval ? { approval: prepared!.preparedJson(approval) } : {}),
+      ...(approval ? { approval: approval.doc } : {}),
       ...(retry ? { failed_out: { file: retry.path, payout_count: written ?? 0 } } : {}),
       payouts: payouts.map((p) => ({
         reference_id: p.reference_id,
@@ -259,8 +260,8 @@ export async function showRun(
   );
   if (approval) {
     const { eventLines } = await import('../approvals/common.js');
-    output.printAside(`Approved run ${approval.prep_id}:`);
-    for (const line of eventLines(approval)) output.printAside(`  ${displayText(line)}`);
+    output.printAside(`Approved run ${approval.run.prep_id}:`);
+    for (const line of eventLines(approval.run)) output.printAside(`  ${displayText(line)}`);
   }
   const rows = payouts.map((p) => [
     displayText(p.reference_id),

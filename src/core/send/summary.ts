@@ -32,6 +32,8 @@ export interface SummaryView {
   split: RunSplit | null;
   dest: Destination;
   maxTotals: MaxTotal[];
+  /** The history's new recipients and the approval rule's word (notes.ts). */
+  notes?: { newRecipients: string; approval: string };
 }
 
 /** Width of the summary's labels. */
@@ -173,6 +175,10 @@ export function summaryText(
   lines.push(field('Service:', shown(dest.baseUrl, '(not set)'), c));
   lines.push(field('Profile:', shown(dest.profile, '(not set)'), c));
   lines.push(field('History:', dest.history, c));
+  if (view.notes) {
+    lines.push(field('New recipients:', view.notes.newRecipients, c));
+    lines.push(field('Approval:', view.notes.approval, c));
+  }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
   lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
   return lines.join('\n');

@@ -128,6 +128,22 @@ export function ruleChanges(h: PgHistory, serviceKey: string): Promise<RuleRow[]
   });
 }
 
+/**
+ * Refuses in plain words, before the database does with "permission denied", a role that may
+ * not change the rule: only the history's owner (or a superuser) is granted it.
+ */
+async function onlyOwner(c: pg.Client): Promise<void> {
+  const r = await c.query<{ may: boolean; role: string }>(
+    `SELECT has_table_privilege('approval_rules', 'INSERT') AS may, session_user AS role`,
+  );
+  const row = r.rows[0];
+  if (row && !row.may) {
+    throw new UsageError(
+      `only the owner of the history changes the rule: role ${row.role} may read it (payouts approvals show), not change it. Ask the administrator, who connects as the database's owner, to run this command; nothing was changed`,
+    );
+  }
+}
+
 /** Records a change of a service's rule (the database names who and when). */
 export function setRule(
   h: PgHistory,
@@ -136,6 +152,7 @@ export function setRule(
   who: Machine,
 ): Promise<void> {
   return h.write('recording the approval rule', async (c) => {
+    await onlyOwner(c);
     await c.query(
       `INSERT INTO approval_rules (service_id, service, active, above, expires_days, set_by,
          os_user, host, at) VALUES ($1, $2, $3, $4, $5, '', $6, $7, '')`,

@@ -53,3 +53,22 @@ export async function preparedServiceId(h: PgHistory, id: number): Promise<strin
   }>;
   return rows[0]?.service_id ?? '';
 }
+
+/** A prepared run's payout count and per-currency sums, computed from its payout rows. */
+export interface RowTotals {
+  prep: number;
+  currency: string;
+  count: number;
+  /** Exact, as PostgreSQL's numeric adds the decimal texts. */
+  total: string;
+}
+
+/** The payout rows of every prepared run summed per currency (for the list of runs). */
+export async function preparedRowTotals(h: PgHistory): Promise<RowTotals[]> {
+  const rows = (await h.rows(
+    `SELECT prep, currency, count(*) AS count, sum(amount::numeric)::text AS total
+     FROM prepared_payouts GROUP BY prep, currency ORDER BY prep, currency`,
+    [],
+  )) as Array<{ prep: number; currency: string; count: string; total: string }>;
+  return rows.map((r) => ({ ...r, count: Number(r.count) }));
+}

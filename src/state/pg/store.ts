@@ -45,6 +45,8 @@ export async function sharedHistory(
       const shared = await history.adopt(
         { ...run.header, runId: run.runId, serviceKey: run.serviceKey, now: run.now },
         () => stagedPages(staged, COPY_PAGE_ROWS),
+        // A run resumed only to find everything sent keeps its sender: it sends nothing.
+        run.sendsNothing === true,
       );
       return { mirror: history.mirrorOf(shared.id, shared.copied), lastReqFloor: shared.lastReq };
     },
