@@ -45,6 +45,8 @@ export interface GatedRun {
   currencies: CurrencyTable;
   /** The command that prepares these files, for the message. */
   prepareCommand: string;
+  /** A dry run's rows keep no descriptions: matched without them (dry-gate.ts). */
+  withoutDescriptions?: boolean;
 }
 
 /** The payouts with their approval hashes, and the content hash of them all. */
@@ -179,7 +181,14 @@ export async function approvalStatus(run: GatedRun): Promise<ApprovalStatus> {
     if (!ruleApplies(rule, run.totals, run.currencies))
       return { kind: 'not needed', why: belowText(rule, run) };
     const { rows, content } = hashed(run.payouts);
-    const same = await preparedByContent(h, run.serviceKey, content);
+    const loose = run.withoutDescriptions
+      ? await (await import('./dry-gate.js')).looseMatch(h, run.serviceKey, run.payouts)
+      : undefined;
+    const same = run.withoutDescriptions
+      ? loose
+        ? [loose]
+        : []
+      : await preparedByContent(h, run.serviceKey, content);
     const approved = same.find((p) => ['approved', 'sent'].includes(prepState(p)));
     if (approved) return { kind: 'approved', prep: approved };
     return { kind: 'needed', refusal: await refusal(h, run, rows, same) };

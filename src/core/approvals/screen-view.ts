@@ -115,7 +115,7 @@ function earlierCounts(s: PreparedScreen) {
 }
 
 /** What each row calls attention to, in words: new recipient, changed, sent earlier, largest. */
-export function attentionOf(s: PreparedScreen): Map<number, string[]> {
+export function attentionOf(s: PreparedScreen, grouped = false): Map<number, string[]> {
   const newRows = new Set(s.newRows.map((r) => r.row));
   const largest = new Set(s.largest.map((r) => r.row));
   const first = s.comparisons[0];
@@ -128,7 +128,9 @@ export function attentionOf(s: PreparedScreen): Map<number, string[]> {
     const c = changes.get(r.reference_id);
     if (c?.change === 'added') words.push(`added since ${first!.run.prep_id}`);
     if (c?.change === 'changed' && c.before)
-      words.push(`was ${c.before.currency} ${c.before.amount} to ${c.before.recipient}`);
+      words.push(
+        `was ${amountText(c.before.amount, c.before.currency, grouped)} to ${c.before.recipient}`,
+      );
     const e = s.earlier.get(r.reference_id);
     if (e) words.push(e === 'sent' ? 'sent earlier' : `${e} earlier`);
     if (largest.has(r.row)) words.push('largest');
@@ -193,7 +195,8 @@ function change(then: bigint, now: bigint): string {
 function comparisonLines(c: Comparison, s: PreparedScreen, grouped: boolean): string[] {
   const count = (k: RowChange['change']) => c.changes.filter((x) => x.change === k).length;
   const who = c.run.events.find((e) => e.decision !== 'sent');
-  const by = who ? ` by ${who.by_role} at ${whenText(who.at)}` : '';
+  const decided = who && who.decision !== c.state ? `; ${who.decision}` : '';
+  const by = who ? `${decided} by ${who.by_role} at ${whenText(who.at)}` : '';
   const why = who?.reason ? `: ${JSON.stringify(who.reason)}` : '';
   const what = c.relation === 'rejected_predecessor' ? 'the rejected run' : 'the last approved run';
   const lines = [
@@ -290,10 +293,13 @@ export async function screenTable(
   output: Output,
   opts: { all: boolean; grouped: boolean; toErr?: boolean },
 ): Promise<void> {
-  const attention = attentionOf(s);
-  const flagged = s.rows.filter((r) => attention.get(r.row)?.length);
-  const rest = s.rows.filter((r) => !attention.get(r.row)?.length);
-  const ordered = [...flagged, ...rest];
+  const attention = attentionOf(s, opts.grouped);
+  // Rows a person must look at first; those only among the largest next; then the rest.
+  const rank = (r: PreparedPayout) => {
+    const words = attention.get(r.row) ?? [];
+    return words.some((w) => w !== 'largest') ? 0 : words.length ? 1 : 2;
+  };
+  const ordered = [0, 1, 2].flatMap((k) => s.rows.filter((r) => rank(r) === k));
   const shown = opts.all ? ordered : ordered.slice(0, SCREEN_ROWS);
   const rows = shown.map((r) => [
     String(r.row + 1),
@@ -307,7 +313,7 @@ export async function screenTable(
   const head = ['row', 'reference_id', 'amount', 'currency', 'recipient', 'attention'];
   const layout = { wrap: ['recipient', 'attention'], below: ['attention'] };
   const table = await output.table(head, rows, layout);
-  const more = `${ordered.length - shown.length} more payouts without remarks: --all shows them, --json lists every one`;
+  const more = `${ordered.length - shown.length} more payouts: --all shows them, --json lists every one`;
   if (opts.toErr) output.info(table);
   else output.print(table);
   if (shown.length === ordered.length) return;

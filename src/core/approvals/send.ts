@@ -4,7 +4,8 @@ import { UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
-import { runIdFor, stagedPayouts } from '../../state/index.js';
+import type { PayoutRequest } from '../../api/types.js';
+import { runIdFor, stagedPages, stagedPayouts } from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { refuseFailedEarlier } from '../send/failed-earlier.js';
 import type { SendOptions } from '../send/options.js';
@@ -71,15 +72,27 @@ export interface GatedSend {
   destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination;
 }
 
+/** A dry run's staged payouts (no descriptions kept), as the gate takes them. */
+function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
+  const out: Array<{ row: number; payout: PayoutRequest }> = [];
+  for (const page of stagedPages(rows)) {
+    for (const { row, reference_id, amount, currency, recipient } of page) {
+      out.push({ row, payout: { reference_id, amount, currency, recipient } });
+    }
+  }
+  return out;
+}
+
 /** What the gate needs of a run: its payouts, totals and the command that prepares it. */
 function gated(run: GatedSend, serviceKey: string) {
   return {
     url: run.deps.stateUrl!,
     serviceKey,
-    payouts: stagedPayouts(run.rows),
+    payouts: run.opts.dryRun ? stagedOfDryRun(run.rows) : stagedPayouts(run.rows),
     totals: run.plan.totals,
     currencies: run.currencies,
     prepareCommand: prepareCommandOf(run.opts.files),
+    withoutDescriptions: run.opts.dryRun,
   };
 }
 

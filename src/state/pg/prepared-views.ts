@@ -72,3 +72,18 @@ export async function preparedRowTotals(h: PgHistory): Promise<RowTotals[]> {
   )) as Array<{ prep: number; currency: string; count: string; total: string }>;
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
 }
+
+/** The prepared runs of a service (its id) holding all `n` of these references, newest first. */
+export async function preparedHoldingAll(
+  h: PgHistory,
+  sid: string,
+  refs: string[],
+): Promise<number[]> {
+  const rows = (await h.rows(
+    `SELECT x.prep FROM prepared_payouts x JOIN prepared_runs q ON q.id = x.prep
+     WHERE q.service_id = ? AND x.reference_id IN (SELECT value FROM json_array_elements_text(?::json))
+     GROUP BY x.prep HAVING count(*) = ? ORDER BY x.prep DESC LIMIT 20`,
+    [sid, JSON.stringify(refs), refs.length],
+  )) as Array<{ prep: number }>;
+  return rows.map((r) => r.prep);
+}

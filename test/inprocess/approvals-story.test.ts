@@ -1,0 +1,281 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseJsonStdout } from '../helpers/cli.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
+import { freshDatabase, teamRoles } from '../helpers/pg.js';
+
+// Issue 40's story: the approver judges what they approve, every summary says whether the
+// rule applies, and CI drives prepare -> wait -> send with --json and exit codes alone.
+
+const fixture = ledgerPerTest();
+
+/** A payroll file: [reference, amount, recipient] rows in EUR. */
+function payroll(dir: string, name: string, rows: Array<[string, string, string]>): string {
+  const file = join(dir, name);
+  const lines = rows.map(([ref, amount, to]) => `${ref},${amount},EUR,${to},salary`);
+  writeFileSync(file, `reference_id,amount,currency,recipient,description\n${lines.join('\n')}\n`);
+  return file;
+}
+
+/** Five employees paid `amount` each, DEC-5 (or NOV-5) paid `fifth`, DEC-3 to `third`. */
+function month(
+  prefix: string,
+  fifth: string,
+  third = 'e3@ex.com',
+): Array<[string, string, string]> {
+  return [1, 2, 3, 4, 5].map((i) => [
+    `${prefix}-${i}`,
+    i === 5 ? fifth : '8000.00',
+    i === 3 ? third : `e${i}@ex.com`,
+  ]);
+}
+
+/** The prepared run document, as far as the story reads it. */
+interface PreparedDoc {
+  schema_version: number;
+  prepared_run_id: string;
+  state: string;
+  payout_count: number;
+  totals: Record<string, { count: number; total: string }>;
+  expires_at: string;
+  approve_command: string;
+  new_recipients: {
+    count: number;
+    totals: Record<string, { total: string }>;
+    recipients: Array<{ recipient: string }>;
+  };
+  compared_with: Array<{
+    relation: string;
+    prepared_run_id: string;
+    matched_by: string;
+    added_count: number;
+    removed_count: number;
+    changed_count: number;
+    totals_then: Record<string, { total: string }>;
+    totals_now: Record<string, { total: string }>;
+    changes: Array<{
+      change: string;
+      before: { recipient: string; amount: string } | null;
+      after: { recipient: string; amount: string } | null;
+    }>;
+  }>;
+  earlier: { sent_count: number; to_send_count: number };
+  duplicates: Array<{ prepared_run_id: string; state: string }>;
+  payouts: Array<{ reference_id: string; attention: string[] }>;
+}
+
+/** What CI reads of a send document. */
+interface SendDoc {
+  exit_code: number;
+  run_id: string | null;
+  error: {
+    approval?: { state: string; prepared_run_id: string | null; reason: string | null };
+  } | null;
+  approval?: { prepared_run_id: string; approvers: Array<{ role: string }> };
+}
+
+describe('the approval story: two months of payroll', () => {
+  it('a swapped recipient is flagged, rejected, corrected, compared, and CI sends it by exit codes', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const [anaHome, bobHome, ciHome] = [fixture.home(), fixture.home(), fixture.home()];
+    const run = (home: typeof anaHome, url: string, args: string[], opts: MainOptions = {}) =>
+      runMain(args, {
+        ...opts,
+        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url, NO_COLOR: '1' },
+        clock: new FakeClock(),
+      });
+    expect((await run(anaHome, admin, ['approvals', 'require'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    const prepare = async (file: string) => {
+      const r = await run(anaHome, ana, ['send', file, '--prepare', '--json']);
+      expect(r.code).toBe(0);
+      return parseJsonStdout<PreparedDoc>(r);
+    };
+    /** CI: sends an approved run; the exit code alone says what happened. */
+    const ci = async (prep: string, as = ana) => {
+      const r = await run(ciHome, as, ['send', '--approved', prep, '--yes', '--json']);
+      return { code: r.code, doc: parseJsonStdout<SendDoc>(r) };
+    };
+
+    // November: everyone is new to this history; CI waits (exit 9) until Bob approves.
+    const nov = await prepare(payroll(anaHome.dir, 'nov.csv', month('NOV', '8000.00')));
+    expect(nov.schema_version).toBe(1);
+    expect(nov.payout_count).toBe(5);
+    expect(nov.totals.EUR!.total).toBe('40000.00');
+    expect(nov.new_recipients.count).toBe(5);
+    expect(nov.approve_command).toBe(`payouts approve ${nov.prepared_run_id}`);
+    expect(nov.expires_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const waiting = await ci(nov.prepared_run_id);
+    expect(waiting.code).toBe(9);
+    expect(waiting.doc.error?.approval).toEqual(
+      expect.objectContaining({ state: 'awaiting_approval', prepared_run_id: nov.prepared_run_id }),
+    );
+    expect(svc.creates).toBe(0);
+    const approved = await run(bobHome, bob, ['approve', nov.prepared_run_id, '--yes', '--json']);
+    expect(parseJsonStdout<PreparedDoc>(approved).state).toBe('approved');
+    const sent = await ci(nov.prepared_run_id);
+    expect(sent.code).toBe(0);
+    expect(sent.doc.approval?.prepared_run_id).toBe(nov.prepared_run_id);
+    expect(sent.doc.approval?.approvers.map((a) => a.role.slice(0, 4))).toEqual(['bob_']);
+    expect(svc.held.size).toBe(5);
+
+    // December: e3's pay goes to a new address, and DEC-5 is 45,000.00.
+    const decFile = payroll(
+      anaHome.dir,
+      'dec.csv',
+      month('DEC', '45000.00', 'mallory+new@evil.example'),
+    );
+    const dec = await prepare(decFile);
+    expect(dec.new_recipients.count).toBe(1);
+    expect(dec.new_recipients.recipients[0]!.recipient).toBe('mallory+new@evil.example');
+    expect(dec.new_recipients.totals.EUR!.total).toBe('8000.00');
+    const vsNov = dec.compared_with[0]!;
+    expect(vsNov).toMatchObject({
+      relation: 'last_approved',
+      prepared_run_id: nov.prepared_run_id,
+      matched_by: 'recipient',
+      added_count: 1,
+      removed_count: 1,
+      changed_count: 1,
+    });
+    expect(vsNov.totals_then.EUR!.total).toBe('40000.00');
+    expect(vsNov.totals_now.EUR!.total).toBe('77000.00');
+    expect(dec.payouts.find((p) => p.reference_id === 'DEC-3')!.attention).toContain(
+      'new recipient',
+    );
+
+    // Bob's screen on a terminal: the swapped row first, flagged; the growth against November.
+    const screen = await run(bobHome, bob, ['runs', 'show', dec.prepared_run_id], {
+      terminal: { columns: 160 },
+    });
+    expect(screen.code).toBe(0);
+    expect(screen.stdout).toMatch(
+      /New recipients: 1, EUR 8,000\.00 \(1 payout\): mallory\+new@evil\.example/,
+    );
+    expect(screen.stdout).toMatch(/EUR 40,000\.00 then, EUR 77,000\.00 now \(\+92\.5 %\)/);
+    const table = screen.stdout.split('\n');
+    const head = table.findIndex((l) => /^row +reference_id +amount/.test(l));
+    expect(table[head + 1]).toMatch(
+      /^3 +DEC-3 +8,000\.00 +EUR +mallory\+new@evil\.example +new recipient/,
+    );
+    expect(table[head + 2]).toMatch(/^5 +DEC-5 +45,000\.00 .*was EUR 8,000\.00 to e5@ex\.com/);
+
+    // Rejected, with a reason CI and the clerk both get, each with exit 10.
+    const reason = 'DEC-3 goes to a new address: check it with e3';
+    const rejected = await run(bobHome, bob, [
+      'approve',
+      dec.prepared_run_id,
+      '--reject',
+      '--reason',
+      reason,
+      '--yes',
+      '--json',
+    ]);
+    expect(parseJsonStdout<PreparedDoc>(rejected).state).toBe('rejected');
+    const refused = await ci(dec.prepared_run_id);
+    expect(refused.code).toBe(10);
+    expect(refused.doc.error?.approval).toMatchObject({ state: 'rejected', reason });
+    const clerk = await run(anaHome, ana, ['send', decFile, '--yes']);
+    expect(clerk.code).toBe(10);
+    expect(clerk.stderr).toContain(reason);
+
+    // Corrected and prepared again: compared with the rejected run, row by row.
+    const fixed = payroll(anaHome.dir, 'dec-fixed.csv', month('DEC', '45000.00'));
+    const dec2 = await prepare(fixed);
+    expect(dec2.new_recipients.count).toBe(0);
+    expect(dec2.compared_with.map((c) => [c.relation, c.prepared_run_id])).toEqual([
+      ['rejected_predecessor', dec.prepared_run_id],
+      ['last_approved', nov.prepared_run_id],
+    ]);
+    expect(dec2.compared_with[0]).toMatchObject({ matched_by: 'reference_id', changed_count: 1 });
+    expect(dec2.compared_with[0]!.changes[0]).toMatchObject({
+      change: 'changed',
+      before: { recipient: 'mallory+new@evil.example' },
+      after: { recipient: 'e3@ex.com' },
+    });
+    // A dry run says the send would be refused, and why.
+    const dry = await run(anaHome, ana, ['send', fixed, '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toMatch(
+      new RegExp(
+        `Approval: +needed: run ${dec2.prepared_run_id} awaits another person's approval \\(the send will be refused\\)`,
+      ),
+    );
+    expect(dry.stderr).toMatch(/New recipients: none/);
+    // The same file prepared twice is flagged.
+    const again = await prepare(fixed);
+    expect(again.duplicates).toEqual([
+      { prepared_run_id: dec2.prepared_run_id, state: 'prepared' },
+    ]);
+
+    // CI: prepare -> wait -> send, by exit codes alone.
+    const codes: number[] = [];
+    let last = await ci(dec2.prepared_run_id);
+    codes.push(last.code);
+    const ok = await run(bobHome, bob, ['approve', dec2.prepared_run_id, '--yes']);
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(
+      /Against the rejected run p\w+ \(rejected by bob_\w+ at .* UTC: "DEC-3 goes/,
+    );
+    last = await ci(dec2.prepared_run_id);
+    codes.push(last.code);
+    expect(codes).toEqual([9, 0]);
+    expect(svc.held.get('DEC-3')).toBeDefined();
+    expect([...svc.held.keys()].filter((k) => k.startsWith('DEC')).length).toBe(5);
+    expect(svc.appliedTwice()).toEqual([]);
+
+    // The record stays true: Bob's re-run sends nothing and does not become the sender.
+    const rerun = await ci(dec2.prepared_run_id, bob);
+    expect(rerun.code).toBe(0);
+    const runs = parseJsonStdout<
+      Array<{
+        kind: string;
+        run_id?: string;
+        sent_by?: { db_user: string };
+        prepared_run_id?: string;
+        state?: string;
+      }>
+    >(await run(bobHome, bob, ['runs', '--json']));
+    const decRun = runs.find((r) => r.run_id === last.doc.run_id)!;
+    expect(decRun.sent_by!.db_user).toMatch(/^ana_/);
+    expect(runs.find((r) => r.prepared_run_id === dec2.prepared_run_id)!.state).toBe('sent');
+    const after = await run(bobHome, bob, ['runs', 'show', dec2.prepared_run_id, '--json']);
+    expect(parseJsonStdout<PreparedDoc>(after).earlier).toEqual(
+      expect.objectContaining({ sent_count: 5, to_send_count: 0 }),
+    );
+  });
+
+  it('a summary names the rule: not needed below the threshold, not checked on a local history', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    expect(
+      (
+        await runMain(['approvals', 'require', '--above', 'EUR=100.00'], {
+          env: { ...svc.env(home.env), PAYOUTS_STATE_URL: admin },
+        })
+      ).code,
+    ).toBe(0);
+    const { ana } = await teamRoles(admin);
+    const file = payroll(home.dir, 'small.csv', [['S-1', '12.00', 'x@ex.com']]);
+    const shared = await runMain(['send', file, '--dry-run'], {
+      env: { ...svc.env(home.env), PAYOUTS_STATE_URL: ana },
+    });
+    expect(shared.stderr).toMatch(
+      /Approval: +not needed: EUR 12\.00 is not above the rule's threshold EUR 100\.00/,
+    );
+    const local = await runMain(['send', file, '--yes'], { env: svc.env(home.env) });
+    expect(local.code).toBe(0);
+    expect(local.stderr).toMatch(
+      /Approval: +not checked: this history is local \(the team's rule lives in its shared history\)/,
+    );
+    expect(local.stderr).toMatch(/New recipients: 1, EUR 12\.00/);
+    // Paid once, the recipient is not new any more.
+    const next = payroll(home.dir, 'next.csv', [['S-2', '3.00', 'x@ex.com']]);
+    const again = await runMain(['send', next, '--dry-run'], { env: svc.env(home.env) });
+    expect(again.stderr).toMatch(/New recipients: none/);
+  });
+});
