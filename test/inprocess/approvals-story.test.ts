@@ -278,4 +278,28 @@ describe('the approval story: two months of payroll', () => {
     const again = await runMain(['send', next, '--dry-run'], { env: svc.env(home.env) });
     expect(again.stderr).toMatch(/New recipients: none/);
   });
+
+  it("a clerk's profile: the base URL without a secret, the history checked alone, --prepare", async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const owner = { ...svc.env(home.env), PAYOUTS_STATE_URL: admin };
+    expect((await runMain(['approvals', 'require'], { env: owner })).code).toBe(0);
+    const { ana } = await teamRoles(admin);
+    // No credentials, no base URL in the environment: only what the profile stores.
+    const clerk = { ...home.env, PAYOUTS_STATE_URL: ana };
+    const set = await runMain(['config', 'set', 'base_url', svc.url], { env: clerk });
+    expect(set.code).toBe(0);
+    const check = await runMain(['config', 'check'], { env: clerk });
+    expect(check.code).toBe(0);
+    expect(check.stdout).toMatch(/^Shared history reached at .*role ana_\w+/);
+    expect(check.stdout).toMatch(/No credentials \(no Client-Id and Client-Secret .*not to send/);
+    const file = payroll(home.dir, 'jan.csv', [['JAN-1', '1500.00', 'e1@ex.com']]);
+    const prepared = await runMain(['send', file, '--prepare'], { env: clerk });
+    expect(prepared.code).toBe(0);
+    expect(prepared.stderr).toMatch(/Totals: +EUR 1500\.00 +\(1 payout\)/);
+    expect(prepared.stderr).toMatch(/Approval: +needed: another person approves this prepared run/);
+    expect(prepared.stderr).toMatch(/until \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(svc.creates).toBe(0);
+  });
 });
