@@ -64,6 +64,7 @@ Exit codes:
   3  credentials missing/rejected  6  payout not found
   8  another send to the service   7  service unreachable or outcome unknown
      is running (--wait waits)     130 interrupted
+  9, 10, 11  the approval rule stops the run: awaiting approval, rejected, expired
 In CI a job may see 124 (timeout without --preserve-status) or 143 (npx killed by
 SIGTERM) instead of 130: the --json document's exit_code is payouts' own.
 
