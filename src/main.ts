@@ -64,7 +64,8 @@ Exit codes:
   3  credentials missing/rejected  6  payout not found
   8  another send to the service   7  service unreachable or outcome unknown
      is running (--wait waits)     130 interrupted
-  9, 10, 11  the approval rule stops the run: awaiting approval, rejected, expired
+  9  awaiting another person's     10 the prepared run was rejected
+     approval (nothing was sent)   11 the prepared run expired
 In CI a job may see 124 (timeout without --preserve-status) or 143 (npx killed by
 SIGTERM) instead of 130: the --json document's exit_code is payouts' own.
 
