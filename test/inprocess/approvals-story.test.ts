@@ -302,4 +302,120 @@ describe('the approval story: two months of payroll', () => {
     expect(prepared.stderr).toMatch(/until \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     expect(svc.creates).toBe(0);
   });
+
+  it('a prepared run reads sending, then partly sent, while its run is unfinished', async () => {
+    const admin = await freshDatabase();
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let posted!: () => void;
+    const inFlight = new Promise<void>((r) => {
+      posted = r;
+    });
+    const stop = new AbortController();
+    const svc = await fixture.start((n) => {
+      if (n !== 1) return {};
+      posted();
+      return { hold: held };
+    });
+    const home = fixture.home();
+    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
+    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    const rows = month('FEB', '8000.00');
+    const file = payroll(home.dir, 'feb.csv', rows);
+    const prep = parseJsonStdout<PreparedDoc>(
+      await runMain(['send', file, '--prepare', '--json'], { env: env(ana) }),
+    ).prepared_run_id;
+    expect((await runMain(['approve', prep, '--yes'], { env: env(bob) })).code).toBe(0);
+    const state = async () =>
+      parseJsonStdout<PreparedDoc>(
+        await runMain(['runs', 'show', prep, '--json'], { env: env(bob) }),
+      ).state;
+    const sending = runMain(
+      ['send', '--approved', prep, '--yes', '--chunk-size', '2', '--concurrency', '1'],
+      { env: env(ana), clock: new FakeClock(), interrupt: stop.signal },
+    );
+    await inFlight;
+    expect(await state()).toBe('sending');
+    // Stopped after its first request: the rest is not sent.
+    stop.abort();
+    release();
+    expect((await sending).code).toBe(130);
+    expect(svc.held.size).toBe(2);
+    expect(await state()).toBe('partly sent');
+  });
+
+  it('the screen counts the payout rows, pages past 50 rows, and is plain rows on a pipe', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
+    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    const rows = Array.from({ length: 60 }, (_, i): [string, string, string] => [
+      `R-${i + 1}`,
+      '10.00',
+      `p${i + 1}@ex.com`,
+    ]);
+    const prep = parseJsonStdout<PreparedDoc>(
+      await runMain(['send', payroll(home.dir, 'big.csv', rows), '--prepare', '--json'], {
+        env: env(ana),
+      }),
+    ).prepared_run_id;
+    const piped = await runMain(['runs', 'show', prep], { env: env(bob) });
+    const lines = piped.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('row\treference_id\tamount\tcurrency\trecipient\tattention');
+    expect(lines).toHaveLength(51);
+    expect(piped.stderr).toMatch(/^10 more payouts: --all shows them/m);
+    const all = await runMain(['runs', 'show', prep, '--all'], { env: env(bob) });
+    expect(all.stdout.trimEnd().split('\n')).toHaveLength(61);
+    // A header that claims other figures than its rows (issue 39) does not reach the screen.
+    const forged = await forge(ana, prep);
+    if (forged.ok) {
+      const shown = parseJsonStdout<PreparedDoc>(
+        await runMain(['runs', 'show', forged.prep, '--json'], { env: env(bob) }),
+      );
+      expect(shown.payout_count).toBe(60);
+      expect(shown.totals.EUR!.total).toBe('600.00');
+    } else {
+      expect(forged.error).toMatch(/./);
+    }
+  });
 });
+
+/** Records, as `url`'s role, a copy of prepared run `prep` whose header claims 1 payout of EUR 1.00. */
+async function forge(
+  url: string,
+  prep: string,
+): Promise<{ ok: true; prep: string } | { ok: false; error: string }> {
+  const { default: pg } = await import('pg');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const id = 'p0000000000f0a9e';
+  try {
+    await c.query('BEGIN');
+    const r = await c.query<{ id: number }>(
+      `INSERT INTO prepared_runs (prep_id, service_id, service, inputs, content_hash, payout_count,
+         totals, batch_reference, webhook_url, note, prepared_by, os_user, host, created_at, expires_at)
+       SELECT $1, service_id, service, inputs, content_hash, 1, '{"EUR":{"count":1,"total":"1.00"}}',
+         batch_reference, webhook_url, note, '', os_user, host, '', ''
+       FROM prepared_runs WHERE prep_id = $2 RETURNING id`,
+      [id, prep],
+    );
+    await c.query(
+      `INSERT INTO prepared_payouts (prep, row, reference_id, amount, currency, recipient, description, hash)
+       SELECT $1, x.row, x.reference_id, x.amount, x.currency, x.recipient, x.description, x.hash
+       FROM prepared_payouts x JOIN prepared_runs p ON p.id = x.prep WHERE p.prep_id = $2`,
+      [r.rows[0]!.id, prep],
+    );
+    await c.query('COMMIT');
+    return { ok: true, prep: id };
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    return { ok: false, error: (err as Error).message };
+  } finally {
+    await c.end();
+  }
+}
