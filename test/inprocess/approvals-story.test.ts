@@ -223,6 +223,18 @@ describe('the approval story: two months of payroll', () => {
     last = await ci(dec2.prepared_run_id);
     codes.push(last.code);
     expect(codes).toEqual([9, 0]);
+    // A file changed after the approval is compared with the approved run, not the rejected one.
+    const edited = month('DEC', '45000.00');
+    edited[1] = ['DEC-2', '8000.01', 'e2@ex.com'];
+    const late = await run(anaHome, ana, [
+      'send',
+      payroll(anaHome.dir, 'dec-edit.csv', edited),
+      '--yes',
+    ]);
+    expect(late.code).toBe(9);
+    expect(late.stderr).toContain(
+      `differ from approved run ${dec2.prepared_run_id} (approved for ${fixed}): DEC-2: 8000.01 EUR to e2@ex.com here, 8000.00 EUR to e2@ex.com approved`,
+    );
     expect(svc.held.get('DEC-3')).toBeDefined();
     expect([...svc.held.keys()].filter((k) => k.startsWith('DEC')).length).toBe(5);
     expect(svc.appliedTwice()).toEqual([]);
