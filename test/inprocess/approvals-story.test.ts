@@ -210,6 +210,10 @@ describe('the approval story: two months of payroll', () => {
     expect(again.duplicates).toEqual([
       { prepared_run_id: dec2.prepared_run_id, state: 'prepared' },
     ]);
+    const third = await run(anaHome, ana, ['send', fixed, '--prepare']);
+    expect(third.stderr).toContain(
+      `warning: run ${again.prepared_run_id} (prepared) already holds exactly these payouts`,
+    );
 
     // CI: prepare -> wait -> send, by exit codes alone.
     const codes: number[] = [];

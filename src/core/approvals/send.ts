@@ -136,9 +136,15 @@ export async function prepareRun(run: GatedSend): Promise<number> {
     ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
     ...(opts.note ? { note: opts.note } : {}),
   });
+  const doc = await preparedDocOf(deps.stateUrl!, prep);
   if (output.json) {
-    output.printJson(await preparedDocOf(deps.stateUrl!, prep));
+    output.printJson(doc);
     return ExitCode.ok;
+  }
+  for (const d of doc.duplicates) {
+    output.warn(
+      `run ${d.prepared_run_id} (${d.state}) already holds exactly these payouts: one of the two is enough; the other expires unused`,
+    );
   }
   output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
   output.info(
@@ -148,7 +154,10 @@ export async function prepareRun(run: GatedSend): Promise<number> {
 }
 
 /** A prepared run's one --json document, read back from the history. */
-async function preparedDocOf(url: string, prep: PreparedRun): Promise<unknown> {
+async function preparedDocOf(
+  url: string,
+  prep: PreparedRun,
+): Promise<ReturnType<typeof import('./screen-view.js').preparedDoc>> {
   const [{ withShared }, { preparedScreen }, { preparedDoc }] = await Promise.all([
     import('./common.js'),
     import('./screen.js'),
