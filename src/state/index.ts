@@ -17,8 +17,10 @@ export {
 export {
   hasHistory,
   priorRows,
+  stagedAmountsTo,
   stagedLocations,
   stagedPages,
+  stagedRecipients,
   stagedPayouts,
 } from './prior.js';
 export type { PgHistory } from './pg/history.js';

@@ -64,18 +64,49 @@ export function paidRecipients(
   intake: RunIntake,
   serviceKey: string,
   stateDir: string,
-  recipients: Iterable<string>,
-): Set<string> {
+  recipients: () => string[],
+): Set<string> | null {
   const service = serviceId(serviceKey);
-  const paid = new Set<string>();
-  readHistory(intake, stateDir, (schema) => {
+  const read = (schema: string) => {
+    if (intake.db.prepare(lookupSql('sqlite', schema).hasRuns).get(service) === undefined) {
+      return null;
+    }
+    const paid = new Set<string>();
     const sql = paidRecipientsSql('sqlite', schema);
-    for (const page of recipientPages(recipients)) {
+    for (const page of recipientPages(recipients())) {
       for (const r of intake.db.prepare(sql).all(page, service) as Array<{ recipient: string }>)
         paid.add(r.recipient);
     }
-  });
-  return paid;
+    return paid;
+  };
+  return readHistory(intake, stateDir, read) ?? null;
+}
+
+/** Where a run's staged rows are: a dry run's view, or the run's rows of payouts. */
+function stagedFrom(intake: RunIntake): string {
+  return intake.owned ? 'staged' : `payouts WHERE run = ${intake.id}`;
+}
+
+/** The distinct recipients of a run's staged rows. */
+export function stagedRecipients(intake: RunIntake): string[] {
+  intake.finish();
+  const sql = `SELECT DISTINCT recipient FROM ${stagedFrom(intake)}`;
+  return (intake.db.prepare(sql).all() as Array<{ recipient: string }>).map((r) => r.recipient);
+}
+
+/** The amounts of a run's staged rows to these recipients (given as a JSON array). */
+export function stagedAmountsTo(
+  intake: RunIntake,
+  recipients: string,
+): Array<{ currency: string; amount: string }> {
+  const from = stagedFrom(intake);
+  const where = `${from.includes('WHERE') ? ' AND' : ' WHERE'} recipient IN (SELECT value FROM json_each(?))`;
+  return intake.db
+    .prepare(`SELECT currency, amount FROM ${from}${where}`)
+    .all(recipients) as Array<{
+    currency: string;
+    amount: string;
+  }>;
 }
 
 /**

@@ -11,10 +11,11 @@ import type { Dialect } from './dialect.js';
 export function paidRecipientsSql(d: Dialect, schema?: string): string {
   const s = schema ? `${schema}.` : '';
   const texts = d === 'pg' ? 'json_array_elements_text(?::json)' : 'json_each(?)';
-  return `SELECT DISTINCT p.recipient FROM ${texts} j JOIN ${s}payouts p ON p.recipient = j.value
-      JOIN ${s}runs r ON r.id = p.run
-      JOIN ${s}results x ON x.run = p.run AND x.row = p.row
-    WHERE r.service_id = ? AND x.status NOT IN ('failed', 'canceled')`;
+  // EXISTS stops at the first payment found: a recipient paid a million times costs one probe.
+  return `SELECT j.value AS recipient FROM ${texts} j WHERE EXISTS (
+      SELECT 1 FROM ${s}payouts p JOIN ${s}runs r ON r.id = p.run
+        JOIN ${s}results x ON x.run = p.run AND x.row = p.row
+      WHERE p.recipient = j.value AND r.service_id = ? AND x.status NOT IN ('failed', 'canceled'))`;
 }
 
 /**

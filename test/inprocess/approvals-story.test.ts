@@ -288,7 +288,9 @@ describe('the approval story: two months of payroll', () => {
     expect(local.stderr).toMatch(
       /Approval: +not checked: this history is local \(the team's rule lives in its shared history\)/,
     );
-    expect(local.stderr).toMatch(/New recipients: 1, EUR 12\.00/);
+    expect(local.stderr).toMatch(
+      /New recipients: all: this history has paid no one at this service yet \(EUR 12\.00\)/,
+    );
     // Paid once, the recipient is not new any more.
     const next = payroll(home.dir, 'next.csv', [['S-2', '3.00', 'x@ex.com']]);
     const again = await runMain(['send', next, '--dry-run'], { env: svc.env(home.env) });

@@ -180,9 +180,10 @@ export async function approvalStatus(run: GatedRun): Promise<ApprovalStatus> {
     if (!rule?.active) return { kind: 'not needed', why: 'this service has no approval rule' };
     if (!ruleApplies(rule, run.totals, run.currencies))
       return { kind: 'not needed', why: belowText(rule, run) };
-    const { rows, content } = hashed(run.payouts);
+    const payouts = run.payouts;
+    const { rows, content } = hashed(payouts);
     const loose = run.withoutDescriptions
-      ? await (await import('./dry-gate.js')).looseMatch(h, run.serviceKey, run.payouts)
+      ? await (await import('./dry-gate.js')).looseMatch(h, run.serviceKey, payouts)
       : undefined;
     const same = run.withoutDescriptions
       ? loose

@@ -67,15 +67,16 @@ export interface GatedSend {
   readonly output: Output;
   readonly rows: RunIntake;
   priorRows(serviceKey: string): Promise<PriorRow[]>;
-  /** Those of `recipients` the service's runs paid before. */
-  paidRecipients(serviceKey: string, recipients: string[]): Promise<Set<string>>;
+  /** Those of the recipients the service's runs paid before; null: the history has no run of it. */
+  paidRecipients(serviceKey: string, recipients: () => string[]): Promise<Set<string> | null>;
   destination(where: { baseUrl?: string; profile?: string }, grouped: boolean): Destination;
 }
 
 /** A dry run's staged payouts (no descriptions kept), as the gate takes them. */
 function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
   const out: Array<{ row: number; payout: PayoutRequest }> = [];
-  for (const page of stagedPages(rows)) {
+  // One page: a dry run's rows are a view, which a page at a time would read again and again.
+  for (const page of stagedPages(rows, Number.MAX_SAFE_INTEGER)) {
     for (const { row, reference_id, amount, currency, recipient } of page) {
       out.push({ row, payout: { reference_id, amount, currency, recipient } });
     }
@@ -88,7 +89,10 @@ function gated(run: GatedSend, serviceKey: string) {
   return {
     url: run.deps.stateUrl!,
     serviceKey,
-    payouts: run.opts.dryRun ? stagedOfDryRun(run.rows) : stagedPayouts(run.rows),
+    // Read only once the rule is known to apply.
+    get payouts() {
+      return run.opts.dryRun ? stagedOfDryRun(run.rows) : stagedPayouts(run.rows);
+    },
     totals: run.plan.totals,
     currencies: run.currencies,
     prepareCommand: prepareCommandOf(run.opts.files),

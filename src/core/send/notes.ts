@@ -5,7 +5,7 @@
 import { CurrencyTotals, groupThousands } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { shortTime } from '../../output/table.js';
-import { stagedPages } from '../../state/index.js';
+import { stagedAmountsTo, stagedRecipients } from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import type { GatedSend } from '../approvals/send.js';
 import { minorOf } from '../approvals/screen.js';
@@ -20,27 +20,32 @@ export interface SummaryNotes {
   refusal?: Error;
 }
 
-/** What the notes need of a run beyond the gate: the recipients its history paid before. */
-export interface NotedSend extends GatedSend {
-  paidRecipients(serviceKey: string, recipients: string[]): Promise<Set<string>>;
-}
+/** What the notes need of a run (`SendRun` fits). */
+export type NotedSend = GatedSend;
 
-/** "3, EUR 12,400.00" (grouped on a terminal), or "none". */
-export function newRecipientsText(run: NotedSend, paid: Set<string>, grouped: boolean): string {
-  const totals = new CurrencyTotals();
-  const recipients = new Set<string>();
-  for (const p of stagedRows(run)) {
-    if (paid.has(p.recipient)) continue;
-    recipients.add(p.recipient);
-    totals.add(p.currency, minorOf(p.amount, p.currency, run.currencies));
+/**
+ * "3, EUR 12,400.00" (grouped on a terminal), "none", or "all" when the history holds no
+ * run of the service: then no row is read, which a first send of a million rows would feel.
+ */
+export async function newRecipientsText(
+  run: NotedSend,
+  serviceKey: string,
+  grouped: boolean,
+): Promise<string> {
+  let recipients: string[] = [];
+  const paid = await run.paidRecipients(serviceKey, () => {
+    recipients = stagedRecipients(run.rows);
+    return recipients;
+  });
+  if (paid === null) {
+    return `all: this history has paid no one at this service yet (${totalsWords(run.plan.totals, run.currencies, grouped)})`;
   }
-  if (!recipients.size) return 'none: this history paid every recipient before';
-  return `${recipients.size}, ${totalsWords(totals, run.currencies, grouped)}`;
-}
-
-/** The run's staged payouts, a dry run's too. */
-function* stagedRows(run: NotedSend) {
-  for (const page of stagedPages(run.rows)) yield* page;
+  const fresh = recipients.filter((r) => !paid.has(r));
+  if (!fresh.length) return 'none: this history paid every recipient before';
+  const totals = new CurrencyTotals();
+  for (const p of stagedAmountsTo(run.rows, JSON.stringify(fresh)))
+    totals.add(p.currency, minorOf(p.amount, p.currency, run.currencies));
+  return `${fresh.length}, ${totalsWords(totals, run.currencies, grouped)}`;
 }
 
 /** "EUR 12,400.00, USD 5.00". */
@@ -68,9 +73,7 @@ export async function summaryNotes(
     const none = 'not known: no service is configured';
     return { newRecipients: none, approval: `not checked: no service is configured` };
   }
-  const recipients = [...new Set([...stagedRows(run)].map((p) => p.recipient))];
-  const paid = await run.paidRecipients(serviceKey, recipients);
-  const newRecipients = newRecipientsText(run, paid, grouped);
+  const newRecipients = await newRecipientsText(run, serviceKey, grouped);
   if (where.sandbox) return { newRecipients, approval: 'not needed: the sandbox moves no money' };
   if (!run.deps.stateUrl) {
     return {

@@ -200,7 +200,7 @@ export class SendRun {
   }
 
   /** Those of `recipients` the service's runs paid before, as the history knows. */
-  paidRecipients(serviceKey: string, recipients: string[]): Promise<Set<string>> {
+  paidRecipients(serviceKey: string, recipients: () => string[]): Promise<Set<string> | null> {
     return this.staging.history.paidRecipients(this.staging.rows, serviceKey, recipients);
   }
 

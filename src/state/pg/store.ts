@@ -39,8 +39,10 @@ export async function sharedHistory(
       }),
     prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
     holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),
-    paidRecipients: (_staged, serviceKey, recipients) =>
-      paidRecipientsIn(history, serviceId(serviceKey), recipients),
+    paidRecipients: async (_staged, serviceKey, recipients) =>
+      (await history.hasRuns(serviceKey))
+        ? paidRecipientsIn(history, serviceId(serviceKey), recipients())
+        : null,
     async adopt(staged, run) {
       const shared = await history.adopt(
         { ...run.header, runId: run.runId, serviceKey: run.serviceKey, now: run.now },
