@@ -10,12 +10,16 @@ import type { Dialect } from './dialect.js';
  */
 export function paidRecipientsSql(d: Dialect, schema?: string): string {
   const s = schema ? `${schema}.` : '';
-  const texts = d === 'pg' ? 'json_array_elements_text(?::json)' : 'json_each(?)';
-  // EXISTS stops at the first payment found: a recipient paid a million times costs one probe.
-  return `SELECT j.value AS recipient FROM ${texts} j WHERE EXISTS (
-      SELECT 1 FROM ${s}payouts p JOIN ${s}runs r ON r.id = p.run
+  const paid = `SELECT 1 FROM ${s}payouts p JOIN ${s}runs r ON r.id = p.run
         JOIN ${s}results x ON x.run = p.run AND x.row = p.row
-      WHERE p.recipient = j.value AND r.service_id = ? AND x.status NOT IN ('failed', 'canceled'))`;
+      WHERE p.recipient = j.value AND r.service_id = ? AND x.status NOT IN ('failed', 'canceled')`;
+  // A probe per recipient that stops at the first payment found: PostgreSQL would otherwise
+  // hash the whole history for a semi-join (LATERAL ... LIMIT 1 keeps it a probe).
+  if (d === 'pg') {
+    return `SELECT j.value AS recipient FROM json_array_elements_text(?::json) j
+      CROSS JOIN LATERAL (${paid} LIMIT 1) hit`;
+  }
+  return `SELECT j.value AS recipient FROM json_each(?) j WHERE EXISTS (${paid})`;
 }
 
 /**
