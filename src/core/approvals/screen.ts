@@ -34,14 +34,23 @@ export function shownState(p: PreparedRun, runs: Map<string, SendingRun>): Shown
   const base = prepState(p);
   if (base !== 'sent') return base;
   const sent = p.events.find((e) => e.decision === 'sent');
-  const run = sent?.run_id ? runs.get(sent.run_id) : undefined;
-  if (!run) return 'sent';
+  if (!sent?.run_id) return 'sent';
+  const run = runs.get(sent.run_id);
+  // Marked before its first request, a send whose run was never recorded did not finish.
+  if (!run) return 'partly sent';
   if (run.running) return 'sending';
   return run.counts.in_flight + run.counts.not_sent > 0 ? 'partly sent' : 'sent';
 }
 
-/** Every run of a shared history by id, those being sent marked running. */
-export async function sendingRuns(h: PgHistory): Promise<Map<string, SendingRun>> {
+/**
+ * The runs of a shared history by id, those being sent marked running; none read when no
+ * prepared run of `prepared` was sent (the list of runs costs a read of the whole history).
+ */
+export async function sendingRuns(
+  h: PgHistory,
+  prepared: PreparedRun[],
+): Promise<Map<string, SendingRun>> {
+  if (!prepared.some((p) => p.events.some((e) => e.decision === 'sent'))) return new Map();
   const read = (sql: string, params: unknown[]) => h.rows(sql, params);
   const [runs, live] = await Promise.all([listRunsIn(read), liveRunsIn(read)]);
   return new Map(runs.map((r) => [r.run_id, { ...r, running: live.has(r.run_id) }]));
@@ -233,12 +242,12 @@ function predecessors(
 /** Reads and computes the approver's screen of prepared run `p`. */
 export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<PreparedScreen> {
   const currencies = new CurrencyTable();
-  const [rows, sid, all, runs] = await Promise.all([
+  const [rows, sid, all] = await Promise.all([
     preparedPayouts(h, p.id),
     preparedServiceId(h, p.id),
     listPrepared(h),
-    sendingRuns(h),
   ]);
+  const runs = await sendingRuns(h, all);
   const paid = await paidRecipientsIn(
     h,
     sid,

@@ -25,11 +25,8 @@ function normalTotal(total: string, currency: string, currencies: CurrencyTable)
 /** Every prepared run of a shared history as listed, the newest first. */
 async function listed(h: PgHistory): Promise<Array<{ run: PreparedRun; doc: ListedPrepared }>> {
   const currencies = new CurrencyTable();
-  const [all, sums, runs] = await Promise.all([
-    listPrepared(h),
-    preparedRowTotals(h),
-    sendingRuns(h),
-  ]);
+  const [all, sums] = await Promise.all([listPrepared(h), preparedRowTotals(h)]);
+  const runs = await sendingRuns(h, all);
   return all.map((p) => {
     const totals: Record<string, { count: number; total: string }> = {};
     let count = 0;
