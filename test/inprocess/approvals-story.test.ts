@@ -321,6 +321,44 @@ describe('the approval story: two months of payroll', () => {
     expect(svc.creates).toBe(0);
   });
 
+  it('an expired run is exit 11 for the approver and for CI, with when it expired', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
+    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    // A rule whose prepared runs expire at once (the client asks for 1 day at least).
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    await c.query(
+      `INSERT INTO approval_rules (service_id, service, active, above, expires_days, set_by, at)
+       SELECT service_id, service, 1, above, 0, '', '' FROM approval_rules LIMIT 1`,
+    );
+    await c.end();
+    const { ana, bob } = await teamRoles(admin);
+    const file = payroll(home.dir, 'mar.csv', [['MAR-1', '10.00', 'x@ex.com']]);
+    const prep = parseJsonStdout<PreparedDoc>(
+      await runMain(['send', file, '--prepare', '--json'], { env: env(ana) }),
+    );
+    const late = await runMain(['approve', prep.prepared_run_id, '--yes'], { env: env(bob) });
+    expect(late.code).toBe(11);
+    expect(late.stderr).toMatch(
+      /expired at \d{4}-\d\d-\d\d \d\d:\d\d UTC: prepare the files again/,
+    );
+    const ci = await runMain(['send', '--approved', prep.prepared_run_id, '--yes', '--json'], {
+      env: env(ana),
+    });
+    expect(ci.code).toBe(11);
+    expect(parseJsonStdout<SendDoc>(ci).error?.approval).toMatchObject({
+      state: 'expired',
+      prepared_run_id: prep.prepared_run_id,
+    });
+    const plain = await runMain(['send', file, '--yes'], { env: env(ana) });
+    expect(plain.code).toBe(11);
+    expect(svc.creates).toBe(0);
+  });
+
   it('a prepared run reads sending, then partly sent, while its run is unfinished', async () => {
     const admin = await freshDatabase();
     let release!: () => void;
