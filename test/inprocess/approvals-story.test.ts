@@ -205,6 +205,11 @@ describe('the approval story: two months of payroll', () => {
       ),
     );
     expect(dry.stderr).toMatch(/New recipients: none/);
+    const dryJson = await run(anaHome, ana, ['send', fixed, '--dry-run', '--json']);
+    expect(parseJsonStdout<{ approval_status: unknown }>(dryJson).approval_status).toMatchObject({
+      state: 'needed',
+      prepared_run_id: dec2.prepared_run_id,
+    });
     // The same file prepared twice is flagged.
     const again = await prepare(fixed);
     expect(again.duplicates).toEqual([

@@ -2,6 +2,7 @@
  * The summary's `New recipients:` and `Approval:` lines (docs/approvals.md): who this history
  * never paid at the service, and whether the team's approval rule lets the run go.
  */
+import type { ApprovalStateError } from '../../errors.js';
 import { CurrencyTotals, groupThousands } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { shortTime } from '../../output/table.js';
@@ -15,9 +16,22 @@ import { totalsDoc } from './render.js';
 export interface SummaryNotes {
   newRecipients: string;
   approval: string;
+  /** The Approval line's word, for a dry run's --json (`approval_status`). */
+  state: 'approved' | 'needed' | 'not_needed' | 'not_checked';
+  /** What a dry run's --json says of it (approvalStatusDoc). */
+  status?: ReturnType<typeof approvalStatusDoc>;
   approved?: PreparedRun;
   /** Set where the rule refuses the run: a send throws it, a dry run only says so. */
-  refusal?: Error;
+  refusal?: ApprovalStateError;
+}
+
+/** A dry run's --json `approval_status`: what the Approval line says, for a script. */
+export function approvalStatusDoc(notes: SummaryNotes) {
+  return {
+    state: notes.state,
+    prepared_run_id: notes.approved?.prep_id ?? notes.refusal?.approval.prepared_run_id ?? null,
+    text: notes.approval,
+  };
 }
 
 /** What the notes need of a run (`SendRun` fits). */
@@ -68,24 +82,48 @@ export async function summaryNotes(
   where: { serviceKey?: string; sandbox: boolean },
   grouped: boolean,
 ): Promise<SummaryNotes> {
+  const notes = await notesOf(run, where, grouped);
+  return { ...notes, status: approvalStatusDoc(notes) };
+}
+
+/** The notes, without the document of their status. */
+async function notesOf(
+  run: NotedSend,
+  where: { serviceKey?: string; sandbox: boolean },
+  grouped: boolean,
+): Promise<SummaryNotes> {
   const { serviceKey } = where;
   if (serviceKey === undefined) {
     const none = 'not known: no service is configured';
-    return { newRecipients: none, approval: `not checked: no service is configured` };
+    return {
+      newRecipients: none,
+      approval: 'not checked: no service is configured',
+      state: 'not_checked',
+    };
   }
   const newRecipients = await newRecipientsText(run, serviceKey, grouped);
-  if (where.sandbox) return { newRecipients, approval: 'not needed: the sandbox moves no money' };
+  if (where.sandbox) {
+    return {
+      newRecipients,
+      approval: 'not needed: the sandbox moves no money',
+      state: 'not_needed',
+    };
+  }
   if (!run.deps.stateUrl) {
     return {
       newRecipients,
       approval: "not checked: this history is local (the team's rule lives in its shared history)",
+      state: 'not_checked',
     };
   }
   const { approvalStatusOf } = await import('../approvals/send.js');
   const status = await approvalStatusOf(run, serviceKey);
-  if (status.kind === 'approved')
-    return { newRecipients, approval: approvedText(status.prep), approved: status.prep };
-  if (status.kind === 'not needed') return { newRecipients, approval: `not needed: ${status.why}` };
+  if (status.kind === 'approved') {
+    const approval = approvedText(status.prep);
+    return { newRecipients, approval, state: 'approved', approved: status.prep };
+  }
+  if (status.kind === 'not needed')
+    return { newRecipients, approval: `not needed: ${status.why}`, state: 'not_needed' };
   const a = status.refusal.approval;
   const what =
     a.state === 'rejected'
@@ -98,6 +136,7 @@ export async function summaryNotes(
   return {
     newRecipients,
     approval: `needed: ${what} (the send will be refused)`,
+    state: 'needed',
     refusal: status.refusal,
   };
 }

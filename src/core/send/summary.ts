@@ -33,7 +33,7 @@ export interface SummaryView {
   dest: Destination;
   maxTotals: MaxTotal[];
   /** The history's new recipients and the approval rule's word (notes.ts). */
-  notes?: { newRecipients: string; approval: string };
+  notes?: { newRecipients: string; approval: string; status?: unknown };
 }
 
 /** Width of the summary's labels. */
@@ -248,6 +248,8 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
       ...partDoc(split?.toSend ?? plan.totals, currencies),
       request_count: split ? split.requestCount : plan.requestCount,
     },
+    // Whether the approval rule would let the send go (docs/approvals.md).
+    ...(view.notes?.status ? { approval_status: view.notes.status } : {}),
     first_request: {
       ...plan.firstRequest,
       payouts: plan.firstRequest.payouts.map((p) => ({ ...p, amount: new RawNumber(p.amount) })),
