@@ -46,6 +46,10 @@ export function checkJsonDocument(
 ): void {
   if (!argv.includes('--json') || run.code === null) return;
   if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
+  if (commandOf(argv) === 'runs' && !argv.includes('show') && run.code === 0) {
+    checkPreparedHeads(argv, run.stdout);
+    return;
+  }
   const validate = validatorOf(schemaOf(argv, run.code));
   if (!validate) return;
   const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
@@ -64,5 +68,22 @@ export function checkJsonDocument(
   const schema = schemaOf(argv, run.code);
   if (schema && WITH_EXIT_CODE.includes(schema) && doc.exit_code !== run.code) {
     throw new Error(`${where}: the document says exit_code ${String(doc.exit_code)}`);
+  }
+}
+
+/** The prepared runs `runs --json` lists: each the head of a prepared run's document. */
+function checkPreparedHeads(argv: readonly string[], stdout: string): void {
+  validatorOf('prepared-run');
+  const head = ajv.getSchema(
+    'https://payouts.example/schema/prepared-run.schema.json#/$defs/head',
+  )!;
+  const items = JSON.parse(stdout) as Array<{ kind?: string }>;
+  for (const item of items.filter((i) => i.kind === 'prepared')) {
+    if (!head(item)) {
+      const errors = ajv.errorsText(head.errors, { separator: '\n' });
+      throw new Error(
+        `payouts ${argv.join(' ')}: a prepared run does not match its head:\n${errors}`,
+      );
+    }
   }
 }
