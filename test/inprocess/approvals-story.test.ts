@@ -326,6 +326,33 @@ describe('the approval story: two months of payroll', () => {
     expect(svc.creates).toBe(0);
   });
 
+  it('a role not granted what it asks is told so in words, exit 2', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
+    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    // A reader: it may look at the history, not prepare runs.
+    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const name = `eve_${schema.slice(2, 10)}`;
+    const { default: pg } = await import('pg');
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    await c.query(`CREATE ROLE ${name} LOGIN PASSWORD 'pw'`);
+    await c.query(`GRANT USAGE ON SCHEMA ${schema} TO ${name}`);
+    await c.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${name}`);
+    await c.end();
+    const eve = new URL(admin);
+    eve.username = name;
+    eve.password = 'pw';
+    const file = payroll(home.dir, 'apr.csv', [['APR-1', '10.00', 'x@ex.com']]);
+    const r = await runMain(['send', file, '--prepare'], { env: env(eve.toString()) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /does not let this role do that \(recording the prepared run: permission denied for table prepared_runs\): the owner of the history grants/,
+    );
+  });
+
   it('an expired run is exit 11 for the approver and for CI, with when it expired', async () => {
     const admin = await freshDatabase();
     const svc = await fixture.start();
