@@ -89,6 +89,31 @@ export class BusyError extends PayoutsError {
   }
 }
 
+/** Why a prepared run may not be sent (or decided on) now; each has an exit code of its own. */
+export type ApprovalBlock = 'awaiting_approval' | 'rejected' | 'expired';
+
+/**
+ * The approval rule stops a send (or a decision): the run awaits approval, was rejected, or
+ * expired. Nothing was sent or recorded; `approval` says which run and why, for scripts.
+ */
+export class ApprovalStateError extends PayoutsError {
+  override name = 'ApprovalStateError';
+  constructor(
+    message: string,
+    readonly approval: {
+      state: ApprovalBlock;
+      /** The prepared run concerned, when there is one. */
+      prepared_run_id: string | null;
+      /** A rejection's reason. */
+      reason: string | null;
+      /** When it expired (or expires), ISO 8601. */
+      expires_at: string | null;
+    },
+  ) {
+    super(message);
+  }
+}
+
 /** Invalid input, with every problem found, so the user can fix them all at once. */
 export class InputError extends UsageError {
   override name = 'InputError';

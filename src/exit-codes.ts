@@ -1,6 +1,7 @@
 import { serviceStatusKind, statusKind } from './domain/statuses.js';
 import {
   ApiError,
+  ApprovalStateError,
   BusyError,
   CredentialsError,
   InternalError,
@@ -24,6 +25,10 @@ export const ExitCode = {
   notFound: 6,
   unreachable: 7,
   busy: 8,
+  /** The approval rule asks another person's approval, not given yet (docs/approvals.md). */
+  awaitingApproval: 9,
+  rejected: 10,
+  expired: 11,
   interrupted: 130,
 } as const;
 
@@ -55,16 +60,25 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
     "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md): run again",
   ],
   [ExitCode.busy, 'another send to the service is running (`--wait` waits); nothing was sent'],
+  [
+    ExitCode.awaitingApproval,
+    "the [approval rule](docs/approvals.md) asks another person's approval, not given yet (or given to other payouts); nothing was sent",
+  ],
+  [
+    ExitCode.rejected,
+    'the prepared run was rejected (the reason is in the message); nothing was sent',
+  ],
+  [ExitCode.expired, 'the prepared run or its approval expired; nothing was sent'],
   [ExitCode.interrupted, 'interrupted (Ctrl-C, SIGTERM, SIGHUP, Ctrl-Break, a killed `npx`)'],
 ];
 
 /** The codes each command can end with (besides 1 and 130, which any can), by its path. */
 export const COMMAND_EXIT_CODES: Readonly<Record<string, readonly ExitCodeValue[]>> = {
-  send: [0, 2, 3, 4, 5, 7, 8],
+  send: [0, 2, 3, 4, 5, 7, 8, 9, 10, 11],
   status: [0, 2, 3, 4, 5, 6, 7],
   'config check': [0, 2, 3, 7],
   'config remove': [0, 2],
-  approve: [0, 2, 7],
+  approve: [0, 2, 7, 10, 11],
 };
 
 /** The README's table of exit codes, as Markdown. */
@@ -84,7 +98,8 @@ export function exitCodesHelp(codes?: readonly ExitCodeValue[]): string {
   const listed = codes ? [...codes, ExitCode.internal, ExitCode.interrupted] : undefined;
   const shown = EXIT_CODE_MEANINGS.filter(([c]) => listed === undefined || listed.includes(c));
   const lines = shown.map(([c]) => `  ${String(c).padEnd(3)}  ${plainMeaning(c)}`);
-  return `Exit codes (when several apply: ${RANK_TEXT}):\n${lines.join('\n')}\n`;
+  const rank = RANK.filter((c) => listed === undefined || listed.includes(c)).join(' > ');
+  return `Exit codes (when several apply: ${rank}):\n${lines.join('\n')}\n`;
 }
 
 /** Maps an error to the exit code that describes it. */
@@ -92,6 +107,14 @@ export function exitCodeForError(error: unknown): ExitCodeValue {
   if (error instanceof InternalError) return ExitCode.internal;
   if (error instanceof InterruptedError) return ExitCode.interrupted;
   if (error instanceof UsageError) return ExitCode.usage;
+  if (error instanceof ApprovalStateError) {
+    const { state } = error.approval;
+    return state === 'rejected'
+      ? ExitCode.rejected
+      : state === 'expired'
+        ? ExitCode.expired
+        : ExitCode.awaitingApproval;
+  }
   if (error instanceof BusyError) return ExitCode.busy;
   // The state database could not be used: nothing is wrong with the code, the run could not complete.
   if (error instanceof StateError) return ExitCode.unreachable;
@@ -133,6 +156,9 @@ const RANK: readonly ExitCodeValue[] = [
   ExitCode.interrupted,
   ExitCode.internal,
   ExitCode.usage,
+  ExitCode.rejected,
+  ExitCode.expired,
+  ExitCode.awaitingApproval,
   ExitCode.busy,
   ExitCode.credentials,
   ExitCode.unreachable,
@@ -141,10 +167,7 @@ const RANK: readonly ExitCodeValue[] = [
   ExitCode.pending,
 ];
 
-/** "130 > 1 > 2 > …": which code wins, for --help. */
-const RANK_TEXT = RANK.join(' > ');
-
-/** Picks the most important of several exit codes: 130 > 1 > 2 > 8 > 3 > 7 > 6 > 4 > 5 > 0. */
+/** Picks the most important of several exit codes: 130 > 1 > 2 > 10 > 11 > 9 > 8 > 3 > 7 > 6 > 4 > 5 > 0. */
 export function worstExitCode(codes: Iterable<ExitCodeValue>): ExitCodeValue {
   const rank = RANK;
   let best: ExitCodeValue = ExitCode.ok;

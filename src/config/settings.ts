@@ -178,7 +178,7 @@ export function requireComplete(s: Settings, configFile?: string): CompleteSetti
   });
   if (!s.baseUrl) {
     throw new UsageError(
-      `no base URL for profile "${s.profile.value}": pass --base-url https://..., set PAYOUTS_BASE_URL, or store one with \`payouts config set-credentials --base-url URL\``,
+      `no base URL for profile "${s.profile.value}": pass --base-url https://..., set PAYOUTS_BASE_URL, or store one with \`payouts config set base_url URL\``,
     );
   }
   return {

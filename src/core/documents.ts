@@ -4,6 +4,7 @@
  */
 
 import {
+  ApprovalStateError,
   errorMessage,
   formatProblem,
   InputError,
@@ -44,6 +45,8 @@ export function errorObject(error: unknown, exitCode: number, message = errorMes
     problems: error instanceof InputError ? error.problems.map(problemJson) : null,
     problem_count: error instanceof InputError ? error.totalProblems : null,
     references: error instanceof OutcomeUnknownError ? error.references : null,
+    // Which prepared run stops the send, and why: a script reads it rather than the message.
+    ...(error instanceof ApprovalStateError ? { approval: error.approval } : {}),
   };
 }
 

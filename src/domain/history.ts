@@ -79,10 +79,25 @@ export interface HistoryStore<Staged> {
   prior(staged: Staged, serviceKey: string): Promise<PriorRow[]>;
   /** Whether any run of the service is recorded. */
   holdsService(staged: Staged, serviceKey: string): Promise<boolean>;
+  /**
+   * Those of the recipients that runs of the service paid before (not failed or canceled);
+   * null, without asking for the recipients, when the history holds no run of the service.
+   */
+  paidRecipients(
+    staged: Staged,
+    serviceKey: string,
+    recipients: () => string[],
+  ): Promise<Set<string> | null>;
   /** Makes the staged rows the run (or finds the run they resume) where the history is. */
   adopt(
     staged: Staged,
-    run: { runId: string; serviceKey: string; header: RunHeader; now: string },
+    run: {
+      runId: string;
+      serviceKey: string;
+      header: RunHeader;
+      now: string;
+      sendsNothing?: boolean;
+    },
   ): Promise<AdoptedRun>;
   close(): Promise<void>;
 }

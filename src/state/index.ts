@@ -17,8 +17,10 @@ export {
 export {
   hasHistory,
   priorRows,
+  stagedAmountsTo,
   stagedLocations,
   stagedPages,
+  stagedRecipients,
   stagedPayouts,
   type StagedRetry,
   stagedRetries,

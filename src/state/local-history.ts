@@ -3,7 +3,7 @@ import type { HistoryStore } from '../domain/history.js';
 import { openStateDb } from './db.js';
 import type { LockWait } from './errors.js';
 import { RunIntake } from './intake.js';
-import { hasHistory, priorRows } from './prior.js';
+import { hasHistory, paidRecipients, priorRows } from './prior.js';
 import { acquireSendLock } from './send-lock.js';
 
 /**
@@ -25,6 +25,8 @@ export function localHistory(
       acquireSendLock({ stateDir, serviceKey, pid: me.pid, command: me.command }),
     prior: async (staged, serviceKey) => priorRows(staged, serviceKey, stateDir),
     holdsService: async (staged, serviceKey) => hasHistory(staged, serviceKey),
+    paidRecipients: async (staged, serviceKey, recipients) =>
+      paidRecipients(staged, serviceKey, stateDir, recipients),
     // The staged rows are in state.db already: RunState.open adopts them.
     adopt: async () => ({}),
     close: async () => {},

@@ -11,6 +11,7 @@ import { lookupSql } from './journal-sql.js';
 import type { StagedPayout } from '../domain/records.js';
 import { MIGRATIONS } from './schema.js';
 import { type ChainHit, ChainWalk } from './chains.js';
+import { paidRecipientsSql, recipientPages } from './recipients.js';
 
 /** A journal row of an earlier run that holds one of the references looked up. */
 export type PriorHit = ChainHit;
@@ -57,10 +58,75 @@ function query(intake: RunIntake, schema: string, service: string): PriorRow[] {
  */
 export function priorRows(intake: RunIntake, serviceKey: string, stateDir: string): PriorRow[] {
   const service = serviceId(serviceKey);
-  if (!intake.owned) return query(intake, 'main', service);
+  return readHistory(intake, stateDir, (schema) => query(intake, schema, service)) ?? [];
+}
+
+/**
+ * The recipients of `recipients` that runs of the service paid before (recipients.ts), read
+ * where priorRows reads.
+ */
+export function paidRecipients(
+  intake: RunIntake,
+  serviceKey: string,
+  stateDir: string,
+  recipients: () => string[],
+): Set<string> | null {
+  const service = serviceId(serviceKey);
+  const read = (schema: string) => {
+    if (intake.db.prepare(lookupSql('sqlite', schema).hasRuns).get(service) === undefined) {
+      return null;
+    }
+    const paid = new Set<string>();
+    const sql = paidRecipientsSql('sqlite', schema);
+    for (const page of recipientPages(recipients())) {
+      for (const r of intake.db.prepare(sql).all(page, service) as Array<{ recipient: string }>)
+        paid.add(r.recipient);
+    }
+    return paid;
+  };
+  return readHistory(intake, stateDir, read) ?? null;
+}
+
+/** Where a run's staged rows are: a dry run's view, or the run's rows of payouts. */
+function stagedFrom(intake: RunIntake): string {
+  return intake.owned ? 'staged' : `payouts WHERE run = ${intake.id}`;
+}
+
+/** The distinct recipients of a run's staged rows. */
+export function stagedRecipients(intake: RunIntake): string[] {
+  intake.finish();
+  const sql = `SELECT DISTINCT recipient FROM ${stagedFrom(intake)}`;
+  return (intake.db.prepare(sql).all() as Array<{ recipient: string }>).map((r) => r.recipient);
+}
+
+/** The amounts of a run's staged rows to these recipients (given as a JSON array). */
+export function stagedAmountsTo(
+  intake: RunIntake,
+  recipients: string,
+): Array<{ currency: string; amount: string }> {
+  const from = stagedFrom(intake);
+  const where = `${from.includes('WHERE') ? ' AND' : ' WHERE'} recipient IN (SELECT value FROM json_each(?))`;
+  return intake.db
+    .prepare(`SELECT currency, amount FROM ${from}${where}`)
+    .all(recipients) as Array<{
+    currency: string;
+    amount: string;
+  }>;
+}
+
+/**
+ * Runs `read` on the history of a send's rows: `main` when they are in state.db, else the
+ * state folder's state.db attached read-only as `history` (undefined when there is none).
+ */
+function readHistory<T>(
+  intake: RunIntake,
+  stateDir: string,
+  read: (schema: string) => T,
+): T | undefined {
+  if (!intake.owned) return read('main');
   const { db } = intake;
   const path = join(stateDir, STATE_DB);
-  if (!existsSync(path)) return [];
+  if (!existsSync(path)) return undefined;
   const lost = lostContents(path, stateDir);
   // Databases are attached and detached outside a transaction.
   intake.finish();
@@ -82,7 +148,7 @@ export function priorRows(intake: RunIntake, serviceKey: string, stateDir: strin
       user_version: number;
     };
     if (version > MIGRATIONS.length) throw newerSchemaError(path, version, MIGRATIONS.length);
-    return query(intake, 'history', service);
+    return read('history');
   } catch (err) {
     // This private connection is not state.db's own: its errors are named here.
     throw stateError(err, path);

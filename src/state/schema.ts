@@ -479,6 +479,8 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: `CREATE OR REPLACE VIEW journal AS\n${JOURNAL_RETRY_OF}` },
     ],
   },
+  // Recipients a service paid before (a summary's new recipients, the approver's screen).
+  { ops: [{ index: { name: 'payouts_recipient', table: 'payouts', columns: ['recipient'] } }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

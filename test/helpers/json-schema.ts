@@ -13,6 +13,7 @@ const SHARED_SCHEMAS: Record<string, string> = {
   'approvals require': 'approvals.schema.json',
   'approvals off': 'approvals.schema.json',
   'approvals show': 'approvals.schema.json',
+  approve: 'prepared-run.schema.json',
 };
 
 /** The commands whose document carries its exit code (the others' error object does). */
@@ -83,6 +84,17 @@ interface Doc {
   error?: { exit_code?: unknown } | null;
 }
 
+/** A prepared run has one shape wherever it is printed: send --prepare, runs show PREP. */
+function preparedShape(
+  argv: readonly string[],
+  command: string | undefined,
+  code: number,
+): boolean {
+  if (command === 'send') return argv.includes('--prepare') && code === 0;
+  const show = argv.indexOf('show');
+  return command === 'runs show' && /^p[0-9a-f]*$/.test(argv[show + 1] ?? '');
+}
+
 /**
  * Checks the stdout of a run under --json: exactly one document, valid against the schema of
  * the command argv runs (docs/schema/; a command without one fails), naming that command,
@@ -96,6 +108,7 @@ export function checkJsonDocument(
   if (!argv.includes('--json') || run.code === null) return;
   if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
   const command = commandPath(argv);
+  const prepared = preparedShape(argv, command, run.code);
   const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
   let doc: Doc;
   try {
@@ -105,7 +118,12 @@ export function checkJsonDocument(
       `${where}: stdout is not one JSON document:\n${run.stdout}\n--- stderr ---\n${run.stderr}`,
     );
   }
-  const file = command === undefined ? 'error.schema.json' : schemaFileOf(command);
+  const file =
+    command === undefined
+      ? 'error.schema.json'
+      : prepared
+        ? 'prepared-run.schema.json'
+        : schemaFileOf(command);
   if (command !== undefined && !hasSchema(command)) {
     throw new Error(`${where}: no schema for "${command}": add docs/schema/${file}`);
   }
@@ -117,7 +135,8 @@ export function checkJsonDocument(
   if ((doc.command ?? null) !== (command ?? null)) {
     throw new Error(`${where}: the document says command ${JSON.stringify(doc.command)}`);
   }
-  const said = WITH_EXIT_CODE.includes(command!) ? doc.exit_code : (doc.error?.exit_code ?? 0);
+  const said =
+    WITH_EXIT_CODE.includes(command!) && !prepared ? doc.exit_code : (doc.error?.exit_code ?? 0);
   if (said !== run.code) {
     throw new Error(`${where}: the document says exit_code ${String(said)}`);
   }

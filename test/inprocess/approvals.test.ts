@@ -66,9 +66,9 @@ describe('approvals on a shared history', () => {
     const refs = ['MAY-1', 'MAY-2', 'MAY-3'];
     const file = payoutFile(anaHome.dir, 'may.csv', refs);
 
-    // A plain send is refused: nothing sent, exit 2, the command to run named.
+    // A plain send is refused: nothing sent, exit 9 (awaiting approval), the command named.
     const plain = await run(anaHome, ana, ['send', file, '--yes']);
-    expect(plain.code).toBe(2);
+    expect(plain.code).toBe(9);
     expect(plain.stderr).toMatch(
       /asks another person's approval .* nothing was sent\. Prepare them with `payouts send .*may\.csv --prepare`/,
     );
@@ -83,7 +83,7 @@ describe('approvals on a shared history', () => {
 
     // Not yet approved: the send says who must do what.
     const early = await run(anaHome, ana, ['send', file, '--yes']);
-    expect(early.code).toBe(2);
+    expect(early.code).toBe(9);
     expect(early.stderr).toContain(`Ask someone else to run \`payouts approve ${prep}\``);
 
     // Ana cannot approve her own run: the client refuses, and so does the database.
@@ -118,7 +118,7 @@ describe('approvals on a shared history', () => {
     // A file one amount away from what was approved is refused, the row named.
     const off = payoutFile(anaHome.dir, 'may-edited.csv', refs, true);
     const edited = await run(anaHome, ana, ['send', off, '--yes']);
-    expect(edited.code).toBe(2);
+    expect(edited.code).toBe(9);
     expect(edited.stderr).toMatch(
       /differ from approved run p\w+ .*MAY-2: EUR 2\.01 to may-2@ex\.com here, EUR 2\.00 to may-2@ex\.com approved/,
     );
@@ -209,11 +209,15 @@ describe('approvals on a shared history', () => {
     ]);
     expect(rejected.code).toBe(0);
     const refused = await run(ana, ['send', big, '--yes']);
-    expect(refused.code).toBe(2);
+    expect(refused.code).toBe(10);
     expect(refused.stderr).toMatch(/was rejected by role bob_\w+ .*"wrong month"/);
     expect(svc.held.has('B-1')).toBe(false);
     // Clients may not change the rule; its changes are listed with who and when.
-    expect((await run(ana, ['approvals', 'off'])).code).toBe(7);
+    const off = await run(ana, ['approvals', 'off']);
+    expect(off.code).toBe(2);
+    expect(off.stderr).toMatch(
+      /only the owner of the history changes the rule: role ana_\w+ may read it/,
+    );
     const shown = await run(bob, ['approvals', 'show']);
     expect(shown.stdout).toMatch(/on: a run whose total is above EUR 5\.00 needs/);
     expect(shown.stdout).toMatch(/ {2}\d{4}-\d\d-\d\dT.* role postgres/);

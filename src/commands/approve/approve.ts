@@ -10,6 +10,7 @@ interface ApproveFlags {
   reject?: boolean;
   reason?: string;
   stateUrl?: string;
+  all?: boolean;
 }
 
 /** Registers `payouts approve RUN`. */
@@ -21,6 +22,7 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
     .option('-y, --yes', 'approve without asking')
     .option('--reject', 'reject the run instead (with --reason)')
     .option('--reason <text>', 'why it is rejected')
+    .option('--all', 'list every payout in the table, not the first 50')
     .option(
       '--state-url <url>',
       'the shared history, postgres://… (default: PAYOUTS_STATE_URL, else the profile)',
@@ -28,8 +30,10 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
     .addHelpText(
       'after',
       `${examples('payouts approve p3f2a9c', 'payouts approve p3f2a9c --reject --reason "wrong month"')}
-A refusal (exit 2) records nothing: your own run, already decided or sent, expired, not
-confirmed, or no shared history.
+Shows every payout (those that call for attention first: new recipients, changes since the
+last approved or the rejected run, paid earlier, the largest), then asks. A refusal records
+nothing: your own run, already decided or sent, not confirmed, or no shared history (exit 2);
+rejected (10); expired (11).
 
 ${exitCodesHelp(COMMAND_EXIT_CODES.approve)}`,
     );
@@ -52,6 +56,7 @@ ${exitCodesHelp(COMMAND_EXIT_CODES.approve)}`,
         url,
         prepId,
         yes: Boolean(flags.yes),
+        all: Boolean(flags.all),
         ...(flags.reject ? { reject: { reason: flags.reason!.trim() } } : {}),
       },
       ctx.output,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
+import { CredentialsError, errorMessage } from '../../errors.js';
 import { COMMAND_EXIT_CODES, ExitCode, exitCodesHelp } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -7,6 +8,11 @@ import { defineAction, type ExitSink, examples } from '../command.js';
 interface CheckOptions {
   sandbox?: boolean;
   stateUrl?: string;
+}
+
+/** Credentials not configured (not rejected): the error requireComplete throws. */
+function missingCredentials(error: unknown): boolean {
+  return error instanceof CredentialsError && error.constructor === CredentialsError;
 }
 
 /** Registers `payouts config check`. */
@@ -24,7 +30,8 @@ export function registerCheck(config: Command, runtime: Runtime, sink: ExitSink)
     .addHelpText(
       'after',
       `${examples('payouts config check', 'payouts --profile staging config check --json')}
-With a shared history (state_url), it also connects there and says what it holds.
+With a shared history (state_url), it also connects there and says what it holds; a
+profile without credentials (one who prepares or approves) gets the history checked alone.
 
 ${exitCodesHelp(COMMAND_EXIT_CODES['config check'])}`,
     );
@@ -37,7 +44,21 @@ ${exitCodesHelp(COMMAND_EXIT_CODES['config check'])}`,
         import('../state-url.js'),
       ]);
     const stateUrl = opts.sandbox ? undefined : await stateUrlOf(ctx, opts.stateUrl);
-    const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
+    let service: Awaited<ReturnType<typeof openService>>;
+    try {
+      service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
+    } catch (error) {
+      // A profile that only prepares or approves runs has no secret: its history is checked.
+      if (stateUrl === undefined || !missingCredentials(error)) throw error;
+      const history = await probeHistory(stateUrl);
+      ctx.output.result({ ok: true, credentials: null, history }, () =>
+        [
+          historyLine(history),
+          `No credentials (${errorMessage(error)}): enough to prepare and approve runs, not to send`,
+        ].join('\n'),
+      );
+      return ExitCode.ok;
+    }
     try {
       const result = await verifyCredentials(service.client, { signal: ctx.runtime.interrupt });
       const { profile, baseUrl, clientId } = service.settings;

@@ -8,17 +8,20 @@ export function registerSet(config: Command, runtime: Runtime, sink: ExitSink): 
   const cmd = config
     .command('set')
     .description(
-      'store a setting of a profile: quiet_time (seconds, for a slow service), state_url (a shared history)',
+      'store a setting of a profile: base_url (the service, no secret needed), quiet_time (seconds, for a slow service), state_url (a shared history)',
     )
-    .argument('<key>', 'the setting: quiet_time or state_url')
+    .argument('<key>', 'the setting: base_url, quiet_time or state_url')
     .argument('<value>', 'its value, or "default" to remove it')
     .addHelpText(
       'after',
       `${examples(
+        'payouts config set base_url https://pay.example.com',
         'payouts config set quiet_time 120',
         'payouts --profile slow config set quiet_time default',
         'payouts config set state_url "postgres://payouts:PASSWORD@db.example.com/payouts"',
       )}
+base_url: the Payout Service, for a profile without a secret (someone who prepares or
+approves runs: send --prepare needs the service, not the secret).
 quiet_time: how long after a request "Payout not found" starts to count, in seconds; it only
 lengthens the one PAYOUTS_TIMEOUT gives (docs/never-twice.md).
 state_url: a history shared by the team's machines, postgres://… (docs/shared-history.md);

@@ -9,6 +9,7 @@ interface ShowFlags {
   failedOut?: string;
   newReferences?: string;
   reportEncoding?: 'excel' | 'utf8';
+  all?: boolean;
 }
 
 /** Registers `payouts runs show ID`. */
@@ -29,6 +30,7 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
       '--new-references <suffix>',
       'with --failed-out: fill new_reference_id with each reference_id followed by SUFFIX (such as -retry1)',
     )
+    .option('--all', "a prepared run's table lists every payout, not the first 50")
     .addOption(
       new Option(
         '--report-encoding <name>',
@@ -42,6 +44,7 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
       examples(
         'payouts runs show 3f2a9c',
         'payouts runs show 3f2a9c --json',
+        'payouts runs show p3f2a9c --all',
         'payouts runs show 3f2a9c --failed-out retry.csv',
         'payouts runs show 3f2a9c --failed-out retry.csv --new-references -retry1',
       ),
@@ -65,6 +68,12 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
             suffix: flags.newReferences,
             encoding: flags.reportEncoding,
           };
-    return showRun({ stateDir: stateDir(ctx.runtime.env), stateUrl }, id, ctx.output, retry);
+    return showRun(
+      { stateDir: stateDir(ctx.runtime.env), stateUrl },
+      id,
+      ctx.output,
+      retry,
+      Boolean(flags.all),
+    );
   });
 }

@@ -180,12 +180,12 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     )
     .option(
       '--prepare',
-      "record the run for another person's approval (payouts approve) and send nothing; a shared history only",
+      "record the run for another person's approval (payouts approve) and send nothing; a shared history only (--json: the prepared run's document)",
     )
     .option('--note <text>', 'with --prepare: a note for the approver')
     .option(
       '--approved <run>',
-      'send an approved prepared run from the shared history, without its files',
+      'send an approved prepared run from the shared history, without its files (exit 9 not approved yet, 10 rejected, 11 expired)',
     )
     .option(
       '--wait [seconds]',

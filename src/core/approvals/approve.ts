@@ -1,7 +1,6 @@
 /** `payouts approve RUN`: another person approves (or rejects) a prepared run. */
-import { UsageError } from '../../errors.js';
+import { ApprovalStateError, UsageError } from '../../errors.js';
 import type { Output } from '../../output/output.js';
-import { displayText } from '../../output/display.js';
 import {
   findPrepared,
   type PreparedRun,
@@ -11,68 +10,80 @@ import {
   withFigures,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
-import {
-  approversOf,
-  eventLines,
-  prepState,
-  thisMachine,
-  totalsLine,
-  whoText,
-  withShared,
-} from './common.js';
+import { approversOf, eventLines, prepState, thisMachine, whoText, withShared } from './common.js';
+import { type PreparedScreen, preparedScreen } from './screen.js';
+import { preparedDoc, screenLines, screenTable, totalsText, whenText } from './screen-view.js';
 
 /** What `approve` was asked to do. */
 export interface ApproveRequest {
   url: string;
   prepId: string;
   yes: boolean;
+  /** --all: every payout in the table, not the first 50. */
+  all?: boolean;
   /** --reject --reason TEXT. */
   reject?: { reason: string };
 }
 
+/** The error of a run that is expired: its own exit code, with when. */
+export function expiredError(p: PreparedRun, tail: string): ApprovalStateError {
+  return new ApprovalStateError(
+    `run ${p.prep_id} expired at ${whenText(p.expires_at)}: prepare the files again with \`payouts send FILES --prepare\`; ${tail}`,
+    { state: 'expired', prepared_run_id: p.prep_id, reason: null, expires_at: p.expires_at },
+  );
+}
+
 /** Why a prepared run cannot be decided on by `role` now; undefined when it can. */
-function refusal(p: PreparedRun, role: string): string | undefined {
+function refusal(p: PreparedRun, role: string): Error | undefined {
   const state = prepState(p);
   if (p.prepared_by === role) {
-    return `you (role ${role}) prepared run ${p.prep_id}: another person, connected with a role of their own, approves or rejects it`;
+    return new UsageError(
+      `you (role ${role}) prepared run ${p.prep_id}: another person, connected with a role of their own, approves or rejects it; nothing was recorded`,
+    );
   }
   const decided = p.events.find((e) => e.decision === 'rejected') ?? p.events[0];
   if (state !== 'prepared' && state !== 'expired' && decided) {
-    return `run ${p.prep_id} was already ${decided.decision} by ${whoText(decided.by_role, decided)} at ${decided.at}${state === 'sent' ? ', and sent' : ''}`;
+    const why = decided.reason ? `: ${JSON.stringify(decided.reason)}` : '';
+    const message = `run ${p.prep_id} was already ${decided.decision} by ${whoText(decided.by_role, decided)} at ${whenText(decided.at)}${why}${state === 'sent' ? ', and sent' : ''}; nothing was recorded`;
+    if (decided.decision !== 'rejected') return new UsageError(message);
+    return new ApprovalStateError(message, {
+      state: 'rejected',
+      prepared_run_id: p.prep_id,
+      reason: decided.reason,
+      expires_at: p.expires_at,
+    });
   }
   const mine = p.events.find((e) => e.by_role === role && e.decision !== 'sent');
-  if (mine)
-    return `you (role ${role}) already ${mine.decision} run ${p.prep_id} at ${mine.at}: another person, connected with a role of their own, decides next`;
-  if (state === 'expired') {
-    return `run ${p.prep_id} expired at ${p.expires_at}: prepare the files again with \`payouts send FILES --prepare\``;
+  if (mine) {
+    return new UsageError(
+      `you (role ${role}) already ${mine.decision} run ${p.prep_id} at ${whenText(mine.at)}: another person, connected with a role of their own, decides next; nothing was recorded`,
+    );
   }
+  if (state === 'expired') return expiredError(p, 'nothing was recorded');
   return undefined;
 }
 
-/** The summary a person approves: what a send's summary says of the run, and who prepared it. */
-export function preparedSummary(p: PreparedRun): string {
-  const field = (label: string, value: string) => `${label.padEnd(16)}${value}`;
-  return [
-    field('Prepared run:', p.prep_id),
-    field('Inputs:', p.inputs.map(displayText).join(' ')),
-    field('Payouts:', String(p.payout_count)),
-    field('Totals:', totalsLine(p)),
-    field('Service:', displayText(p.service)),
-    field(
-      'Batch:',
-      p.batch_reference === null
-        ? '(none: the service assigns one)'
-        : displayText(p.batch_reference),
-    ),
-    field('Webhook:', p.webhook_url === null ? '(none)' : displayText(p.webhook_url)),
-    field('Prepared by:', `${whoText(p.prepared_by, p)} at ${p.created_at}`),
-    field('Note:', p.note === null ? '(none)' : displayText(p.note)),
-    field('Expires:', p.expires_at),
-  ].join('\n');
+/**
+ * Shows the approver's screen: its lines, then the payouts' table. `aside`: all of it on
+ * stderr when stdout is not a terminal (approve's stdout holds only what was recorded).
+ */
+export async function showScreen(
+  s: PreparedScreen,
+  output: Output,
+  opts: { all: boolean; aside: boolean },
+): Promise<void> {
+  const grouped = output.stdoutIsTerminal;
+  const toErr = opts.aside && !output.stdoutIsTerminal;
+  // Lines are for people, grouped everywhere; the table on a pipe is for a program.
+  for (const line of screenLines(s, true)) {
+    if (toErr) output.info(line);
+    else output.printAside(line);
+  }
+  await screenTable(s, output, { all: opts.all, grouped, toErr });
 }
 
 /** Finds the run, refuses what the rules do not allow, shows it, asks, and records the decision. */
-async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promise<PreparedRun> {
+async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promise<PreparedScreen> {
   const found = await findPrepared(h, req.prepId);
   if (!found)
     throw new UsageError(
@@ -87,8 +98,9 @@ async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promis
   }
   const p = withFigures(found, figures);
   const why = refusal(p, await sessionRole(h));
-  if (why) throw new UsageError(`${why}; nothing was recorded`);
-  output.info(preparedSummary(p));
+  if (why) throw why;
+  const screen = await preparedScreen(h, p);
+  if (!output.json) await showScreen(screen, output, { all: Boolean(req.all), aside: true });
   const verb = req.reject ? 'Reject' : 'Approve';
   if (!req.yes) {
     if (!output.interactive) {
@@ -96,7 +108,8 @@ async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promis
         `no terminal to confirm on: pass --yes to ${verb.toLowerCase()} without asking (nothing was recorded)`,
       );
     }
-    const question = `${verb} run ${p.prep_id}: ${totalsLine(p)}?`;
+    const totals = totalsText(preparedDoc(screen).totals, true);
+    const question = `${verb} run ${p.prep_id}: ${totals}?`;
     if (!(await output.confirm(question)))
       throw new UsageError('not confirmed: nothing was recorded');
   }
@@ -106,19 +119,22 @@ async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promis
     req.reject ? { decision: 'rejected', reason: req.reject.reason } : { decision: 'approved' },
     thisMachine(),
   );
-  return withFigures((await findPrepared(h, p.prep_id))!, figures);
+  return preparedScreen(h, withFigures((await findPrepared(h, p.prep_id))!, figures));
 }
 
-/** `payouts approve`: exit 0 once recorded; refusals are UsageErrors (exit 2), nothing recorded. */
+/** `payouts approve`: exit 0 once recorded; refusals record nothing (exit 2, 10 or 11). */
 export async function approveRun(req: ApproveRequest, output: Output): Promise<number> {
-  const p = await withShared(req.url, (h) => decide(h, req, output));
-  const state = prepState(p);
-  output.result({ prepared_run: { ...p, state } }, () =>
-    state === 'prepared'
-      ? `Approved run ${p.prep_id}: ${approversOf(p).length} of ${p.approvers_needed} approvals; another person approves it with \`payouts approve ${p.prep_id}\`.\n${eventLines(p).join('\n')}`
-      : state === 'approved'
-        ? `Approved run ${p.prep_id}. \`payouts send ${p.inputs.join(' ')}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.\n${eventLines(p).join('\n')}`
-        : `Rejected run ${p.prep_id}: nothing of it will be sent.\n${eventLines(p).join('\n')}`,
+  const s = await withShared(req.url, (h) => decide(h, req, output));
+  const p = s.run;
+  output.result(preparedDoc(s), () =>
+    [
+      s.state === 'prepared'
+        ? `Approved run ${p.prep_id}: ${approversOf(p).length} of ${p.approvers_needed} approvals; another person approves it with \`payouts approve ${p.prep_id}\`.`
+        : s.state === 'approved'
+          ? `Approved run ${p.prep_id}. \`payouts send ${p.inputs.join(' ')}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.`
+          : `Rejected run ${p.prep_id}: nothing of it will be sent.`,
+      ...eventLines(p),
+    ].join('\n'),
   );
   return 0;
 }

@@ -4,6 +4,7 @@ import { hostname, userInfo } from 'node:os';
 import { UsageError } from '../../errors.js';
 import { type CurrencyTotals, moneyText, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
+import { shortTime } from '../../output/table.js';
 import type { Above, Machine, PreparedRun, RuleRow } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { count } from '../../output/display.js';
@@ -166,12 +167,12 @@ export function totalsLine(p: PreparedRun): string {
 /** What happened to a prepared run, a line per event, for `approve` and `runs show`. */
 export function eventLines(p: PreparedRun): string[] {
   const lines = [
-    `prepared by ${whoText(p.prepared_by, p)} at ${p.created_at}${p.note ? `: ${JSON.stringify(p.note)}` : ''}`,
+    `prepared by ${whoText(p.prepared_by, p)} at ${shortTime(p.created_at)} UTC${p.note ? `: ${JSON.stringify(p.note)}` : ''}`,
   ];
   for (const e of p.events) {
     const why = e.reason ? `: ${JSON.stringify(e.reason)}` : '';
     const run = e.run_id ? ` as run ${e.run_id}` : '';
-    lines.push(`${e.decision} by ${whoText(e.by_role, e)} at ${e.at}${run}${why}`);
+    lines.push(`${e.decision} by ${whoText(e.by_role, e)} at ${shortTime(e.at)} UTC${run}${why}`);
   }
   return lines;
 }

@@ -6,8 +6,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { PayoutRequest } from '../../api/types.js';
-import { UsageError } from '../../errors.js';
-import { type CurrencyTotals, moneyText } from '../../money/amount.js';
+import { type ApprovalBlock, ApprovalStateError, UsageError } from '../../errors.js';
+import { type CurrencyTotals, formatMinor, moneyText } from '../../money/amount.js';
+import { shortTime } from '../../output/table.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { displayText, shellWord } from '../../output/display.js';
 import {
@@ -19,6 +20,7 @@ import {
   type PreparedRun,
   preparedByContent,
   preparedFigures,
+  type RuleRow,
   recordEvent,
   ruleChanges,
   runRecorded,
@@ -52,6 +54,8 @@ export interface GatedRun {
   webhookUrl?: string;
   /** The prepared run `send --approved` sends. */
   approvedPrep?: string;
+  /** A dry run's rows keep no descriptions: matched without them (dry-gate.ts). */
+  withoutDescriptions?: boolean;
 }
 
 /** The payouts with their approval hashes, and the content hash of them and what they go with. */
@@ -111,33 +115,34 @@ function differences(mine: PreparedPayout[], approved: PreparedPayout[]): string
   return out.length > 10 ? [...out.slice(0, 10), `and ${out.length - 10} more`] : out;
 }
 
-/** Why these payouts may not be sent: no approved run holds exactly them. */
+/** The error that stops a send for want of approval: exit 9, 10 or 11 with the run named. */
+function blocked(
+  message: string,
+  state: ApprovalBlock,
+  p?: PreparedRun,
+  reason: string | null = null,
+): ApprovalStateError {
+  return new ApprovalStateError(message, {
+    state,
+    prepared_run_id: p?.prep_id ?? null,
+    reason,
+    expires_at: p?.expires_at ?? null,
+  });
+}
+
+/**
+ * Why these payouts may not be sent: no approved run holds exactly them (exit 9, 10 or 11),
+ * or the approved run goes with another service, batch or webhook (a UsageError, exit 2).
+ */
 async function refusal(
   h: PgHistory,
   run: GatedRun,
   mine: ReturnType<typeof hashed>,
   same: PreparedRun[],
-): Promise<UsageError> {
+): Promise<ApprovalStateError | UsageError> {
   const tail = `nothing was sent. Prepare them with \`${run.prepareCommand}\` and have another person run \`payouts approve RUN\``;
-  const expired = same.find((p) => p.expired && approversOf(p).length >= p.approvers_needed);
-  if (expired) {
-    return new UsageError(
-      `the approval of run ${expired.prep_id} expired at ${expired.expires_at} before it was sent; ${tail}`,
-    );
-  }
-  const pending = same.find((p) => prepState(p) === 'prepared');
-  if (pending) {
-    return new UsageError(
-      `these payouts need another person's approval: run ${pending.prep_id}, prepared by ${whoText(pending.prepared_by, pending)}, is not approved yet. Ask someone else to run \`payouts approve ${pending.prep_id}\`; nothing was sent`,
-    );
-  }
-  const rejected = same.find((p) => prepState(p) === 'rejected');
-  if (rejected) {
-    const e = rejected.events[0]!;
-    return new UsageError(
-      `run ${rejected.prep_id} with these payouts was rejected by ${whoText(e.by_role, e)}${e.reason ? `: ${JSON.stringify(e.reason)}` : ''}; ${tail}`,
-    );
-  }
+  const early = stateRefusal(same, tail);
+  if (early) return early;
   const named = run.approvedPrep ? await findPrepared(h, run.approvedPrep) : undefined;
   const near =
     named ??
@@ -150,14 +155,54 @@ async function refusal(
     )[0];
   if (near) {
     const f = await preparedFigures(h, near);
-    const diff = [...boundDifferences(mine.bound, f), ...differences(mine.rows, f.payouts)];
-    return new UsageError(
-      `these payouts differ from approved run ${near.prep_id} (approved for ${near.inputs.map(displayText).join(' ')}): ${diff.join('; ')}; ${tail}`,
+    const bound = boundDifferences(mine.bound, f);
+    const diff = [...bound, ...differences(mine.rows, f.payouts)];
+    const text = `these payouts differ from approved run ${near.prep_id} (approved for ${near.inputs.map(displayText).join(' ')}): ${diff.join('; ')}; ${tail}`;
+    return bound.length ? new UsageError(text) : blocked(text, 'awaiting_approval');
+  }
+  return blocked(
+    `the approval rule of this service asks another person's approval of this run, and no approved run holds these payouts; ${tail}`,
+    'awaiting_approval',
+  );
+}
+
+/** A prepared run of these very payouts that expired, awaits approval or was rejected. */
+function stateRefusal(same: PreparedRun[], tail: string): ApprovalStateError | undefined {
+  const lapsed = same.find((p) => p.expired && approversOf(p).length >= p.approvers_needed);
+  if (lapsed) {
+    return blocked(
+      `the approval of run ${lapsed.prep_id} expired at ${shortTime(lapsed.expires_at)} UTC before it was sent; ${tail}`,
+      'expired',
+      lapsed,
     );
   }
-  return new UsageError(
-    `the approval rule of this service asks another person's approval of this run, and no approved run holds these payouts; ${tail}`,
-  );
+  const pending = same.find((p) => prepState(p) === 'prepared');
+  if (pending) {
+    return blocked(
+      `these payouts need another person's approval: run ${pending.prep_id}, prepared by ${whoText(pending.prepared_by, pending)}, is not approved yet (${approversOf(pending).length} of ${pending.approvers_needed} approvals; it expires at ${shortTime(pending.expires_at)} UTC). Ask someone else to run \`payouts approve ${pending.prep_id}\`; nothing was sent`,
+      'awaiting_approval',
+      pending,
+    );
+  }
+  const rejected = same.find((p) => prepState(p) === 'rejected');
+  if (rejected) {
+    const e = rejected.events.find((x) => x.decision === 'rejected')!;
+    return blocked(
+      `run ${rejected.prep_id} with these payouts was rejected by ${whoText(e.by_role, e)} at ${shortTime(e.at)} UTC${e.reason ? `: ${JSON.stringify(e.reason)}` : ''}; ${tail}`,
+      'rejected',
+      rejected,
+      e.reason,
+    );
+  }
+  const expired = same.find((p) => prepState(p) === 'expired');
+  if (expired) {
+    return blocked(
+      `run ${expired.prep_id} with these payouts expired at ${shortTime(expired.expires_at)} UTC before anyone approved it; ${tail}`,
+      'expired',
+      expired,
+    );
+  }
+  return undefined;
 }
 
 /**
@@ -180,20 +225,48 @@ async function sameContent(
   return out;
 }
 
+/** What the approval rule says of a send: approved, needed (the refusal), or not needed. */
+export type ApprovalStatus =
+  | { kind: 'approved'; prep: PreparedRun }
+  | { kind: 'needed'; refusal: ApprovalStateError | UsageError }
+  | { kind: 'not needed'; why: string };
+
+/** Why a rule with thresholds does not apply: "EUR 6.00 is not above the rule's EUR 10.00". */
+function belowText(rule: RuleRow, run: GatedRun): string {
+  const parts = [...run.totals.entries()].map((t) => {
+    const a = rule.above.find((x) => x.currency === t.currency);
+    if (a?.amount === 'none') return `the rule never gates ${t.currency}`;
+    const total = formatMinor(t.minor, run.currencies.minorUnits(t.currency) ?? 2);
+    return `${moneyText(t.currency, total)} is not above the rule's threshold ${moneyText(t.currency, a?.amount ?? '0')}`;
+  });
+  return parts.join(', ');
+}
+
 /**
  * Where the rule applies to a send, the approved run that holds exactly its payouts, with
- * the same service, batch reference and webhook URL (a UsageError naming what is missing or
- * differs otherwise, or that the approval expired); undefined where the rule does not apply.
+ * the same service, batch reference and webhook URL; else the refusal naming what is missing
+ * or differs, or that the approval expired. A dry run's rows keep no descriptions: the
+ * prepared run holding the same payouts but for them stands for it (the send checks the hash).
  */
-export async function approvalFor(run: GatedRun): Promise<PreparedRun | undefined> {
+export async function approvalStatus(run: GatedRun): Promise<ApprovalStatus> {
   return withShared(run.url, async (h) => {
     const rule = (await ruleChanges(h, run.serviceKey)).at(-1);
-    if (!rule || !ruleApplies(rule, run.totals, run.currencies)) return undefined;
+    if (!rule?.active) return { kind: 'not needed', why: 'this service has no approval rule' };
+    if (!ruleApplies(rule, run.totals, run.currencies))
+      return { kind: 'not needed', why: belowText(rule, run) };
     const mine = hashed(run);
-    const same = await sameContent(h, run, mine.content, rule.approvers);
+    let same: PreparedRun[];
+    if (run.withoutDescriptions) {
+      const loose = await (await import('./dry-gate.js')).looseMatch(
+        h,
+        run.serviceKey,
+        run.payouts,
+      );
+      same = loose ? [loose] : [];
+    } else same = await sameContent(h, run, mine.content, rule.approvers);
     const approved = same.find((p) => ['approved', 'sent'].includes(prepState(p)));
-    if (approved) return approved;
-    throw await refusal(h, run, mine, same);
+    if (approved) return { kind: 'approved', prep: approved };
+    return { kind: 'needed', refusal: await refusal(h, run, mine, same) };
   });
 }
 
@@ -274,15 +347,7 @@ export async function approvedFile(
         `no prepared run id starts with ${JSON.stringify(prepId)}: see payouts runs`,
       );
     const state = prepState(prep);
-    if (state !== 'approved' && state !== 'sent') {
-      const why =
-        state === 'expired'
-          ? `expired at ${prep.expires_at} before it was sent`
-          : `${state}, not approved (${approversOf(prep).length} of ${prep.approvers_needed} approvals)`;
-      throw new UsageError(
-        `run ${prep.prep_id} is ${why}: ${state === 'prepared' ? `another person approves it with \`payouts approve ${prep.prep_id}\`` : 'prepare the files again'}; nothing was sent`,
-      );
-    }
+    if (state !== 'approved' && state !== 'sent') throw notApproved(prep);
     const figures = await preparedFigures(h, prep);
     if (figures.claims.length) {
       throw new UsageError(
@@ -329,7 +394,48 @@ export function refuseOtherBound(
   }
 }
 
+/** Why `send --approved` of a run not approved sends nothing: awaiting, rejected or expired. */
+function notApproved(prep: PreparedRun): ApprovalStateError {
+  const state = prepState(prep);
+  const e = prep.events.find((x) => x.decision === 'rejected');
+  if (state === 'rejected' && e) {
+    return blocked(
+      `run ${prep.prep_id} was rejected by ${whoText(e.by_role, e)} at ${shortTime(e.at)} UTC${e.reason ? `: ${JSON.stringify(e.reason)}` : ''}: prepare the files again; nothing was sent`,
+      'rejected',
+      prep,
+      e.reason,
+    );
+  }
+  if (state === 'expired') {
+    return blocked(
+      `run ${prep.prep_id} expired at ${shortTime(prep.expires_at)} UTC before it was sent: prepare the files again; nothing was sent`,
+      'expired',
+      prep,
+    );
+  }
+  return blocked(
+    `run ${prep.prep_id} is not approved yet (${approversOf(prep).length} of ${prep.approvers_needed} approvals): another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); nothing was sent`,
+    'awaiting_approval',
+    prep,
+  );
+}
+
 /** The command that prepares these files, for messages. */
 export function prepareCommandOf(files: string[]): string {
   return `payouts send ${files.map(shellWord).join(' ')} --prepare`;
+}
+
+/** The `approval` of a send's --json document: the prepared run, who approved it and when. */
+export function approvalDocOf(prep: PreparedRun) {
+  const approvals = prep.events.filter((e) => e.decision === 'approved');
+  return {
+    prepared_run_id: prep.prep_id,
+    approvers: approvals.map((e) => ({
+      role: e.by_role,
+      os_user: e.os_user,
+      host: e.host,
+      at: e.at,
+    })),
+    approved_at: approvals.at(-1)?.at ?? null,
+  };
 }

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
-import { privateTmp, runIdFor, stagedPayouts } from '../../state/index.js';
+import { shortTime } from '../../output/table.js';
+import type { PayoutRequest } from '../../api/types.js';
+import { privateTmp, runIdFor, stagedPages, stagedPayouts } from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { refuseFailedEarlier } from '../send/failed-earlier.js';
 import type { SendOptions } from '../send/options.js';
@@ -19,7 +21,8 @@ import type { RunIntake } from '../../state/index.js';
 import type { RunPlan } from '../send/plan.js';
 import { SANDBOX_SERVICE_KEY } from '../service.js';
 import {
-  approvalFor,
+  type ApprovalStatus,
+  approvalStatus,
   approvedFile,
   claimApproval,
   prepareCommandOf,
@@ -72,7 +75,20 @@ export interface GatedSend {
   readonly output: Output;
   readonly rows: RunIntake;
   priorRows(serviceKey: string): Promise<PriorRow[]>;
+  /** Those of the recipients the service's runs paid before; null: the history has no run of it. */
+  paidRecipients(serviceKey: string, recipients: () => string[]): Promise<Set<string> | null>;
   destination(where: { baseUrl?: string; profile?: string }): Destination;
+}
+/** A dry run's staged payouts (no descriptions kept), as the gate takes them. */
+function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
+  const out: Array<{ row: number; payout: PayoutRequest }> = [];
+  // One page: a dry run's rows are a view, which a page at a time would read again and again.
+  for (const page of stagedPages(rows, Number.MAX_SAFE_INTEGER)) {
+    for (const { row, reference_id, amount, currency, recipient } of page) {
+      out.push({ row, payout: { reference_id, amount, currency, recipient } });
+    }
+  }
+  return out;
 }
 
 /** What the gate needs of a run: its payouts, totals and the command that prepares it. */
@@ -80,22 +96,23 @@ function gated(run: GatedSend, serviceKey: string) {
   return {
     url: run.deps.stateUrl!,
     serviceKey,
-    payouts: stagedPayouts(run.rows),
+    // Read only once the rule is known to apply.
+    get payouts() {
+      return run.opts.dryRun ? stagedOfDryRun(run.rows) : stagedPayouts(run.rows);
+    },
     totals: run.plan.totals,
     currencies: run.currencies,
     prepareCommand: prepareCommandOf(run.opts.files),
     batchReference: run.plan.batchReference,
     webhookUrl: run.plan.webhookUrl,
     approvedPrep: run.deps.approvedName?.replace(/^approved:/, ''),
+    withoutDescriptions: run.opts.dryRun,
   };
 }
 
-/**
- * The approved run holding exactly this run's payouts, where the service's approval rule
- * applies to it; a UsageError (nothing sent) naming what is missing when there is none.
- */
-export function approvalOf(run: GatedSend, serviceKey: string): Promise<PreparedRun | undefined> {
-  return approvalFor(gated(run, serviceKey));
+/** What the approval rule says of this run (the summary's Approval: line). */
+export function approvalStatusOf(run: GatedSend, serviceKey: string): Promise<ApprovalStatus> {
+  return approvalStatus(gated(run, serviceKey));
 }
 
 /**
@@ -120,7 +137,6 @@ export function claimRun(
  */
 export async function prepareRun(run: GatedSend): Promise<number> {
   const { opts, plan, currencies, output, deps } = run;
-  if (output.json) throw new UsageError('send --prepare prints text: leave out --json');
   const where = await deps.preview();
   if (where.serviceKey === undefined || where.baseUrl === undefined) {
     throw new UsageError(
@@ -131,8 +147,15 @@ export async function prepareRun(run: GatedSend): Promise<number> {
   refuseFailedEarlier(prior, run.rows, runIdFor(where.serviceKey, plan.inputHash));
   const split = splitRun(plan, prior, currencies, opts.chunkSize);
   checkMaxTotals(split, opts.maxTotals, currencies);
-  const view = { plan, split, dest: run.destination(where), maxTotals: opts.maxTotals };
-  output.info(summaryText(view, currencies, output.errColor));
+  const { summaryNotes } = await import('../send/notes.js');
+  const notes = await summaryNotes(run, { ...where, sandbox: false });
+  notes.approval = notes.approved
+    ? `${notes.approval} (an approved run already holds exactly these payouts)`
+    : notes.refusal
+      ? 'needed: another person approves this prepared run'
+      : `${notes.approval} (it is prepared all the same)`;
+  const view = { plan, split, dest: run.destination(where), maxTotals: opts.maxTotals, notes };
+  if (!output.json) output.info(summaryText(view, currencies, output.errColor));
   const prep = await recordPrepared(gated(run, where.serviceKey), {
     service: where.baseUrl,
     inputs: plan.sources.map((s) => s.name),
@@ -141,9 +164,32 @@ export async function prepareRun(run: GatedSend): Promise<number> {
     ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
     ...(opts.note ? { note: opts.note } : {}),
   });
+  const doc = await preparedDocOf(deps.stateUrl!, prep);
+  if (output.json) {
+    output.document(doc);
+    return ExitCode.ok;
+  }
+  for (const d of doc.duplicates) {
+    output.warn(
+      `run ${d.prepared_run_id} (${d.state}) already holds exactly these payouts: one of the two is enough; the other expires unused`,
+    );
+  }
   output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
   output.info(
-    `Another person approves it with \`payouts approve ${prep.prep_id}\`; then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it (until ${prep.expires_at} to approve)`,
+    `Another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it`,
   );
   return ExitCode.ok;
+}
+
+/** A prepared run's one --json document, read back from the history. */
+async function preparedDocOf(
+  url: string,
+  prep: PreparedRun,
+): Promise<ReturnType<typeof import('./screen-view.js').preparedDoc>> {
+  const [{ withShared }, { preparedScreen }, { preparedDoc }] = await Promise.all([
+    import('./common.js'),
+    import('./screen.js'),
+    import('./screen-view.js'),
+  ]);
+  return withShared(url, async (h) => preparedDoc(await preparedScreen(h, prep)));
 }

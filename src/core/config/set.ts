@@ -1,9 +1,10 @@
 import type { ConfigStore } from '../../config/store.js';
+import { normalizeBaseUrl } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
 import { chooseStateUrl, redactStateUrl } from '../../state/pg/url.js';
 
 /** The settings `payouts config set` stores in a profile, as the user names them. */
-export const PROFILE_SETTINGS = ['quiet_time', 'state_url'] as const;
+export const PROFILE_SETTINGS = ['base_url', 'quiet_time', 'state_url'] as const;
 
 /** What `config set` stored. */
 export interface SetResult {
@@ -34,6 +35,7 @@ export function setProfileSetting(
   change: { key: string; value: string },
 ): SetResult {
   if (change.key === 'state_url') return setStateUrl(store, profile, change.value);
+  if (change.key === 'base_url') return setBaseUrl(store, profile, change.value);
   if (change.key !== 'quiet_time') {
     throw new UsageError(
       `config set ${JSON.stringify(change.key)}: unknown setting; the settings are ${PROFILE_SETTINGS.join(', ')} (credentials: payouts config set-credentials)`,
@@ -57,4 +59,15 @@ function setStateUrl(store: ConfigStore, profile: string, value: string): SetRes
   store.saveProfile(profile, { stateUrl: url });
   const shown = url === undefined ? null : redactStateUrl(url);
   return { profile, key: 'state_url', value: shown, path: store.path };
+}
+
+/**
+ * Stores a profile's base URL without credentials (`config set base_url URL`): what a person
+ * who only prepares or approves runs needs ("default" or "" removes it).
+ */
+function setBaseUrl(store: ConfigStore, profile: string, value: string): SetResult {
+  const text = value.trim();
+  const url = text === '' || text === 'default' ? undefined : normalizeBaseUrl(text, 'base_url');
+  store.saveProfile(profile, { baseUrl: url });
+  return { profile, key: 'base_url', value: url ?? null, path: store.path };
 }

@@ -1,7 +1,9 @@
 /** Prepared runs (docs/approvals.md) as `payouts runs` and `runs show` list them. */
-import type { Output } from '../../output/output.js';
+import { CurrencyTable } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
+import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
+import { formatMinor, parseAmount } from '../../money/amount.js';
 import {
   findPrepared,
   listPrepared,
@@ -9,53 +11,78 @@ import {
   preparedFigures,
   withFigures,
 } from '../../state/pg/approvals.js';
-import { preparedSummary } from '../approvals/approve.js';
-import { eventLines, prepState, totalsLine, withShared } from '../approvals/common.js';
+import type { PgHistory } from '../../state/pg/history.js';
+import { preparedRowTotals } from '../../state/pg/prepared-views.js';
+import { showScreen } from '../approvals/approve.js';
+import { eventLines, withShared } from '../approvals/common.js';
+import { preparedScreen, sendingRuns, shownState } from '../approvals/screen.js';
+import { preparedDoc, preparedHead, totalsText } from '../approvals/screen-view.js';
 
-/** A prepared run in --json: its fields, its state and what happened to it, with who and when. */
-export function preparedJson(p: PreparedRun) {
-  const { id: _, os_user, host, prepared_by, events, ...rest } = p;
-  return {
-    kind: 'prepared' as const,
-    prepared_run_id: p.prep_id,
-    state: prepState(p),
-    ...rest,
-    prepared_by: { role: prepared_by, os_user, host },
-    events: events.map(({ by_role, os_user: u, host: h, ...e }) => ({
-      ...e,
-      by: { role: by_role, os_user: u, host: h },
-    })),
-  };
+/** A prepared run as listed: its head, with the figures of its payout rows and its state. */
+export type ListedPrepared = ReturnType<typeof preparedHead>;
+
+/** Sums of decimal texts as PostgreSQL gave them, in the currency's digits. */
+function normalTotal(total: string, currency: string, currencies: CurrencyTable): string {
+  const digits = currencies.minorUnits(currency) ?? (total.split('.')[1] ?? '').length;
+  const parsed = parseAmount(total, digits);
+  return parsed.ok ? formatMinor(parsed.amount.minor, digits) : total;
 }
 
-/** Every prepared run of a shared history, the newest first. */
-export function preparedRuns(url: string): Promise<PreparedRun[]> {
-  return withShared(url, listPrepared);
+/** Every prepared run of a shared history as listed, the newest first. */
+async function listed(h: PgHistory): Promise<Array<{ run: PreparedRun; doc: ListedPrepared }>> {
+  const currencies = new CurrencyTable();
+  const [all, sums] = await Promise.all([listPrepared(h), preparedRowTotals(h)]);
+  const runs = await sendingRuns(h, all);
+  return all.map((p) => {
+    const totals: Record<string, { count: number; total: string }> = {};
+    let count = 0;
+    for (const t of sums.filter((x) => x.prep === p.id)) {
+      totals[t.currency] = { count: t.count, total: normalTotal(t.total, t.currency, currencies) };
+      count += t.count;
+    }
+    return { run: p, doc: preparedHead(p, shownState(p, runs), { payout_count: count, totals }) };
+  });
 }
 
-/** The prepared run whose approval run `runId` sent, if any. */
-export async function approvalOf(url: string, runId: string): Promise<PreparedRun | undefined> {
-  const all = await preparedRuns(url);
-  return all.find((p) => p.events.some((e) => e.decision === 'sent' && e.run_id === runId));
+/** Every prepared run of a shared history, the newest first, as `runs --json` lists them. */
+export function preparedRuns(url: string): Promise<ListedPrepared[]> {
+  return withShared(url, async (h) => (await listed(h)).map((l) => l.doc));
+}
+
+/** The prepared run whose approval run `runId` sent, if any, and as listed. */
+export function approvalOf(
+  url: string,
+  runId: string,
+): Promise<{ run: PreparedRun; doc: ListedPrepared } | undefined> {
+  return withShared(url, async (h) => {
+    const all = await listed(h);
+    return all.find((l) => l.run.events.some((e) => e.decision === 'sent' && e.run_id === runId));
+  });
+}
+
+/** Who made the latest decision on a prepared run, for the list. */
+function byText(p: ListedPrepared): string {
+  const last = p.events.at(-1);
+  if (last) return ` by ${last.by.role}`;
+  return p.state === 'prepared' ? ` by ${p.prepared_by.role}` : '';
 }
 
 /** The prepared runs' table of `payouts runs`, after the runs'. */
-export async function printPreparedTable(prepared: PreparedRun[], output: Output): Promise<void> {
+export async function printPreparedTable(
+  prepared: ListedPrepared[],
+  output: Output,
+): Promise<void> {
   if (!prepared.length) return;
-  const rows = prepared.map((p) => {
-    const last = p.events.at(-1);
-    const state = prepState(p);
-    const by = last ? ` by ${last.by_role}` : state === 'prepared' ? ` by ${p.prepared_by}` : '';
-    return [
-      p.prep_id,
-      shortTime(p.created_at),
-      displayText(p.prepared_by),
-      `${state}${displayText(by)}`,
-      String(p.payout_count),
-      totalsLine(p),
-      displayText(p.note ?? ''),
-    ];
-  });
+  const grouped = output.stdoutIsTerminal;
+  const rows = prepared.map((p) => [
+    p.prepared_run_id,
+    shortTime(p.created_at),
+    displayText(p.prepared_by.role),
+    `${p.state}${displayText(byText(p))}`,
+    String(p.payout_count),
+    totalsText(p.totals, grouped),
+    displayText(p.note ?? ''),
+  ]);
   output.printAside('Prepared runs (payouts approve RUN):');
   output.print(
     await output.table(
@@ -66,16 +93,24 @@ export async function printPreparedTable(prepared: PreparedRun[], output: Output
   );
 }
 
-/** `runs show` of a prepared run; false when no prepared run has the id. */
-export async function showPrepared(url: string, id: string, output: Output): Promise<boolean> {
-  // The figures shown are computed from the run's payouts (preparedFigures), not its own row.
-  const p = await withShared(url, async (h) => {
-    const found = await findPrepared(h, id);
-    return found && withFigures(found, await preparedFigures(h, found));
+/** `runs show` of a prepared run (the approver's screen); false when no prepared run has the id. */
+export async function showPrepared(
+  url: string,
+  id: string,
+  output: Output,
+  all = false,
+): Promise<boolean> {
+  const s = await withShared(url, async (h) => {
+    // The figures shown are computed from the run's payouts (preparedFigures), not its own row.
+    const p = await findPrepared(h, id);
+    return p && preparedScreen(h, withFigures(p, await preparedFigures(h, p)));
   });
-  if (!p) return false;
-  output.result(preparedJson(p), () =>
-    [preparedSummary(p), `State:          ${prepState(p)}`, ...eventLines(p)].join('\n'),
-  );
+  if (!s) return false;
+  if (output.json) {
+    output.document(preparedDoc(s));
+    return true;
+  }
+  await showScreen(s, output, { all, aside: false });
+  for (const line of eventLines(s.run)) output.printAside(displayText(line));
   return true;
 }

@@ -178,8 +178,7 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {
-    const preparedRuns = preps.map((p) => prepared!.preparedJson(p));
-    output.document({ runs: runs.map(runJson), prepared_runs: preparedRuns });
+    output.document({ runs: runs.map(runJson), prepared_runs: preps });
     return 0;
   }
   if (!runs.length && !preps.length) {
@@ -275,10 +274,11 @@ export async function showRun(
   id: string,
   output: Output,
   retry?: RetryRequest,
+  all = false,
 ): Promise<number> {
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
-    if (await prepared.showPrepared(from.stateUrl, id, output)) return 0;
+    if (await prepared.showPrepared(from.stateUrl, id, output, all)) return 0;
   }
   const shown = await withRunReader(from, output, async (read) => {
     const found = await readRunIn(read, id);
@@ -298,7 +298,7 @@ export async function showRun(
   if (output.json) {
     output.document({
       ...runJson(summary),
-      approval: approval ? prepared!.preparedJson(approval) : null,
+      approval: approval ? approval.doc : null,
       failed_out: retry ? { file: retry.path, payout_count: written ?? 0 } : null,
       payouts: payouts.map(payoutJson),
     });
@@ -313,8 +313,8 @@ export async function showRun(
   );
   if (approval) {
     const { eventLines } = await import('../approvals/common.js');
-    output.printAside(`Approved run ${approval.prep_id}:`);
-    for (const line of eventLines(approval)) output.printAside(`  ${displayText(line)}`);
+    output.printAside(`Approved run ${approval.run.prep_id}:`);
+    for (const line of eventLines(approval.run)) output.printAside(`  ${displayText(line)}`);
   }
   const rows = payouts.map((p) => [
     displayText(p.reference_id),

@@ -13,6 +13,8 @@ export interface RunView {
   readonly currencies: CurrencyTable;
   readonly plan: RunPlan;
   readonly output: Output;
+  /** The approval that let the run go (docs/approvals.md), for its --json document. */
+  readonly approvalDoc?: unknown;
 }
 
 /** A run once its requests have settled, for its results. */

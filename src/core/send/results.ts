@@ -140,7 +140,7 @@ async function printDocument(
     error: ending.error && errorObject(ending.error, ending.exitCode),
   });
   await output.printJsonWithRawList(
-    head,
+    run.approvalDoc ? { ...head, approval: run.approvalDoc } : head,
     'results',
     resultListText(resultItems(engine.outcomes.values(), currencies)),
   );

@@ -14,7 +14,8 @@ import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
-import type { PreparedRun } from '../../state/pg/approvals.js';
+import { approvalDocOf } from '../approvals/gate.js';
+import { type SummaryNotes, summaryNotes } from './notes.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { checkCredentials, refuseFailedEarlier, refuseRetries } from './failed-earlier.js';
 import { finishRun } from './results.js';
@@ -120,6 +121,8 @@ export class SendRun {
   private readonly staging: Staging;
   /** Payouts --check-service found at the service, recorded as this run's results. */
   private foundAtService: OutcomeResult[] = [];
+  /** The summary's new recipients and approval lines, once the service is known. */
+  private notes: SummaryNotes | undefined;
 
   constructor(parts: {
     opts: SendOptions;
@@ -168,12 +171,8 @@ export class SendRun {
       split = splitRun(plan, prior, currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
-    const view = {
-      plan,
-      split,
-      dest: this.destination(where),
-      maxTotals: opts.maxTotals,
-    };
+    const notes = await summaryNotes(this, { ...where, sandbox: opts.sandbox });
+    const view = { plan, split, dest: this.destination(where), maxTotals: opts.maxTotals, notes };
     if (output.json) {
       output.printJson(dryRunDoc(view, currencies));
       return ExitCode.ok;
@@ -198,11 +197,14 @@ export class SendRun {
     return prepareRun(this);
   }
 
-  /** Where the service's approval rule applies to this run, the approved run holding exactly its payouts. */
-  private async approval(service: ServiceConnection): Promise<PreparedRun | undefined> {
-    if (!this.deps.stateUrl || service.sandbox) return undefined;
-    const { approvalOf } = await import('../approvals/send.js');
-    return approvalOf(this, service.serviceKey);
+  /** Those of `recipients` the service's runs paid before, as the history knows. */
+  paidRecipients(serviceKey: string, recipients: () => string[]): Promise<Set<string> | null> {
+    return this.staging.history.paidRecipients(this.staging.rows, serviceKey, recipients);
+  }
+
+  /** The approval a send carries in its --json document (`approval`), when one let it go. */
+  get approvalDoc() {
+    return this.notes?.approved && approvalDocOf(this.notes.approved);
   }
 
   /** The run's staged rows. */
@@ -223,9 +225,9 @@ export class SendRun {
     const { deps } = this;
     const service = await deps.connect();
     try {
-      const approved = await this.approval(service);
-      if (approved)
-        this.output.info(`Approved: run ${approved.prep_id} holds exactly these payouts`);
+      this.notes = await summaryNotes(this, service);
+      if (this.notes.refusal) throw this.notes.refusal;
+      const approved = this.notes.approved;
       const asked = await this.decide(service, await this.priorRows(service.serviceKey));
       const lock = await this.takeLock(service);
       let sent: Sending;
@@ -303,12 +305,8 @@ export class SendRun {
       output.info(nothingToSendLine(split));
     } else {
       const where = { baseUrl: service.settings.baseUrl, profile: service.settings.profile };
-      const view = {
-        plan,
-        split,
-        dest: this.destination(where),
-        maxTotals: opts.maxTotals,
-      };
+      const dest = this.destination(where);
+      const view = { plan, split, dest, maxTotals: opts.maxTotals, notes: this.notes };
       output.info(summaryText(view, currencies, output.errColor));
       if (asks) await this.confirm(split);
     }
@@ -337,7 +335,7 @@ export class SendRun {
   private async sendLocked(service: ServiceConnection, decided: Decision): Promise<Sending> {
     const { output } = this;
     const { prior, nothingToSend } = decided;
-    const state = await this.openState(service);
+    const state = await this.openState(service, nothingToSend);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
     const engine = this.newEngine(service, state, progress);
@@ -409,7 +407,7 @@ export class SendRun {
    * Opens the run's state: the staged rows become the run, or resume it when sent before. With
    * a shared history, the run is adopted there first, and every commit goes there as well.
    */
-  private async openState(service: ServiceConnection): Promise<RunState> {
+  private async openState(service: ServiceConnection, sendsNothing: boolean): Promise<RunState> {
     const { plan, staging, deps } = this;
     const now = () => new Date((deps.clock ?? systemClock).now());
     const header = {
@@ -425,6 +423,7 @@ export class SendRun {
       serviceKey: service.serviceKey,
       header,
       now: now().toISOString(),
+      sendsNothing,
     });
     const state = RunState.open({
       db: staging.rows.db,

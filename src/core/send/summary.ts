@@ -30,6 +30,8 @@ export interface SummaryView {
   split: RunSplit | null;
   dest: Destination;
   maxTotals: MaxTotal[];
+  /** The history's new recipients and the approval rule's word (notes.ts). */
+  notes?: { newRecipients: string; approval: string; status?: unknown };
 }
 
 /** Width of the summary's labels. */
@@ -184,6 +186,10 @@ export function summaryText(
   lines.push(field('Service:', shown(dest.baseUrl, '(not set)'), c));
   lines.push(field('Profile:', shown(dest.profile, '(not set)'), c));
   lines.push(field('History:', dest.history, c));
+  if (view.notes) {
+    lines.push(field('New recipients:', view.notes.newRecipients, c));
+    lines.push(field('Approval:', view.notes.approval, c));
+  }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
   lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
   return lines.join('\n');
@@ -255,6 +261,8 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
       ...partDoc(split?.toSend ?? plan.totals, currencies),
       request_count: split ? split.requestCount : plan.requestCount,
     },
+    // Whether the approval rule would let the send go (docs/approvals.md).
+    ...(view.notes?.status ? { approval_status: view.notes.status } : {}),
     first_request: {
       ...plan.firstRequest,
       payouts: plan.firstRequest.payouts.map((p) => ({ ...p, amount: new RawNumber(p.amount) })),

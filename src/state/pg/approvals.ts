@@ -143,6 +143,22 @@ export function ruleChanges(h: PgHistory, serviceKey: string): Promise<RuleRow[]
   });
 }
 
+/**
+ * Refuses in plain words, before the database does with "permission denied", a role that may
+ * not change the rule: only the history's owner (or a superuser) is granted it.
+ */
+async function onlyOwner(c: pg.Client): Promise<void> {
+  const r = await c.query<{ may: boolean; role: string }>(
+    `SELECT has_table_privilege('approval_rules', 'INSERT') AS may, session_user AS role`,
+  );
+  const row = r.rows[0];
+  if (row && !row.may) {
+    throw new UsageError(
+      `only the owner of the history changes the rule: role ${row.role} may read it (payouts approvals show), not change it. Ask the administrator, who connects as the database's owner, to run this command; nothing was changed`,
+    );
+  }
+}
+
 /** Records a change of a service's rule (the database names who and when). */
 export function setRule(
   h: PgHistory,
@@ -152,6 +168,7 @@ export function setRule(
 ): Promise<void> {
   const service = serviceIdentity(target.service);
   return h.write('recording the approval rule', async (c) => {
+    await onlyOwner(c);
     await c.query(
       `INSERT INTO approval_rules (service_id, service, active, above, expires_days, approvers,
          set_by, os_user, host, at) VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, '')`,
@@ -298,9 +315,12 @@ export function approvedSharing(
 ): Promise<PreparedRun[]> {
   return preparedWhere(
     h,
-    `p.service_id = $1 AND EXISTS (SELECT 1 FROM approvals a WHERE a.prep = p.id AND a.decision = 'approved')
-     AND p.id IN (SELECT x.prep FROM prepared_payouts x WHERE x.reference_id = ANY($2::text[])
-       GROUP BY x.prep ORDER BY count(*) DESC LIMIT 1)`,
+    // Only approved runs compete, the newest on a tie: a rejected run sharing as many
+    // references is not what the file was meant to be.
+    `p.id IN (SELECT x.prep FROM prepared_payouts x JOIN prepared_runs q ON q.id = x.prep
+       WHERE q.service_id = $1 AND x.reference_id = ANY($2::text[])
+         AND EXISTS (SELECT 1 FROM approvals a WHERE a.prep = x.prep AND a.decision = 'approved')
+       GROUP BY x.prep ORDER BY count(*) DESC, x.prep DESC LIMIT 1)`,
     [serviceId(serviceIdentity(serviceKey)), refs],
   );
 }

@@ -1,6 +1,6 @@
 /** What a PostgreSQL error means to the user, without the URL's secrets. */
 import type pg from 'pg';
-import { type PayoutsError, StateStoreError } from '../../errors.js';
+import { type PayoutsError, StateStoreError, UsageError } from '../../errors.js';
 import { redactMessage, redactStateUrl } from './url.js';
 
 /**
@@ -43,6 +43,12 @@ export function failure(err: unknown, url: string, doing: string): PayoutsError 
     return new StateStoreError(
       `the connection to the shared history at ${redactStateUrl(url)} was lost while ${doing} (${message}): once the database is reachable, run the same command again; it reads back what this run left in doubt`,
       { cause: err },
+    );
+  }
+  // A role not granted what it asked: no point running again (exit 2), the owner decides.
+  if ((err as { code?: unknown })?.code === '42501' && !raw.startsWith('payouts: ')) {
+    return new UsageError(
+      `the shared history at ${redactStateUrl(url)} does not let this role do that (${doing}: ${message}): the owner of the history grants each role what it may do (docs/approvals.md, "Who is who"); nothing was changed`,
     );
   }
   return new StateStoreError(

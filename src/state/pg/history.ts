@@ -296,9 +296,13 @@ export class PgHistory {
   /**
    * Adopts a send's staged payouts as its run: resumed when a run of the same id holds the
    * very same payouts, otherwise recorded anew (an older run of that id keeps its states
-   * under a suffixed id).
+   * under a suffixed id). `keepSender`: a resumed run that sends nothing keeps who sent it.
    */
-  async adopt(header: SharedRunHeader, pages: () => Iterable<StagedPayout[]>): Promise<SharedRun> {
+  async adopt(
+    header: SharedRunHeader,
+    pages: () => Iterable<StagedPayout[]>,
+    keepSender = false,
+  ): Promise<SharedRun> {
     const rest = pages()[Symbol.iterator]();
     const run = await this.tx('recording the run', async (c) => {
       const old = await c.query<{ id: number; payout_count: number }>(pgText(SQL.findRun), [
@@ -307,7 +311,7 @@ export class PgHistory {
       const o = old.rows[0];
       if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
         await c.query(pgText(SQL.resumeRun), [header.now, o.id]);
-        await recordSender(c, o.id, this.sender);
+        if (!keepSender) await recordSender(c, o.id, this.sender);
         await c.query(pgText(SQL.forgetReports), [o.id]);
         const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [o.id]);
         const copied = new CopyProgress(header.payout_count, true);

@@ -3,7 +3,9 @@ import type { HistoryStore } from '../../domain/history.js';
 import { openScratchDb } from '../db.js';
 import { RunIntake } from '../intake.js';
 import { stagedPages } from '../prior.js';
+import { serviceId } from '../hash.js';
 import { PgHistory } from './history.js';
+import { paidRecipientsIn } from './prepared-views.js';
 
 /**
  * Payouts a page of a run's copy holds: the first page goes with the run before anything is
@@ -37,10 +39,16 @@ export async function sharedHistory(
       }),
     prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
     holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),
+    paidRecipients: async (_staged, serviceKey, recipients) =>
+      (await history.hasRuns(serviceKey))
+        ? paidRecipientsIn(history, serviceId(serviceKey), recipients())
+        : null,
     async adopt(staged, run) {
       const shared = await history.adopt(
         { ...run.header, runId: run.runId, serviceKey: run.serviceKey, now: run.now },
         () => stagedPages(staged, COPY_PAGE_ROWS),
+        // A run resumed only to find everything sent keeps its sender: it sends nothing.
+        run.sendsNothing === true,
       );
       return { mirror: history.mirrorOf(shared.id, shared.copied), lastReqFloor: shared.lastReq };
     },

@@ -1,0 +1,282 @@
+/**
+ * The approver's screen (docs/approvals.md): a prepared run's payouts, and what the shared
+ * history knows of them. Every figure is computed from the run's payout rows, never from the
+ * counts and totals its header claims.
+ */
+import { CurrencyTotals, parseAmount } from '../../money/amount.js';
+import { CurrencyTable } from '../../money/currencies.js';
+import {
+  listPrepared,
+  type PreparedPayout,
+  type PreparedRun,
+  preparedPayouts,
+} from '../../state/pg/approvals.js';
+import type { PgHistory } from '../../state/pg/history.js';
+import { earlierHits, paidRecipientsIn, runServiceIds } from '../../state/pg/prepared-views.js';
+import { listRunsIn, liveRunsIn, type RunSummary } from '../../state/runs.js';
+import { prepState } from './common.js';
+
+/** Where a prepared run stands, with its send: `sending` and `partly sent` while unfinished. */
+export type ShownState =
+  | 'prepared'
+  | 'approved'
+  | 'rejected'
+  | 'expired'
+  | 'sending'
+  | 'partly sent'
+  | 'sent';
+
+/** A run that sent (or sends) a prepared run, as the runs table has it. */
+export type SendingRun = RunSummary & { running: boolean };
+
+/** A prepared run's state, refined by the run its `sent` event names. */
+export function shownState(p: PreparedRun, runs: Map<string, SendingRun>): ShownState {
+  const base = prepState(p);
+  if (base !== 'sent') return base;
+  const sent = p.events.find((e) => e.decision === 'sent');
+  if (!sent?.run_id) return 'sent';
+  const run = runs.get(sent.run_id);
+  // Marked before its first request, a send whose run was never recorded did not finish.
+  if (!run) return 'partly sent';
+  if (run.running) return 'sending';
+  return run.counts.in_flight + run.counts.not_sent > 0 ? 'partly sent' : 'sent';
+}
+
+/**
+ * The runs of a shared history by id, those being sent marked running; none read when no
+ * prepared run of `prepared` was sent (the list of runs costs a read of the whole history).
+ */
+export async function sendingRuns(
+  h: PgHistory,
+  prepared: PreparedRun[],
+): Promise<Map<string, SendingRun>> {
+  if (!prepared.some((p) => p.events.some((e) => e.decision === 'sent'))) return new Map();
+  const read = (sql: string, params: unknown[]) => h.rows(sql, params);
+  const [runs, live] = await Promise.all([listRunsIn(read), liveRunsIn(read)]);
+  return new Map(runs.map((r) => [r.run_id, { ...r, running: live.has(r.run_id) }]));
+}
+
+/** An amount's minor units, the digits its currency has (or its text shows). */
+export function minorOf(amount: string, currency: string, currencies: CurrencyTable): bigint {
+  const digits = currencies.minorUnits(currency) ?? (amount.split('.')[1] ?? '').length;
+  const parsed = parseAmount(amount, digits);
+  return parsed.ok ? parsed.amount.minor : 0n;
+}
+
+/** Per-currency totals of payout rows. */
+export function totalsOf(rows: PreparedPayout[], currencies: CurrencyTable): CurrencyTotals {
+  const totals = new CurrencyTotals();
+  for (const r of rows) totals.add(r.currency, minorOf(r.amount, r.currency, currencies));
+  return totals;
+}
+
+/** One row's side of a change. */
+export interface RowSide {
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+}
+
+/** A row added, removed or changed between two prepared runs. */
+export interface RowChange {
+  change: 'added' | 'removed' | 'changed';
+  before: RowSide | null;
+  after: RowSide | null;
+}
+
+/** How a prepared run differs from an earlier one. */
+export interface Comparison {
+  /** The rejected run this one follows, or the last approved run of its batch or preparer. */
+  relation: 'rejected_predecessor' | 'last_approved';
+  run: PreparedRun;
+  state: ShownState;
+  /** Rows are matched by reference_id when the runs share any, else by recipient and currency. */
+  matched_by: 'reference_id' | 'recipient';
+  changes: RowChange[];
+  totalsBefore: CurrencyTotals;
+}
+
+/** What earlier runs of the service hold of a reference. */
+export type Earlier = 'sent' | 'pending' | 'failed';
+
+/** Everything the approver's screen shows. */
+export interface PreparedScreen {
+  run: PreparedRun;
+  state: ShownState;
+  rows: PreparedPayout[];
+  totals: CurrencyTotals;
+  /** Rows whose recipient no run of the service paid before. */
+  newRows: PreparedPayout[];
+  largest: PreparedPayout[];
+  comparisons: Comparison[];
+  /** By reference_id. */
+  earlier: Map<string, Earlier>;
+  /** Other prepared runs of the service holding exactly these payouts, not rejected or expired. */
+  duplicates: Array<{ run: PreparedRun; state: ShownState }>;
+  currencies: CurrencyTable;
+}
+
+const side = (r: PreparedPayout): RowSide => ({
+  reference_id: r.reference_id,
+  amount: r.amount,
+  currency: r.currency,
+  recipient: r.recipient,
+});
+
+/** Rows by key; a key seen again gets its count appended, so no row is lost. */
+function keyed(rows: PreparedPayout[], key: (r: PreparedPayout) => string) {
+  const out = new Map<string, PreparedPayout>();
+  for (const r of rows) {
+    let k = key(r);
+    for (let n = 2; out.has(k); n++) k = `${key(r)}#${n}`;
+    out.set(k, r);
+  }
+  return out;
+}
+
+/** The rows added, removed and changed from `then` to `now`. */
+export function diffRows(
+  then: PreparedPayout[],
+  now: PreparedPayout[],
+): { matched_by: Comparison['matched_by']; changes: RowChange[] } {
+  const refs = new Set(now.map((r) => r.reference_id));
+  const byRef = then.some((r) => refs.has(r.reference_id));
+  const key = byRef
+    ? (r: PreparedPayout) => r.reference_id
+    : (r: PreparedPayout) => `${r.recipient}\u0000${r.currency}`;
+  const before = keyed(then, key);
+  const changes: RowChange[] = [];
+  for (const [k, r] of keyed(now, key)) {
+    const t = before.get(k);
+    before.delete(k);
+    if (!t) changes.push({ change: 'added', before: null, after: side(r) });
+    // By recipient, a month's new description is no change; by reference, all of it is.
+    else if (byRef ? differs(t, r) : t.amount !== r.amount)
+      changes.push({ change: 'changed', before: side(t), after: side(r) });
+  }
+  for (const t of before.values())
+    changes.push({ change: 'removed', before: side(t), after: null });
+  return { matched_by: byRef ? 'reference_id' : 'recipient', changes };
+}
+
+/** Whether two rows of one reference differ in what the approval covers. */
+function differs(a: PreparedPayout, b: PreparedPayout): boolean {
+  return (
+    a.amount !== b.amount ||
+    a.currency !== b.currency ||
+    a.recipient !== b.recipient ||
+    a.description !== b.description
+  );
+}
+
+/** The largest payouts: three per currency, the largest first. */
+function largestOf(rows: PreparedPayout[], currencies: CurrencyTable): PreparedPayout[] {
+  const minor = (r: PreparedPayout) => minorOf(r.amount, r.currency, currencies);
+  const sorted = [...rows].sort((a, b) => {
+    if (a.currency !== b.currency) return a.currency < b.currency ? -1 : 1;
+    const d = minor(b) - minor(a);
+    return d > 0n ? 1 : d < 0n ? -1 : a.row - b.row;
+  });
+  const seen = new Map<string, number>();
+  return sorted.filter((r) => {
+    const n = (seen.get(r.currency) ?? 0) + 1;
+    seen.set(r.currency, n);
+    return n <= 3;
+  });
+}
+
+/** What earlier runs hold of each reference: sent beats pending beats failed. */
+async function earlierOf(
+  h: PgHistory,
+  sids: string[],
+  rows: PreparedPayout[],
+): Promise<Map<string, Earlier>> {
+  const rank: Record<Earlier, number> = { sent: 3, pending: 2, failed: 1 };
+  const out = new Map<string, Earlier>();
+  const refs = rows.map((r) => r.reference_id);
+  const hits = (await Promise.all(sids.map((sid) => earlierHits(h, sid, refs)))).flat();
+  for (const hit of hits) {
+    const status = hit.status?.toLowerCase();
+    const kind: Earlier =
+      hit.state !== 'done'
+        ? 'pending'
+        : status === 'success'
+          ? 'sent'
+          : status === 'failed' || status === 'canceled'
+            ? 'failed'
+            : 'pending';
+    const had = out.get(hit.reference_id);
+    if (!had || rank[kind] > rank[had]) out.set(hit.reference_id, kind);
+  }
+  return out;
+}
+
+/** The earlier prepared runs a run is compared with: a rejected predecessor, the last approved. */
+function predecessors(
+  p: PreparedRun,
+  all: PreparedRun[],
+): Array<[Comparison['relation'], PreparedRun]> {
+  const earlier = all.filter((q) => q.id < p.id && q.service === p.service);
+  const sameBatch = (q: PreparedRun) =>
+    p.batch_reference !== null && q.batch_reference === p.batch_reference;
+  const approved = (q: PreparedRun) => ['approved', 'sent'].includes(prepState(q));
+  // all is the newest first.
+  const base =
+    earlier.find((q) => approved(q) && sameBatch(q)) ??
+    earlier.find((q) => approved(q) && q.prepared_by === p.prepared_by);
+  const rejected = earlier.find(
+    (q) =>
+      prepState(q) === 'rejected' &&
+      (sameBatch(q) || q.prepared_by === p.prepared_by) &&
+      (!base || q.id > base.id),
+  );
+  const out: Array<[Comparison['relation'], PreparedRun]> = [];
+  if (rejected) out.push(['rejected_predecessor', rejected]);
+  if (base) out.push(['last_approved', base]);
+  return out;
+}
+
+/** Reads and computes the approver's screen of prepared run `p`. */
+export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<PreparedScreen> {
+  const currencies = new CurrencyTable();
+  const [rows, sids, all] = await Promise.all([
+    preparedPayouts(h, p.id),
+    runServiceIds(h, p.service),
+    listPrepared(h),
+  ]);
+  const runs = await sendingRuns(h, all);
+  const recipients = rows.map((r) => r.recipient);
+  const paid = new Set(
+    (await Promise.all(sids.map((sid) => paidRecipientsIn(h, sid, recipients)))).flatMap((s) => [
+      ...s,
+    ]),
+  );
+  const comparisons: Comparison[] = [];
+  for (const [relation, q] of predecessors(p, all)) {
+    const theirs = await preparedPayouts(h, q.id);
+    comparisons.push({
+      relation,
+      run: q,
+      state: shownState(q, runs),
+      ...diffRows(theirs, rows),
+      totalsBefore: totalsOf(theirs, currencies),
+    });
+  }
+  const duplicates = all
+    .filter((q) => q.id !== p.id && q.service === p.service && q.content_hash === p.content_hash)
+    .map((q) => ({ run: q, state: shownState(q, runs) }))
+    .filter((d) => d.state !== 'rejected' && d.state !== 'expired');
+  return {
+    run: p,
+    state: shownState(p, runs),
+    rows,
+    totals: totalsOf(rows, currencies),
+    newRows: rows.filter((r) => !paid.has(r.recipient)),
+    largest: largestOf(rows, currencies),
+    comparisons,
+    earlier: await earlierOf(h, sids, rows),
+    duplicates,
+    currencies,
+  };
+}
