@@ -479,6 +479,8 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: `CREATE OR REPLACE VIEW journal AS\n${JOURNAL_RETRY_OF}` },
     ],
   },
+  // A retry prepared for approval keeps the reference it retries (docs/approvals.md).
+  { ops: [{ sql: 'ALTER TABLE prepared_payouts ADD COLUMN retry_of TEXT' }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
-import { privateTmp, runIdFor, stagedPayouts } from '../../state/index.js';
+import { privateTmp, runIdFor, stagedPayouts, stagedRetries } from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { refuseFailedEarlier } from '../send/failed-earlier.js';
 import type { SendOptions } from '../send/options.js';
@@ -75,12 +75,13 @@ export interface GatedSend {
   destination(where: { baseUrl?: string; profile?: string }): Destination;
 }
 
-/** What the gate needs of a run: its payouts, totals and the command that prepares it. */
+/** What the gate needs of a run: its payouts (a retry's with its original), totals, and the command that prepares it. */
 function gated(run: GatedSend, serviceKey: string) {
+  const retryOf = new Map(stagedRetries(run.rows).map((r) => [r.row, r.retry_of]));
   return {
     url: run.deps.stateUrl!,
     serviceKey,
-    payouts: stagedPayouts(run.rows),
+    payouts: stagedPayouts(run.rows).map((s) => ({ ...s, retry_of: retryOf.get(s.row) })),
     totals: run.plan.totals,
     currencies: run.currencies,
     prepareCommand: prepareCommandOf(run.opts.files),

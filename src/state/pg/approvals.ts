@@ -80,6 +80,8 @@ export interface PreparedRun {
 /** A payout of a prepared run: its columns, and the hash the approval covers. */
 export interface PreparedPayout extends PayoutRow {
   hash: string;
+  /** The reference it retries (a retry file's row), null for a payout of its own. */
+  retry_of: string | null;
 }
 
 /** What a person prepares. */
@@ -203,9 +205,9 @@ export async function insertPrepared(
       const col = <K extends keyof PreparedPayout>(k: K) => page.map((p) => p[k]);
       await c.query(
         `INSERT INTO prepared_payouts (prep, row, reference_id, amount, currency, recipient,
-           description, hash)
+           description, hash, retry_of)
          SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[],
-           $7::text[], $8::text[])`,
+           $7::text[], $8::text[], $9::text[])`,
         [
           id,
           col('row'),
@@ -215,6 +217,7 @@ export async function insertPrepared(
           col('recipient'),
           col('description'),
           col('hash'),
+          col('retry_of'),
         ],
       );
     }
@@ -317,7 +320,7 @@ export function runRecorded(h: PgHistory, runId: string): Promise<boolean> {
 export function preparedPayouts(h: PgHistory, id: number): Promise<PreparedPayout[]> {
   return h.read('reading a prepared run', async (c: pg.Client) => {
     const r = await c.query<PreparedPayout>(
-      `SELECT row, reference_id, amount, currency, recipient, description, hash
+      `SELECT row, reference_id, amount, currency, recipient, description, hash, retry_of
        FROM prepared_payouts WHERE prep = $1 ORDER BY row`,
       [id],
     );
@@ -348,7 +351,7 @@ export interface PreparedFigures {
 export function preparedFigures(h: PgHistory, p: PreparedRun): Promise<PreparedFigures> {
   return h.read('reading a prepared run', async (c: pg.Client) => {
     const rows = await c.query<PreparedPayout>(
-      `SELECT row, reference_id, amount, currency, recipient, description, hash
+      `SELECT row, reference_id, amount, currency, recipient, description, hash, retry_of
        FROM prepared_payouts WHERE prep = $1 ORDER BY row`,
       [p.id],
     );
