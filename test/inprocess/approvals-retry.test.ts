@@ -65,7 +65,12 @@ describe('a retry prepared for approval', () => {
       [prep],
     );
     expect(row.retry_of).toBe('JUN-2');
-    expect((await run(bob, ['approve', prep, '--yes'])).code).toBe(0);
+    // The approver's document names the retry (the screen is another helper's to render).
+    const decision = await run(bob, ['approve', prep, '--yes', '--json']);
+    expect(decision.code, decision.stderr).toBe(0);
+    expect(JSON.parse(decision.stdout).prepared_run.retries).toEqual([
+      { reference_id: 'JUN-2-R1', retry_of: 'JUN-2' },
+    ]);
 
     const approved = await run(ana, ['send', '--approved', prep, '--yes']);
     expect(approved.code, approved.stderr).toBe(0);

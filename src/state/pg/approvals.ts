@@ -75,6 +75,11 @@ export interface PreparedRun {
   /** Approvals the rule in force asks (distinct roles, none the preparer). */
   approvers_needed: number;
   events: ApprovalEvent[];
+  /**
+   * Its retry rows, each with the reference it retries (computed from its payouts by
+   * withFigures, only when it has some): what an approver's screen may name.
+   */
+  retries?: Array<{ reference_id: string; retry_of: string }>;
 }
 
 /** A payout of a prepared run: its columns, and the hash the approval covers. */
@@ -404,9 +409,21 @@ function sorted(t: PreparedRun['totals']): Array<[string, number, string]> {
     .sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-/** The prepared run as its payouts make it: its count, totals and content hash computed. */
+/**
+ * The prepared run as its payouts make it: its count, totals and content hash computed, and
+ * its retries named (a retry's original is part of what moves).
+ */
 export function withFigures(p: PreparedRun, f: PreparedFigures): PreparedRun {
-  return { ...p, payout_count: f.payout_count, totals: f.totals, content_hash: f.content_hash };
+  const retries = f.payouts.flatMap(({ reference_id, retry_of }) =>
+    retry_of === null ? [] : [{ reference_id, retry_of }],
+  );
+  return {
+    ...p,
+    payout_count: f.payout_count,
+    totals: f.totals,
+    content_hash: f.content_hash,
+    ...(retries.length ? { retries } : {}),
+  };
 }
 
 /**
