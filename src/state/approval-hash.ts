@@ -2,9 +2,17 @@
 import { hash } from 'node:crypto';
 import { type PayoutIdentity, payoutHash } from './hash.js';
 
-/** A payout's hash for approvals: its identity (payoutHash) and its description. */
-export function approvalHash(p: PayoutIdentity & { description?: string | null }): string {
-  return hash('sha256', JSON.stringify([payoutHash(p), p.description ?? null]), 'hex');
+/**
+ * A payout's hash for approvals: its identity (payoutHash), its description and, for a retry,
+ * the reference it retries (that original's chain is part of what moves). A payout that
+ * retries nothing hashes as before retries were bound.
+ */
+export function approvalHash(
+  p: PayoutIdentity & { description?: string | null; retry_of?: string | null },
+): string {
+  const parts = [payoutHash(p), p.description ?? null];
+  if (p.retry_of) parts.push(p.retry_of);
+  return hash('sha256', JSON.stringify(parts), 'hex');
 }
 
 /** What an approval binds beside the payouts: where they go and what rides with them. */

@@ -481,6 +481,8 @@ export const STEPS: readonly SchemaStep[] = [
   },
   // Recipients a service paid before (a summary's new recipients, the approver's screen).
   { ops: [{ index: { name: 'payouts_recipient', table: 'payouts', columns: ['recipient'] } }] },
+  // A retry prepared for approval keeps the reference it retries (docs/approvals.md).
+  { ops: [{ sql: 'ALTER TABLE prepared_payouts ADD COLUMN retry_of TEXT' }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

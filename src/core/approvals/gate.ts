@@ -44,7 +44,8 @@ import {
 export interface GatedRun {
   url: string;
   serviceKey: string;
-  payouts: Array<{ row: number; payout: PayoutRequest }>;
+  /** Each with the reference it retries, for a retry file's row. */
+  payouts: Array<{ row: number; payout: PayoutRequest; retry_of?: string }>;
   totals: CurrencyTotals;
   currencies: CurrencyTable;
   /** The command that prepares these files, for the message. */
@@ -65,14 +66,15 @@ function hashed(run: GatedRun): { rows: PreparedPayout[]; content: string; bound
     batch_reference: run.batchReference ?? null,
     webhook_url: run.webhookUrl ?? null,
   };
-  const rows = run.payouts.map(({ row, payout }) => ({
+  const rows = run.payouts.map(({ row, payout, retry_of = null }) => ({
     row,
     reference_id: payout.reference_id,
     amount: payout.amount,
     currency: payout.currency,
     recipient: payout.recipient,
     description: payout.description ?? null,
-    hash: approvalHash(payout),
+    retry_of,
+    hash: approvalHash({ ...payout, retry_of }),
   }));
   return { rows, content: contentHash(rows, bound), bound };
 }
@@ -92,9 +94,15 @@ function boundDifferences(mine: Bound, approved: Bound): string[] {
   return out;
 }
 
-/** A payout in a few words for a message. */
-function payoutWords(p: { amount: string; currency: string; recipient: string }): string {
-  return `${moneyText(p.currency, p.amount)} to ${displayText(p.recipient)}`;
+/** A payout in a few words for a message (and what it retries: the approval binds that too). */
+function payoutWords(p: {
+  amount: string;
+  currency: string;
+  recipient: string;
+  retry_of: string | null;
+}): string {
+  const retry = p.retry_of ? `, retrying ${displayText(p.retry_of)}` : '';
+  return `${moneyText(p.currency, p.amount)} to ${displayText(p.recipient)}${retry}`;
 }
 
 /** The rows of a file that differ from an approved run, at most 10 named. */
@@ -354,17 +362,28 @@ export async function approvedFile(
         `run ${prep.prep_id} says ${figures.claims.join('; ')}: it was not recorded by payouts, and is not sent; nothing was sent`,
       );
     }
-    const rows = figures.payouts.map((p) =>
-      [p.reference_id, p.amount, p.currency, p.recipient, p.description].map(cell).join(','),
-    );
     const path = join(dir, `approved-${prep.prep_id}-${pid}.csv`);
-    writeFileSync(
-      path,
-      `reference_id,amount,currency,recipient,description\n${rows.join('\n')}\n`,
-      { mode: 0o600 },
-    );
+    writeFileSync(path, approvedCsv(figures.payouts), { mode: 0o600 });
     return { path, prep };
   });
+}
+
+/**
+ * The CSV text of an approved run's payouts; with retries, a retry file's columns (the
+ * original in reference_id, the reference sent in new_reference_id), so the send links them.
+ */
+function approvedCsv(payouts: PreparedPayout[]): string {
+  const retries = payouts.some((p) => p.retry_of !== null);
+  const lines = payouts.map((p) => {
+    const refs = !retries
+      ? [p.reference_id]
+      : p.retry_of === null
+        ? [p.reference_id, '']
+        : [p.retry_of, p.reference_id];
+    return [...refs, p.amount, p.currency, p.recipient, p.description].map(cell).join(',');
+  });
+  const head = `reference_id,${retries ? 'new_reference_id,' : ''}amount,currency,recipient,description`;
+  return `${head}\n${lines.join('\n')}\n`;
 }
 
 /**

@@ -125,6 +125,8 @@ export function attentionOf(s: PreparedScreen, grouped = false): Map<number, str
   for (const r of s.rows) {
     const words: string[] = [];
     if (newRows.has(r.row)) words.push('new recipient');
+    // A retry pays what its original did not: the approver checks the original failed.
+    if (r.retry_of !== null) words.push(`retries ${r.retry_of}`);
     const c = changes.get(r.reference_id);
     if (c?.change === 'added') words.push(`added since ${first!.run.prep_id}`);
     if (c?.change === 'changed' && c.before)
@@ -155,6 +157,7 @@ export function preparedDoc(s: PreparedScreen) {
     payouts: s.rows.map((r) => ({
       ...payoutDoc(r),
       description: r.description,
+      retry_of: r.retry_of,
       attention: attention.get(r.row) ?? [],
     })),
   };

@@ -5,7 +5,13 @@ import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
 import type { PayoutRequest } from '../../api/types.js';
-import { privateTmp, runIdFor, stagedPages, stagedPayouts } from '../../state/index.js';
+import {
+  privateTmp,
+  runIdFor,
+  stagedPages,
+  stagedPayouts,
+  stagedRetries,
+} from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
 import { refuseFailedEarlier } from '../send/failed-earlier.js';
 import type { SendOptions } from '../send/options.js';
@@ -91,14 +97,16 @@ function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutReq
   return out;
 }
 
-/** What the gate needs of a run: its payouts, totals and the command that prepares it. */
+/** What the gate needs of a run: its payouts (a retry's with its original), totals, and the command that prepares it. */
 function gated(run: GatedSend, serviceKey: string) {
   return {
     url: run.deps.stateUrl!,
     serviceKey,
     // Read only once the rule is known to apply.
     get payouts() {
-      return run.opts.dryRun ? stagedOfDryRun(run.rows) : stagedPayouts(run.rows);
+      if (run.opts.dryRun) return stagedOfDryRun(run.rows);
+      const retryOf = new Map(stagedRetries(run.rows).map((r) => [r.row, r.retry_of]));
+      return stagedPayouts(run.rows).map((s) => ({ ...s, retry_of: retryOf.get(s.row) }));
     },
     totals: run.plan.totals,
     currencies: run.currencies,

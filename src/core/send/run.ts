@@ -19,6 +19,7 @@ import { type SummaryNotes, summaryNotes } from './notes.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { checkCredentials, refuseFailedEarlier, refuseRetries } from './failed-earlier.js';
 import { finishRun } from './results.js';
+import { proveOriginalsUnpaid } from './retry-proof.js';
 import { noHistoryWarning } from './next-steps.js';
 import { sendRows, windDown } from './rows.js';
 import {
@@ -294,6 +295,7 @@ export class SendRun {
     this.foundAtService = [];
     if (!service.sandbox) await this.checkService(service, prior);
     refuseFailedEarlier(prior, this.staging.rows, runIdFor(service.serviceKey, plan.inputHash));
+    await proveOriginalsUnpaid(this, service, prior);
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;

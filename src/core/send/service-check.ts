@@ -11,6 +11,8 @@ import type { OutcomeResult } from '../../state/index.js';
 import { Pace } from '../pace.js';
 import type { ServiceConnection } from '../service.js';
 import { payouts } from './summary.js';
+import { refuseRetries } from './failed-earlier.js';
+import { type ProvingRun, proveOriginalsUnpaid, retriesToSend } from './retry-proof.js';
 
 /** A payout to look up at the service before the run decides to send it. */
 export interface CheckItem {
@@ -136,10 +138,9 @@ export interface ServiceCheck {
 }
 
 /** What a dry run's look-up needs of its run (`SendRun` fits). */
-export interface DryRunCheck {
+export interface DryRunCheck extends ProvingRun {
   readonly opts: { checkService?: boolean; sandbox?: boolean };
-  readonly deps: { connect(): Promise<ServiceConnection> };
-  readonly output: Output;
+  readonly deps: ProvingRun['deps'] & { connect(): Promise<ServiceConnection> };
   priorRows(serviceKey: string): Promise<PriorRow[]>;
   /** Looks up what a send would before its summary. */
   checkService(service: ServiceConnection, prior: PriorState): Promise<ServiceCheck>;
@@ -147,17 +148,31 @@ export interface DryRunCheck {
 
 /**
  * What earlier runs hold, for a dry run; with --check-service the payouts are looked up at
- * the service as a send would (its credentials needed), and those it holds are named.
+ * the service as a send would (its credentials needed), and those it holds are named, and
+ * the originals of retry rows too (retry-proof.ts); without it, a dry run asks no service.
  */
 export async function dryRunPrior(run: DryRunCheck, serviceKey: string): Promise<PriorState> {
   const rows = await run.priorRows(serviceKey);
-  if (!run.opts.checkService || run.opts.sandbox) return priorState(rows);
+  if (!run.opts.checkService || run.opts.sandbox) {
+    const prior = priorState(rows);
+    const n = new Set(retriesToSend(run.rows, prior).map((r) => r.retry_of)).size;
+    if (n && !run.opts.sandbox) run.output.info(notLookedUpLine(n));
+    return prior;
+  }
   const service = await run.deps.connect();
   try {
     const prior = priorState(rows, service.settings.clientId);
     run.output.info(heldAtServiceLine(await run.checkService(service, prior)));
+    // As a send would, before its question: the service's word on each retried original.
+    await proveOriginalsUnpaid(run, service, refuseRetries(prior, run.rows));
     return prior;
   } finally {
     await service.close();
   }
+}
+
+/** A dry run without --check-service says what a send looks up first. */
+function notLookedUpLine(n: number): string {
+  const them = n === 1 ? 'the payout a retry row retries' : `the ${n} payouts the retry rows retry`;
+  return `Not looked up: a send first asks the service whether ${them} failed (--check-service asks now).`;
 }

@@ -75,11 +75,18 @@ export interface PreparedRun {
   /** Approvals the rule in force asks (distinct roles, none the preparer). */
   approvers_needed: number;
   events: ApprovalEvent[];
+  /**
+   * Its retry rows, each with the reference it retries (computed from its payouts by
+   * withFigures, only when it has some): what an approver's screen may name.
+   */
+  retries?: Array<{ reference_id: string; retry_of: string }>;
 }
 
 /** A payout of a prepared run: its columns, and the hash the approval covers. */
 export interface PreparedPayout extends PayoutRow {
   hash: string;
+  /** The reference it retries (a retry file's row), null for a payout of its own. */
+  retry_of: string | null;
 }
 
 /** What a person prepares. */
@@ -220,9 +227,9 @@ export async function insertPrepared(
       const col = <K extends keyof PreparedPayout>(k: K) => page.map((p) => p[k]);
       await c.query(
         `INSERT INTO prepared_payouts (prep, row, reference_id, amount, currency, recipient,
-           description, hash)
+           description, hash, retry_of)
          SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[],
-           $7::text[], $8::text[])`,
+           $7::text[], $8::text[], $9::text[])`,
         [
           id,
           col('row'),
@@ -232,6 +239,7 @@ export async function insertPrepared(
           col('recipient'),
           col('description'),
           col('hash'),
+          col('retry_of'),
         ],
       );
     }
@@ -337,7 +345,7 @@ export function runRecorded(h: PgHistory, runId: string): Promise<boolean> {
 export function preparedPayouts(h: PgHistory, id: number): Promise<PreparedPayout[]> {
   return h.read('reading a prepared run', async (c: pg.Client) => {
     const r = await c.query<PreparedPayout>(
-      `SELECT row, reference_id, amount, currency, recipient, description, hash
+      `SELECT row, reference_id, amount, currency, recipient, description, hash, retry_of
        FROM prepared_payouts WHERE prep = $1 ORDER BY row`,
       [id],
     );
@@ -368,7 +376,7 @@ export interface PreparedFigures {
 export function preparedFigures(h: PgHistory, p: PreparedRun): Promise<PreparedFigures> {
   return h.read('reading a prepared run', async (c: pg.Client) => {
     const rows = await c.query<PreparedPayout>(
-      `SELECT row, reference_id, amount, currency, recipient, description, hash
+      `SELECT row, reference_id, amount, currency, recipient, description, hash, retry_of
        FROM prepared_payouts WHERE prep = $1 ORDER BY row`,
       [p.id],
     );
@@ -421,9 +429,21 @@ function sorted(t: PreparedRun['totals']): Array<[string, number, string]> {
     .sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-/** The prepared run as its payouts make it: its count, totals and content hash computed. */
+/**
+ * The prepared run as its payouts make it: its count, totals and content hash computed, and
+ * its retries named (a retry's original is part of what moves).
+ */
 export function withFigures(p: PreparedRun, f: PreparedFigures): PreparedRun {
-  return { ...p, payout_count: f.payout_count, totals: f.totals, content_hash: f.content_hash };
+  const retries = f.payouts.flatMap(({ reference_id, retry_of }) =>
+    retry_of === null ? [] : [{ reference_id, retry_of }],
+  );
+  return {
+    ...p,
+    payout_count: f.payout_count,
+    totals: f.totals,
+    content_hash: f.content_hash,
+    ...(retries.length ? { retries } : {}),
+  };
 }
 
 /**

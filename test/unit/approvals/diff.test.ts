@@ -12,6 +12,7 @@ function row(row: number, ref: string, amount: string, recipient: string): Prepa
     recipient,
     description: null,
     hash: `${ref}|${amount}|${recipient}`,
+    retry_of: null,
   };
 }
 
