@@ -14,7 +14,7 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { GUARDS } from './pg/guards.js';
+import { GUARDS, RULE_OWNER } from './pg/guards.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -460,6 +460,8 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: GUARDS },
     ],
   },
+  // The rule of approvals is written by the tables' owner only, whatever a person is granted.
+  { ops: [{ pg: RULE_OWNER }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
