@@ -149,6 +149,42 @@ describe('payouts send: input formats', () => {
     }
   });
 
+  it('a German export with problems lists each of them with the flags, a repeated reference too', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'mai.csv');
+      const text =
+        'Referenz;Betrag;Währung;Empfänger\r\n' +
+        'DE-1;1.234,01;EUR;a@example.com\r\nDE-2;75,5x;EUR;b@example.com\r\n' +
+        'DE-1;0,99;EUR;c@example.com\r\nDE-4;1,00;EURO;d@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(first.code).toBe(2);
+      // The flags' command, then what the file holds read with them: every problem.
+      const flagged = await run(
+        [
+          'send',
+          path,
+          '--dry-run',
+          '--encoding',
+          'windows-1252',
+          '--decimal-comma',
+          '--map',
+          'reference_id=Referenz,amount=Betrag,currency=Währung,recipient=Empfänger',
+        ],
+        { env: home.env },
+      );
+      const problems = (stderr: string) =>
+        stderr.split('\n').filter((l) => l.startsWith('mai.csv line ') || /line \d+:/.test(l));
+      expect(problems(flagged.stderr)).toHaveLength(3);
+      expect(first.stderr).toContain('it still has the 3 problems below');
+      expect(first.stderr).toMatch(/line 4: reference_id "DE-1": is used on lines 2 and 4/);
+      expect(first.stderr).toContain('error: 4 problems in the input');
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('offers a --map from French, Spanish, Dutch and Italian headers', async () => {
     const home = tempHome();
     try {
