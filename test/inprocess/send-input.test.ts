@@ -185,6 +185,26 @@ describe('payouts send: input formats', () => {
     }
   });
 
+  it('knows a column by its name with a currency unit or "Nr." (Betrag (EUR), Beleg-Nr.)', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'juni.csv');
+      const text =
+        'Beleg-Nr.;Betrag (EUR);Währung;Empfänger\r\nDE-1;1.234,01;EUR;a@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(first.code).toBe(2);
+      const map = 'reference_id=Beleg-Nr.,amount=Betrag (EUR),currency=Währung,recipient=Empfänger';
+      expect(first.stderr).toContain(`--encoding windows-1252 --decimal-comma --map '${map}'`);
+      expect(first.stderr).toContain('error: 1 problem in the input');
+      const words = ['--encoding', 'windows-1252', '--decimal-comma', '--map', map, '--json'];
+      const again = await run(['send', path, '--dry-run', ...words], { env: home.env });
+      expect(again.code).toBe(0);
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('offers a --map from French, Spanish, Dutch and Italian headers', async () => {
     const home = tempHome();
     try {
