@@ -205,6 +205,32 @@ describe('payouts send: input formats', () => {
     }
   });
 
+  it('offers the one column left over for the one field whose name is not a known one', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'juli.csv');
+      const text = 'Vorgang;Betrag;Währung;Empfänger\r\nDE-1;1.234,01;EUR;a@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(first.code).toBe(2);
+      const map = 'reference_id=Vorgang,amount=Betrag,currency=Währung,recipient=Empfänger';
+      expect(first.stderr).toContain('"Vorgang" (reference_id)');
+      expect(first.stderr).toContain(`--encoding windows-1252 --decimal-comma --map '${map}'`);
+      // Two columns of unknown names for two fields: no guess, the placeholder stays.
+      const two = join(home.dir, 'august.csv');
+      writeFileSync(two, 'Vorgang;Summe2;Währung;Empfänger\nDE-1;1.00;EUR;a@example.com\n');
+      const none = await run(['send', two, '--dry-run'], { env: home.env });
+      expect(none.stderr).toMatch(/reference_id="<header>"/);
+      // An English file with one extra column and one missing: the extra one is not offered.
+      const extra = join(home.dir, 'notes.csv');
+      writeFileSync(extra, 'reference_id,amount,currency,notes\nN-1,1.00,EUR,x\n');
+      const notes = await run(['send', extra, '--dry-run'], { env: home.env });
+      expect(notes.stderr).toContain('--map recipient="<header>"');
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('offers a --map from French, Spanish, Dutch and Italian headers', async () => {
     const home = tempHome();
     try {
