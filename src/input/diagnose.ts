@@ -9,7 +9,13 @@ import type { Problem } from '../errors.js';
 import { mapWord } from './header-names.js';
 import { readPayouts } from './index.js';
 import { ProblemList } from './problems.js';
-import { type InputSource, type IntakeOptions, PAYOUT_FIELDS, type PayoutField } from './types.js';
+import {
+  type InputSource,
+  type IntakeOptions,
+  type IntakeSink,
+  PAYOUT_FIELDS,
+  type PayoutField,
+} from './types.js';
 
 /** Flags a file's problems name, which a reader can try. */
 export interface Needs {
@@ -60,27 +66,33 @@ function columnsText(map: Partial<Record<PayoutField, string>>): string {
     .join(', ');
 }
 
+/** The run's checks across rows (a repeated reference), made afresh for each reading. */
+export type RowChecks = (add: (p: Problem) => void) => Pick<IntakeSink, 'payout' | 'refused'>;
+
 /**
  * Reads a CSV source again with every flag its problems name (and those the next reading
  * names). Undefined when they name none; else the flags, and the problems the file still has
- * with them (shown after the flags, since they need fixing too).
+ * with them (shown after the flags, since they need fixing too), `rows`' among them.
  */
 export async function diagnose(
   source: InputSource,
   opts: IntakeOptions,
   problems: readonly Problem[],
+  rows?: RowChecks,
 ): Promise<{ needs: Needs; problems: ProblemList } | undefined> {
   let needs = namedFlags(problems, opts);
   if (flagsOf(needs).length === 0) return undefined;
   let found = new ProblemList();
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    found = new ProblemList();
+    const list = new ProblemList();
+    found = list;
     const tried: IntakeOptions = { ...opts, ...needs };
+    const checks = rows?.((p) => list.add(p));
     await readPayouts(source, tried, {
-      payout() {},
-      refused() {},
+      payout: (p) => checks?.payout(p),
+      refused: (ref, file, location) => checks?.refused?.(ref, file, location),
       warning() {},
-      problem: (p) => found.add(p),
+      problem: (p) => list.add(p),
     });
     const more = namedFlags(found.shown, tried);
     if (flagsOf(more).length === 0) break;

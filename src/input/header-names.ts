@@ -20,6 +20,7 @@ const OTHER_NAMES: Readonly<Record<PayoutField, readonly string[]>> = {
     'kundenreferenz',
     'rechnungsnummer',
     'belegnummer',
+    'buchungsnummer',
     'referencedepaiement',
     'numerodefacture',
     'referencia',
@@ -101,9 +102,17 @@ const FIELD_BY_NAME: ReadonlyMap<string, PayoutField> = new Map(
   PAYOUT_FIELDS.flatMap((f) => OTHER_NAMES[f].map((n) => [n, f] as const)),
 );
 
-/** A header as the other names are written: "Währung" → "wahrung", "Réf." → "ref". */
+/** A unit after a name, as exports write it: "Betrag (EUR)", "Montant [€]", "Importe en EUR". */
+const UNIT = /\s*(?:[([]\s*(?:[A-Z]{3}|[€$£])\s*[)\]]|\s(?:in|en)\s+(?:[A-Z]{3}|[€$£]))\s*$/u;
+
+/**
+ * A header as the other names are written: "Währung" → "wahrung", "Réf." → "ref",
+ * "Betrag (EUR)" → "betrag" (the unit says nothing of the field), "Beleg-Nr." → "belegnummer".
+ */
 function plainName(header: string): string {
   return header
+    .replace(UNIT, '')
+    .replace(/[-\s]*Nr\.?$/iu, 'nummer')
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
     .toLowerCase()

@@ -103,9 +103,36 @@ function suggestedMap(
   const open = PAYOUT_FIELDS.filter(
     (f) => h.map[f] === undefined && (missing.includes(f) || f === 'description'),
   );
-  const guessed = guessMap(rec, open, taken);
+  const guessed = { ...guessMap(rec, open, taken), ...leftOver(rec, missing, taken, h) };
   // The description is offered only with the columns it goes with, never alone.
   return missing.some((f) => guessed[f] !== undefined) ? { ...h.map, ...guessed } : { ...h.map };
+}
+
+/**
+ * The one column no name claims, for the one required field the names left without a column
+ * ("Vorgang" for reference_id beside Betrag, Währung, Empfänger): offered to be checked, as
+ * the rest of the --map is. Nothing when more than one of either is left, or when no other
+ * column was known by another language's name (`notes` is not a recipient).
+ */
+function leftOver(
+  rec: string[],
+  missing: readonly PayoutField[],
+  taken: ReadonlySet<number>,
+  h: HeaderMatching,
+): Partial<Record<PayoutField, string>> {
+  const named = guessMap(
+    rec,
+    PAYOUT_FIELDS.filter((f) => h.map[f] === undefined),
+    taken,
+  );
+  const fields = missing.filter((f) => f !== 'description' && named[f] === undefined);
+  const claimed = new Set(Object.values(named));
+  const free = rec
+    .map((name, i) => ({ name: name.trim(), i }))
+    .filter(({ name, i }) => name !== '' && !taken.has(i) && !claimed.has(name));
+  // Only in an export that names its other columns in another language, not for any extra column.
+  const foreign = Object.keys(named).length > 0;
+  return foreign && fields.length === 1 && free.length === 1 ? { [fields[0]!]: free[0]!.name } : {};
 }
 
 /**

@@ -14,7 +14,7 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { GUARDS } from './pg/guards.js';
+import { GUARDS, RULE_OWNER } from './pg/guards.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -483,6 +483,8 @@ export const STEPS: readonly SchemaStep[] = [
   { ops: [{ index: { name: 'payouts_recipient', table: 'payouts', columns: ['recipient'] } }] },
   // A retry prepared for approval keeps the reference it retries (docs/approvals.md).
   { ops: [{ sql: 'ALTER TABLE prepared_payouts ADD COLUMN retry_of TEXT' }] },
+  // The rule of approvals is written by the tables' owner only, whatever a person is granted.
+  { ops: [{ pg: RULE_OWNER }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

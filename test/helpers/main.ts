@@ -33,7 +33,21 @@ export interface MainOptions {
 /** A stream that collects what is written to it, as a pipe or a terminal of `columns`. */
 function collector(columns?: number): { stream: PassThrough; text(): string } {
   const stream = new PassThrough();
-  if (columns !== undefined) Object.assign(stream, { isTTY: true, columns });
+  // A terminal's cursor moves (as tty.WriteStream has them), for a spinner drawn on it.
+  const move = (text: string, done?: () => void) => stream.write(text, done);
+  if (columns !== undefined)
+    Object.assign(stream, {
+      isTTY: true,
+      columns,
+      cursorTo: (x: number, _y?: unknown, done?: () => void) => move(`\x1b[${x + 1}G`, done),
+      moveCursor: (dx: number, dy: number, done?: () => void) =>
+        move(
+          `${dy < 0 ? `\x1b[${-dy}A` : dy > 0 ? `\x1b[${dy}B` : ''}${dx ? `\x1b[${dx}C` : ''}`,
+          done,
+        ),
+      clearLine: (_dir: number, done?: () => void) => move('\x1b[2K', done),
+      clearScreenDown: (done?: () => void) => move('\x1b[0J', done),
+    });
   const chunks: Buffer[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c));
   return { stream, text: () => Buffer.concat(chunks).toString('utf8') };

@@ -514,6 +514,30 @@ describe('approvals against an insider with plain SQL', () => {
     expect(t.svc.appliedTwice()).toEqual([]);
   });
 
+  it('a person granted INSERT on approval_rules cannot turn the rule off or loosen it', async () => {
+    const t = await team();
+    const s = t.schema;
+    const ana = new URL(t.ana).username;
+    expect(await sql(t.owner, `GRANT INSERT ON ${s}.approval_rules TO ${ana}`)).toBe(undefined);
+    const rule = (active: number, above: string | null) =>
+      [
+        `INSERT INTO ${s}.approval_rules (service_id, service, active, above, expires_days, set_by, at)
+         VALUES ('x', $1, $2, $3, 7, 'x', 'x')`,
+        [t.service, active, above],
+      ] as [string, unknown[]];
+    expect(await sql(t.ana, rule(0, null))).toMatch(
+      /only the owner of the tables changes the rule/,
+    );
+    expect(await sql(t.ana, rule(1, '[{"currency":"EUR","amount":"999999999"}]'))).toMatch(
+      /only the owner of the tables/,
+    );
+    const sent = await t.run(t.ci, ['send', payoutFile(t, 'loose.csv', 2), '--yes']);
+    expect(sent.code).toBe(9);
+    sentNothing(t.svc, 0);
+    // The owner still changes it.
+    expect((await t.run(t.owner, ['approvals', 'off'])).code).toBe(0);
+  });
+
   it('a history of the step before migrates: every function gets its fixed search_path', async () => {
     const admin = await freshDatabase();
     const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;

@@ -182,6 +182,12 @@ describe('approvals on a shared history', () => {
       await run(bobHome, bob, ['runs', '--json']),
     );
     expect(list.prepared_runs.map((r) => r.state)).toEqual(['sent', 'sent']);
+    // On a pipe the runs' table comes first, as docs/output.md's scripts read it (header on
+    // line 1), and the prepared runs after it, as docs/approvals.md says.
+    const lines = (await run(bobHome, bob, ['runs'])).stdout.split('\n');
+    expect(lines[0]).toMatch(/^run\tlast activity \(UTC\)\t/);
+    const prepHead = lines.findIndex((l) => l.startsWith('prepared run\t'));
+    expect(prepHead).toBeGreaterThan(lines.findIndex((l) => l.startsWith(runId)));
   });
 
   it('a rejected run is not sent, and a rule above an amount leaves smaller runs alone', async () => {

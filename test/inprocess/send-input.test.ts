@@ -149,6 +149,88 @@ describe('payouts send: input formats', () => {
     }
   });
 
+  it('a German export with problems lists each of them with the flags, a repeated reference too', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'mai.csv');
+      const text =
+        'Referenz;Betrag;Währung;Empfänger\r\n' +
+        'DE-1;1.234,01;EUR;a@example.com\r\nDE-2;75,5x;EUR;b@example.com\r\n' +
+        'DE-1;0,99;EUR;c@example.com\r\nDE-4;1,00;EURO;d@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(first.code).toBe(2);
+      // The flags' command, then what the file holds read with them: every problem.
+      const flagged = await run(
+        [
+          'send',
+          path,
+          '--dry-run',
+          '--encoding',
+          'windows-1252',
+          '--decimal-comma',
+          '--map',
+          'reference_id=Referenz,amount=Betrag,currency=Währung,recipient=Empfänger',
+        ],
+        { env: home.env },
+      );
+      const problems = (stderr: string) =>
+        stderr.split('\n').filter((l) => l.startsWith('mai.csv line ') || /line \d+:/.test(l));
+      expect(problems(flagged.stderr)).toHaveLength(3);
+      expect(first.stderr).toContain('it still has the 3 problems below');
+      expect(first.stderr).toMatch(/line 4: reference_id "DE-1": is used on lines 2 and 4/);
+      expect(first.stderr).toContain('error: 4 problems in the input');
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('knows a column by its name with a currency unit or "Nr." (Betrag (EUR), Beleg-Nr.)', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'juni.csv');
+      const text =
+        'Beleg-Nr.;Betrag (EUR);Währung;Empfänger\r\nDE-1;1.234,01;EUR;a@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(first.code).toBe(2);
+      const map = 'reference_id=Beleg-Nr.,amount=Betrag (EUR),currency=Währung,recipient=Empfänger';
+      expect(first.stderr).toContain(`--encoding windows-1252 --decimal-comma --map '${map}'`);
+      expect(first.stderr).toContain('error: 1 problem in the input');
+      const words = ['--encoding', 'windows-1252', '--decimal-comma', '--map', map, '--json'];
+      const again = await run(['send', path, '--dry-run', ...words], { env: home.env });
+      expect(again.code).toBe(0);
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it('offers the one column left over for the one field whose name is not a known one', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'juli.csv');
+      const text = 'Vorgang;Betrag;Währung;Empfänger\r\nDE-1;1.234,01;EUR;a@example.com\r\n';
+      writeFileSync(path, Buffer.from(text, 'latin1'));
+      const first = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(first.code).toBe(2);
+      const map = 'reference_id=Vorgang,amount=Betrag,currency=Währung,recipient=Empfänger';
+      expect(first.stderr).toContain('"Vorgang" (reference_id)');
+      expect(first.stderr).toContain(`--encoding windows-1252 --decimal-comma --map '${map}'`);
+      // Two columns of unknown names for two fields: no guess, the placeholder stays.
+      const two = join(home.dir, 'august.csv');
+      writeFileSync(two, 'Vorgang;Summe2;Währung;Empfänger\nDE-1;1.00;EUR;a@example.com\n');
+      const none = await run(['send', two, '--dry-run'], { env: home.env });
+      expect(none.stderr).toMatch(/reference_id="<header>"/);
+      // An English file with one extra column and one missing: the extra one is not offered.
+      const extra = join(home.dir, 'notes.csv');
+      writeFileSync(extra, 'reference_id,amount,currency,notes\nN-1,1.00,EUR,x\n');
+      const notes = await run(['send', extra, '--dry-run'], { env: home.env });
+      expect(notes.stderr).toContain('--map recipient="<header>"');
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('offers a --map from French, Spanish, Dutch and Italian headers', async () => {
     const home = tempHome();
     try {

@@ -271,6 +271,17 @@ describe('a quiet time set per profile', () => {
     const bad = await runMain(['config', 'set', 'quiet_time', 'soon'], { env: home.env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/quiet_time "soon": give the seconds/);
+    // Shorter than the one PAYOUTS_TIMEOUT gives: kept, but the person is told it is not used.
+    const short = await runMain(['config', 'set', 'quiet_time', '2'], { env: home.env });
+    expect(short.code).toBe(0);
+    expect(short.stderr).toContain(
+      'warning: quiet_time 2 s is shorter than the 50 s that PAYOUTS_TIMEOUT (30 s, the default) gives: a send waits 50 s',
+    );
+    const quick = { ...home.env, PAYOUTS_TIMEOUT: '1' };
+    expect((await runMain(['config', 'set', 'quiet_time', '2'], { env: quick })).stderr).toBe('');
+    expect((await runMain(['config', 'set', 'quiet_time', '120'], { env: home.env })).stderr).toBe(
+      '',
+    );
     const { file, refs, amountOf } = payoutFile(home.dir, 2);
     const r = await send(svc, { home, file, clock });
     expect(r.code).toBe(0);

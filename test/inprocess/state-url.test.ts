@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
@@ -109,6 +110,48 @@ describe('a shared history that cannot be reached', () => {
     const typed = url.toString().replace('wrong-pass', 'wr@ng');
     expect(await refusal(typed, 'wr@ng')).toContain(
       'the password in the URL holds "@", which must be written percent-encoded (@ as %40)',
+    );
+  });
+});
+
+describe('a role the shared history does not let in', () => {
+  it('says which grant is missing, and who gives it, in plain words', async () => {
+    const admin = await freshDatabase();
+    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const home = fixture.home();
+    const role = `nogrant_${schema.slice(2, 10)}`;
+    const as = new URL(admin);
+    as.username = role;
+    as.password = 'pw';
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    await c.query(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+    await c.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+    await c.end();
+    // No tables yet: a person's role cannot make them; their owner's first command does.
+    const first = await runMain(['runs'], {
+      env: { ...home.env, PAYOUTS_STATE_URL: as.toString() },
+      clock: new FakeClock(),
+    });
+    expect(first.code).toBe(2);
+    expect(first.stderr).toMatch(/permission denied for schema/);
+    expect(first.stderr).toContain(
+      "Only the owner of the history's tables makes or updates them: run one payouts command (such as `payouts runs`) with the owner's role",
+    );
+    // The tables made by their owner, but no grant to this role.
+    const owned = await runMain(['runs'], {
+      env: { ...home.env, PAYOUTS_STATE_URL: admin },
+      clock: new FakeClock(),
+    });
+    expect(owned.code).toBe(0);
+    const later = await runMain(['runs'], {
+      env: { ...home.env, PAYOUTS_STATE_URL: as.toString() },
+      clock: new FakeClock(),
+    });
+    expect(later.code).toBe(2);
+    expect(later.stderr).toMatch(/permission denied for table/);
+    expect(later.stderr).toContain(
+      `The role "${role}" has no grant for this: docs/approvals.md ("Who is who") lists what the owner of the tables grants a person`,
     );
   });
 });

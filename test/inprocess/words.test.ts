@@ -93,3 +93,27 @@ describe('--report-delimiter', () => {
     expect(bad.stderr).toContain('--report-delimiter "|" is not supported: use ",", ";" or "tab"');
   });
 });
+
+describe("a resumed send's live line", () => {
+  it('counts what this run sends, not the payouts sent earlier', async () => {
+    // The second run's requests answer after 400 ms, so the spinner draws a few frames.
+    const svc = await fixture.start((n) => (n > 1 ? { delayMs: 400 } : {}));
+    const home = fixture.home();
+    const env = svc.env(home.env);
+    const first = [
+      ['LIVE-1', '1.00'],
+      ['LIVE-2', '2.00'],
+      ['LIVE-3', '3.00'],
+      ['LIVE-4', '4.00'],
+    ] as Array<[string, string]>;
+    expect((await runMain(['send', file(home.dir, first), '--yes'], { env })).code).toBe(0);
+    const both = file(home.dir, [...first, ['LIVE-5', '5.00'], ['LIVE-6', '6.00']]);
+    const r = await runMain(['send', both, '--yes', '--chunk-size', '1', '--concurrency', '1'], {
+      env,
+      terminal: { columns: 120 },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/Sending: \d\/2 payouts done/);
+    expect(r.stderr).not.toMatch(/Sending: \d\/6 payouts done/);
+  });
+});

@@ -34,13 +34,16 @@ state_url: a history shared by the team's machines, postgres://… (docs/shared-
     sink,
     async (ctx, _flags, key, value) => {
       // Loaded when the command runs, so start-up of every other command stays light.
-      const [{ setProfileSetting }, { selectedProfile }, { loadStore }] = await Promise.all([
-        import('../../core/config/set.js'),
-        import('../../core/config/profile.js'),
-        import('../../core/service.js'),
-      ]);
+      const [{ setProfileSetting, shortQuietTime }, { selectedProfile }, { loadStore }] =
+        await Promise.all([
+          import('../../core/config/set.js'),
+          import('../../core/config/profile.js'),
+          import('../../core/service.js'),
+        ]);
       const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
       const set = setProfileSetting(await loadStore(ctx), profile, { key, value });
+      const short = shortQuietTime(set, ctx.runtime.env.PAYOUTS_TIMEOUT);
+      if (short) ctx.output.warn(short);
       ctx.output.result(set, () =>
         set.value === null
           ? `Removed ${key} from profile "${profile}" in ${set.path}`

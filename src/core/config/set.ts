@@ -2,6 +2,7 @@ import type { ConfigStore } from '../../config/store.js';
 import { normalizeBaseUrl } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
 import { chooseStateUrl, redactStateUrl } from '../../state/pg/url.js';
+import { timingFor } from '../timing.js';
 
 /** The settings `payouts config set` stores in a profile, as the user names them. */
 export const PROFILE_SETTINGS = ['base_url', 'quiet_time', 'state_url'] as const;
@@ -70,4 +71,16 @@ function setBaseUrl(store: ConfigStore, profile: string, value: string): SetResu
   const url = text === '' || text === 'default' ? undefined : normalizeBaseUrl(text, 'base_url');
   store.saveProfile(profile, { baseUrl: url });
   return { profile, key: 'base_url', value: url ?? null, path: store.path };
+}
+
+/**
+ * What to tell a person who stored a quiet time shorter than the one PAYOUTS_TIMEOUT
+ * (`timeout`, its text) gives: it is kept, but never shortens the wait. Undefined otherwise.
+ */
+export function shortQuietTime(set: SetResult, timeout: string | undefined): string | undefined {
+  if (set.key !== 'quiet_time' || typeof set.value !== 'number') return undefined;
+  const given = timingFor(timeout).quietMs / 1000;
+  if (set.value >= given) return undefined;
+  const from = timeout?.trim() ? `${Number(timeout.trim())} s` : '30 s, the default';
+  return `quiet_time ${set.value} s is shorter than the ${given} s that PAYOUTS_TIMEOUT (${from}) gives: a send waits ${given} s`;
 }

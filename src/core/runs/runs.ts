@@ -185,8 +185,14 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
     output.print('No runs journaled yet.');
     return 0;
   }
+  if (runs.length) await printRunTable(runs, output);
+  // After the runs, so that a script reading the first table's header reads the runs'.
   await prepared?.printPreparedTable(preps, output);
-  if (!runs.length) return 0;
+  return 0;
+}
+
+/** The runs' table, and the command that finishes each run left unfinished. */
+async function printRunTable(runs: ListedRun[], output: Output): Promise<void> {
   const rows = runs.map((r) => [
     r.run_id,
     shortTime(r.updated_at),
@@ -206,7 +212,6 @@ export async function showRunList(from: RunsSource, output: Output): Promise<num
     const line = finishLine(r);
     if (line) output.info(line);
   }
-  return 0;
 }
 
 /** The columns of `payouts runs`. */

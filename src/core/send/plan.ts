@@ -6,7 +6,7 @@ import {
   readPayouts,
   type ValidPayout,
 } from '../../input/index.js';
-import { diagnose, flagsOf, type Needs, needsText } from '../../input/diagnose.js';
+import { diagnose, flagsOf, type Needs, needsText, type RowChecks } from '../../input/diagnose.js';
 import type { Renames } from '../../input/types.js';
 import { CurrencyTotals } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
@@ -92,6 +92,20 @@ function duplicate(ref: string, first: RowPlace, again: RowPlace): Problem {
     message: `is used on ${bothPlaces(first, again)}: each payout needs its own reference_id`,
   };
 }
+
+/** A repeated reference within one reading of a file that needs flags (diagnose's rows). */
+const repeatedReferences: RowChecks = (add) => {
+  const first = new Map<string, RowPlace>();
+  const see = (ref: string, place: RowPlace) => {
+    const earlier = first.get(ref);
+    if (earlier) add(duplicate(ref, earlier, place));
+    else first.set(ref, place);
+  };
+  return {
+    payout: (p) => see(p.reference_id, p),
+    refused: (ref, file, location) => see(ref, { file, location }),
+  };
+};
 
 /** Picks the batch reference or webhook of the run: the flag, else the files' one value. */
 function pickFileValue(
@@ -199,7 +213,9 @@ async function readAll(
       warning: opts.warn,
     });
     r.metas.push(meta);
-    const found = own.total ? await diagnose(source, opts.intake, own.shown) : undefined;
+    const found = own.total
+      ? await diagnose(source, opts.intake, own.shown, repeatedReferences)
+      : undefined;
     if (found) {
       needs = { ...needs, ...found.needs };
       needy ??= source.name;

@@ -335,12 +335,13 @@ export class SendRun {
 
   /** Sends what `decided` left to send; every row gets an outcome, whatever stops the run. */
   private async sendLocked(service: ServiceConnection, decided: Decision): Promise<Sending> {
-    const { output } = this;
+    const { output, plan } = this;
     const { prior, nothingToSend } = decided;
     const state = await this.openState(service, nothingToSend);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
-    const engine = this.newEngine(service, state, progress);
+    // The live line counts what this run may send, not the payouts sent earlier.
+    const engine = this.newEngine(service, state, progress, plan.payoutCount - prior.settled.size);
     let thrown: unknown;
     try {
       await this.readBackInFlight(prior, engine, state);
@@ -445,11 +446,12 @@ export class SendRun {
     service: ServiceConnection,
     state: RunState,
     progress: Progress | undefined,
+    sending: number,
   ): SendEngine {
     const { opts, plan, deps, output } = this;
     const clock = deps.clock ?? systemClock;
     const began = clock.now();
-    const live = new SendingLine(progress, plan.payoutCount, () => ({
+    const live = new SendingLine(progress, sending, () => ({
       inFlight: engine.pace.inFlight,
       aside: engine.aside.count,
       rate: (n) => Math.round((n * 1000) / Math.max(1, clock.now() - began)),

@@ -48,12 +48,26 @@ export function failure(err: unknown, url: string, doing: string): PayoutsError 
   // A role not granted what it asked: no point running again (exit 2), the owner decides.
   if ((err as { code?: unknown })?.code === '42501' && !raw.startsWith('payouts: ')) {
     return new UsageError(
-      `the shared history at ${redactStateUrl(url)} does not let this role do that (${doing}: ${message}): the owner of the history grants each role what it may do (docs/approvals.md, "Who is who"); nothing was changed`,
+      `the shared history at ${redactStateUrl(url)} does not let this role do that (${doing}: ${message})${grantHint(err, url)}; nothing was changed`,
     );
   }
   return new StateStoreError(
     `the shared history at ${redactStateUrl(url)} failed while ${doing}: ${message}`,
   );
+}
+
+/**
+ * Who can give what PostgreSQL refused a role (SQLSTATE 42501), when it was a grant and not
+ * one of the history's own rules (whose words start "payouts:"); '' for any other failure.
+ */
+function grantHint(err: unknown, url: string): string {
+  const code = (err as { code?: unknown })?.code;
+  const raw = err instanceof Error ? err.message : String(err);
+  if (code !== '42501' || raw.startsWith('payouts:')) return '';
+  if (/permission denied for (schema|database)/.test(raw)) {
+    return '. Only the owner of the history\'s tables makes or updates them: run one payouts command (such as `payouts runs`) with the owner\'s role, then run the same command again (docs/approvals.md, "Who is who")';
+  }
+  return `. The role "${parts(url).user}" has no grant for this: docs/approvals.md ("Who is who") lists what the owner of the tables grants a person; changing the rule of approvals stays the owner's`;
 }
 
 /** What of a state URL a refusal names: host, port, user and database, never the password. */

@@ -234,3 +234,26 @@ CREATE TRIGGER intents_kept BEFORE UPDATE ON intents
   FOR EACH ROW EXECUTE FUNCTION payouts_intent_kept();
 CREATE TRIGGER results_kept BEFORE UPDATE ON results
   FOR EACH ROW EXECUTE FUNCTION payouts_result_kept()`;
+
+/**
+ * The rule is the tables' owner's (docs/approvals.md): a person granted INSERT on
+ * approval_rules would otherwise turn it off, or raise its threshold, and CI would send
+ * unapproved. A member of the table's owner (a superuser too) still sets it.
+ */
+export const RULE_OWNER = inSchema([
+  fn(
+    'payouts_rule_set',
+    `  SELECT c.relowner INTO tbl_owner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID;
+  IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
+    ${refuse('only the owner of the tables changes the rule of approvals, not role %', 'session_user')}
+  END IF;
+  NEW.set_by := session_user;
+  NEW.at := ${NOW};
+  NEW.service_id := ${SERVICE_ID('NEW.service')};
+  IF NEW.approvers IS NULL OR NEW.approvers < 1 THEN
+    ${refuse('a rule needs at least one approver')}
+  END IF;
+  RETURN NEW;`,
+    'tbl_owner OID;',
+  ),
+]);
