@@ -211,10 +211,10 @@ export class RunIntake {
     const intake = new RunIntake(db, id, payoutsTable(db));
     // Pass 1's batches are not synced: the rows become a run only in a synced commit, whose
     // sync writes out every earlier frame of the write-ahead log; lost before, no run began.
-    const synchronous = db.pragma('synchronous', { simple: true }) as number;
+    const { synchronous } = db.prepare('PRAGMA synchronous').get() as { synchronous: number };
     if (synchronous > 1) {
       intake.synchronous = synchronous;
-      db.pragma('synchronous = NORMAL');
+      db.exec('PRAGMA synchronous = NORMAL');
     }
     return intake;
   }
@@ -294,7 +294,7 @@ export class RunIntake {
   /** Commits are synced again, as before pass 1. */
   private synced(): void {
     if (this.synchronous === undefined || !this.db.open) return;
-    this.db.pragma(`synchronous = ${this.synchronous}`);
+    this.db.exec(`PRAGMA synchronous = ${this.synchronous}`);
     this.synchronous = undefined;
   }
 

@@ -68,7 +68,8 @@ describe('RunIntake', () => {
 
   it("writes pass 1's batches unsynced, and state.db's commits are synced again once sealed", async () => {
     const db = await openDb(await tempStateDir());
-    const sync = () => db.pragma('synchronous', { simple: true });
+    const sync = () =>
+      (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
     expect(sync()).toBe(2);
     const rows = RunIntake.begin(db, {
       pid: process.pid,
