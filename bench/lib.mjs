@@ -34,7 +34,7 @@ function tailCollector(max = 16_384) {
  * spawn to exit with process.hrtime.bigint(). With `rssFile`, the command runs under
  * `/usr/bin/time -f '%M %U %S' -o rssFile`, and the peak RSS (KiB) and CPU time (user + system,
  * ms) of the command are read back.
- * Resolves to { ms, rssKiB, cpuMs, code, signal, stdout: Buffer, stderr: string (tail), timedOut }.
+ * Resolves to { ms, startedAt (ms since the epoch), rssKiB, cpuMs, code, signal, stdout: Buffer, stderr: string (tail), timedOut }.
  */
 export async function runProc(cmd, args, { env, rssFile, timeoutMs = 60_000 } = {}) {
   const file = rssFile ? TIME : cmd;
@@ -42,6 +42,8 @@ export async function runProc(cmd, args, { env, rssFile, timeoutMs = 60_000 } = 
   const out = [];
   const err = tailCollector();
   const t0 = process.hrtime.bigint();
+  // The spawn on the clock bench/service.mjs stamps its first request with.
+  const startedAt = performance.timeOrigin + performance.now();
   const child = spawn(file, argv, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.stdout.on('data', (c) => out.push(c));
@@ -74,6 +76,7 @@ export async function runProc(cmd, args, { env, rssFile, timeoutMs = 60_000 } = 
   }
   return {
     ms: Number(t1 - t0) / 1e6,
+    startedAt,
     rssKiB,
     cpuMs,
     code,

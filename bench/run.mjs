@@ -53,6 +53,7 @@ const ROW_IDS = [
   'send-history',
   'pg-history',
   'pg-send',
+  'first-request',
 ];
 const USAGE = `usage: node bench/run.mjs [--only ${ROW_IDS.join(',')}] [--quick] [--strict] [--out FILE]\n`;
 
@@ -111,6 +112,8 @@ const TARGETS = {
   // Issue 25's shared history on PostgreSQL.
   pgHistory: 1.5,
   pgSend: 1.2,
+  // Issue 42: ms from where a dry run of the file ends to the send's first request.
+  firstRequestMs: 150,
 };
 const CHUNK = 100;
 const CONCURRENCY = 4;
@@ -1050,6 +1053,69 @@ async function rowPgSend() {
 }
 
 // ---------------------------------------------------------------------------------------
+// The first request after intake (issue 42)
+
+const FIRST_REQUEST_ROWS = 20_000;
+const FIRST_REQUEST_RUNS = 7;
+
+/** A dry run of `file`, checked; its wall time is where intake ends. */
+async function firstRequestFloor(row, file) {
+  const r = await nodeRun([CLI, 'send', file.path, '--dry-run', '--json']);
+  addProblems(row, checkDryRun(r, file));
+  return r.ms;
+}
+
+/** A send of `file`, checked; ms from its spawn to its first create request at the service. */
+async function firstRequestFigure(row, file) {
+  await service.call('POST', '/__reset');
+  const r = await nodeRun([CLI, 'send', file.path, '--yes', '--json'], { timeoutMs: 600_000 });
+  const stats = await service.call('GET', '/__stats');
+  addProblems(row, checkCliSend(r, stats, file.rows));
+  return { first: stats.first_request_at - r.startedAt, ms: r.ms };
+}
+
+async function rowFirstRequest() {
+  const n = FIRST_REQUEST_ROWS;
+  const row = newRow(
+    'first-request',
+    `ms from the end of intake to the first request, \`payouts send FILE --yes --json\` of ${fmtRows(n)} payouts`,
+    'a `--dry-run --json` of the same file (where intake ends)',
+    `≤ ${TARGETS.firstRequestMs} ms`,
+  );
+  const file = await csvOf(n);
+  // One unrecorded run of each: the file is in the page cache, the code on disk read once.
+  await firstRequestFloor(row, file);
+  await firstRequestFigure(row, file);
+  const first = [];
+  const dryMs = [];
+  const sendMs = [];
+  for (let i = 0; i < FIRST_REQUEST_RUNS; i++) {
+    const f = await firstRequestFigure(row, file);
+    const d = await firstRequestFloor(row, file);
+    first.push(f.first);
+    sendMs.push(f.ms);
+    dryMs.push(d);
+    log(
+      `first-request ${i + 1}/${FIRST_REQUEST_RUNS}: first request at ${fmtMs(f.first)} (send ${fmtMs(f.ms)}) vs dry run ${fmtMs(d)}: ${(f.first - d).toFixed(0)} ms after`,
+    );
+  }
+  const delays = first.map((f, i) => f - dryMs[i]);
+  const delay = median(delays);
+  row.figureText = `${delay.toFixed(0)} ms (first request at ${fmtMs(median(first))})`;
+  row.floorText = fmtMs(median(dryMs));
+  row.ratio = median(first) / median(dryMs);
+  row.pass = delay <= TARGETS.firstRequestMs;
+  row.notes.push(
+    `first request minus the dry run beside it, per pair: ${delays.map((x) => x.toFixed(0)).join(', ')} ms; whole send ${fmtMs(median(sendMs))}`,
+  );
+  row.samples.push(`first request ms after spawn: ${first.map((x) => x.toFixed(0)).join(', ')}`);
+  row.samples.push(`dry run ms: ${dryMs.map((x) => x.toFixed(0)).join(', ')}`);
+  row.samples.push(`send ms: ${sendMs.map((x) => x.toFixed(0)).join(', ')}`);
+  row.method = `How long after intake a send's first request leaves: the time from spawning \`node bin/payouts.js send FILE --yes --json\` (${fmtRows(n)} generated payouts, default chunks and pace, fresh state folder) to the moment bench/service.mjs receives its first create request (both stamped with \`performance.timeOrigin + performance.now()\`, the bench's before the spawn, the service's on the request's headers), minus the wall time of \`send FILE --dry-run --json\` of the same file, which reads and checks the file and ends. One unrecorded run of each, then ${FIRST_REQUEST_RUNS} pairs, alternating; the value is the median of each pair's difference, the ratio that of the medians (first request over dry run, for information). Checks: the dry run's counts and totals; the send exits 0 with every payout a success, each reference received once.`;
+  rows.push(row);
+}
+
+// ---------------------------------------------------------------------------------------
 // Main
 
 const ROW_FNS = {
@@ -1062,6 +1128,7 @@ const ROW_FNS = {
   'send-history': rowSendHistory,
   'pg-history': rowPgHistory,
   'pg-send': rowPgSend,
+  'first-request': rowFirstRequest,
 };
 
 let exitCode = 0;

@@ -4,7 +4,8 @@
 //
 //   POST /api/v1/payouts       -> every payout "success" (the interface's envelope)
 //   GET  /api/v1/payouts/:ref  -> a success record for any reference
-//   GET  /__stats              -> {distinct, duplicates, payouts, requests, bad_requests}
+//   GET  /__stats              -> {distinct, duplicates, payouts, requests, bad_requests,
+//                                  first_request_at}
 //   POST /__reset              -> forgets every reference and zeroes the counts
 //
 // `--latency MS` answers each create request MS milliseconds after it arrives, as a distant
@@ -26,6 +27,8 @@ let duplicates = 0;
 let payouts = 0;
 let requests = 0;
 let badRequests = 0;
+/** When the first create request's headers arrived (ms since the epoch, sub-ms), or null. */
+let firstRequestAt = null;
 
 function stats() {
   return {
@@ -34,6 +37,7 @@ function stats() {
     payouts,
     requests,
     bad_requests: badRequests,
+    first_request_at: firstRequestAt,
   };
 }
 
@@ -131,7 +135,11 @@ function status(res, encodedRef) {
 
 const server = http.createServer((req, res) => {
   const url = (req.url ?? '/').split('?')[0];
-  if (req.method === 'POST' && url === CREATE) return create(req, res);
+  if (req.method === 'POST' && url === CREATE) {
+    // The same clock as the bench's spawn time: performance's origin plus its offset.
+    firstRequestAt ??= performance.timeOrigin + performance.now();
+    return create(req, res);
+  }
   if (req.method === 'GET' && url.startsWith(STATUS) && url.length > STATUS.length) {
     req.resume();
     return status(res, url.slice(STATUS.length));
@@ -144,6 +152,7 @@ const server = http.createServer((req, res) => {
     payouts = 0;
     requests = 0;
     badRequests = 0;
+    firstRequestAt = null;
     return send(res, 200, stats());
   }
   fail(res, 404, 'Not found');

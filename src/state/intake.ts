@@ -183,6 +183,8 @@ export class RunIntake {
   private inTransaction = false;
   /** Pass 1's index of references; dropped by seal(). */
   private refs: RefIndex | undefined = new RefIndex();
+  /** state.db's synchronous setting while pass 1 writes unsynced (see begin); then undefined. */
+  private synchronous: number | undefined;
   /** References of refused rows (not stored), with where they were first seen. */
   private readonly refusedRefs = new Map<string, Sighting>();
   /** For each row not stored (refused or repeated), how many rows were stored before it. */
@@ -215,7 +217,15 @@ export class RunIntake {
           .run(JSON.stringify(opts.inputs), opts.pid, at, at, hostname(), osUser()).lastInsertRowid,
       );
     })();
-    return new RunIntake(db, id, payoutsTable(db));
+    const intake = new RunIntake(db, id, payoutsTable(db));
+    // Pass 1's batches are not synced: the rows become a run only in a synced commit, whose
+    // sync writes out every earlier frame of the write-ahead log; lost before, no run began.
+    const { synchronous } = db.prepare('PRAGMA synchronous').get() as { synchronous: number };
+    if (synchronous > 1) {
+      intake.synchronous = synchronous;
+      db.exec('PRAGMA synchronous = NORMAL');
+    }
+    return intake;
   }
 
   /**
@@ -287,7 +297,15 @@ export class RunIntake {
    */
   seal(): void {
     this.commit();
+    this.synced();
     if (!this.owned) this.refs = undefined;
+  }
+
+  /** Commits are synced again, as before pass 1. */
+  private synced(): void {
+    if (this.synchronous === undefined || !this.db.open) return;
+    this.db.exec(`PRAGMA synchronous = ${this.synchronous}`);
+    this.synchronous = undefined;
   }
 
   /** Commits the rows stored so far. */
@@ -302,6 +320,7 @@ export class RunIntake {
     // SQLite may have rolled the batch back itself (a full disk does): then there is none to end.
     if (this.inTransaction && this.db.inTransaction) this.db.exec('ROLLBACK');
     this.inTransaction = false;
+    this.synced();
     if (this.owned) this.db.close();
     else this.db.transaction(() => removeRun(this.db, this.id))();
   }

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout, runCli, spawnCli } from '../helpers/cli.js';
 import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
 import { freshDatabase } from '../helpers/pg.js';
 import { writeRun } from '../helpers/sandbox.js';
 
 // What only a process shows: killed mid-request, interrupted, and two at once. The other
-// never-pay-twice cases run in process: test/inprocess/never-twice.test.ts.
+// never-pay-twice cases run in process: test/inprocess/never-twice.test.ts. What follows the
+// process (the re-run, the second of two runs) runs in this process: `again`.
 
 let svc: LedgerService | undefined;
 const fixture = ledgerPerTest();
@@ -36,6 +38,14 @@ function expectExactlyOnce(service: LedgerService, refs: string[]): void {
   expect(service.appliedTwice()).toEqual([]);
 }
 
+/**
+ * `payouts ARGS` in this process, after (or beside) the process under test: its quiet times
+ * on a fake clock that goes on from now, as the process's requests were sent before.
+ */
+function again(args: string[], env: Record<string, string>) {
+  return runMain(args, { env, clock: new FakeClock(Date.now()) });
+}
+
 interface Doc {
   success_count: number;
   sent_earlier_count: number;
@@ -60,12 +70,12 @@ describe('never pay twice, as a process', () => {
     await untilCreates(service, 2);
     child.kill('SIGKILL');
     await new Promise((r) => child.on('close', r));
-    const again = await runCli(['send', file, '--yes', '--json', '--chunk-size', '10'], { env });
-    expect(again.code).toBe(0);
-    expect(again.stderr).toMatch(
+    const rerun = await again(['send', file, '--yes', '--json', '--chunk-size', '10'], env);
+    expect(rerun.code).toBe(0);
+    expect(rerun.stderr).toMatch(
       /Reading back \d+ payouts? whose earlier request has no recorded outcome/,
     );
-    const doc = parseJsonStdout<Doc>(again);
+    const doc = parseJsonStdout<Doc>(rerun);
     expect(doc.success_count).toBe(30);
     expect(doc.sent_earlier_count).toBeGreaterThanOrEqual(10);
     expectExactlyOnce(service, refs);
@@ -88,12 +98,10 @@ describe('never pay twice, as a process', () => {
     // Another folder: only the shared history knows what the killed run sent.
     const stateHome = (env as Record<string, string>).XDG_STATE_HOME;
     const other = { ...shared, XDG_STATE_HOME: `${stateHome}-other` };
-    const again = await runCli(['send', file, '--yes', '--json', '--chunk-size', '10'], {
-      env: other,
-    });
-    expect(again.code).toBe(0);
-    expect(again.stderr).toMatch(/Reading back \d+ payouts whose earlier request/);
-    expect(parseJsonStdout<Doc>(again).success_count).toBe(20);
+    const rerun = await again(['send', file, '--yes', '--json', '--chunk-size', '10'], other);
+    expect(rerun.code).toBe(0);
+    expect(rerun.stderr).toMatch(/Reading back \d+ payouts whose earlier request/);
+    expect(parseJsonStdout<Doc>(rerun).success_count).toBe(20);
     expectExactlyOnce(service, refs);
   });
 
@@ -111,7 +119,7 @@ describe('never pay twice, as a process', () => {
       env,
     });
     await untilCreates(service, 1);
-    const second = await runCli(['send', file, '--yes'], { env });
+    const second = await again(['send', file, '--yes'], env);
     release();
     expect(second.code).toBe(8);
     expect(second.stderr).toMatch(/another payouts send to this service is running \(pid \d+/);
@@ -139,9 +147,9 @@ describe('never pay twice, as a process', () => {
       /Interrupted: 10 of 30 payouts sent \(10 succeeded\); 20 not sent, EUR [\d.]+\. Run the same command again to send them; nothing will be sent twice\./,
     );
     expect(service.creates).toBe(1);
-    const again = await runCli(['send', file, '--yes', '--json'], { env });
-    expect(again.code).toBe(0);
-    expect(parseJsonStdout<Doc>(again).sent_earlier_count).toBe(10);
+    const rerun = await again(['send', file, '--yes', '--json'], env);
+    expect(rerun.code).toBe(0);
+    expect(parseJsonStdout<Doc>(rerun).sent_earlier_count).toBe(10);
     expectExactlyOnce(service, refs);
   });
 });

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, fixture, runCli } from '../helpers/cli.js';
+import { BIN, fixture } from '../helpers/cli.js';
+import { runMain } from '../helpers/main.js';
 import { testService } from '../helpers/sandbox.js';
 
 // Issue 27, as a finance person sees it: a send on a 70-column terminal, the spinner on
@@ -55,7 +56,8 @@ afterAll(async () => {
 describe('a send on a 70-column terminal', () => {
   it('shows a table no wider than the terminal, with every identifier whole', async () => {
     const home = service.home.env;
-    const set = await runCli(
+    // The profile is stored in this process, as `config set-credentials` does; the send is spawned.
+    const set = await runMain(
       [
         'config',
         'set-credentials',

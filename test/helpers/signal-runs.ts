@@ -9,7 +9,8 @@ import { expect } from 'vitest';
 import type { LedgerService, ledgerPerTest } from './ledger-service.js';
 import { writeRun } from './sandbox.js';
 import { checkJsonDocument } from './json-schema.js';
-import { onTerminal, type Screen, storeProfile } from './terminal.js';
+import { FakeClock, runMain } from './main.js';
+import { type Screen, storeProfile } from './terminal.js';
 
 export interface Setup {
   svc: LedgerService;
@@ -57,13 +58,20 @@ export function reportStatuses(path: string): Map<string, string> {
   return new Map(lines.map((l) => [l.split(',')[ref]!, l.split(',')[status]!]));
 }
 
-/** After a stop: nothing applied twice, and a second run sends the rest and exits 0. */
+/**
+ * After a stop: nothing applied twice, and a second run sends the rest and exits 0. The stop
+ * is the process under test; the second run reads what it left, in this process, its quiet
+ * times on a fake clock that goes on from now (the stopped run's requests were sent before).
+ */
 export async function finishesOnceOnRerun(
   s: Setup,
   env: Record<string, string> = {},
 ): Promise<void> {
-  const again = await onTerminal(sendArgs(s, '--yes'), [], { ...s.home.env, ...env });
-  expect(again.output).toMatch(/20 payouts: 20 succeeded, 0 failed/);
+  const again = await runMain(sendArgs(s, '--yes'), {
+    env: { ...s.home.env, ...env },
+    clock: new FakeClock(Date.now()),
+  });
+  expect(again.stderr).toMatch(/20 payouts: 20 succeeded, 0 failed/);
   expect(again.code).toBe(0);
   expect([...s.svc.held.keys()].sort()).toEqual([...s.refs].sort());
   expect(s.svc.appliedTwice()).toEqual([]);

@@ -75,7 +75,7 @@ function withoutEscapes(text: string): string {
  * Stores a profile as a person does, with `payouts config set-credentials` (the secret on
  * standard input), so runs read their credentials through the config file. It runs in this
  * process, through the same main(), to spare a process start per test: test/e2e/keyring.test.ts
- * and test/e2e/table-terminal.test.ts run that command as a process.
+ * runs that command as a process.
  */
 export async function storeProfile(home: Record<string, string>, baseUrl: string): Promise<void> {
   const r = await runMain(

@@ -2,18 +2,17 @@ import { systemClock } from '../../clock.js';
 import { BusyError, UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { CurrencyTable } from '../../money/currencies.js';
-import type { Output, Progress } from '../../output/output.js';
-import { SendingLine } from './aside.js';
+import type { Output } from '../../output/output.js';
 import { waitForLock } from './wait-lock.js';
 import type { OutcomeResult } from '../../state/index.js';
 import type { PriorRow } from '../../domain/history.js';
-import { type RunIntake, RunState, runIdFor, stagedPayouts } from '../../state/index.js';
+import { type RunIntake, type RunState, runIdFor, stagedPayouts } from '../../state/index.js';
 import { historyLabel } from '../../state/pg/url.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
-import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
+import type { SendEngine } from './engine.js';
+import { newRunEngine, openRunState } from './open-run.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
-import { chargeMinorOf } from './render.js';
 import { approvalDocOf } from '../approvals/gate.js';
 import { type SummaryNotes, summaryNotes } from './notes.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
@@ -23,6 +22,7 @@ import { proveOriginalsUnpaid } from './retry-proof.js';
 import { noHistoryWarning } from './next-steps.js';
 import { sendRows, windDown } from './rows.js';
 import {
+  EarlyService,
   endStaging,
   intakeOf,
   openSources,
@@ -62,12 +62,17 @@ export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number
 /** `payouts send FILES`, once --approved has become a file. */
 async function sendFiles(opts: SendOptions, deps: SendDeps): Promise<number> {
   const currencies = new CurrencyTable(opts.allowCurrencies);
-  const { sources, cleanup } = await openSources(opts.files, deps, !opts.dryRun);
+  // What a send needs opens while the files are read: the client, the credentials, the writer.
+  const early =
+    opts.dryRun || opts.prepare || opts.sandbox ? undefined : new EarlyService(deps.connect);
   let staging: Staging | undefined;
   let failed = false;
+  let cleanup = () => {};
   try {
+    const opened = await openSources(opts.files, deps, !opts.dryRun);
+    cleanup = opened.cleanup;
     staging = await stage(opts, deps);
-    const plan = await planRun(sources, {
+    const plan = await planRun(opened.sources, {
       intake: intakeOf(opts, currencies),
       currencies,
       chunkSize: opts.chunkSize,
@@ -78,15 +83,17 @@ async function sendFiles(opts: SendOptions, deps: SendDeps): Promise<number> {
       withHashes: !opts.dryRun,
       rows: staging.rows,
     });
-    const run = new SendRun({ opts, deps, currencies, plan, staging });
+    const connect = early ? () => early.take() : deps.connect;
+    const run = new SendRun({ opts, deps: { ...deps, connect }, currencies, plan, staging });
     if (opts.prepare) return await run.prepare();
     return opts.dryRun ? await run.preview() : await run.send();
   } catch (error) {
     failed = true;
     throw error;
   } finally {
+    await early?.drop();
     if (staging) {
-      endStaging(staging, failed);
+      await endStaging(staging, failed);
       await staging.history.close();
     }
     cleanup();
@@ -229,8 +236,7 @@ export class SendRun {
       this.notes = await summaryNotes(this, service);
       if (this.notes.refusal) throw this.notes.refusal;
       const approved = this.notes.approved;
-      const asked = await this.decide(service, await this.priorRows(service.serviceKey));
-      const lock = await this.takeLock(service);
+      const { asked, lock } = await this.decideAndLock(service);
       let sent: Sending;
       try {
         const decided = await this.recheck(service, asked);
@@ -261,6 +267,24 @@ export class SendRun {
       const closed = service.close();
       if (deps.finishNow?.aborted) closed.catch(() => {});
       else await closed;
+    }
+  }
+
+  /**
+   * Decides what to send, asking unless --yes, and takes the service's lock: once the question
+   * is answered, or under --yes (without --wait's live line) while the run is being decided.
+   */
+  private async decideAndLock(service: ServiceConnection) {
+    const early = this.opts.yes && this.opts.waitSeconds === undefined;
+    const locking = early ? this.takeLock(service) : undefined;
+    locking?.catch(() => {});
+    try {
+      const asked = await this.decide(service, await this.priorRows(service.serviceKey));
+      return { asked, lock: await (locking ?? this.takeLock(service)) };
+    } catch (error) {
+      // The error that stopped the run is the one to report, not one of giving the lock back.
+      await locking?.then((lock) => lock.release()).catch(() => {});
+      throw error;
     }
   }
 
@@ -337,11 +361,12 @@ export class SendRun {
   private async sendLocked(service: ServiceConnection, decided: Decision): Promise<Sending> {
     const { output, plan } = this;
     const { prior, nothingToSend } = decided;
-    const state = await this.openState(service, nothingToSend);
+    const state = await openRunState(this, this.staging, service, nothingToSend);
     state.recordOutcome(-1, this.foundAtService);
     const progress = nothingToSend ? undefined : await output.progress('Sending payouts…');
     // The live line counts what this run may send, not the payouts sent earlier.
-    const engine = this.newEngine(service, state, progress, plan.payoutCount - prior.settled.size);
+    const sending = plan.payoutCount - prior.settled.size;
+    const engine = newRunEngine(this, service, state, { progress, sending });
     let thrown: unknown;
     try {
       await this.readBackInFlight(prior, engine, state);
@@ -404,82 +429,6 @@ export class SendRun {
     }
     const question = questionText(split, this.currencies);
     if (!(await output.confirm(question))) throw new UsageError('not confirmed: nothing was sent');
-  }
-
-  /**
-   * Opens the run's state: the staged rows become the run, or resume it when sent before. With
-   * a shared history, the run is adopted there first, and every commit goes there as well.
-   */
-  private async openState(service: ServiceConnection, sendsNothing: boolean): Promise<RunState> {
-    const { plan, staging, deps } = this;
-    const now = () => new Date((deps.clock ?? systemClock).now());
-    const header = {
-      service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
-      client_id: service.settings.clientId,
-      inputs: plan.sources.map((s) => s.name),
-      input_hash: plan.inputHash,
-      payout_count: plan.payoutCount,
-      ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
-    };
-    const adopted = await staging.history.adopt(staging.rows, {
-      runId: runIdFor(service.serviceKey, plan.inputHash),
-      serviceKey: service.serviceKey,
-      header,
-      now: now().toISOString(),
-      sendsNothing,
-    });
-    const state = RunState.open({
-      db: staging.rows.db,
-      intake: staging.rows,
-      serviceKey: service.serviceKey,
-      chargeMinor: chargeMinorOf(this.currencies),
-      ...(deps.clock ? { now } : {}),
-      header,
-      ...adopted,
-    });
-    staging.kept = true;
-    return state;
-  }
-
-  /** The engine of a run, reporting progress and waits on `progress` (a spinner's line). */
-  private newEngine(
-    service: ServiceConnection,
-    state: RunState,
-    progress: Progress | undefined,
-    sending: number,
-  ): SendEngine {
-    const { opts, plan, deps, output } = this;
-    const clock = deps.clock ?? systemClock;
-    const began = clock.now();
-    const live = new SendingLine(progress, sending, () => ({
-      inFlight: engine.pace.inFlight,
-      aside: engine.aside.count,
-      rate: (n) => Math.round((n * 1000) / Math.max(1, clock.now() - began)),
-    }));
-    const engine: SendEngine = new SendEngine(
-      {
-        client: service.client,
-        journal: state,
-        outcomes: state.outcomes,
-        interrupt: deps.interrupt,
-        finishNow: deps.finishNow,
-        interactive: output.interactive,
-        warn: (m) => output.warn(m),
-        progress: (d) => live.advance(d.payouts),
-        paceChanged: (limit, why) => output.debug(`pace: ${limit} requests at a time (${why})`),
-        wait: (what, ms, line) => live.wait(what, ms, line),
-        clock: deps.clock,
-      },
-      {
-        chunkSize: opts.chunkSize,
-        concurrency: concurrencyOf(opts),
-        batchReference: plan.batchReference,
-        webhookUrl: plan.webhookUrl,
-        retry: deps.retry ?? DEFAULT_SEND_RETRY,
-        quietMs: service.timing.quietMs,
-      },
-    );
-    return engine;
   }
 
   /** Reads back the payouts an earlier attempt left in flight, before anything new is sent. */

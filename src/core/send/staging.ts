@@ -10,8 +10,10 @@ import { UsageError } from '../../errors.js';
 import type { IntakeOptions } from '../../input/index.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
+import { lockWaitOf } from '../../state/db.js';
 import type { RunIntake } from '../../state/index.js';
 import { localHistory } from '../../state/local-history.js';
+import { type StateWriter, writerFor } from '../../state/writer.js';
 import type { ServiceConnection } from '../service.js';
 import type { SendOptions } from './options.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
@@ -84,6 +86,8 @@ export interface Staging {
   /** Adopted by the run: not to be discarded. */
   kept: boolean;
   history: HistoryStore<RunIntake>;
+  /** Where a send's commits go: its thread starts while pass 1 reads (a dry run has none). */
+  writer?: StateWriter;
 }
 
 /** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */
@@ -99,7 +103,9 @@ export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging>
   try {
     const now = new Date((deps.clock ?? systemClock).now());
     const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
-    return { rows: await history.stage(how), kept: false, history };
+    const rows = await history.stage(how);
+    const writer = opts.dryRun ? undefined : writerFor(rows.db, lockWaitOf(rows.db));
+    return { rows, kept: false, history, ...(writer ? { writer } : {}) };
   } catch (err) {
     await history.close();
     throw err;
@@ -112,14 +118,48 @@ export function intakeOf(opts: SendOptions, currencies: CurrencyTable): IntakeOp
   return { format, sheet, includeHidden, delimiter, map, encoding, decimalComma, currencies };
 }
 
-/** Drops the rows of a run that never began, and closes their database. */
-export function endStaging(staging: Staging, failed: boolean): void {
+/** Drops the rows of a run that never began (and its writer), and closes their database. */
+export async function endStaging(staging: Staging, failed: boolean): Promise<void> {
   try {
-    if (!staging.kept) staging.rows.discard();
+    if (!staging.kept) {
+      await staging.writer?.close();
+      staging.rows.discard();
+    }
   } catch (error) {
     // The error that stopped the run is the one to report, not what it left in its way.
     if (!failed) throw error;
   } finally {
     if (staging.rows.db.open) staging.rows.db.close();
+  }
+}
+
+/**
+ * The service of a send, connected while pass 1 reads the files (loading the HTTP client
+ * and the credentials meanwhile); its failure is reported only when the run asks for it,
+ * after the files were found sound, and it is closed when no run took it.
+ */
+export class EarlyService {
+  private taken = false;
+  private readonly opening: Promise<ServiceConnection>;
+
+  constructor(connect: () => Promise<ServiceConnection>) {
+    this.opening = connect();
+    this.opening.catch(() => {});
+  }
+
+  /** The connection, now the run's to close. */
+  take(): Promise<ServiceConnection> {
+    this.taken = true;
+    return this.opening;
+  }
+
+  /** Closes the connection when no run took it; a failure to open was never the run's. */
+  async drop(): Promise<void> {
+    if (this.taken) return;
+    this.taken = true;
+    await this.opening.then(
+      (service) => service.close(),
+      () => {},
+    );
   }
 }

@@ -66,6 +66,29 @@ describe('RunIntake', () => {
     });
   }
 
+  it("writes pass 1's batches unsynced, and state.db's commits are synced again once sealed", async () => {
+    const db = await openDb(await tempStateDir());
+    const sync = () =>
+      (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
+    expect(sync()).toBe(2);
+    const rows = RunIntake.begin(db, {
+      pid: process.pid,
+      inputs: ['payouts.csv'],
+      now: new Date(),
+    });
+    expect(sync()).toBe(1);
+    for (let i = 1; i <= 3; i++) rows.add(row(`S-${i}`, i + 1));
+    rows.finish();
+    rows.seal();
+    expect(sync()).toBe(2);
+    // A run that stops in pass 1 leaves the connection synced as well.
+    const stopped = RunIntake.begin(db, { pid: process.pid, inputs: ['b.csv'], now: new Date() });
+    expect(sync()).toBe(1);
+    stopped.discard();
+    expect(sync()).toBe(2);
+    db.close();
+  });
+
   it("counts refused and repeated rows in a row's place in pass 1's order", () => {
     const rows = RunIntake.scratch();
     rows.add(row('A', 2));

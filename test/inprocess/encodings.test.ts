@@ -2,13 +2,13 @@ import { writeFileSync } from 'node:fs';
 import * as XLSX from '@e965/xlsx';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
 
 // The same payouts as four files finance actually has: a UTF-8 CSV, a German Excel "CSV"
 // (Windows-1252, ";", decimal commas, CRLF), Excel "Unicode text" (UTF-16LE with a
-// byte-order mark, tabs, CRLF) and an .xlsx workbook. Each, sent by the built binary, must
-// reach the service as the very same request bodies.
+// byte-order mark, tabs, CRLF) and an .xlsx workbook. Each, sent through main() as the
+// binary sends it, must reach the service as the very same request bodies.
 
 const fixture = ledgerPerTest();
 
@@ -80,7 +80,10 @@ async function bodiesOf(file: (typeof FILES)[number]): Promise<string[]> {
   const path = join(home.dir, file.name);
   writeFileSync(path, file.bytes);
   const args = ['send', path, '--yes', '--json', '--chunk-size', '2', '--concurrency', '1'];
-  const r = await runCli([...args, ...file.flags], { env: svc.env(home.env) });
+  const r = await runMain([...args, ...file.flags], {
+    env: svc.env(home.env),
+    clock: new FakeClock(),
+  });
   expect(r.stderr, file.name).not.toMatch(/error/i);
   expect(r.code, `${file.name}: ${r.stderr}`).toBe(0);
   expect(svc.held.size).toBe(PAYOUTS.length);
