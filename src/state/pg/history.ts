@@ -10,14 +10,14 @@ import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
 import { BusyError, PayoutsError } from '../../errors.js';
 import { serviceId } from '../hash.js';
-import { placeholders } from '../dialect.js';
+import { clientWorkFor, placeholders } from '../dialect.js';
 import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
 import type { PriorRow } from '../../domain/history.js';
 import { type PriorHit, priorOfPage } from '../prior.js';
 import { type ChainHit, ChainWalk } from '../chains.js';
 import { ADVISORY_CLASS } from '../runs.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
-import { PG_MIGRATIONS } from '../schema.js';
+import { PG_MIGRATIONS, STEPS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
 import { connectTo, failure } from './failure.js';
 import {
@@ -26,6 +26,7 @@ import {
   oneStatement,
   type SharedRunHeader,
   recordSender,
+  rekeyServices,
   sameRows,
 } from './statements.js';
 import { type HistoryProbe, probeHistory } from './probe.js';
@@ -35,6 +36,9 @@ export type { HistoryProbe };
 
 const SQL = JOURNAL_SQL.pg;
 const LOOKUP = lookupSql('pg');
+
+/** What this client does itself after a step of PG_MIGRATIONS, by its index. */
+const PG_MIGRATION_WORK = clientWorkFor(STEPS, 'pg');
 
 /** The first key of every advisory lock payouts takes. */
 const LOCK_CLASS = ADVISORY_CLASS;
@@ -163,7 +167,13 @@ export class PgHistory {
           `the shared history at ${this.where} was written by a newer version of payouts (schema ${current}, this version knows ${PG_MIGRATIONS.length}); update payouts to use it`,
         );
       }
-      for (const step of PG_MIGRATIONS.slice(current)) await c.query(step);
+      for (let i = current; i < PG_MIGRATIONS.length; i++) {
+        if (PG_MIGRATIONS[i] !== '') await c.query(PG_MIGRATIONS[i]!);
+        // A history made now holds no run to rekey.
+        if (PG_MIGRATION_WORK.get(i) === 'service_ids' && current > 0) {
+          await rekeyServices(c, this.where);
+        }
+      }
       if (r.rows.length === 0) {
         await c.query('INSERT INTO schema_version (version) VALUES ($1)', [PG_MIGRATIONS.length]);
       } else await c.query('UPDATE schema_version SET version = $1', [PG_MIGRATIONS.length]);
