@@ -4,7 +4,6 @@
  */
 import type pg from 'pg';
 import { placeholders } from '../dialect.js';
-import { UsageError } from '../../errors.js';
 import { serviceId, serviceIdOf } from '../hash.js';
 import type { Statement } from '../journal-sql.js';
 import type { JournalRecord, StagedPayout } from '../../domain/records.js';
@@ -160,23 +159,16 @@ function commitName(sql: string): string | undefined {
 /**
  * Gives each run the service id of its `service`'s identity (serviceIdOf), in the migrating
  * transaction: the trigger that keeps a run's service (guards.ts) is off for this one
- * statement, which only the owner of `runs` may do; a person's role is told so.
+ * statement, which only the owner of `runs` may turn off.
  */
-export async function rekeyServices(c: pg.Client, where: string): Promise<void> {
+export async function rekeyServices(c: pg.Client): Promise<void> {
   const r = await c.query<{ service: string; service_id: string | null }>(
     'SELECT DISTINCT service, service_id FROM runs WHERE service IS NOT NULL',
   );
   const moved = r.rows.filter((x) => x.service_id !== serviceIdOf(x.service));
   if (moved.length === 0) return;
   const services = [...new Set(moved.map((x) => x.service))];
-  try {
-    await c.query('ALTER TABLE runs DISABLE TRIGGER runs_kept');
-  } catch (err) {
-    if ((err as { code?: string }).code !== '42501') throw err;
-    throw new UsageError(
-      `the shared history at ${where} holds runs of ${services.map((s) => JSON.stringify(s)).join(', ')}, which this version of payouts files under one name per service (docs/history.md); only the owner of its tables may rename them: run a payouts command (for instance payouts runs) once as that role; nothing was changed`,
-    );
-  }
+  await c.query('ALTER TABLE runs DISABLE TRIGGER runs_kept');
   await c.query(
     `UPDATE runs AS r SET service_id = k.id FROM unnest($1::text[], $2::text[]) AS k(service, id)
      WHERE r.service = k.service AND r.service_id IS DISTINCT FROM k.id`,
