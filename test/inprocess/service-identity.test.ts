@@ -81,11 +81,16 @@ function oldRun(
            VALUES (?, ?, 'in_flight', 1, ?, ?)`,
         [row, at, at],
       ],
-      [
-        `INSERT INTO results (run, row, req, status, transaction_id, at)
-           VALUES (?, ?, 1, 'success', ?, ?)`,
-        [row, `T-${ref}`, at],
-      ],
+      // The last payout was in flight when that version stopped: no result recorded.
+      ...(row === payouts.length - 1
+        ? []
+        : [
+            [
+              `INSERT INTO results (run, row, req, status, transaction_id, at)
+                 VALUES (?, ?, 1, 'success', ?, ?)`,
+              [row, `T-${ref}`, at],
+            ] as [string, unknown[]],
+          ]),
     ];
   });
   return { run, rows };
@@ -168,7 +173,11 @@ describe.each(STORES)('one service however its URL is spelled (%s)', (store) => 
     expect(`${dry.stdout}${dry.stderr}`).toMatch(/sent earlier/i);
     const again = await send(svc, home, file, localhostOf(svc));
     expect(again.code).toBe(0);
-    expect(parseJsonStdout<Doc>(again).sent_earlier_count).toBe(5);
+    const doc = parseJsonStdout<Doc>(again);
+    // Four recorded sent; the one left in flight is read back and found, not sent again.
+    expect(doc.success_count).toBe(5);
+    expect(doc.sent_earlier_count).toBeGreaterThanOrEqual(4);
+    expect(svc.gets).toBeGreaterThan(0);
     expect(svc.creates).toBe(0);
     expect(svc.appliedTwice()).toEqual([]);
   });
