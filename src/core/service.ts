@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { serviceIdentity } from '../api/base-url.js';
 import type { PayoutClient } from '../api/client.js';
 import { Secret } from '../api/secret.js';
 import { openSystemKeyring, type SecretStore } from '../config/keyring.js';
@@ -18,11 +19,12 @@ import { type Timing, timingFor, withQuietTime } from './timing.js';
 export const SANDBOX_SERVICE_KEY = 'sandbox';
 
 /**
- * What names a service in the state database and its run lock: its normalized base URL. The
- * Client-Id is not part of it, so a rotated key or a colleague's key shares the history.
+ * What names a service in the history and its run lock: its identity (serviceIdentity), so
+ * http://127.0.0.1:8787 and http://localhost:8787/ are one service. The Client-Id is not part
+ * of it, so a rotated key or a colleague's key shares the history.
  */
 export function serviceKeyOf(baseUrl: string): string {
-  return baseUrl;
+  return serviceIdentity(baseUrl);
 }
 
 /** A service to talk to: a client plus what identifies the service in journals and summaries. */
@@ -31,7 +33,7 @@ export interface ServiceConnection {
   settings: CompleteSettings;
   /** True when the service is the built-in sandbox. */
   sandbox: boolean;
-  /** Identifies the service for the history and the run lock: its base URL, or "sandbox". */
+  /** Identifies the service for the history and the run lock: its identity, or "sandbox". */
   serviceKey: string;
   timing: Timing;
   close(): Promise<void>;

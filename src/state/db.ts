@@ -2,7 +2,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
-import { sha256Hex16 } from './hash.js';
+import { serviceIdOf, sha256Hex16 } from './hash.js';
 import {
   guardConnection,
   type LockWait,
@@ -11,7 +11,8 @@ import {
   StateError,
   stateError,
 } from './errors.js';
-import { MIGRATIONS } from './schema.js';
+import { clientWorkFor } from './dialect.js';
+import { MIGRATIONS, STEPS } from './schema.js';
 
 /** A connection to state.db (or to a scratch database of the same schema). */
 export type StateDb = Database.Database;
@@ -114,6 +115,9 @@ export function rowWriter(db: StateDb, sql: RowWriterSql): (values: unknown[]) =
   };
 }
 
+/** What this client does itself after a step of MIGRATIONS, by its index. */
+const MIGRATION_WORK = clientWorkFor(STEPS, 'sqlite');
+
 /** The schema version of a database (db.pragma would make a statement for each call). */
 function userVersion(db: StateDb): number {
   return (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
@@ -135,9 +139,30 @@ export function migrate(db: StateDb, path: string, lost?: StateError): void {
     // Another process may have migrated since the version was read: read it again under the lock.
     const found = userVersion(db);
     if (found === 0 && lost) throw lost;
-    for (const step of MIGRATIONS.slice(found)) db.exec(step);
+    for (let i = found; i < MIGRATIONS.length; i++) {
+      db.exec(MIGRATIONS[i]!);
+      // A database made now holds no run to rekey.
+      if (MIGRATION_WORK.get(i) === 'service_ids' && found > 0) rekeyServices(db);
+    }
     db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
   }).immediate();
+}
+
+/**
+ * Gives each run the service id of its `service`'s identity (serviceIdOf), so runs recorded
+ * under another spelling of a service's URL are found as its runs. Run ids stay as recorded.
+ */
+function rekeyServices(db: StateDb): void {
+  const services = db
+    .prepare('SELECT DISTINCT service FROM runs WHERE service IS NOT NULL')
+    .all() as Array<{ service: string }>;
+  const set = db.prepare(
+    'UPDATE runs SET service_id = ? WHERE service = ? AND service_id IS NOT ?',
+  );
+  for (const { service } of services) {
+    const id = serviceIdOf(service);
+    set.run(id, service, id);
+  }
 }
 
 /**

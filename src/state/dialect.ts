@@ -42,10 +42,18 @@ export type SchemaOp =
   | { sqlite: string }
   | { pg: string };
 
+/**
+ * What the migrating client does itself right after a step's SQL, in the same transaction:
+ * work no SQL of ours can spell. `service_ids`: each run's `service_id` becomes the id of its
+ * `service`'s identity (serviceIdOf in hash.ts; the URL parser is JavaScript's).
+ */
+export type ClientWork = 'service_ids';
+
 /** A migration step: every dialect applies it unless `only` names one. */
 export interface SchemaStep {
   only?: Dialect;
   ops: readonly SchemaOp[];
+  client?: ClientWork;
 }
 
 const TYPES: Record<Dialect, Record<ColumnType, string>> = {
@@ -91,6 +99,17 @@ export function migrationsFor(steps: readonly SchemaStep[], d: Dialect): string[
         .map((sql) => `${sql};\n`)
         .join(''),
     );
+}
+
+/** The client's work of a dialect's steps, by the index of its step in migrationsFor's list. */
+export function clientWorkFor(steps: readonly SchemaStep[], d: Dialect): Map<number, ClientWork> {
+  const work = new Map<number, ClientWork>();
+  steps
+    .filter((s) => s.only === undefined || s.only === d)
+    .forEach((s, i) => {
+      if (s.client) work.set(i, s.client);
+    });
+  return work;
 }
 
 /** A query written with `?` placeholders as the dialect wants it (PostgreSQL: `$1`, `$2`, …). */

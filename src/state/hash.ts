@@ -1,5 +1,6 @@
 /** Identities of the state database: services, runs and payouts, as hashes. */
 import { hash } from 'node:crypto';
+import { serviceIdentity } from '../api/base-url.js';
 
 /** The payout hash this version writes: SHA-256 of the canonical form (see payoutHash). */
 export const HASH_VERSION = 2;
@@ -9,9 +10,17 @@ export function sha256Hex16(text: string): string {
   return hash('sha256', text, 'hex').slice(0, 16);
 }
 
-/** Identifies a service (its base URL, or "sandbox") without revealing it. */
+/** Identifies a service by its key (serviceKeyOf: its identity, or "sandbox") without revealing it. */
 export function serviceId(serviceKey: string): string {
   return sha256Hex16(serviceKey);
+}
+
+/**
+ * The id a run's `service` text (the base URL as given, or "sandbox") is recorded under: the
+ * id of its identity, so every spelling of one service is one history.
+ */
+export function serviceIdOf(service: string): string {
+  return serviceId(serviceIdentity(service));
 }
 
 /** The run id of an input sent to a service: the same files to the same service are the same run. */

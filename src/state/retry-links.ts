@@ -4,7 +4,7 @@
  * lookup a probe of `payouts_retry_of` per reference (src/domain/chain.ts reads them).
  */
 import { addHeld, CHAIN_LINKS, type HeldRef, type HeldRow } from '../domain/chain.js';
-import { serviceId } from './hash.js';
+import { serviceIdOf } from './hash.js';
 
 /** References looked up per query. */
 const PER_QUERY = 500;
@@ -31,7 +31,7 @@ export async function retryLinks(
   const links = new Map<string, HeldRef>();
   let frontier = [...new Set(refs)];
   const seen = new Set(frontier);
-  const id = serviceId(service);
+  const id = serviceIdOf(service);
   for (let step = 0; step < CHAIN_LINKS && frontier.length; step++) {
     const next: string[] = [];
     for (let k = 0; k < frontier.length; k += PER_QUERY) {
@@ -62,7 +62,7 @@ export async function failureReasons(
   refs: readonly string[],
 ): Promise<Map<string, string>> {
   const reasons = new Map<string, string>();
-  const id = serviceId(service);
+  const id = serviceIdOf(service);
   for (let k = 0; k < refs.length; k += PER_QUERY) {
     const part = refs.slice(k, k + PER_QUERY);
     const rows = (await read(

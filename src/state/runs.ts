@@ -1,7 +1,7 @@
 /** The runs in state.db, as `payouts runs` lists and shows them. */
 import { UsageError } from '../errors.js';
 import type { StateDb } from './db.js';
-import { serviceId } from './hash.js';
+import { serviceIdOf } from './hash.js';
 import { type HeldRef, tailOf } from '../domain/chain.js';
 import { retryLinks } from './retry-links.js';
 import { statusKind } from '../domain/statuses.js';
@@ -305,7 +305,7 @@ export async function heldReferences(
     const rows = (await read(
       `SELECT j.reference_id, r.run_id, j.sent_at FROM journal j JOIN runs r ON r.id = j.run
        WHERE j.reference_id = ? AND r.service_id = ? AND r.run_id IS NOT NULL LIMIT 1`,
-      [ref, serviceId(service)],
+      [ref, serviceIdOf(service)],
     )) as HeldReference[];
     if (rows[0]) held.push(rows[0]);
   }
@@ -328,7 +328,7 @@ export async function nearReferences(
      WHERE r.service_id = ? AND r.run_id IS NOT NULL
        AND length(j.reference_id) BETWEEN ? AND ? AND j.reference_id <> ?
      ORDER BY r.updated_at DESC, j.row`,
-    [serviceId(service), Math.max(1, ref.length - 3), ref.length + 3, ref],
+    [serviceIdOf(service), Math.max(1, ref.length - 3), ref.length + 3, ref],
   )) as HeldReference[];
   const seen = new Set<string>();
   const near: HeldReference[] = [];

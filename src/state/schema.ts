@@ -485,6 +485,9 @@ export const STEPS: readonly SchemaStep[] = [
   { ops: [{ sql: 'ALTER TABLE prepared_payouts ADD COLUMN retry_of TEXT' }] },
   // The rule of approvals is written by the tables' owner only, whatever a person is granted.
   { ops: [{ pg: RULE_OWNER }] },
+  // A service is its identity (serviceIdentity), so runs sent to http://127.0.0.1:P are runs
+  // of http://localhost:P too: the client rewrites runs.service_id (docs/history.md).
+  { ops: [], client: 'service_ids' },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { serviceKeyOf } from '../../src/core/service.js';
 import { acquireSendLock, sendLockPath } from '../../src/state/index.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
@@ -27,7 +28,7 @@ async function setup() {
   const env = { ...svc.env(home.env), NO_COLOR: '1' };
   const run = (args: string[], opts: MainOptions = {}) =>
     runMain(['send', ...args], { env, clock: new FakeClock(), ...opts });
-  const lockPath = sendLockPath(join(home.dir, 'state', 'payouts'), svc.url);
+  const lockPath = sendLockPath(join(home.dir, 'state', 'payouts'), serviceKeyOf(svc.url));
   return { svc, home, env, run, lockPath };
 }
 
@@ -72,7 +73,7 @@ describe('what a send opens while it reads its files', () => {
     const file = payoutFile(t.home.dir, 2);
     const other = await acquireSendLock({
       stateDir: join(t.home.dir, 'state', 'payouts'),
-      serviceKey: t.svc.url,
+      serviceKey: serviceKeyOf(t.svc.url),
       pid: process.pid,
       command: 'payouts send other.csv',
     });

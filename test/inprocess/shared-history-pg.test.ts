@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { serviceKeyOf } from '../../src/core/service.js';
 import { serviceId } from '../../src/state/hash.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
@@ -151,12 +152,16 @@ describe('two state folders sharing one PostgreSQL history', () => {
   it('a lock whose session died is given back by the server', async () => {
     const m = await twoMachines(2);
     const other = await PgHistory.open(m.url);
-    await other.lockService(m.svc.url, { pid: 1, started_at: 'then', command: 'payouts send x' });
+    await other.lockService(serviceKeyOf(m.svc.url), {
+      pid: 1,
+      started_at: 'then',
+      command: 'payouts send x',
+    });
     const blocked = await m.send(m.a);
     expect(blocked.code).toBe(8);
     expect(blocked.stderr).toMatch(/pid 1, started then/);
     // The session ends without giving the lock back, as when its process is killed.
-    const key = Number.parseInt(serviceId(m.svc.url).slice(0, 8), 16);
+    const key = Number.parseInt(serviceId(serviceKeyOf(m.svc.url)).slice(0, 8), 16);
     const killed = await query<{ pid: number }>(
       m.url,
       `SELECT pg_terminate_backend(pid), pid FROM pg_locks

@@ -136,7 +136,7 @@ describe('a role the shared history does not let in', () => {
     expect(first.code).toBe(2);
     expect(first.stderr).toMatch(/permission denied for schema/);
     expect(first.stderr).toContain(
-      "Only the owner of the history's tables makes or updates them: run one payouts command (such as `payouts runs`) with the owner's role",
+      'which only the owner of its tables may do: run a payouts command once as that role',
     );
     // The tables made by their owner, but no grant to this role.
     const owned = await runMain(['runs'], {

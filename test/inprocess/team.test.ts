@@ -3,6 +3,7 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { serviceKeyOf } from '../../src/core/service.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { type CreatePolicy, ledgerPerTest } from '../helpers/ledger-service.js';
@@ -99,7 +100,7 @@ describe('a team on one shared history', () => {
     const t = await team();
     const file = payoutFile(t.laptops[0].dir, 'WAIT', 2);
     const other = await PgHistory.open(t.url);
-    const lock = await other.lockService(t.svc.url, {
+    const lock = await other.lockService(serviceKeyOf(t.svc.url), {
       host: 'laptop-2.invalid',
       user: 'ana',
       pid: 4242,

@@ -3,7 +3,6 @@
  * cannot be computed; the prepared run holding the same references, amounts, currencies
  * and recipients stands for it (the send itself checks the hash).
  */
-import { serviceIdentity } from '../../api/base-url.js';
 import type { PayoutRequest } from '../../api/types.js';
 import { listPrepared, type PreparedRun, preparedPayouts } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
@@ -18,8 +17,7 @@ export async function looseMatch(
 ): Promise<PreparedRun | undefined> {
   const mine = new Map(payouts.map(({ payout: p }) => [p.reference_id, p]));
   if (mine.size !== payouts.length || !mine.size) return undefined;
-  // A prepared run names its service as serviceIdentity spells it.
-  const ids = await preparedHoldingAll(h, serviceId(serviceIdentity(serviceKey)), [...mine.keys()]);
+  const ids = await preparedHoldingAll(h, serviceId(serviceKey), [...mine.keys()]);
   for (const id of ids) {
     const theirs = await preparedPayouts(h, id);
     const same =

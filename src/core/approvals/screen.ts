@@ -12,7 +12,8 @@ import {
   preparedPayouts,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
-import { earlierHits, paidRecipientsIn, runServiceIds } from '../../state/pg/prepared-views.js';
+import { earlierHits, paidRecipientsIn } from '../../state/pg/prepared-views.js';
+import { serviceIdOf } from '../../state/hash.js';
 import { listRunsIn, liveRunsIn, type RunSummary } from '../../state/runs.js';
 import { prepState } from './common.js';
 
@@ -189,13 +190,13 @@ function largestOf(rows: PreparedPayout[], currencies: CurrencyTable): PreparedP
 /** What earlier runs hold of each reference: sent beats pending beats failed. */
 async function earlierOf(
   h: PgHistory,
-  sids: string[],
+  sid: string,
   rows: PreparedPayout[],
 ): Promise<Map<string, Earlier>> {
   const rank: Record<Earlier, number> = { sent: 3, pending: 2, failed: 1 };
   const out = new Map<string, Earlier>();
   const refs = rows.map((r) => r.reference_id);
-  const hits = (await Promise.all(sids.map((sid) => earlierHits(h, sid, refs)))).flat();
+  const hits = await earlierHits(h, sid, refs);
   for (const hit of hits) {
     const status = hit.status?.toLowerCase();
     const kind: Earlier =
@@ -240,17 +241,14 @@ function predecessors(
 /** Reads and computes the approver's screen of prepared run `p`. */
 export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<PreparedScreen> {
   const currencies = new CurrencyTable();
-  const [rows, sids, all] = await Promise.all([
-    preparedPayouts(h, p.id),
-    runServiceIds(h, p.service),
-    listPrepared(h),
-  ]);
+  const [rows, all] = await Promise.all([preparedPayouts(h, p.id), listPrepared(h)]);
+  // Runs are filed under their service's identity (serviceIdOf), as a prepared run names it.
+  const sid = serviceIdOf(p.service);
   const runs = await sendingRuns(h, all);
-  const recipients = rows.map((r) => r.recipient);
-  const paid = new Set(
-    (await Promise.all(sids.map((sid) => paidRecipientsIn(h, sid, recipients)))).flatMap((s) => [
-      ...s,
-    ]),
+  const paid = await paidRecipientsIn(
+    h,
+    sid,
+    rows.map((r) => r.recipient),
   );
   const comparisons: Comparison[] = [];
   for (const [relation, q] of predecessors(p, all)) {
@@ -275,7 +273,7 @@ export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<Prep
     newRows: rows.filter((r) => !paid.has(r.recipient)),
     largest: largestOf(rows, currencies),
     comparisons,
-    earlier: await earlierOf(h, sids, rows),
+    earlier: await earlierOf(h, sid, rows),
     duplicates,
     currencies,
   };

@@ -208,7 +208,7 @@ export async function insertPrepared(
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12, '', '') RETURNING id`,
       [
         prep.prep_id,
-        serviceId(serviceIdentity(prep.serviceKey)),
+        serviceId(prep.serviceKey),
         serviceIdentity(prep.service),
         JSON.stringify(prep.inputs),
         prep.content_hash,
@@ -307,7 +307,7 @@ export function preparedByContent(
   content: string,
 ): Promise<PreparedRun[]> {
   return preparedWhere(h, 'p.service_id = $1 AND p.content_hash = $2', [
-    serviceId(serviceIdentity(serviceKey)),
+    serviceId(serviceKey),
     content,
   ]);
 }
@@ -329,7 +329,7 @@ export function approvedSharing(
        WHERE q.service_id = $1 AND x.reference_id = ANY($2::text[])
          AND EXISTS (SELECT 1 FROM approvals a WHERE a.prep = x.prep AND a.decision = 'approved')
        GROUP BY x.prep ORDER BY count(*) DESC, x.prep DESC LIMIT 1)`,
-    [serviceId(serviceIdentity(serviceKey)), refs],
+    [serviceId(serviceKey), refs],
   );
 }
 

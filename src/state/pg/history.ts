@@ -8,16 +8,16 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { BusyError, PayoutsError } from '../../errors.js';
+import { BusyError, PayoutsError, UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
-import { placeholders } from '../dialect.js';
+import { clientWorkFor, placeholders } from '../dialect.js';
 import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
 import type { PriorRow } from '../../domain/history.js';
 import { type PriorHit, priorOfPage } from '../prior.js';
 import { type ChainHit, ChainWalk } from '../chains.js';
 import { ADVISORY_CLASS } from '../runs.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
-import { PG_MIGRATIONS } from '../schema.js';
+import { PG_MIGRATIONS, STEPS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
 import { connectTo, failure } from './failure.js';
 import {
@@ -26,6 +26,7 @@ import {
   oneStatement,
   type SharedRunHeader,
   recordSender,
+  rekeyServices,
   sameRows,
 } from './statements.js';
 import { type HistoryProbe, probeHistory } from './probe.js';
@@ -35,6 +36,9 @@ export type { HistoryProbe };
 
 const SQL = JOURNAL_SQL.pg;
 const LOOKUP = lookupSql('pg');
+
+/** What this client does itself after a step of PG_MIGRATIONS, by its index. */
+const PG_MIGRATION_WORK = clientWorkFor(STEPS, 'pg');
 
 /** The first key of every advisory lock payouts takes. */
 const LOCK_CLASS = ADVISORY_CLASS;
@@ -153,21 +157,41 @@ export class PgHistory {
   private async migrate(): Promise<void> {
     // One round trip when the schema is current, as it is for every run but the first.
     if ((await this.version()) === PG_MIGRATIONS.length) return;
-    await this.tx('updating its schema', async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
-      await c.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
-      const r = await c.query<{ version: number }>('SELECT version FROM schema_version');
-      const current = r.rows[0]?.version ?? 0;
-      if (current > PG_MIGRATIONS.length) {
-        throw new PayoutsError(
-          `the shared history at ${this.where} was written by a newer version of payouts (schema ${current}, this version knows ${PG_MIGRATIONS.length}); update payouts to use it`,
-        );
+    await this.tx('updating its schema', (c) =>
+      this.migrateIn(c).catch((err) => this.ownersOnly(err)),
+    );
+  }
+
+  /** A role refused a migration's statement: only the tables' owner updates the schema. */
+  private ownersOnly(err: unknown): never {
+    const { code, message } = err as { code?: string; message?: string };
+    if (code !== '42501' || message?.startsWith('payouts: ')) throw err;
+    throw new UsageError(
+      `the shared history at ${this.where} needs its schema updated for this version of payouts (${message}), which only the owner of its tables may do: run a payouts command once as that role (for instance payouts runs); nothing was changed`,
+    );
+  }
+
+  /** migrate's steps, in its transaction. */
+  private async migrateIn(c: pg.Client): Promise<void> {
+    await c.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
+    await c.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+    const r = await c.query<{ version: number }>('SELECT version FROM schema_version');
+    const current = r.rows[0]?.version ?? 0;
+    if (current > PG_MIGRATIONS.length) {
+      throw new PayoutsError(
+        `the shared history at ${this.where} was written by a newer version of payouts (schema ${current}, this version knows ${PG_MIGRATIONS.length}); update payouts to use it`,
+      );
+    }
+    for (let i = current; i < PG_MIGRATIONS.length; i++) {
+      if (PG_MIGRATIONS[i] !== '') await c.query(PG_MIGRATIONS[i]!);
+      // A history made now holds no run to rekey.
+      if (PG_MIGRATION_WORK.get(i) === 'service_ids' && current > 0) {
+        await rekeyServices(c);
       }
-      for (const step of PG_MIGRATIONS.slice(current)) await c.query(step);
-      if (r.rows.length === 0) {
-        await c.query('INSERT INTO schema_version (version) VALUES ($1)', [PG_MIGRATIONS.length]);
-      } else await c.query('UPDATE schema_version SET version = $1', [PG_MIGRATIONS.length]);
-    });
+    }
+    if (r.rows.length === 0) {
+      await c.query('INSERT INTO schema_version (version) VALUES ($1)', [PG_MIGRATIONS.length]);
+    } else await c.query('UPDATE schema_version SET version = $1', [PG_MIGRATIONS.length]);
   }
 
   /**

@@ -2,7 +2,6 @@
  * What a shared history knows about a prepared run's payouts, for the approver's screen
  * (docs/approvals.md): recipients paid before, and what earlier runs hold of its references.
  */
-import { serviceIdentity } from '../../api/base-url.js';
 import { lookupSql } from '../journal-sql.js';
 import { paidRecipientsSql, recipientPages } from '../recipients.js';
 import type { PgHistory } from './history.js';
@@ -45,18 +44,6 @@ export async function earlierHits(
     out.push(...((await h.rows(sql, [page, sid])) as EarlierHit[]));
   }
   return out;
-}
-
-/**
- * The service ids of the runs sent to a prepared run's service, however its URL was spelled
- * (a prepared run names its service as `serviceIdentity` spells it; a run, as it was given).
- */
-export async function runServiceIds(h: PgHistory, service: string): Promise<string[]> {
-  const rows = (await h.rows('SELECT DISTINCT service_id, service FROM runs', [])) as Array<{
-    service_id: string;
-    service: string;
-  }>;
-  return rows.filter((r) => serviceIdentity(r.service) === service).map((r) => r.service_id);
 }
 
 /** A prepared run's payout count and per-currency sums, computed from its payout rows. */

@@ -4,7 +4,7 @@
  */
 import type pg from 'pg';
 import { placeholders } from '../dialect.js';
-import { serviceId } from '../hash.js';
+import { serviceId, serviceIdOf } from '../hash.js';
 import type { Statement } from '../journal-sql.js';
 import type { JournalRecord, StagedPayout } from '../../domain/records.js';
 import { hostname as osHostname, userInfo } from 'node:os';
@@ -154,4 +154,25 @@ function commitName(sql: string): string | undefined {
     commitNames.set(sql, name);
   }
   return name;
+}
+
+/**
+ * Gives each run the service id of its `service`'s identity (serviceIdOf), in the migrating
+ * transaction: the trigger that keeps a run's service (guards.ts) is off for this one
+ * statement, which only the owner of `runs` may turn off.
+ */
+export async function rekeyServices(c: pg.Client): Promise<void> {
+  const r = await c.query<{ service: string; service_id: string | null }>(
+    'SELECT DISTINCT service, service_id FROM runs WHERE service IS NOT NULL',
+  );
+  const moved = r.rows.filter((x) => x.service_id !== serviceIdOf(x.service));
+  if (moved.length === 0) return;
+  const services = [...new Set(moved.map((x) => x.service))];
+  await c.query('ALTER TABLE runs DISABLE TRIGGER runs_kept');
+  await c.query(
+    `UPDATE runs AS r SET service_id = k.id FROM unnest($1::text[], $2::text[]) AS k(service, id)
+     WHERE r.service = k.service AND r.service_id IS DISTINCT FROM k.id`,
+    [services, services.map(serviceIdOf)],
+  );
+  await c.query('ALTER TABLE runs ENABLE TRIGGER runs_kept');
 }
