@@ -166,9 +166,7 @@ describe('a finished run and its -wal', () => {
       await storeProfile(other.env, svc.url);
       // What the copy holds is read in this process: the binary's part ended with its runs.
       const again = await runMain(['send', csv, '--yes'], { env: other.env });
-      expect(again.stderr).toContain(
-        'Nothing to send: all 30 payouts of these files were sent earlier',
-      );
+      expect(again.stderr).toContain('Nothing to send: all 30 payouts were sent earlier');
       expect(again.code).toBe(0);
       expect(svc.creates).toBe(creates);
       expect(svc.held.size).toBe(refs.length);

@@ -160,7 +160,7 @@ describe('a file sent in full asks nothing', () => {
     const r = await send([], { terminal: { columns: 100 } });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(
-      `Nothing to send: all 10 payouts of these files were sent earlier, by run ${runId} on 2026-11-24 12:00 UTC. Their recorded results:`,
+      `Nothing to send: all 10 payouts were sent earlier, by run ${runId} on 2026-11-24 12:00 UTC. Their recorded results:`,
     );
     expect(r.stderr).not.toMatch(/\[y\/N\]|Totals:/);
     expect(r.stdout).toMatch(/10 payouts: 10 succeeded, 0 failed, 0 pending \(10 sent earlier/);
@@ -189,7 +189,7 @@ describe('a file sent in full asks nothing', () => {
     expect(d).toMatchObject({ payout_count: 10, failed_count: 10, sent_earlier_count: 10 });
     expect(d.results.every((x) => x.status === 'failed' && x.sent_earlier)).toBe(true);
     expect(r.stderr).toMatch(
-      /^Nothing to send: run [0-9a-f]{16} on .* sent all 10 payouts of these files; all of them failed at the service, and a failed payout needs a new reference_id/m,
+      /^Nothing to send: run [0-9a-f]{16} on .* sent all 10 payouts; all of them failed at the service, and a failed payout needs a new reference_id/m,
     );
     expect(r.stderr).not.toContain('sent earlier');
     expectEachOnce(10);

@@ -87,7 +87,7 @@ describe('a retry of failed payouts in one step', () => {
     await run(sendArgs(file));
     const again = await run(sendArgs(file));
     expect(again.stderr).toContain(
-      'sent all 10 payouts of these files; 3 of them failed at the service, and a failed payout needs a new reference_id',
+      'sent all 10 payouts; 3 of them failed at the service, and a failed payout needs a new reference_id',
     );
     expect(again.stdout).toMatch(/ROW-2\tfailed \(earlier: needs a new reference_id\)\t/);
     expect(again.stdout).not.toMatch(/failed \(sent earlier/);

@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
 import { UsageError } from '../../errors.js';
-import { type CurrencyTotals, moneyText, parseAmount } from '../../money/amount.js';
-import type { CurrencyTable } from '../../money/currencies.js';
+import { type CurrencyTotals, formatMinor, moneyText, parseAmount } from '../../money/amount.js';
+import { type CurrencyTable, isoMinorUnits } from '../../money/currencies.js';
 import { shortTime } from '../../output/table.js';
 import type { Above, Machine, PreparedRun, RuleRow } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
@@ -99,6 +99,14 @@ function approversText(rule: RuleRow): string {
   return rule.approvers > 1 ? `${rule.approvers} other people's` : "another person's";
 }
 
+/** A threshold as every amount is shown: EUR=1000 reads "EUR 1,000.00". */
+export function thresholdMoney(a: Above): string {
+  const digits = isoMinorUnits(a.currency);
+  const parsed = digits === undefined ? undefined : parseAmount(a.amount, digits);
+  const text = parsed?.ok ? formatMinor(parsed.amount.minor, digits!) : a.amount;
+  return moneyText(a.currency, text);
+}
+
 /** A rule in words: "every run", "runs above EUR 10000.00 or USD 5000.00 (…)", "off". */
 export function ruleText(rule: RuleRow | undefined): string {
   if (!rule?.active) return 'off: runs need no approval';
@@ -109,7 +117,7 @@ export function ruleText(rule: RuleRow | undefined): string {
   if (!rule.above.length) return `on: every run ${who}; ${days}`;
   const neverText = never.length ? ` (${never.join(', ')}: never)` : '';
   if (!named.length) return `on: a run in any currency but ${never.join(', ')} ${who}; ${days}`;
-  const above = named.map((a) => moneyText(a.currency, a.amount)).join(' or ');
+  const above = named.map(thresholdMoney).join(' or ');
   return `on: a run whose total is above ${above} ${who}, as does a run in any currency not named${neverText}; ${days}`;
 }
 
@@ -121,7 +129,7 @@ export function thresholdLines(rule: RuleRow | undefined): string[] {
     ...rule.above.map((a) =>
       a.amount === 'none'
         ? `  ${a.currency}: never needs approval`
-        : `  above ${moneyText(a.currency, a.amount)}: ${n}`,
+        : `  above ${thresholdMoney(a)}: ${n}`,
     ),
     `  ${rule.above.length ? 'any other currency' : 'every run'}: ${n}`,
   ];

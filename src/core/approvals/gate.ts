@@ -35,6 +35,7 @@ import {
   newPrepId,
   prepState,
   ruleApplies,
+  thresholdMoney,
   thisMachine,
   whoText,
   withShared,
@@ -245,7 +246,8 @@ function belowText(rule: RuleRow, run: GatedRun): string {
     const a = rule.above.find((x) => x.currency === t.currency);
     if (a?.amount === 'none') return `the rule never gates ${t.currency}`;
     const total = formatMinor(t.minor, run.currencies.minorUnits(t.currency) ?? 2);
-    return `${moneyText(t.currency, total)} is not above the rule's threshold ${moneyText(t.currency, a?.amount ?? '0')}`;
+    const threshold = thresholdMoney(a ?? { currency: t.currency, amount: '0' });
+    return `${moneyText(t.currency, total)} is not above the rule's threshold ${threshold}`;
   });
   return parts.join(', ');
 }

@@ -222,14 +222,14 @@ export function nothingToSendLine(split: RunSplit): string {
   if (!failed) {
     const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
     const retried = split.retried.count ? ` (retried: ${retriedText(split)})` : '';
-    return `Nothing to send: ${all} of these files ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}${retried}. Their recorded results:`;
+    return `Nothing to send: ${all} ${n === 1 ? 'was' : 'were'} sent earlier, by ${by}${retried}. Their recorded results:`;
   }
   const retried = split.retried.count ? `; retried: ${retriedText(split)}` : '';
   const runs = split.earlierRuns.filter((r) => r.runId);
   const show = runs.length === 1 ? `payouts runs show ${runs[0]!.runId}` : 'payouts runs show RUN';
   const all = n === 1 ? 'the one payout' : `all ${n} payouts`;
   const which = failed === n ? (n === 1 ? 'it' : 'all of them') : `${failed} of them`;
-  return `Nothing to send: ${by} sent ${all} of these files; ${which} failed at the service, and a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in)${retried}. Their recorded results:`;
+  return `Nothing to send: ${by} sent ${all}; ${which} failed at the service, and a failed payout needs a new reference_id (\`${show} --failed-out FILE\` writes them to a file to fill in)${retried}. Their recorded results:`;
 }
 
 /** The exact body of a create request, one payout per line (whitespace only is added). */
