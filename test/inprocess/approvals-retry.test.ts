@@ -24,21 +24,27 @@ async function one<T>(url: string, text: string, params: unknown[] = []): Promis
   }
 }
 
+/** A fresh history, a service failing `failing`, a runner as a role's URL, a writer of files. */
+async function setUp(failing: string) {
+  const admin = await freshDatabase();
+  const svc = await fixture.start(failsThese(new Set([failing])));
+  const home = fixture.home();
+  const run = (url: string, args: string[]) =>
+    runMain(args, {
+      env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
+      clock: new FakeClock(),
+    });
+  const write = (name: string, lines: string[]) => {
+    const path = join(home.dir, name);
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    return path;
+  };
+  return { admin, svc, run, write };
+}
+
 describe('a retry prepared for approval', () => {
   it('is sent by send --approved as a retry: the original is paid by it, a second retry refused', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start(failsThese(new Set(['JUN-2'])));
-    const home = fixture.home();
-    const run = (url: string, args: string[]) =>
-      runMain(args, {
-        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
-        clock: new FakeClock(),
-      });
-    const write = (name: string, lines: string[]) => {
-      const path = join(home.dir, name);
-      writeFileSync(path, `${lines.join('\n')}\n`);
-      return path;
-    };
+    const { admin, svc, run, write } = await setUp('JUN-2');
     const june = write('june.csv', [
       'reference_id,amount,currency,recipient,description',
       'JUN-1,10.00,EUR,jun1@ex.com,June 1',
@@ -102,19 +108,7 @@ describe('a retry prepared for approval', () => {
   });
 
   it('binds the link: the same rows without it are not the approved run', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start(failsThese(new Set(['JUL-1'])));
-    const home = fixture.home();
-    const run = (url: string, args: string[]) =>
-      runMain(args, {
-        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
-        clock: new FakeClock(),
-      });
-    const write = (name: string, lines: string[]) => {
-      const path = join(home.dir, name);
-      writeFileSync(path, `${lines.join('\n')}\n`);
-      return path;
-    };
+    const { admin, svc, run, write } = await setUp('JUL-1');
     const july = write('july.csv', [
       'reference_id,amount,currency,recipient',
       'JUL-1,5.00,EUR,jul1@ex.com',
