@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
-import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
 import { freshDatabase, teamRoles } from '../helpers/pg.js';
 
@@ -389,20 +389,9 @@ describe('the approval story: two months of payroll', () => {
 
   it('a prepared run reads sending, then partly sent, while its run is unfinished', async () => {
     const admin = await freshDatabase();
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let posted!: () => void;
-    const inFlight = new Promise<void>((r) => {
-      posted = r;
-    });
+    const { policy, posted: inFlight, release } = holdsFirst();
     const stop = new AbortController();
-    const svc = await fixture.start((n) => {
-      if (n !== 1) return {};
-      posted();
-      return { hold: held };
-    });
+    const svc = await fixture.start(policy);
     const home = fixture.home();
     const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
     expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
