@@ -4,14 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
 import { type CreatePolicy, failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
 import { STORES, storeEnv } from '../helpers/pg.js';
-import {
-  HEADER,
-  RETRY_HEADER,
-  retrySetUp,
-  row,
-  runIdOf,
-  sendArgs,
-} from '../helpers/retry-fixture.js';
+import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
 
 // Issue 38: a payout and the references that retry it are one payout (a chain). A paid
 // payout is never paid again under a new reference, and a failed one never drops out of

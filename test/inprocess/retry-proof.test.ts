@@ -5,14 +5,7 @@ import { openDatabase } from '../../src/state/index.js';
 import { sendJson } from '../helpers/http-servers.js';
 import { failsThese, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { STORES, storeEnv, teamRoles } from '../helpers/pg.js';
-import {
-  HEADER,
-  RETRY_HEADER,
-  retrySetUp,
-  row,
-  runIdOf,
-  sendArgs,
-} from '../helpers/retry-fixture.js';
+import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
 
 // A retry pays a payout under a new reference: it goes only on the service's word that the
 // original failed, whatever the history says (a wrong history, or a `failed` result a person
