@@ -257,6 +257,27 @@ export function failsThese(failing: ReadonlySet<string>): CreatePolicy {
 }
 
 /**
+ * A policy holding the first create request until `release()` is called: `posted` settles once
+ * that request has reached the service, so a test can act while a payout is in flight.
+ */
+export function holdsFirst(): { policy: CreatePolicy; posted: Promise<void>; release(): void } {
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  let arrived!: () => void;
+  const posted = new Promise<void>((r) => {
+    arrived = r;
+  });
+  const policy: CreatePolicy = (n) => {
+    if (n !== 1) return {};
+    arrived();
+    return { hold: held };
+  };
+  return { policy, posted, release };
+}
+
+/**
  * For a test file: ledger services and private homes made through it are closed and removed
  * after each test.
  */

@@ -70,6 +70,15 @@ export async function query<T extends object = Record<string, unknown>>(
   }
 }
 
+/** The first row of a query on a database, as the role its URL names. */
+export async function queryOne<T extends object = Record<string, unknown>>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T> {
+  return (await query<T>(url, sql, params))[0] as T;
+}
+
 /** The two state stores every never-twice test runs against. */
 export const STORES = ['sqlite', 'postgres'] as const;
 export type Store = (typeof STORES)[number];

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ledgerPerTest, type LedgerService } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { PG_MIGRATIONS } from '../../src/state/schema.js';
-import { freshDatabase } from '../helpers/pg.js';
+import { freshDatabase, queryOne } from '../helpers/pg.js';
 
 // Issue 39: the approval rules attacked as an insider would, with plain SQL (as psql would)
 // from ordinary PostgreSQL roles holding broad grants, the tables owned by a role that is
@@ -26,17 +26,6 @@ async function sql(url: string, ...statements: Array<string | [string, unknown[]
     return undefined;
   } catch (err) {
     return (err as Error).message;
-  } finally {
-    await c.end();
-  }
-}
-
-/** One row of a query as a role. */
-async function one<T>(url: string, text: string, params: unknown[] = []): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows[0] as T;
   } finally {
     await c.end();
   }
@@ -114,7 +103,7 @@ async function prepare(t: Team, file: string): Promise<{ prep: string; id: numbe
   const r = await t.run(t.ana, ['send', file, '--prepare']);
   expect(r.stderr).not.toMatch(/^error/m);
   const prep = /^Prepared run (p[0-9a-f]{15})/m.exec(r.stdout)![1]!;
-  const { id } = await one<{ id: number }>(
+  const { id } = await queryOne<{ id: number }>(
     t.ana,
     'SELECT id FROM prepared_runs WHERE prep_id = $1',
     [prep],
@@ -167,7 +156,7 @@ describe('approvals against an insider with plain SQL', () => {
         'COMMIT',
       ),
     ).toBe(undefined);
-    const forged = await one<{ days: number }>(
+    const forged = await queryOne<{ days: number }>(
       t.ana,
       `SELECT extract(day FROM expires_at::timestamptz - created_at::timestamptz)::int AS days
        FROM prepared_runs WHERE prep_id = 'p00000000000001'`,
@@ -191,7 +180,7 @@ describe('approvals against an insider with plain SQL', () => {
       ),
     ).toMatch(/prepared run p0+2 says 1 payouts and holds 20/);
     // Every function keeps its own search_path, pg_temp last.
-    const fns = await one<{ n: number; fixed: number }>(
+    const fns = await queryOne<{ n: number; fixed: number }>(
       t.owner,
       `SELECT count(*)::int AS n, count(*) FILTER (WHERE proconfig::text LIKE
          '%search_path=pg_catalog, ${s}, pg_temp%')::int AS fixed
@@ -553,16 +542,16 @@ describe('approvals against an insider with plain SQL', () => {
     ).toBe(undefined);
     const unfixed = `SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = '${schema}'::regnamespace
       AND proconfig IS NULL`;
-    expect((await one<{ n: number }>(admin, unfixed)).n).toBeGreaterThan(0);
+    expect((await queryOne<{ n: number }>(admin, unfixed)).n).toBeGreaterThan(0);
     const svc = await fixture.start();
     const home = fixture.home();
     const r = await runMain(['approvals', 'show'], {
       env: { ...svc.env(home.env), PAYOUTS_STATE_URL: admin },
     });
     expect(r.code).toBe(0);
-    expect((await one<{ n: number }>(admin, unfixed)).n).toBe(0);
+    expect((await queryOne<{ n: number }>(admin, unfixed)).n).toBe(0);
     expect(
-      (await one<{ version: number }>(admin, 'SELECT version FROM schema_version')).version,
+      (await queryOne<{ version: number }>(admin, 'SELECT version FROM schema_version')).version,
     ).toBe(PG_MIGRATIONS.length);
   });
 });

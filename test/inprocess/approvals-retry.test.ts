@@ -1,10 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
-import { freshDatabase, teamRoles } from '../helpers/pg.js';
+import { freshDatabase, queryOne, teamRoles } from '../helpers/pg.js';
 
 // A retry sent through an approved prepared run keeps its link to the payout it retries,
 // and the approval binds that link: the original is then paid once, whichever way it went.
@@ -13,32 +12,27 @@ const fixture = ledgerPerTest();
 
 const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient,description';
 
-/** One row of a query as a role. */
-async function one<T>(url: string, text: string, params: unknown[] = []): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows[0] as T;
-  } finally {
-    await c.end();
-  }
+/** A fresh history, a service failing `failing`, a runner as a role's URL, a writer of files. */
+async function setUp(failing: string) {
+  const admin = await freshDatabase();
+  const svc = await fixture.start(failsThese(new Set([failing])));
+  const home = fixture.home();
+  const run = (url: string, args: string[]) =>
+    runMain(args, {
+      env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
+      clock: new FakeClock(),
+    });
+  const write = (name: string, lines: string[]) => {
+    const path = join(home.dir, name);
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    return path;
+  };
+  return { admin, svc, run, write };
 }
 
 describe('a retry prepared for approval', () => {
   it('is sent by send --approved as a retry: the original is paid by it, a second retry refused', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start(failsThese(new Set(['JUN-2'])));
-    const home = fixture.home();
-    const run = (url: string, args: string[]) =>
-      runMain(args, {
-        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
-        clock: new FakeClock(),
-      });
-    const write = (name: string, lines: string[]) => {
-      const path = join(home.dir, name);
-      writeFileSync(path, `${lines.join('\n')}\n`);
-      return path;
-    };
+    const { admin, svc, run, write } = await setUp('JUN-2');
     const june = write('june.csv', [
       'reference_id,amount,currency,recipient,description',
       'JUN-1,10.00,EUR,jun1@ex.com,June 1',
@@ -58,7 +52,7 @@ describe('a retry prepared for approval', () => {
     const prepared = await run(ana, ['send', retry, '--prepare']);
     expect(prepared.code, prepared.stderr).toBe(0);
     const prep = /^Prepared run (p[0-9a-f]{15})/m.exec(prepared.stdout)![1]!;
-    const row = await one<{ retry_of: string | null }>(
+    const row = await queryOne<{ retry_of: string | null }>(
       admin,
       `SELECT x.retry_of FROM prepared_payouts x JOIN prepared_runs p ON p.id = x.prep
        WHERE p.prep_id = $1 AND x.reference_id = 'JUN-2-R1'`,
@@ -79,7 +73,7 @@ describe('a retry prepared for approval', () => {
     expect(approved.code, approved.stderr).toBe(0);
     expect(svc.posts.get('JUN-2-R1')).toBe(1);
     expect(svc.posts.get('JUN-3')).toBe(1);
-    const link = await one<{ retry_of: string | null }>(
+    const link = await queryOne<{ retry_of: string | null }>(
       admin,
       "SELECT retry_of FROM payouts WHERE reference_id = 'JUN-2-R1'",
     );
@@ -102,19 +96,7 @@ describe('a retry prepared for approval', () => {
   });
 
   it('binds the link: the same rows without it are not the approved run', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start(failsThese(new Set(['JUL-1'])));
-    const home = fixture.home();
-    const run = (url: string, args: string[]) =>
-      runMain(args, {
-        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
-        clock: new FakeClock(),
-      });
-    const write = (name: string, lines: string[]) => {
-      const path = join(home.dir, name);
-      writeFileSync(path, `${lines.join('\n')}\n`);
-      return path;
-    };
+    const { admin, svc, run, write } = await setUp('JUL-1');
     const july = write('july.csv', [
       'reference_id,amount,currency,recipient',
       'JUL-1,5.00,EUR,jul1@ex.com',

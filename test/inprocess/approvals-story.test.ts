@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
-import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { type CreatePolicy, holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
 import { freshDatabase, teamRoles } from '../helpers/pg.js';
 
@@ -17,6 +17,16 @@ function payroll(dir: string, name: string, rows: Array<[string, string, string]
   const lines = rows.map(([ref, amount, to]) => `${ref},${amount},EUR,${to},salary`);
   writeFileSync(file, `reference_id,amount,currency,recipient,description\n${lines.join('\n')}\n`);
   return file;
+}
+
+/** A fresh history its owner (`admin`) turned the rule on for, a service and a home. */
+async function ruled(policy?: CreatePolicy) {
+  const admin = await freshDatabase();
+  const svc = await fixture.start(policy);
+  const home = fixture.home();
+  const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
+  expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+  return { admin, svc, home, env };
 }
 
 /** Five employees paid `amount` each, DEC-5 (or NOV-5) paid `fifth`, DEC-3 to `third`. */
@@ -323,11 +333,7 @@ describe('the approval story: two months of payroll', () => {
   });
 
   it('a role not granted what it asks is told so in words, exit 2', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start();
-    const home = fixture.home();
-    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
-    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    const { admin, home, env } = await ruled();
     // A reader: it may look at the history, not prepare runs.
     const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
     const name = `eve_${schema.slice(2, 10)}`;
@@ -350,11 +356,7 @@ describe('the approval story: two months of payroll', () => {
   });
 
   it('an expired run is exit 11 for the approver and for CI, with when it expired', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start();
-    const home = fixture.home();
-    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
-    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    const { admin, svc, home, env } = await ruled();
     // A rule whose prepared runs expire at once (the client asks for 1 day at least).
     const { default: pg } = await import('pg');
     const c = new pg.Client({ connectionString: admin });
@@ -388,24 +390,9 @@ describe('the approval story: two months of payroll', () => {
   });
 
   it('a prepared run reads sending, then partly sent, while its run is unfinished', async () => {
-    const admin = await freshDatabase();
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let posted!: () => void;
-    const inFlight = new Promise<void>((r) => {
-      posted = r;
-    });
+    const { policy, posted: inFlight, release } = holdsFirst();
     const stop = new AbortController();
-    const svc = await fixture.start((n) => {
-      if (n !== 1) return {};
-      posted();
-      return { hold: held };
-    });
-    const home = fixture.home();
-    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
-    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    const { admin, svc, home, env } = await ruled(policy);
     const { ana, bob } = await teamRoles(admin);
     const rows = month('FEB', '8000.00');
     const file = payroll(home.dir, 'feb.csv', rows);
@@ -432,11 +419,7 @@ describe('the approval story: two months of payroll', () => {
   });
 
   it('the screen counts the payout rows, pages past 50 rows, and is plain rows on a pipe', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start();
-    const home = fixture.home();
-    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
-    expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+    const { admin, home, env } = await ruled();
     const { ana, bob } = await teamRoles(admin);
     const rows = Array.from({ length: 60 }, (_, i): [string, string, string] => [
       `R-${i + 1}`,

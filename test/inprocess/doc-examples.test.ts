@@ -83,8 +83,11 @@ function blocksOf(file: string): Block[] {
   return blocks;
 }
 
-/** Whether a line leaves a quote open, as a shell would read on. */
-function quoteOpen(text: string): boolean {
+/**
+ * A line read as a shell reads quotes: where a comment starts (a `#` beginning a word, outside
+ * quotes; else the line's length) and the quote left open at its end ('' for none).
+ */
+function scanQuotes(text: string): { comment: number; open: string } {
   let quote = '';
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
@@ -93,9 +96,14 @@ function quoteOpen(text: string): boolean {
       else if (c === '\\' && quote === '"') i++;
     } else if (c === "'" || c === '"') quote = c;
     else if (c === '\\') i++;
-    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) break;
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) return { comment: i, open: '' };
   }
-  return quote !== '';
+  return { comment: text.length, open: quote };
+}
+
+/** Whether a line leaves a quote open, as a shell would read on. */
+function quoteOpen(text: string): boolean {
+  return scanQuotes(text).open !== '';
 }
 
 /** A block's commands, each at its first line: a line ending in `\` or in a quote goes on. */
@@ -123,17 +131,7 @@ type Token = { word: string } | { op: '|' | '>' | '>>' | '<' };
 
 /** Where a comment starts: a `#` beginning a word, outside quotes. */
 function commentStart(text: string): number {
-  let quote = '';
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quote) {
-      if (c === quote) quote = '';
-      else if (c === '\\' && quote === '"') i++;
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === '\\') i++;
-    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) return i;
-  }
-  return text.length;
+  return scanQuotes(text).comment;
 }
 
 /** A `$NAME` or `${NAME}` at `i`: its value and its length. */

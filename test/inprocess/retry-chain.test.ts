@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
 import { type CreatePolicy, failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, runMain } from '../helpers/main.js';
 import { STORES, storeEnv } from '../helpers/pg.js';
+import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
 
 // Issue 38: a payout and the references that retry it are one payout (a chain). A paid
 // payout is never paid again under a new reference, and a failed one never drops out of
@@ -12,46 +12,17 @@ import { STORES, storeEnv } from '../helpers/pg.js';
 
 const fixture = ledgerPerTest();
 
-const HEADER = 'reference_id,amount,currency,recipient,description';
-const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient,description';
-
-/** ROW-n of the November file, as a CSV line (with a new reference when given). */
-function row(n: number, fresh?: string): string {
-  const tail = `1.25,EUR,r${n}@example.com,November ${n}`;
-  return fresh === undefined ? `ROW-${n},${tail}` : `ROW-${n},${fresh},${tail}`;
-}
-
 /** A service failing ROW-2, ROW-5 and ROW-9 (or `policy`), a file of ten, and a runner. */
 async function setUp(
   withStore: (env: Record<string, string>) => Record<string, string>,
   policy: CreatePolicy = failsThese(new Set(['ROW-2', 'ROW-5', 'ROW-9'])),
 ) {
-  const svc = await fixture.start(policy);
-  const home = fixture.home();
-  const file = join(home.dir, 'november.csv');
-  const rows = Array.from({ length: 10 }, (_, i) => row(i + 1));
-  writeFileSync(file, `${HEADER}\n${rows.join('\n')}\n`);
-  const env = withStore(svc.env(home.env));
-  const run = (args: string[]) => runMain(args, { env, clock: new FakeClock() });
-  /** Writes a file of the home folder. */
-  const write = (name: string, lines: string[]) => {
-    const path = join(home.dir, name);
-    writeFileSync(path, `${lines.join('\n')}\n`);
-    return path;
-  };
-  return { svc, home, file, run, write };
-}
-
-/** The run id the last line of a send names. */
-function runIdOf(stderr: string): string {
-  const id = /Run ([0-9a-f]{16}): payouts runs show/.exec(stderr)?.[1];
-  expect(id, stderr).toBeDefined();
-  return id as string;
-}
-
-/** Sends one payout a request, without a question. */
-function sendArgs(file: string, ...more: string[]): string[] {
-  return ['send', file, '--yes', '--chunk-size', '1', '--concurrency', '1', ...more];
+  const t = await retrySetUp(fixture, withStore, policy);
+  const file = t.write('november.csv', [
+    HEADER,
+    ...Array.from({ length: 10 }, (_, i) => row(i + 1)),
+  ]);
+  return { ...t, file };
 }
 
 describe.each(STORES)('a month of retries (%s)', (store) => {

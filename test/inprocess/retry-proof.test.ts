@@ -1,32 +1,17 @@
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/state/index.js';
 import { sendJson } from '../helpers/http-servers.js';
-import {
-  type CreatePolicy,
-  failsThese,
-  type LedgerService,
-  ledgerPerTest,
-} from '../helpers/ledger-service.js';
-import { FakeClock, runMain } from '../helpers/main.js';
+import { failsThese, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
 import { STORES, storeEnv, teamRoles } from '../helpers/pg.js';
+import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
 
 // A retry pays a payout under a new reference: it goes only on the service's word that the
 // original failed, whatever the history says (a wrong history, or a `failed` result a person
 // wrote into it). The loopback service has its duplicate checks off.
 
 const fixture = ledgerPerTest();
-
-const HEADER = 'reference_id,amount,currency,recipient,description';
-const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient,description';
-
-/** ROW-n as a CSV line, with a new reference when given. */
-function row(n: number, fresh?: string): string {
-  const tail = `1.25,EUR,r${n}@example.com,November ${n}`;
-  return fresh === undefined ? `ROW-${n},${tail}` : `ROW-${n},${fresh},${tail}`;
-}
 
 /** People the service paid more than once, under any references (a retry's included). */
 function peoplePaidTwice(svc: LedgerService): string[] {
@@ -36,42 +21,6 @@ function peoplePaidTwice(svc: LedgerService): string[] {
     paid.set(h.recipient, (paid.get(h.recipient) ?? 0) + h.times + (h.times === 0 ? 1 : 0));
   }
   return [...paid].filter(([, n]) => n > 1).map(([who]) => who);
-}
-
-/** A service, a home, a writer of its files and a runner against them. */
-async function setUp(
-  withStore: (env: Record<string, string>) => Record<string, string>,
-  policy?: CreatePolicy,
-) {
-  const svc = await fixture.start(policy);
-  const home = fixture.home();
-  const env = withStore(svc.env(home.env));
-  const run = (args: string[], more: Record<string, string> = {}) =>
-    runMain(args, { env: { ...env, ...more }, clock: new FakeClock() });
-  const write = (name: string, lines: string[]) => {
-    const path = join(home.dir, name);
-    writeFileSync(path, `${lines.join('\n')}\n`);
-    return path;
-  };
-  return { svc, home, env, run, write };
-}
-
-const send = (file: string, ...more: string[]) => [
-  'send',
-  file,
-  '--yes',
-  '--chunk-size',
-  '1',
-  '--concurrency',
-  '1',
-  ...more,
-];
-
-/** The run id the last line of a send names. */
-function runIdOf(stderr: string): string {
-  const id = /Run ([0-9a-f]{16}): payouts runs show/.exec(stderr)?.[1];
-  expect(id, stderr).toBeDefined();
-  return id as string;
 }
 
 /**
@@ -109,9 +58,9 @@ describe.each(STORES)('a retry goes only on the service word (%s)', (store) => {
   const withStore = storeEnv(store);
 
   it('refuses a retry of a payout the service holds as paid, though the history says failed', async () => {
-    const { svc, home, env, run, write } = await setUp(withStore);
+    const { svc, home, env, run, write } = await retrySetUp(fixture, withStore);
     const file = write('november.csv', [HEADER, row(1), row(2)]);
-    const first = await run(send(file));
+    const first = await run(sendArgs(file));
     expect(first.code).toBe(0);
     const runId = runIdOf(first.stderr);
     if (store === 'postgres') {
@@ -128,7 +77,7 @@ describe.each(STORES)('a retry goes only on the service word (%s)', (store) => {
     expect(status.stdout).toContain('"status"');
     const creates = svc.creates;
     const retry = write('retry.csv', [RETRY_HEADER, row(1, 'ROW-1-R1')]);
-    const refused = await run(send(retry));
+    const refused = await run(sendArgs(retry));
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain(
       'retry.csv line 2: new_reference_id "ROW-1-R1": retries reference_id "ROW-1", which the service holds as "success" (transaction T-ROW-1): a new reference would pay it again; the history says failed (run f0f0f0f0f0f0f0f0), which is wrong',
@@ -146,14 +95,14 @@ describe.each(STORES)('a retry goes only on the service word (%s)', (store) => {
   });
 
   it('refuses a retry of a payout pending at the service, or one it holds no payout of', async () => {
-    const { svc, run, write } = await setUp(withStore);
+    const { svc, run, write } = await retrySetUp(fixture, withStore);
     // A retry file from elsewhere: this history knows neither original.
     svc.preload(
       { reference_id: 'ROW-3', amount: 1.25, currency: 'EUR', recipient: 'r3@example.com' },
       'pending',
     );
     const retry = write('retry.csv', [RETRY_HEADER, row(3, 'ROW-3-R1'), row(4, 'ROW-4-R1')]);
-    const refused = await run(send(retry));
+    const refused = await run(sendArgs(retry));
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(
       'retry.csv line 2: new_reference_id "ROW-3-R1": retries reference_id "ROW-3", which the service holds as "pending" (transaction T-ROW-3): not final, it may still be paid',
@@ -167,9 +116,13 @@ describe.each(STORES)('a retry goes only on the service word (%s)', (store) => {
   });
 
   it('sends a retry of a payout the service failed, once; unreachable, exit 7 and nothing sent', async () => {
-    const { svc, run, write } = await setUp(withStore, failsThese(new Set(['ROW-1', 'ROW-2'])));
+    const { svc, run, write } = await retrySetUp(
+      fixture,
+      withStore,
+      failsThese(new Set(['ROW-1', 'ROW-2'])),
+    );
     const file = write('november.csv', [HEADER, row(1), row(2)]);
-    expect((await run(send(file))).code).toBe(4);
+    expect((await run(sendArgs(file))).code).toBe(4);
     // The service does not answer lookups of ROW-2 (a 503 each time).
     svc.onGet = (ref, res) => {
       if (ref !== 'ROW-2') return false;
@@ -178,19 +131,19 @@ describe.each(STORES)('a retry goes only on the service word (%s)', (store) => {
     };
     const creates = svc.creates;
     const both = write('both.csv', [RETRY_HEADER, row(1, 'ROW-1-R1'), row(2, 'ROW-2-R1')]);
-    const unreachable = await run(send(both));
+    const unreachable = await run(sendArgs(both));
     expect(unreachable.code, unreachable.stderr).toBe(7);
     expect(unreachable.stderr).toContain('could not look up reference_id "ROW-2" at the service');
     expect(unreachable.stderr).toContain('nothing was sent');
     expect(svc.creates).toBe(creates);
     const one = write('one.csv', [RETRY_HEADER, row(1, 'ROW-1-R1')]);
     const gets = svc.gets;
-    const sent = await run(send(one));
+    const sent = await run(sendArgs(one));
     expect(sent.code, sent.stderr).toBe(0);
     expect(svc.gets - gets).toBe(1);
     expect(svc.posts.get('ROW-1-R1')).toBe(1);
     // The same file again: the retry was sent earlier, so nothing is looked up or sent.
-    const again = await run(send(one));
+    const again = await run(sendArgs(one));
     expect(again.code).toBe(0);
     expect(svc.posts.get('ROW-1-R1')).toBe(1);
     expect(svc.appliedTwice()).toEqual([]);

@@ -6,7 +6,7 @@ import { serviceKeyOf } from '../../src/core/service.js';
 import { serviceId } from '../../src/state/hash.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
-import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { freshDatabase, query } from '../helpers/pg.js';
 
@@ -87,18 +87,8 @@ describe('two state folders sharing one PostgreSQL history', () => {
 
   it('sent at the same time: the second exits 8 naming the first, and sends nothing', async () => {
     const m = await twoMachines(4);
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let firstPosted!: () => void;
-    const posted = new Promise<void>((r) => {
-      firstPosted = r;
-    });
-    const svc = await fixture.start((n) => {
-      if (n === 1) firstPosted();
-      return n === 1 ? { hold: held } : {};
-    });
+    const { policy, posted, release } = holdsFirst();
+    const svc = await fixture.start(policy);
     const env = (home: typeof m.a) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: m.url });
     const args = (home: typeof m.a) => [
       'send',

@@ -5,6 +5,7 @@ import {
   type CreatePolicy,
   type LedgerOptions,
   type LedgerService,
+  holdsFirst,
   ledgerPerTest,
 } from '../helpers/ledger-service.js';
 import { sendJson } from '../helpers/http-servers.js';
@@ -189,19 +190,8 @@ describe('a new Client-Id on the same service', () => {
   });
 
   it('waits for the lock of a run under the old key: two runs at once, one sends', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let started!: () => void;
-    const inFlight = new Promise<void>((r) => {
-      started = r;
-    });
-    const svc = await start((n) => {
-      if (n !== 1) return {};
-      started();
-      return { hold: held };
-    });
+    const { policy, posted: inFlight, release } = holdsFirst();
+    const svc = await start(policy);
     const clock = new FakeClock();
     const home = machine();
     const { file, refs, amountOf } = payoutFile(home.dir, 12);

@@ -119,6 +119,9 @@ describe('a role the shared history does not let in', () => {
     const admin = await freshDatabase();
     const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
     const home = fixture.home();
+    /** `payouts runs` against the history as the role `url` names. */
+    const runs = (url: string) =>
+      runMain(['runs'], { env: { ...home.env, PAYOUTS_STATE_URL: url }, clock: new FakeClock() });
     const role = `nogrant_${schema.slice(2, 10)}`;
     const as = new URL(admin);
     as.username = role;
@@ -129,25 +132,16 @@ describe('a role the shared history does not let in', () => {
     await c.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
     await c.end();
     // No tables yet: a person's role cannot make them; their owner's first command does.
-    const first = await runMain(['runs'], {
-      env: { ...home.env, PAYOUTS_STATE_URL: as.toString() },
-      clock: new FakeClock(),
-    });
+    const first = await runs(as.toString());
     expect(first.code).toBe(2);
     expect(first.stderr).toMatch(/permission denied for schema/);
     expect(first.stderr).toContain(
       'which only the owner of its tables may do: run a payouts command once as that role',
     );
     // The tables made by their owner, but no grant to this role.
-    const owned = await runMain(['runs'], {
-      env: { ...home.env, PAYOUTS_STATE_URL: admin },
-      clock: new FakeClock(),
-    });
+    const owned = await runs(admin);
     expect(owned.code).toBe(0);
-    const later = await runMain(['runs'], {
-      env: { ...home.env, PAYOUTS_STATE_URL: as.toString() },
-      clock: new FakeClock(),
-    });
+    const later = await runs(as.toString());
     expect(later.code).toBe(2);
     expect(later.stderr).toMatch(/permission denied for table/);
     expect(later.stderr).toContain(

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { serviceKeyOf } from '../../src/core/service.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
-import { type CreatePolicy, ledgerPerTest } from '../helpers/ledger-service.js';
+import { type CreatePolicy, holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
 import { freshDatabase } from '../helpers/pg.js';
 
@@ -149,19 +149,8 @@ describe('a team on one shared history', () => {
   });
 
   it('payouts runs on the other laptop: who sent each run, the live one running, no finishing command for it', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    let posted!: () => void;
-    const inFlight = new Promise<void>((r) => {
-      posted = r;
-    });
-    const t = await team((n) => {
-      if (n !== 1) return {};
-      posted();
-      return { hold: held };
-    });
+    const { policy, posted: inFlight, release } = holdsFirst();
+    const t = await team(policy);
     const file = payoutFile(t.laptops[0].dir, 'LIVE', 4);
     const sending = t.run(0, ['send', file, '--yes', '--chunk-size', '2', '--concurrency', '1']);
     await inFlight;
