@@ -28,6 +28,8 @@ export interface MainOptions {
   input?: Readable;
   /** The folder the run is started in (default: this process's). */
   cwd?: string;
+  /** Called with all of stderr so far at each write: a test that waits for a line to show. */
+  onStderr?: (text: string) => void;
 }
 
 /** A stream that collects what is written to it, as a pipe or a terminal of `columns`. */
@@ -58,6 +60,7 @@ export async function runMain(argv: string[], opts: MainOptions = {}): Promise<M
   const columns = opts.terminal?.columns;
   const out = collector(columns);
   const err = collector(columns);
+  if (opts.onStderr) err.stream.on('data', () => opts.onStderr!(err.text()));
   const stdin = opts.input ?? Readable.from([opts.stdin ?? '']);
   if (columns !== undefined) Object.assign(stdin, { isTTY: true, setRawMode: () => stdin });
   const env: Record<string, string> = { LANG: 'C.UTF-8' };

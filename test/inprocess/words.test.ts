@@ -96,8 +96,12 @@ describe('--report-delimiter', () => {
 
 describe("a resumed send's live line", () => {
   it('counts what this run sends, not the payouts sent earlier', async () => {
-    // The second run's requests answer after 400 ms, so the spinner draws a few frames.
-    const svc = await fixture.start((n) => (n > 1 ? { delayMs: 400 } : {}));
+    // The second run's last request is held until the spinner has drawn its count.
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const svc = await fixture.start((n) => (n === 3 ? { hold: held } : {}));
     const home = fixture.home();
     const env = svc.env(home.env);
     const first = [
@@ -111,6 +115,9 @@ describe("a resumed send's live line", () => {
     const r = await runMain(['send', both, '--yes', '--chunk-size', '1', '--concurrency', '1'], {
       env,
       terminal: { columns: 120 },
+      onStderr: (text) => {
+        if (/Sending: \d\/\d+ payouts done/.test(text)) release();
+      },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Sending: \d\/2 payouts done/);
