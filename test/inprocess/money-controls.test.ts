@@ -1,0 +1,149 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/state/index.js';
+import { payoutHash } from '../../src/state/hash.js';
+import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
+import { STORES, storeEnv, teamRoles } from '../helpers/pg.js';
+
+// Where the money controls meet: a retry, the history a person may write into, and the
+// service's word. The loopback service has its duplicate checks off, so what it applies twice
+// is counted, and a retry's new reference is counted per person paid.
+
+const fixture = ledgerPerTest();
+
+const HEADER = 'reference_id,amount,currency,recipient,description';
+const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient,description';
+
+/** ROW-n as a CSV line, with a new reference when given. */
+function row(n: number, fresh?: string): string {
+  const tail = `1.25,EUR,r${n}@example.com,November ${n}`;
+  return fresh === undefined ? `ROW-${n},${tail}` : `ROW-${n},${fresh},${tail}`;
+}
+
+/** People the service paid more than once, under any references (a retry's included). */
+function peoplePaidTwice(svc: LedgerService): string[] {
+  const paid = new Map<string, number>();
+  for (const h of svc.held.values()) {
+    if (h.status !== 'success') continue;
+    paid.set(h.recipient, (paid.get(h.recipient) ?? 0) + h.times + (h.times === 0 ? 1 : 0));
+  }
+  return [...paid].filter(([, n]) => n > 1).map(([who]) => who);
+}
+
+/** A service, a home, a writer of its files and a runner against them. */
+async function setUp(
+  withStore: (env: Record<string, string>) => Record<string, string>,
+  policy?: CreatePolicy,
+) {
+  const svc = await fixture.start(policy);
+  const home = fixture.home();
+  const env = withStore(svc.env(home.env));
+  const run = (args: string[], more: Record<string, string> = {}) =>
+    runMain(args, { env: { ...env, ...more }, clock: new FakeClock() });
+  const write = (name: string, lines: string[]) => {
+    const path = join(home.dir, name);
+    writeFileSync(path, `${lines.join('\n')}\n`);
+    return path;
+  };
+  return { svc, home, env, run, write };
+}
+
+const send = (file: string, ...more: string[]) => [
+  'send',
+  file,
+  '--yes',
+  '--chunk-size',
+  '1',
+  '--concurrency',
+  '1',
+  ...more,
+];
+
+/** The run id the last line of a send names. */
+function runIdOf(stderr: string): string {
+  const id = /Run ([0-9a-f]{16}): payouts runs show/.exec(stderr)?.[1];
+  expect(id, stderr).toBeDefined();
+  return id as string;
+}
+
+/** Runs statements as a PostgreSQL role. */
+async function asRole(url: string, statements: string[]): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    for (const s of statements) await c.query(s);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Writes statements into the history: as a person's role on PostgreSQL, into state.db else. */
+async function forge(
+  store: string,
+  t: { env: Record<string, string>; home: { env: Record<string, string> } },
+  statements: string[],
+): Promise<void> {
+  if (store === 'postgres') {
+    const { ana } = await teamRoles(t.env.PAYOUTS_STATE_URL!);
+    await asRole(ana, statements);
+    return;
+  }
+  const db = openDatabase(join(t.home.env.XDG_STATE_HOME!, 'payouts', 'state.db'));
+  for (const s of statements) db.exec(s);
+  db.close();
+}
+
+/** A forged run `F` copying run `runId`'s header: statements inserting it. */
+const FORGED_RUN = (runId: string, fake: string) =>
+  `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count, created_at, updated_at)
+     SELECT '${fake}', service_id, service, client_id, inputs, 'forged', 2, created_at, updated_at
+     FROM runs WHERE run_id = '${runId}'`;
+
+const runOf = (fake: string) => `(SELECT id FROM runs WHERE run_id = '${fake}')`;
+
+describe.each(STORES)('money controls where the pieces meet (%s)', (store) => {
+  const withStore = storeEnv(store);
+
+  it('a forged retry left "in flight" does not carry a retry of a paid payout past the service check', async () => {
+    const t = await setUp(withStore);
+    const { svc, run, write } = t;
+    const first = await run(send(write('november.csv', [HEADER, row(1), row(2)])));
+    expect(first.code).toBe(0);
+    const runId = runIdOf(first.stderr);
+    const fake = 'f1f1f1f1f1f1f1f1';
+    const hash = payoutHash({
+      reference_id: 'ROW-1-R1',
+      amount: '1.25',
+      currency: 'EUR',
+      recipient: 'r1@example.com',
+    });
+    // A later run, by hand: ROW-1 failed, and its retry ROW-1-R1 went out with no outcome.
+    await forge(store, t, [
+      FORGED_RUN(runId, fake),
+      `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency, recipient, description, hash, hash_version)
+         SELECT ${runOf(fake)}, row, reference_id, file, line, location, amount, currency, recipient,
+           description, hash, hash_version FROM payouts WHERE reference_id = 'ROW-1'`,
+      `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency, recipient, description, hash, hash_version, retry_of)
+         SELECT ${runOf(fake)}, 99, 'ROW-1-R1', file, line, location, amount, currency, recipient,
+           description, '${hash}', hash_version, 'ROW-1' FROM payouts WHERE reference_id = 'ROW-1' AND run = ${runOf(fake)}`,
+      `INSERT INTO intents (run, row, state, req, sent_at, updated_at)
+         SELECT run, row, 'in_flight', 1, '2026-11-25T09:00:00.000Z', '2026-11-25T09:00:00.000Z'
+         FROM payouts WHERE run = ${runOf(fake)}`,
+      `INSERT INTO results (run, row, req, status, message, at)
+         SELECT run, row, 1, 'failed', 'Account closed', '2026-11-25T09:00:01.000Z'
+         FROM payouts WHERE run = ${runOf(fake)} AND reference_id = 'ROW-1'`,
+    ]);
+    const creates = svc.creates;
+    const retry = write('retry.csv', [RETRY_HEADER, row(1, 'ROW-1-R1')]);
+    const sent = await run(send(retry));
+    expect(svc.posts.get('ROW-1-R1'), sent.stderr).toBeUndefined();
+    expect(sent.code, sent.stderr).toBe(2);
+    expect(sent.stderr).toContain('which the service holds as "success"');
+    expect(svc.creates).toBe(creates);
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(peoplePaidTwice(svc)).toEqual([]);
+  });
+});
