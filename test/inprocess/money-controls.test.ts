@@ -4,7 +4,12 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/state/index.js';
 import { payoutHash } from '../../src/state/hash.js';
-import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import {
+  type CreatePolicy,
+  failsThese,
+  type LedgerService,
+  ledgerPerTest,
+} from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { STORES, storeEnv, teamRoles } from '../helpers/pg.js';
 
@@ -143,6 +148,59 @@ describe.each(STORES)('money controls where the pieces meet (%s)', (store) => {
     expect(sent.code, sent.stderr).toBe(2);
     expect(sent.stderr).toContain('which the service holds as "success"');
     expect(svc.creates).toBe(creates);
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(peoplePaidTwice(svc)).toEqual([]);
+  });
+
+  it('a month of retries across both spellings of the service: every person paid once', async () => {
+    const t = await setUp(withStore, failsThese(new Set(['ROW-2', 'ROW-3', 'ROW-3-R1'])));
+    const { svc, run, write } = t;
+    const loopback = { PAYOUTS_BASE_URL: svc.url };
+    const localhost = { PAYOUTS_BASE_URL: `${svc.url.replace('127.0.0.1', 'localhost')}/` };
+    const nov = write('november.csv', [HEADER, row(1), row(2), row(3), row(4)]);
+    const first = await run(send(nov, '--json'), loopback);
+    expect(first.code, first.stderr).toBe(4);
+    // The whole new_reference_id column filled down: the paid rows are refused, nothing sent.
+    const creates = svc.creates;
+    const filled = write('filled.csv', [
+      RETRY_HEADER,
+      ...[1, 2, 3, 4].map((n) => row(n, `ROW-${n}-R1`)),
+    ]);
+    const refused = await run(send(filled, '--json'), localhost);
+    expect(refused.code, refused.stdout).toBe(2);
+    expect(refused.stdout).toContain('retries reference_id \\"ROW-1\\", which was paid');
+    expect(refused.stdout).toContain('retries reference_id \\"ROW-4\\", which was paid');
+    expect(svc.creates).toBe(creates);
+    // The failed two retried at the other spelling: ROW-3-R1 fails again.
+    const retry = write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1'), row(3, 'ROW-3-R1')]);
+    const retried = await run(send(retry, '--json'), localhost);
+    expect(retried.code, retried.stdout).toBe(4);
+    expect(svc.posts.get('ROW-2-R1')).toBe(1);
+    // A new reference another month's payout holds, and the original retried again: refused.
+    const reuse = write('reuse.csv', [RETRY_HEADER, row(3, 'ROW-1')]);
+    const reused = await run(send(reuse, '--json'), loopback);
+    expect(reused.code, reused.stdout).toBe(2);
+    const again = write('again.csv', [RETRY_HEADER, row(3, 'ROW-3-R2')]);
+    const twice = await run(send(again, '--json'), loopback);
+    expect(twice.code, twice.stdout).toBe(2);
+    expect(twice.stdout).toContain('already retried as \\"ROW-3-R1\\"');
+    // The retry of the retry, at the first spelling: paid once.
+    const second = write('second.csv', [
+      'reference_id,new_reference_id,amount,currency,recipient,description',
+      'ROW-3-R1,ROW-3-R2,1.25,EUR,r3@example.com,November 3',
+    ]);
+    const paid = await run(send(second, '--json'), loopback);
+    expect(paid.code, paid.stdout).toBe(0);
+    expect(svc.posts.get('ROW-3-R2')).toBe(1);
+    // The original file again, at either spelling: nothing is sent, exit 0.
+    for (const at of [localhost, loopback]) {
+      const creates = svc.creates;
+      const resent = await run(send(nov, '--json'), at);
+      expect(resent.code, resent.stdout).toBe(0);
+      expect(svc.creates).toBe(creates);
+    }
+    const status = await run(['status', 'ROW-3', '--json'], localhost);
+    expect(status.stdout).toContain('ROW-3-R2');
     expect(svc.appliedTwice()).toEqual([]);
     expect(peoplePaidTwice(svc)).toEqual([]);
   });
