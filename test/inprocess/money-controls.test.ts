@@ -11,7 +11,7 @@ import {
   ledgerPerTest,
 } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
-import { STORES, storeEnv, teamRoles } from '../helpers/pg.js';
+import { freshDatabase, STORES, storeEnv, teamRoles } from '../helpers/pg.js';
 
 // Where the money controls meet: a retry, the history a person may write into, and the
 // service's word. The loopback service has its duplicate checks off, so what it applies twice
@@ -201,6 +201,69 @@ describe.each(STORES)('money controls where the pieces meet (%s)', (store) => {
     }
     const status = await run(['status', 'ROW-3', '--json'], localhost);
     expect(status.stdout).toContain('ROW-3-R2');
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(peoplePaidTwice(svc)).toEqual([]);
+  });
+});
+
+describe('an approved retry, where the spellings of the service meet', () => {
+  it('is sent once, by its files or --approved, at either spelling; 9 and 10 in --json', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start(failsThese(new Set(['ROW-2'])));
+    const home = fixture.home();
+    const loopback = svc.url;
+    const localhost = `${svc.url.replace('127.0.0.1', 'localhost')}/`;
+    const run = (url: string, base: string, args: string[]) =>
+      runMain(args, {
+        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url, PAYOUTS_BASE_URL: base },
+        clock: new FakeClock(),
+      });
+    const write = (name: string, lines: string[]) => {
+      const path = join(home.dir, name);
+      writeFileSync(path, `${lines.join('\n')}\n`);
+      return path;
+    };
+    const nov = write('november.csv', [HEADER, row(1), row(2)]);
+    expect((await run(admin, loopback, send(nov))).code).toBe(4);
+    expect((await run(admin, localhost, ['approvals', 'require'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    const retry = write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]);
+    const prepared = await run(ana, loopback, ['send', retry, '--prepare', '--json']);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const prep = (JSON.parse(prepared.stdout) as { prepared_run_id: string }).prepared_run_id;
+    expect(prep).toMatch(/^p[0-9a-f]{15}$/);
+    const waiting = await run(ana, localhost, send(retry, '--json'));
+    expect(waiting.code, waiting.stdout).toBe(9);
+    expect(svc.posts.get('ROW-2-R1')).toBeUndefined();
+    expect((await run(bob, localhost, ['approve', prep, '--yes'])).code).toBe(0);
+    // The files, at the other spelling than the one prepared: the approved retry goes once.
+    const sent = await run(ana, localhost, send(retry, '--json'));
+    expect(sent.code, sent.stdout).toBe(0);
+    expect(svc.posts.get('ROW-2-R1')).toBe(1);
+    const creates = svc.creates;
+    // --approved afterwards, at either spelling: nothing more moves.
+    for (const base of [loopback, localhost]) {
+      const again = await run(bob, base, ['send', '--approved', prep, '--yes', '--json']);
+      expect(again.code, again.stdout).toBe(0);
+      expect(svc.creates).toBe(creates);
+    }
+    // A second retry of the paid retry, prepared and rejected: 10, nothing sent.
+    const second = write('second.csv', [
+      RETRY_HEADER,
+      'ROW-2-R1,ROW-2-R2,1.25,EUR,r2@example.com,November 2',
+    ]);
+    const refused = await run(ana, loopback, ['send', second, '--prepare', '--json']);
+    expect(refused.code, refused.stdout).toBe(2);
+    const fresh = write('december.csv', [HEADER, 'DEC-1,2.50,EUR,d1@example.com,December 1']);
+    const dec = await run(ana, localhost, ['send', fresh, '--prepare', '--json']);
+    const decPrep = (JSON.parse(dec.stdout) as { prepared_run_id: string }).prepared_run_id;
+    const no = ['approve', decPrep, '--reject', '--reason', 'wrong month', '--yes'];
+    expect((await run(bob, loopback, no)).code).toBe(0);
+    const rejected = await run(ana, loopback, send(fresh, '--json'));
+    expect(rejected.code, rejected.stdout).toBe(10);
+    expect(svc.creates).toBe(creates);
+    const status = await run(ana, localhost, ['status', 'ROW-2', '--json']);
+    expect(status.stdout).toContain('ROW-2-R1');
     expect(svc.appliedTwice()).toEqual([]);
     expect(peoplePaidTwice(svc)).toEqual([]);
   });
