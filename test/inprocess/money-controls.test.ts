@@ -152,6 +152,38 @@ describe.each(STORES)('money controls where the pieces meet (%s)', (store) => {
     expect(peoplePaidTwice(svc)).toEqual([]);
   });
 
+  it('a later forged row of a paid retry, unlinked, does not free its original for another retry', async () => {
+    const t = await setUp(withStore, failsThese(new Set(['ROW-2'])));
+    const { svc, run, write } = t;
+    expect((await run(send(write('november.csv', [HEADER, row(1), row(2)])))).code).toBe(4);
+    const retry = await run(send(write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')])));
+    expect(retry.code, retry.stderr).toBe(0);
+    const runId = runIdOf(retry.stderr);
+    const fake = 'f2f2f2f2f2f2f2f2';
+    // A later run, by hand, holding the paid retry's reference with no link and a failure.
+    await forge(store, t, [
+      FORGED_RUN(runId, fake),
+      `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency, recipient, description, hash, hash_version)
+         SELECT ${runOf(fake)}, row, reference_id, file, line, location, amount, currency, recipient,
+           description, hash, hash_version FROM payouts WHERE reference_id = 'ROW-2-R1'`,
+      `INSERT INTO intents (run, row, state, req, sent_at, updated_at)
+         SELECT run, row, 'in_flight', 1, '2026-11-25T09:00:00.000Z', '2026-11-25T09:00:00.000Z'
+         FROM payouts WHERE run = ${runOf(fake)}`,
+      `INSERT INTO results (run, row, req, status, message, at)
+         SELECT run, row, 1, 'failed', 'Account closed', '2026-11-25T09:00:01.000Z'
+         FROM payouts WHERE run = ${runOf(fake)}`,
+    ]);
+    const creates = svc.creates;
+    const again = write('again.csv', [RETRY_HEADER, row(2, 'ROW-2-R2')]);
+    const sent = await run(send(again));
+    expect(svc.posts.get('ROW-2-R2'), sent.stderr).toBeUndefined();
+    expect(sent.code, sent.stderr).toBe(2);
+    expect(sent.stderr).toContain('already retried as "ROW-2-R1"');
+    expect(svc.creates).toBe(creates);
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(peoplePaidTwice(svc)).toEqual([]);
+  });
+
   it('a month of retries across both spellings of the service: every person paid once', async () => {
     const t = await setUp(withStore, failsThese(new Set(['ROW-2', 'ROW-3', 'ROW-3-R1'])));
     const { svc, run, write } = t;
@@ -266,5 +298,57 @@ describe('an approved retry, where the spellings of the service meet', () => {
     expect(status.stdout).toContain('ROW-2-R1');
     expect(svc.appliedTwice()).toEqual([]);
     expect(peoplePaidTwice(svc)).toEqual([]);
+  });
+});
+
+describe('the history guards against an insider with temporary tables', () => {
+  it('a temp results, runs or payouts table does not free an intent with a result', async () => {
+    const admin = await freshDatabase();
+    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const env = { ...svc.env(home.env), PAYOUTS_STATE_URL: admin };
+    const file = join(home.dir, 'november.csv');
+    writeFileSync(file, `${[HEADER, row(1), row(2)].join('\n')}\n`);
+    expect((await runMain(send(file), { env, clock: new FakeClock() })).code).toBe(0);
+    const { ana } = await teamRoles(admin);
+    const c = new pg.Client({ connectionString: ana });
+    await c.connect();
+    const tries: string[] = [];
+    try {
+      for (const table of ['results', 'runs', 'payouts']) {
+        await c.query(`CREATE TEMP TABLE ${table} AS SELECT * FROM ${schema}.${table} WHERE false`);
+      }
+      // Unqualified, the session's own empty tables come first for the person's statements.
+      for (const s of [
+        `UPDATE ${schema}.intents SET state = 'free'`,
+        `DELETE FROM ${schema}.results`,
+        `UPDATE ${schema}.results SET status = 'failed'`,
+        `UPDATE ${schema}.runs SET service_id = 'elsewhere'`,
+      ]) {
+        tries.push(
+          await c.query(s).then(
+            () => `${s}: accepted`,
+            (e: Error) => e.message,
+          ),
+        );
+      }
+    } finally {
+      await c.end();
+    }
+    expect(tries).toEqual([
+      expect.stringMatching(/^payouts: the intent of run \d+, row \d+ is history/),
+      // docs/approvals.md grants no DELETE; a broader grant meets the trigger.
+      expect.stringMatching(/^permission denied for table results|^payouts: results rows are/),
+      expect.stringMatching(
+        /^payouts: the result of run \d+, row \d+ \(success\) is never changed/,
+      ),
+      expect.stringMatching(/^payouts: run [0-9a-f]{16} of the history changes only its times/),
+    ]);
+    // The same file again sends nothing.
+    const creates = svc.creates;
+    expect((await runMain(send(file), { env, clock: new FakeClock() })).code).toBe(0);
+    expect(svc.creates).toBe(creates);
+    expect(svc.appliedTwice()).toEqual([]);
   });
 });
