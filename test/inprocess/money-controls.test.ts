@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/state/index.js';
+import { approvalHash, contentHash } from '../../src/state/approval-hash.js';
 import { payoutHash } from '../../src/state/hash.js';
 import {
   type CreatePolicy,
@@ -350,5 +351,77 @@ describe('the history guards against an insider with temporary tables', () => {
     expect((await runMain(send(file), { env, clock: new FakeClock() })).code).toBe(0);
     expect(svc.creates).toBe(creates);
     expect(svc.appliedTwice()).toEqual([]);
+  });
+});
+
+describe('a prepared run written by SQL under the other spelling of its service', () => {
+  it('needs the approvers the rule of that service asks, in the client and the database', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const localhost = `${svc.url.replace('127.0.0.1', 'localhost')}/`;
+    const run = (url: string, args: string[]) =>
+      runMain(args, {
+        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url, PAYOUTS_BASE_URL: localhost },
+        clock: new FakeClock(),
+      });
+    expect((await run(admin, ['approvals', 'require', '--approvers', '2'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    // Ana writes her run as psql would, spelling the service 127.0.0.1 (the rule's is localhost).
+    const rows = [1, 2, 3].map((n) => ({
+      reference_id: `DEC-${n}`,
+      amount: '100.00',
+      currency: 'EUR',
+      recipient: `m${n}@evil.example`,
+      description: null,
+    }));
+    const hashed = rows.map((r) => ({ ...r, hash: approvalHash(r) }));
+    const bound = {
+      service: localhost.replace(/\/$/, ''),
+      batch_reference: null,
+      webhook_url: null,
+    };
+    const content = contentHash(hashed, bound);
+    const c = new pg.Client({ connectionString: ana });
+    await c.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query(
+        `INSERT INTO prepared_runs (prep_id, service_id, service, inputs, content_hash,
+           payout_count, totals, prepared_by, created_at, expires_at)
+         VALUES ('p00000000000abc', 'x', $1, '["dec.csv"]', $2, 3,
+           '{"EUR":{"count":3,"total":"300.00"}}', '', '', '')`,
+        [svc.url, content],
+      );
+      for (const [i, r] of hashed.entries()) {
+        await c.query(
+          `INSERT INTO prepared_payouts (prep, row, reference_id, amount, currency, recipient, description, hash)
+           SELECT id, $1, $2, $3, $4, $5, NULL, $6 FROM prepared_runs WHERE prep_id = 'p00000000000abc'`,
+          [i, r.reference_id, r.amount, r.currency, r.recipient, r.hash],
+        );
+      }
+      await c.query('COMMIT');
+    } finally {
+      await c.end();
+    }
+    // The database found no rule under that text: it would count one approver and 7 days.
+    const approved = await run(bob, ['approve', 'p00000000000abc', '--yes']);
+    expect(approved.code, approved.stderr).toBe(2);
+    expect(approved.stderr).toContain(
+      `run p00000000000abc says the service "${svc.url}", not as payouts records ${bound.service}: it was not recorded by payouts`,
+    );
+    // Bob approves by SQL instead: the database counts 1 of 1, the send still refuses.
+    const c2 = new pg.Client({ connectionString: bob });
+    await c2.connect();
+    await c2.query(
+      `INSERT INTO approvals (prep, decision, by_role, at)
+       SELECT id, 'approved', '', '' FROM prepared_runs WHERE prep_id = 'p00000000000abc'`,
+    );
+    await c2.end();
+    const creates = svc.creates;
+    const sent = await run(ana, ['send', '--approved', 'p00000000000abc', '--yes', '--json']);
+    expect(sent.code, sent.stdout).toBe(2);
+    expect(sent.stdout).toContain('it was not recorded by payouts, and is not sent');
+    expect(svc.creates).toBe(creates);
   });
 });
