@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/state/index.js';
 import { approvalHash, contentHash } from '../../src/state/approval-hash.js';
 import { payoutHash } from '../../src/state/hash.js';
+import { sendJson } from '../helpers/http-servers.js';
 import {
   type CreatePolicy,
   failsThese,
@@ -183,6 +184,44 @@ describe.each(STORES)('money controls where the pieces meet (%s)', (store) => {
     expect(svc.creates).toBe(creates);
     expect(svc.appliedTwice()).toEqual([]);
     expect(peoplePaidTwice(svc)).toEqual([]);
+  });
+
+  it('the service check of a retry speaks --json: 2 with its problems, 7 with the references', async () => {
+    const t = await setUp(withStore, failsThese(new Set(['ROW-2'])));
+    const { svc, run, write } = t;
+    expect((await run(send(write('november.csv', [HEADER, row(1), row(2)])))).code).toBe(4);
+    svc.preload(
+      { reference_id: 'ROW-3', amount: 1.25, currency: 'EUR', recipient: 'r3@example.com' },
+      'pending',
+    );
+    const pending = await run(
+      send(write('pending.csv', [RETRY_HEADER, row(3, 'ROW-3-R1')]), '--json'),
+    );
+    expect(pending.code, pending.stdout).toBe(2);
+    const doc = JSON.parse(pending.stdout) as {
+      error: { problems?: Array<{ field: string; value: string; message: string }> };
+    };
+    expect(doc.error.problems).toEqual([
+      expect.objectContaining({ field: 'new_reference_id', value: 'ROW-3-R1' }),
+    ]);
+    svc.onGet = (ref, res) => {
+      if (ref !== 'ROW-2') return false;
+      sendJson(res, 503, { success: false, message: ['Service unavailable'] });
+      return true;
+    };
+    const down = await run(send(write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]), '--json'));
+    expect(down.code, down.stdout).toBe(7);
+    // Nothing of this run is in doubt: the original's lookup went unanswered, nothing was sent.
+    const unknown = JSON.parse(down.stdout) as {
+      outcome_unknown: string[];
+      error: { message: string };
+    };
+    expect(unknown.outcome_unknown).toEqual([]);
+    expect(unknown.error.message).toContain(
+      'could not look up reference_id "ROW-2" at the service',
+    );
+    expect(svc.posts.get('ROW-2-R1')).toBeUndefined();
+    expect(svc.posts.get('ROW-3-R1')).toBeUndefined();
   });
 
   it('a month of retries across both spellings of the service: every person paid once', async () => {
