@@ -2,7 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { serviceKeyOf } from '../../src/core/service.js';
 import { openDatabase } from '../../src/state/index.js';
+import { PgHistory } from '../../src/state/pg/history.js';
 import { approvalHash, contentHash } from '../../src/state/approval-hash.js';
 import { payoutHash } from '../../src/state/hash.js';
 import { sendJson } from '../helpers/http-servers.js';
@@ -462,5 +464,64 @@ describe('a prepared run written by SQL under the other spelling of its service'
     expect(sent.code, sent.stdout).toBe(2);
     expect(sent.stdout).toContain('it was not recorded by payouts, and is not sent');
     expect(svc.creates).toBe(creates);
+  });
+});
+
+describe('an approval that expires while its send waits for the lock', () => {
+  it('sends nothing: the database refuses the sent event, exit 11', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
+    const run = (url: string, args: string[], clock = new FakeClock()) =>
+      runMain(args, { env: env(url), clock });
+    expect((await run(admin, ['approvals', 'require'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    const file = join(home.dir, 'december.csv');
+    writeFileSync(file, `${[HEADER, row(1), row(2)].join('\n')}\n`);
+    const prepared = await run(ana, ['send', file, '--prepare', '--json']);
+    const prep = (JSON.parse(prepared.stdout) as { prepared_run_id: string }).prepared_run_id;
+    expect((await run(bob, ['approve', prep, '--yes'])).code).toBe(0);
+    const other = await PgHistory.open(admin);
+    const lock = await other.lockService(serviceKeyOf(svc.url), {
+      host: 'laptop-2.invalid',
+      user: 'carol',
+      pid: 4242,
+      started_at: '2026-11-24T11:58:00.000Z',
+      command: 'payouts send other.csv',
+    });
+    // While the send waits, the approval's time runs out (moved by the tables' owner).
+    const clock = new FakeClock();
+    const sleep = clock.sleep.bind(clock);
+    let moved = false;
+    clock.sleep = async (ms, signal) => {
+      if (!moved) {
+        moved = true;
+        const c = new pg.Client({ connectionString: admin });
+        await c.connect();
+        await c.query('ALTER TABLE prepared_runs DISABLE TRIGGER prepared_runs_append_only');
+        await c.query(
+          `UPDATE prepared_runs SET expires_at = '2000-01-01T00:00:00.000Z' WHERE prep_id = $1`,
+          [prep],
+        );
+        await c.query('ALTER TABLE prepared_runs ENABLE TRIGGER prepared_runs_append_only');
+        await c.end();
+        await lock.release();
+      }
+      return sleep(ms, signal);
+    };
+    try {
+      const sent = await run(ana, ['send', file, '--yes', '--wait', '--json'], clock);
+      expect(svc.creates, sent.stdout).toBe(0);
+      expect(moved).toBe(true);
+      expect(sent.code, sent.stdout).toBe(11);
+      const doc = JSON.parse(sent.stdout) as {
+        error: { message: string; approval: { state: string; prepared_run_id: string } };
+      };
+      expect(doc.error.approval).toMatchObject({ state: 'expired', prepared_run_id: prep });
+      expect(doc.error.message).toContain('expired at 2000-01-01 00:00 UTC before it was sent');
+    } finally {
+      await other.close();
+    }
   });
 });
