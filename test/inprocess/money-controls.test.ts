@@ -395,6 +395,52 @@ describe('the history guards against an insider with temporary tables', () => {
   });
 });
 
+type SqlRow = {
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  description: null;
+  retry_of?: string;
+};
+
+/**
+ * A prepared run written as psql would, by a person's role, with its content hash made right
+ * for the service's identity: what an insider can record without payouts. Its bound.
+ */
+async function writePrepared(url: string, prepId: string, service: string, rows: SqlRow[]) {
+  const hashed = rows.map((r) => ({ ...r, hash: approvalHash(r) }));
+  const bound = {
+    service: service.replace('127.0.0.1', 'localhost').replace(/\/$/, ''),
+    batch_reference: null,
+    webhook_url: null,
+  };
+  const totals = { EUR: { count: rows.length, total: '0' } };
+  totals.EUR.total = rows.reduce((t, r) => t + Number(r.amount), 0).toFixed(2);
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query(
+      `INSERT INTO prepared_runs (prep_id, service_id, service, inputs, content_hash,
+         payout_count, totals, prepared_by, created_at, expires_at)
+       VALUES ($1, 'x', $2, '["dec.csv"]', $3, $4, $5, '', '', '')`,
+      [prepId, service, contentHash(hashed, bound), rows.length, JSON.stringify(totals)],
+    );
+    for (const [i, r] of hashed.entries()) {
+      await c.query(
+        `INSERT INTO prepared_payouts (prep, row, reference_id, amount, currency, recipient, description, hash, retry_of)
+         SELECT id, $1, $2, $3, $4, $5, NULL, $6, $7 FROM prepared_runs WHERE prep_id = $8`,
+        [i, r.reference_id, r.amount, r.currency, r.recipient, r.hash, r.retry_of ?? null, prepId],
+      );
+    }
+    await c.query('COMMIT');
+  } finally {
+    await c.end();
+  }
+  return bound;
+}
+
 describe('a prepared run written by SQL under the other spelling of its service', () => {
   it('needs the approvers the rule of that service asks, in the client and the database', async () => {
     const admin = await freshDatabase();
@@ -416,35 +462,7 @@ describe('a prepared run written by SQL under the other spelling of its service'
       recipient: `m${n}@evil.example`,
       description: null,
     }));
-    const hashed = rows.map((r) => ({ ...r, hash: approvalHash(r) }));
-    const bound = {
-      service: localhost.replace(/\/$/, ''),
-      batch_reference: null,
-      webhook_url: null,
-    };
-    const content = contentHash(hashed, bound);
-    const c = new pg.Client({ connectionString: ana });
-    await c.connect();
-    try {
-      await c.query('BEGIN');
-      await c.query(
-        `INSERT INTO prepared_runs (prep_id, service_id, service, inputs, content_hash,
-           payout_count, totals, prepared_by, created_at, expires_at)
-         VALUES ('p00000000000abc', 'x', $1, '["dec.csv"]', $2, 3,
-           '{"EUR":{"count":3,"total":"300.00"}}', '', '', '')`,
-        [svc.url, content],
-      );
-      for (const [i, r] of hashed.entries()) {
-        await c.query(
-          `INSERT INTO prepared_payouts (prep, row, reference_id, amount, currency, recipient, description, hash)
-           SELECT id, $1, $2, $3, $4, $5, NULL, $6 FROM prepared_runs WHERE prep_id = 'p00000000000abc'`,
-          [i, r.reference_id, r.amount, r.currency, r.recipient, r.hash],
-        );
-      }
-      await c.query('COMMIT');
-    } finally {
-      await c.end();
-    }
+    const bound = await writePrepared(ana, 'p00000000000abc', svc.url, rows);
     // The database found no rule under that text: it would count one approver and 7 days.
     const approved = await run(bob, ['approve', 'p00000000000abc', '--yes']);
     expect(approved.code, approved.stderr).toBe(2);
@@ -464,6 +482,44 @@ describe('a prepared run written by SQL under the other spelling of its service'
     expect(sent.code, sent.stdout).toBe(2);
     expect(sent.stdout).toContain('it was not recorded by payouts, and is not sent');
     expect(svc.creates).toBe(creates);
+  });
+});
+
+describe('a prepared retry written by SQL', () => {
+  it('of a payout that was paid: approved, still refused at the send, nothing sent', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const run = (url: string, args: string[]) =>
+      runMain(args, {
+        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
+        clock: new FakeClock(),
+      });
+    const file = join(home.dir, 'november.csv');
+    writeFileSync(file, `${[HEADER, row(1)].join('\n')}\n`);
+    expect((await run(admin, send(file))).code).toBe(0);
+    expect((await run(admin, ['approvals', 'require'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    await writePrepared(ana, 'p00000000000abd', svc.url.replace('127.0.0.1', 'localhost'), [
+      {
+        reference_id: 'ROW-1-R9',
+        retry_of: 'ROW-1',
+        amount: '1.25',
+        currency: 'EUR',
+        recipient: 'r1@example.com',
+        description: null,
+      },
+    ]);
+    const shown = await run(bob, ['runs', 'show', 'p00000000000abd']);
+    expect(shown.stdout).toMatch(/ROW-1-R9\t.*retries ROW-1/);
+    expect((await run(bob, ['approve', 'p00000000000abd', '--yes'])).code).toBe(0);
+    const creates = svc.creates;
+    const sent = await run(ana, ['send', '--approved', 'p00000000000abd', '--yes', '--json']);
+    expect(sent.code, sent.stdout).toBe(2);
+    expect(sent.stdout).toContain('retries reference_id \\"ROW-1\\", which was paid');
+    expect(svc.creates).toBe(creates);
+    expect(svc.appliedTwice()).toEqual([]);
+    expect(svc.posts.get('ROW-1-R9')).toBeUndefined();
   });
 });
 
