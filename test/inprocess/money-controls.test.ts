@@ -581,3 +581,51 @@ describe('an approval that expires while its send waits for the lock', () => {
     }
   });
 });
+
+describe('two retries of one payout, decided at once', () => {
+  it('the one that waited for the lock sees the other and sends nothing', async () => {
+    const admin = await freshDatabase();
+    const svc = await fixture.start(failsThese(new Set(['ROW-2'])));
+    const home = fixture.home();
+    const run = (args: string[], clock = new FakeClock()) =>
+      runMain(args, { env: { ...svc.env(home.env), PAYOUTS_STATE_URL: admin }, clock });
+    const write = (name: string, lines: string[]) => {
+      const path = join(home.dir, name);
+      writeFileSync(path, `${lines.join('\n')}\n`);
+      return path;
+    };
+    expect((await run(send(write('november.csv', [HEADER, row(1), row(2)])))).code).toBe(4);
+    const mine = write('mine.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]);
+    const theirs = write('theirs.csv', [RETRY_HEADER, row(2, 'ROW-2-R2')]);
+    const other = await PgHistory.open(admin);
+    const lock = await other.lockService(serviceKeyOf(svc.url), {
+      host: 'laptop-2.invalid',
+      user: 'carol',
+      pid: 4242,
+      started_at: '2026-11-24T11:58:00.000Z',
+      command: 'payouts send other.csv',
+    });
+    // Theirs decided (history and service both said ROW-2 failed) and waits; mine goes first.
+    const clock = new FakeClock();
+    const sleep = clock.sleep.bind(clock);
+    let first: Awaited<ReturnType<typeof run>> | undefined;
+    clock.sleep = async (ms, signal) => {
+      if (!first) {
+        await lock.release();
+        first = await run(send(mine));
+      }
+      return sleep(ms, signal);
+    };
+    try {
+      const waited = await run(['send', theirs, '--yes', '--wait', '--json'], clock);
+      expect(first?.code, first?.stderr).toBe(0);
+      expect(svc.posts.get('ROW-2-R1')).toBe(1);
+      expect(waited.code, waited.stdout).toBe(2);
+      expect(waited.stdout).toContain('already retried as \\"ROW-2-R1\\"');
+      expect(svc.posts.get('ROW-2-R2')).toBeUndefined();
+      expect(peoplePaidTwice(svc)).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+});
