@@ -305,6 +305,9 @@ export async function claimApproval(
     try {
       await recordEvent(h, now, { decision: 'sent', run_id: run.runId }, thisMachine());
     } catch (err) {
+      // Expired or rejected while this send waited for the lock: exit 11 or 10, as before it.
+      const later = await findPrepared(h, prep.prep_id).catch(() => undefined);
+      if (later && ['expired', 'rejected'].includes(prepState(later))) throw notApproved(later);
       if (err instanceof UsageError)
         throw new UsageError(err.message.replace(/nothing was recorded$/, 'nothing was sent'));
       throw err;

@@ -25,12 +25,13 @@ export interface ProvingRun {
   readonly deps: { clock?: Clock; interrupt: AbortSignal };
 }
 
-/** The retry rows this run would send now: not sent earlier, not in flight (read back instead). */
+/**
+ * The retry rows this run may send: all not sent earlier. One in flight is proved too, since a
+ * read-back that finds nothing sends it, and its "earlier request" may be a row a person wrote.
+ */
 export function retriesToSend(intake: RunIntake, prior: PriorState): StagedRetry[] {
   if (!intake.retryCount) return [];
-  return stagedRetries(intake).filter(
-    (r) => !prior.settled.has(r.row) && !prior.inFlight.has(r.reference_id),
-  );
+  return stagedRetries(intake).filter((r) => !prior.settled.has(r.row));
 }
 
 /** "the history says failed", from the history's link of the original, if it knows it. */

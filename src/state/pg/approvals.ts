@@ -419,6 +419,9 @@ function claimsOf(p: PreparedRun, f: Omit<PreparedFigures, 'claims'>): string[] 
   if (JSON.stringify(sorted(p.totals)) !== JSON.stringify(sorted(f.totals)))
     out.push(`totals ${JSON.stringify(p.totals)} (its payouts make ${JSON.stringify(f.totals)})`);
   if (p.content_hash !== f.content_hash) out.push('a content hash its payouts do not make');
+  // The database keys the rule (approvers, expiry) by this text: another spelling misses it.
+  if (p.service !== f.service)
+    out.push(`the service ${JSON.stringify(p.service)}, not as payouts records ${f.service}`);
   return out;
 }
 
