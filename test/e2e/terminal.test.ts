@@ -2,11 +2,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
 import { writeRun } from '../helpers/sandbox.js';
 import { onTerminal } from '../helpers/terminal.js';
 
 // Issue 18, as a finance person meets it at a terminal: confirm, Ctrl-C halfway, run again,
-// run a third time. The built binary runs on a pseudo-terminal driven by a small Python script.
+// run a third time. The built binary runs on a pseudo-terminal driven by a small Python script;
+// the Ctrl-C is the process under test, and the two runs after it read what it left, in this
+// process as at a terminal of 100 columns, on a fake clock that goes on from now.
 
 let svc: LedgerService | undefined;
 const fixture = ledgerPerTest();
@@ -40,7 +43,17 @@ describe('at a terminal: confirm, Ctrl-C, run again, run a third time', () => {
     expect(first.output).not.toMatch(/[1-9]\d* failed|\bfailed\b(?!,)/);
     expect(first.code).toBe(130);
 
-    const second = await onTerminal(args, [{ expect: '[y/N]' }, { send: 'y\r' }], env);
+    /** A later run at a terminal, `typed` its keys: its code and all it printed. */
+    const atTerminal = async (typed = '') => {
+      const r = await runMain(args, {
+        env,
+        terminal: { columns: 100 },
+        stdin: typed,
+        clock: new FakeClock(Date.now()),
+      });
+      return { code: r.code, output: r.stdout + r.stderr };
+    };
+    const second = await atTerminal('y\n');
     expect(second.output).toMatch(/Sent earlier: +EUR +22\.50 +\(6 payouts; not sent again\)/);
     expect(second.output).toMatch(/To send now: +EUR +192\.50 +\(14 payouts\)/);
     expect(second.output).toContain(
@@ -49,7 +62,7 @@ describe('at a terminal: confirm, Ctrl-C, run again, run a third time', () => {
     expect(second.output).toMatch(/20 payouts: 20 succeeded, 0 failed, 0 pending \(6 sent earlier/);
     expect(second.code).toBe(0);
 
-    const third = await onTerminal(args, [], env);
+    const third = await atTerminal();
     expect(third.output).toMatch(/Nothing to send: all 20 payouts were sent earlier/);
     expect(third.output).not.toContain('[y/N]');
     expect(third.code).toBe(0);
