@@ -331,7 +331,10 @@ export class Output {
     // discardStdin would put the terminal in raw mode, where Ctrl-C is a key, not SIGINT, and
     // it reads that key only while stdin flows: with --yes nothing had read stdin, so the
     // key went unseen and the run could not be stopped.
-    const spinner = ora({ text, stream: stderr, discardStdin: false }).start();
+    // ora would read process.env for CI and TERM itself; the run's own environment decides.
+    const env = this.opts.env ?? {};
+    const isEnabled = !('CI' in env) && env.TERM !== 'dumb';
+    const spinner = ora({ text, stream: stderr, discardStdin: false, isEnabled }).start();
     this.activeProgress = spinner;
     const line = new LiveLine(text, (t) => {
       spinner.text = t;
