@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { CreatePolicy, ledgerPerTest } from './ledger-service.js';
+import type { CreatePolicy, LedgerService, ledgerPerTest } from './ledger-service.js';
 import { FakeClock, runMain } from './main.js';
 
 // What the retry tests share: the November file's rows, a retry file's header, and a service,
@@ -49,4 +49,14 @@ export async function retrySetUp(
     return path;
   };
   return { svc, home, env, run, write };
+}
+
+/** People the service paid more than once, under any references (a retry's included). */
+export function peoplePaidTwice(svc: LedgerService): string[] {
+  const paid = new Map<string, number>();
+  for (const h of svc.held.values()) {
+    if (h.status !== 'success') continue;
+    paid.set(h.recipient, (paid.get(h.recipient) ?? 0) + h.times + (h.times === 0 ? 1 : 0));
+  }
+  return [...paid].filter(([, n]) => n > 1).map(([who]) => who);
 }

@@ -8,13 +8,17 @@ import { PgHistory } from '../../src/state/pg/history.js';
 import { approvalHash, contentHash } from '../../src/state/approval-hash.js';
 import { payoutHash } from '../../src/state/hash.js';
 import { sendJson } from '../helpers/http-servers.js';
-import {
-  type CreatePolicy,
-  failsThese,
-  type LedgerService,
-  ledgerPerTest,
-} from '../helpers/ledger-service.js';
+import { type CreatePolicy, failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
+import {
+  HEADER,
+  peoplePaidTwice,
+  RETRY_HEADER,
+  retrySetUp,
+  row,
+  runIdOf,
+  sendArgs,
+} from '../helpers/retry.js';
 import { freshDatabase, STORES, storeEnv, teamRoles } from '../helpers/pg.js';
 
 // Where the money controls meet: a retry, the history a person may write into, and the
@@ -23,60 +27,14 @@ import { freshDatabase, STORES, storeEnv, teamRoles } from '../helpers/pg.js';
 
 const fixture = ledgerPerTest();
 
-const HEADER = 'reference_id,amount,currency,recipient,description';
-const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient,description';
-
-/** ROW-n as a CSV line, with a new reference when given. */
-function row(n: number, fresh?: string): string {
-  const tail = `1.25,EUR,r${n}@example.com,November ${n}`;
-  return fresh === undefined ? `ROW-${n},${tail}` : `ROW-${n},${fresh},${tail}`;
-}
-
-/** People the service paid more than once, under any references (a retry's included). */
-function peoplePaidTwice(svc: LedgerService): string[] {
-  const paid = new Map<string, number>();
-  for (const h of svc.held.values()) {
-    if (h.status !== 'success') continue;
-    paid.set(h.recipient, (paid.get(h.recipient) ?? 0) + h.times + (h.times === 0 ? 1 : 0));
-  }
-  return [...paid].filter(([, n]) => n > 1).map(([who]) => who);
-}
-
 /** A service, a home, a writer of its files and a runner against them. */
-async function setUp(
+const setUp = (
   withStore: (env: Record<string, string>) => Record<string, string>,
   policy?: CreatePolicy,
-) {
-  const svc = await fixture.start(policy);
-  const home = fixture.home();
-  const env = withStore(svc.env(home.env));
-  const run = (args: string[], more: Record<string, string> = {}) =>
-    runMain(args, { env: { ...env, ...more }, clock: new FakeClock() });
-  const write = (name: string, lines: string[]) => {
-    const path = join(home.dir, name);
-    writeFileSync(path, `${lines.join('\n')}\n`);
-    return path;
-  };
-  return { svc, home, env, run, write };
-}
+) => retrySetUp(fixture, withStore, policy);
 
-const send = (file: string, ...more: string[]) => [
-  'send',
-  file,
-  '--yes',
-  '--chunk-size',
-  '1',
-  '--concurrency',
-  '1',
-  ...more,
-];
-
-/** The run id the last line of a send names. */
-function runIdOf(stderr: string): string {
-  const id = /Run ([0-9a-f]{16}): payouts runs show/.exec(stderr)?.[1];
-  expect(id, stderr).toBeDefined();
-  return id as string;
-}
+/** Sends one payout a request, without a question. */
+const send = sendArgs;
 
 /** Runs statements as a PostgreSQL role. */
 async function asRole(url: string, statements: string[]): Promise<void> {

@@ -3,25 +3,23 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/state/index.js';
 import { sendJson } from '../helpers/http-servers.js';
-import { failsThese, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
 import { STORES, storeEnv, teamRoles } from '../helpers/pg.js';
-import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
+import {
+  HEADER,
+  peoplePaidTwice,
+  RETRY_HEADER,
+  retrySetUp,
+  row,
+  runIdOf,
+  sendArgs,
+} from '../helpers/retry.js';
 
 // A retry pays a payout under a new reference: it goes only on the service's word that the
 // original failed, whatever the history says (a wrong history, or a `failed` result a person
 // wrote into it). The loopback service has its duplicate checks off.
 
 const fixture = ledgerPerTest();
-
-/** People the service paid more than once, under any references (a retry's included). */
-function peoplePaidTwice(svc: LedgerService): string[] {
-  const paid = new Map<string, number>();
-  for (const h of svc.held.values()) {
-    if (h.status !== 'success') continue;
-    paid.set(h.recipient, (paid.get(h.recipient) ?? 0) + h.times + (h.times === 0 ? 1 : 0));
-  }
-  return [...paid].filter(([, n]) => n > 1).map(([who]) => who);
-}
 
 /**
  * A later run, written by hand into the history, saying ROW-1 of run `runId` failed: what a
