@@ -32,22 +32,22 @@ END $$`;
 const refuse = (text: string, args = '', code = '42501') =>
   `RAISE EXCEPTION 'payouts: ${text}'${args ? `, ${args}` : ''} USING ERRCODE = '${code}';`;
 
+/** What a rule row is given whoever writes it: who set it, when, and its service's id. */
+const RULE_ROW = `  NEW.set_by := session_user;
+  NEW.at := ${NOW};
+  NEW.service_id := ${SERVICE_ID('NEW.service')};
+  IF NEW.approvers IS NULL OR NEW.approvers < 1 THEN
+    ${refuse('a rule needs at least one approver')}
+  END IF;
+  RETURN NEW;`;
+
 const FUNCTIONS = [
   fn('payouts_append_only', refuse('% rows are never changed or deleted', 'TG_TABLE_NAME')),
   fn(
     'payouts_history_kept',
     refuse('% rows are the history of what was sent: never deleted', 'TG_TABLE_NAME'),
   ),
-  fn(
-    'payouts_rule_set',
-    `  NEW.set_by := session_user;
-  NEW.at := ${NOW};
-  NEW.service_id := ${SERVICE_ID('NEW.service')};
-  IF NEW.approvers IS NULL OR NEW.approvers < 1 THEN
-    ${refuse('a rule needs at least one approver')}
-  END IF;
-  RETURN NEW;`,
-  ),
+  fn('payouts_rule_set', RULE_ROW),
   fn(
     'payouts_prepared',
     `  NEW.service_id := ${SERVICE_ID('NEW.service')};
@@ -247,13 +247,7 @@ export const RULE_OWNER = inSchema([
   IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
     ${refuse('only the owner of the tables changes the rule of approvals, not role %', 'session_user')}
   END IF;
-  NEW.set_by := session_user;
-  NEW.at := ${NOW};
-  NEW.service_id := ${SERVICE_ID('NEW.service')};
-  IF NEW.approvers IS NULL OR NEW.approvers < 1 THEN
-    ${refuse('a rule needs at least one approver')}
-  END IF;
-  RETURN NEW;`,
+${RULE_ROW}`,
     'tbl_owner OID;',
   ),
 ]);
