@@ -7,8 +7,21 @@
 import { hostname, userInfo } from 'node:os';
 import { isPidAlive } from '../lock.js';
 import { openPrivateDb, rowWriter, type StateDb } from './db.js';
-import { HASH_VERSION } from './hash.js';
+import { HASH_VERSION, payoutHash } from './hash.js';
 import { RefIndex, refHash } from './ref-index.js';
+
+/**
+ * Writes pass 1's rows in another thread (the send's writer thread, writer.ts), so the main
+ * thread reads the files on while the rows go into state.db's B-trees on the other core.
+ */
+export interface RowStager {
+  /** Queues rows' values (PAYOUT_WIDTH each, the hash left to the thread); copies them. */
+  stage(values: unknown[]): void;
+  /** Commits what was queued; resolves once another connection can read it. */
+  flush(): Promise<void>;
+  /** The same, waiting in this thread: a lookup in the middle of pass 1 (a repeated reference). */
+  flushSync(): void;
+}
 
 /** The OS user running payouts; null where the system cannot name it (no passwd entry). */
 function osUser(): string | null {
@@ -20,7 +33,7 @@ function osUser(): string | null {
 }
 
 /** Rows inserted per transaction: one commit per batch keeps pass 1 quick. */
-const BATCH_ROWS = 10_000;
+export const BATCH_ROWS = 10_000;
 /** Rows per INSERT statement: one call for many rows saves most of the per-call cost. */
 const ROWS_PER_INSERT = 64;
 
@@ -94,14 +107,37 @@ interface RowTable {
   at(run: number, row: number): { reference_id: string; file: string; location: string };
 }
 
-/** state.db's payouts table. */
-function payoutsTable(db: StateDb): RowTable {
-  const insert = rowWriter(db, {
+/** Values per payouts row, in the order of payoutsInsert's columns. */
+export const PAYOUT_WIDTH = 13;
+/** Where a row's hash goes among its values (see payoutsTable's values). */
+const HASH_AT = 10;
+
+/** Inserts payouts rows, ROWS_PER_INSERT per statement (here and in the writer thread). */
+export function payoutsInsert(db: StateDb): (values: unknown[]) => void {
+  return rowWriter(db, {
     head: `INSERT INTO payouts (run, row, reference_id, file, line, location, amount,
       currency, recipient, description, hash, hash_version, retry_of)`,
-    width: 13,
+    width: PAYOUT_WIDTH,
     perStatement: ROWS_PER_INSERT,
   });
+}
+
+/** Puts each row's payout hash in its place, from the row's own values (the writer thread's share). */
+export function hashRows(values: unknown[]): void {
+  for (let k = 0; k < values.length; k += PAYOUT_WIDTH) {
+    const text = (i: number) => values[k + i] as string;
+    values[k + HASH_AT] = payoutHash({
+      reference_id: text(2),
+      amount: text(6),
+      currency: text(7),
+      recipient: text(8),
+    });
+  }
+}
+
+/** state.db's payouts table. */
+function payoutsTable(db: StateDb): RowTable {
+  const insert = payoutsInsert(db);
   const at = db.prepare(
     'SELECT reference_id, file, location FROM payouts WHERE run = ? AND row = ?',
   );
@@ -179,6 +215,10 @@ export class RunIntake {
   retryCount = 0;
   /** Rows handed to the database so far; the others wait in `pending`. */
   private written = 0;
+  /** Rows this connection can read (fewer than `written` while a stager holds some). */
+  private readable = 0;
+  /** The writer thread, once the rows are handed to it (handTo). */
+  private stager: RowStager | undefined;
   private pending: unknown[] = [];
   private inTransaction = false;
   /** Pass 1's index of references; dropped by seal(). */
@@ -236,6 +276,20 @@ export class RunIntake {
     const db = openPrivateDb();
     db.exec(STAGED_TABLES);
     return new RunIntake(db, 0, stagedTable(db), true);
+  }
+
+  /**
+   * From now on the rows go to `stager`, which hashes and writes them in its thread; a send
+   * hands them over before pass 1 reads its first row.
+   */
+  handTo(stager: RowStager): void {
+    if (this.rows > 0 || this.owned) throw new Error('rows are handed over before pass 1');
+    this.stager = stager;
+  }
+
+  /** Whether the rows' payout hashes are made where they are written (handTo), not by pass 1. */
+  get hashesOwn(): boolean {
+    return this.stager !== undefined;
   }
 
   /** Number of rows stored. */
@@ -296,7 +350,7 @@ export class RunIntake {
    * the run goes on; a sighting is then looked up in state.db's reference index.
    */
   seal(): void {
-    this.commit();
+    this.finish();
     this.synced();
     if (!this.owned) this.refs = undefined;
   }
@@ -308,15 +362,25 @@ export class RunIntake {
     this.synchronous = undefined;
   }
 
-  /** Commits the rows stored so far. */
+  /** Waits while the thread the rows were handed to (handTo) writes them; then finish() is quick. */
+  async caughtUp(): Promise<void> {
+    if (!this.stager) return;
+    this.write();
+    await this.stager.flush();
+    this.readable = this.written;
+  }
+
+  /** Commits the rows stored so far; this connection can read every one. */
   finish(): void {
     this.commit();
+    if (this.readable < this.written) this.makeReadable();
   }
 
   /** Drops the staged rows (the run stops before sending anything). */
   discard(): void {
     this.pending = [];
     this.written = this.rows;
+    this.readable = this.rows;
     // SQLite may have rolled the batch back itself (a full disk does): then there is none to end.
     if (this.inTransaction && this.db.inTransaction) this.db.exec('ROLLBACK');
     this.inTransaction = false;
@@ -328,7 +392,7 @@ export class RunIntake {
   /** The stored row with exactly this reference, as a sighting. */
   private stored(ref: string, hash: number): Sighting | undefined {
     for (const row of this.candidates(ref, hash)) {
-      if (row >= this.written) this.write();
+      if (row >= this.readable) this.makeReadable();
       const r = this.table.at(this.id, row);
       if (r.reference_id !== ref) continue;
       // Rows not stored before this one count in pass 1's order too.
@@ -347,14 +411,25 @@ export class RunIntake {
     return r === undefined ? [] : [r.row];
   }
 
-  /** Hands the pending rows to the database. */
+  /** Hands the pending rows to the database (or to the stager, which copies them). */
   private write(): void {
     const n = this.rows - this.written;
     if (n === 0) return;
-    this.begin();
-    this.table.write(this.written, n, this.pending);
+    if (this.stager) this.stager.stage(this.pending);
+    else {
+      this.begin();
+      this.table.write(this.written, n, this.pending);
+    }
     this.pending.length = 0;
     this.written = this.rows;
+    if (!this.stager) this.readable = this.written;
+  }
+
+  /** Every row stored so far, readable here: the stager's are waited for (rare: a repeat). */
+  private makeReadable(): void {
+    this.write();
+    this.stager?.flushSync();
+    this.readable = this.written;
   }
 
   /** Opens the transaction of the current batch. */
@@ -364,7 +439,7 @@ export class RunIntake {
     this.inTransaction = true;
   }
 
-  /** Commits the current batch. */
+  /** Commits the current batch (a stager commits its own). */
   private commit(): void {
     this.write();
     if (!this.inTransaction) return;

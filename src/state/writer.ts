@@ -7,10 +7,16 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import {
+  MessageChannel,
+  type MessagePort,
+  receiveMessageOnPort,
+  Worker,
+} from 'node:worker_threads';
 import type { StateDb } from './db.js';
 import { type LockWait, stateError } from './errors.js';
 import type { JournalRecord } from '../domain/records.js';
+import type { RowStager } from './intake.js';
 import { recordStatements } from './journal-sql.js';
 
 /** Writes a run's commits, one after the other, each in one transaction. */
@@ -19,6 +25,8 @@ export interface StateWriter {
   commit(run: number, records: JournalRecord[]): Promise<void>;
   /** Ends the writer once the commits it was given are settled. */
   close(): Promise<void>;
+  /** Where pass 1's rows can be written meanwhile, when the writer is a thread of its own. */
+  stager?: RowStager;
 }
 
 /**
@@ -57,18 +65,34 @@ export const WRITER_SCRIPT = new URL('./state-writer.js', import.meta.url);
 
 /** What the writer thread starts with (see state-writer.ts). */
 export interface WriterData {
-  file: string;
-  noticeMs: number;
-  waitMs: number;
   /** Test hook: the thread holds each commit while element 0 of this Int32Array is 0. */
   gate?: SharedArrayBuffer;
+  /** [the last staging flush done, 1 once staging failed]: what flushSync waits on. */
+  flushed: SharedArrayBuffer;
+  /** Where the thread tells a failed staging, for the main thread to read while it waits. */
+  failures: MessagePort;
+}
+
+/** A message to the writer thread: pass 1's rows, a flush of them, a commit, or the end. */
+export type WriterMessage =
+  | { open: { file: string; noticeMs: number; waitMs: number } }
+  | { stage: unknown[] }
+  | { flush: number }
+  | { id: number; run: number; records: JournalRecord[] }
+  | 'close';
+
+/** The driver's error behind a failed commit, as plain data: the main thread translates it again. */
+export interface WriterError {
+  message: string;
+  code?: string;
+  path?: string;
 }
 
 /** A message from the writer thread. */
 export type WriterReply =
   | { notice: string }
   | { done: number[] }
-  | { failed: number[]; error: { message: string; code?: string; path?: string } };
+  | { failed: number[]; error: WriterError };
 
 /** Options of threadWriter. */
 export interface ThreadWriterOptions {
@@ -79,21 +103,59 @@ export interface ThreadWriterOptions {
   gate?: SharedArrayBuffer;
 }
 
-/** The writer to use for a connection: a thread for state.db when the bundle has its script. */
-export function writerFor(db: StateDb, wait: LockWait | undefined): StateWriter {
-  if (wait === undefined || !existsSync(fileURLToPath(WRITER_SCRIPT))) return localWriter(db);
-  return threadWriter({ file: db.name, wait });
+/** A writer thread before it has a database: started early, it loads its code meanwhile. */
+export interface WriterThread {
+  worker: Worker;
+  failures: MessageChannel;
+  flushed: SharedArrayBuffer;
+}
+
+/** Starts a writer thread, which opens a database when threadWriter names it. */
+export function startWriterThread(script: URL = WRITER_SCRIPT, gate?: SharedArrayBuffer) {
+  const failures = new MessageChannel();
+  const flushed = new SharedArrayBuffer(8);
+  const data: WriterData = { flushed, failures: failures.port2 };
+  if (gate) data.gate = gate;
+  const worker = new Worker(script, { workerData: data, transferList: [failures.port2] });
+  worker.unref();
+  return { worker, failures, flushed };
+}
+
+/** A writer thread when the bundle has its script (the sources' tests write in their thread). */
+export function builtWriterThread(): WriterThread | undefined {
+  return existsSync(fileURLToPath(WRITER_SCRIPT)) ? startWriterThread() : undefined;
+}
+
+/** Ends a writer thread no writer took. */
+export function dropWriterThread(thread: WriterThread | undefined): void {
+  if (!thread) return;
+  void thread.worker.terminate();
+  thread.failures.port1.close();
+}
+
+/**
+ * The writer to use for a connection: the thread started for it (or a new one) for state.db
+ * when the bundle has its script; else this thread.
+ */
+export function writerFor(db: StateDb, wait: LockWait | undefined, thread?: WriterThread) {
+  if (wait === undefined || !existsSync(fileURLToPath(WRITER_SCRIPT))) {
+    dropWriterThread(thread);
+    return localWriter(db);
+  }
+  return threadWriter({ file: db.name, wait }, thread);
 }
 
 /**
  * Commits in a worker thread. The thread keeps the event loop alive only while a commit is
  * pending, so a finished send exits, and a send waiting for a commit is not taken for a stall.
  */
-export function threadWriter(o: ThreadWriterOptions): StateWriter {
-  const data: WriterData = { file: o.file, noticeMs: o.wait.noticeMs, waitMs: o.wait.waitMs };
-  if (o.gate) data.gate = o.gate;
-  const worker = new Worker(o.script ?? WRITER_SCRIPT, { workerData: data });
-  worker.unref();
+export function threadWriter(
+  o: ThreadWriterOptions,
+  thread: WriterThread = startWriterThread(o.script, o.gate),
+): StateWriter {
+  const { worker, failures, flushed } = thread;
+  const { noticeMs, waitMs } = o.wait;
+  worker.postMessage({ open: { file: o.file, noticeMs, waitMs } } satisfies WriterMessage);
   const pending = new Map<number, { resolve: () => void; reject: (err: unknown) => void }>();
   let seq = 0;
   let failure: unknown;
@@ -142,21 +204,58 @@ export function threadWriter(o: ThreadWriterOptions): StateWriter {
       resolve();
     }),
   );
-  return {
-    commit(run, records) {
-      if (failure !== undefined) return Promise.reject(failure);
+  // Resolves when the thread has done everything posted before it (a commit, or a flush).
+  const request = (message: (id: number) => WriterMessage): Promise<void> => {
+    if (failure !== undefined) return Promise.reject(failure);
+    const id = ++seq;
+    const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
+    worker.ref();
+    worker.postMessage(message(id));
+    return done;
+  };
+  const stager: RowStager = {
+    stage: (values) => worker.postMessage({ stage: values } satisfies WriterMessage),
+    flush: () => request((id) => ({ flush: id })),
+    flushSync() {
+      if (failure !== undefined) throw failure;
       const id = ++seq;
-      const done = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject }));
-      worker.ref();
-      worker.postMessage({ id, run, records });
-      return done;
+      worker.postMessage({ flush: id } satisfies WriterMessage);
+      const err = waitFlushed(new Int32Array(flushed), id, failures.port1);
+      if (!err) return;
+      failure ??= stateError(err, o.file);
+      throw failure;
     },
+  };
+  return {
+    stager,
+    commit: (run, records) => request((id) => ({ id, run, records })),
     // The run flushes first: nothing is pending unless a commit failed.
     async close() {
       closing = true;
       worker.ref();
       worker.postMessage('close');
       await exited;
+      failures.port1.close();
     },
   };
+}
+
+/**
+ * Waits in this thread until the writer thread has flushed up to `id`; the driver's error
+ * when its staging failed instead. (Its notices of another program's lock show afterwards.)
+ */
+function waitFlushed(
+  flushed: Int32Array,
+  id: number,
+  failures: MessagePort,
+): (Error & { code?: string }) | undefined {
+  for (;;) {
+    const done = Atomics.load(flushed, 0);
+    if (done >= id) return undefined;
+    if (Atomics.load(flushed, 1) !== 0) {
+      const m = receiveMessageOnPort(failures)?.message as WriterError | undefined;
+      return Object.assign(new Error(m?.message ?? 'the writer thread failed'), m);
+    }
+    Atomics.wait(flushed, 0, done, 1_000);
+  }
 }

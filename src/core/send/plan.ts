@@ -197,7 +197,8 @@ async function readAll(
           currency: p.currency,
           recipient: p.recipient,
           description: p.description,
-          hash: opts.withHashes ? hashOf(p) : '',
+          // Made where the rows are written when that is another thread (RunIntake.hashesOwn).
+          hash: opts.withHashes && !rows.hashesOwn ? hashOf(p) : '',
           retry_of: p.retry_of,
         });
         lookalikes.see(p.reference_id, p);
@@ -226,6 +227,7 @@ async function readAll(
     const more = r.problems.total;
     r.problems.addFirst(needsProblem(needy, needs, { commandLine: opts.commandLine, more }));
   }
+  await rows.caughtUp();
   rows.finish();
   lookalikes.confirm((ref) => rows.sighting(ref));
   rows.seal();

@@ -13,7 +13,12 @@ import type { InStream, Output } from '../../output/output.js';
 import { lockWaitOf } from '../../state/db.js';
 import type { RunIntake } from '../../state/index.js';
 import { localHistory } from '../../state/local-history.js';
-import { type StateWriter, writerFor } from '../../state/writer.js';
+import {
+  builtWriterThread,
+  dropWriterThread,
+  type StateWriter,
+  writerFor,
+} from '../../state/writer.js';
 import type { ServiceConnection } from '../service.js';
 import type { SendOptions } from './options.js';
 import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
@@ -92,6 +97,8 @@ export interface Staging {
 
 /** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */
 export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
+  // The writer thread of state.db starts first: it loads its code while state.db is opened.
+  const thread = opts.dryRun || deps.stateUrl ? undefined : builtWriterThread();
   const history = deps.stateUrl
     ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
     : localHistory(deps.stateDir, {
@@ -104,9 +111,12 @@ export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging>
     const now = new Date((deps.clock ?? systemClock).now());
     const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
     const rows = await history.stage(how);
-    const writer = opts.dryRun ? undefined : writerFor(rows.db, lockWaitOf(rows.db));
+    const writer = opts.dryRun ? undefined : writerFor(rows.db, lockWaitOf(rows.db), thread);
+    // Its thread hashes and writes the rows on the other core while this one reads the files.
+    if (writer?.stager) rows.handTo(writer.stager);
     return { rows, kept: false, history, ...(writer ? { writer } : {}) };
   } catch (err) {
+    dropWriterThread(thread);
     await history.close();
     throw err;
   }

@@ -3,9 +3,9 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StateError } from '../../../src/state/errors.js';
-import { openDatabase, STATE_DB } from '../../../src/state/index.js';
+import { openDatabase, payoutHash, RunIntake, STATE_DB } from '../../../src/state/index.js';
 import { type StateWriter, threadWriter } from '../../../src/state/writer.js';
-import { openDb, openRun, rowsOf, tempStateDir } from './helpers.js';
+import { openDb, openRun, payout, rowsOf, tempStateDir } from './helpers.js';
 
 // The writer thread runs the bundle's script (npm test builds it first): the sources are
 // TypeScript, which a worker thread cannot load.
@@ -127,5 +127,89 @@ describe('the writer thread', () => {
     await expect(state.recordIntent(2, rowsOf(state, 'B'))).rejects.toBeInstanceOf(StateError);
     await expect(state.close()).rejects.toBeInstanceOf(StateError);
     expect(stateOf(stateDir, 'A')).toMatchObject({ state: 'queued' });
+  });
+});
+
+/** A run's rows staged through a writer thread, as a send's pass 1 stages them. */
+async function threadStaging(wait = 2_000) {
+  const stateDir = await tempStateDir();
+  const file = join(stateDir, STATE_DB);
+  const db = await openDb(stateDir);
+  const noop = () => {};
+  const writer = threadWriter({
+    file,
+    wait: { notice: noop, noticeMs: wait, waitMs: wait },
+    script: SCRIPT,
+  });
+  const rows = RunIntake.begin(db, { pid: process.pid, inputs: ['p.csv'], now: new Date() });
+  rows.handTo(writer.stager!);
+  const add = (ref: string, line: number) =>
+    rows.add({ ...payout(ref, `${line}.50`), file: 'p.csv', line, hash: '' });
+  const stored = () =>
+    db
+      .prepare('SELECT reference_id, amount, currency, recipient, hash FROM payouts WHERE run = ?')
+      .all(rows.id) as Array<{
+      reference_id: string;
+      amount: string;
+      currency: string;
+      recipient: string;
+      hash: string;
+    }>;
+  return { file, db, writer, rows, add, stored };
+}
+
+describe("pass 1's rows in the writer thread", () => {
+  it('are hashed there as pass 1 would, a repeat is found mid-pass, and all are read once caught up', async () => {
+    const { writer, rows, add, stored } = await threadStaging();
+    expect(rows.hashesOwn).toBe(true);
+    // More rows than one statement takes, then a repeat of an early one (still in the thread).
+    for (let i = 0; i < 200; i++) expect(add(`R-${i}`, i + 2)).toBeUndefined();
+    expect(add('R-5', 300)).toMatchObject({ file: 'p.csv', location: 'line 7', order: 5 });
+    expect(add('R-200', 301)).toBeUndefined();
+    await rows.caughtUp();
+    rows.finish();
+    const all = stored();
+    expect(all).toHaveLength(201);
+    for (const r of all) expect(r.hash).toBe(payoutHash(r));
+    expect(all.find((r) => r.reference_id === 'R-5')?.amount).toBe('7.50');
+    await writer.close();
+  });
+
+  it('that the thread cannot write fail the run with the StateError, waited for or not; none is kept', async () => {
+    const { file, db, writer, rows, add } = await threadStaging(10);
+    // Another program holds the write lock for longer than both waits.
+    const other = openDatabase(file);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      add('A', 2);
+      add('B', 3);
+      // A repeat waits for the thread in this one: its failure is thrown here.
+      const thrown = (() => {
+        try {
+          add('A', 4);
+        } catch (err) {
+          return err;
+        }
+      })();
+      expect(thrown).toBeInstanceOf(StateError);
+      expect((thrown as StateError).problem).toBe('locked');
+      await expect(rows.caughtUp()).rejects.toBeInstanceOf(StateError);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await writer.close();
+    rows.discard();
+    expect(db.prepare('SELECT count(*) AS n FROM payouts').get()).toEqual({ n: 0 });
+    expect(db.prepare('SELECT count(*) AS n FROM runs').get()).toEqual({ n: 0 });
+  });
+
+  it('never caught up are dropped with the run that never began', async () => {
+    const { db, writer, rows, add } = await threadStaging();
+    for (let i = 0; i < 100; i++) add(`D-${i}`, i + 2);
+    await writer.close();
+    rows.discard();
+    expect(db.prepare('SELECT count(*) AS n FROM payouts').get()).toEqual({ n: 0 });
+    expect(db.prepare('SELECT count(*) AS n FROM runs').get()).toEqual({ n: 0 });
   });
 });
