@@ -77,6 +77,19 @@ function approvedText(prep: PreparedRun): string {
   return `approved: ${prep.prep_id} by ${e?.by_role ?? '?'} at ${at}`;
 }
 
+/**
+ * The notes of a run that sends nothing (every payout was sent earlier): the rule is about
+ * what moves, so it does not apply; nor is any approved run used (no `approval` in --json).
+ */
+export function nothingToSendNotes(): SummaryNotes {
+  const notes: SummaryNotes = {
+    newRecipients: 'none: nothing to send',
+    approval: 'not needed: nothing to send',
+    state: 'not_needed',
+  };
+  return { ...notes, status: approvalStatusDoc(notes) };
+}
+
 /** The notes of a run to the service `serviceKey` (undefined: no service configured). */
 export async function summaryNotes(
   run: NotedSend,
