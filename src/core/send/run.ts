@@ -353,15 +353,17 @@ export class SendRun {
     checkMaxTotals(split, opts.maxTotals, currencies);
     const nothingToSend = sendsNothing(split);
     const asks = !nothingToSend && !service.sandbox && !opts.yes;
-    // Never sent without the approval the rule asks, whatever was read before.
-    if (!nothingToSend && this.notes?.refusal) throw this.notes.refusal;
+    // Never sent without the approval the rule asks, whatever was read or decided before.
+    const files = this.notes?.files ?? this.notes;
+    if (!nothingToSend && files?.refusal) throw files.refusal;
     if (nothingToSend) {
       const first = plan.firstRequest.payouts[0];
       if (!service.sandbox && first)
         await checkCredentials(service.client, first.reference_id, this.deps.interrupt);
-      this.notes = nothingToSendNotes();
+      this.notes = nothingToSendNotes(files);
       output.info(nothingToSendText(split, this.notes.approval, output.errColor));
     } else {
+      this.notes = files;
       const where = { baseUrl: service.settings.baseUrl, profile: service.settings.profile };
       const dest = this.destination(where);
       const view = { plan, split, dest, maxTotals: opts.maxTotals, notes: this.notes };
