@@ -15,6 +15,7 @@ import {
   type ShownState,
   totalsOf,
 } from './screen.js';
+import type { OriginState, OriginVerdict } from '../send/retries.js';
 
 /** The version of the prepared-run document; a change that breaks a reader raises it. */
 export const PREPARED_SCHEMA_VERSION = 1;
@@ -114,6 +115,70 @@ function earlierCounts(s: PreparedScreen) {
   };
 }
 
+/**
+ * "retries X, which was paid (run … on …): the send will refuse this row": a retry row's
+ * original as the history holds it, in the words a send refuses the row with (retries.ts).
+ */
+function retryWords(retryOf: string, v: OriginVerdict | undefined, sentEarlier: boolean): string {
+  const head = `retries ${retryOf}${v?.which ?? ''}`;
+  if (!v) return head;
+  if (v.refused) return `${head}: the send will refuse this row`;
+  if (v.state === 'not_in_history')
+    return `${head}: the send sends it only if the service says it failed or was canceled`;
+  // Sent earlier, the row is not sent again ("sent earlier" says so).
+  return sentEarlier ? head : `${head}: this retry sends it`;
+}
+
+/** What the payout a retry retries is, as the Retries: line counts it. */
+const ORIGIN_WORDS: Record<OriginState, string> = {
+  paid: 'a payout already paid',
+  pending: 'a payout pending at the service',
+  in_doubt: 'a payout that may have been sent',
+  retried: 'a payout already retried',
+  reference_used: 'a payout under a new reference_id another payout holds',
+  not_in_history: 'a payout this history does not hold',
+  failed: 'a payout that failed',
+  canceled: 'a payout that was canceled',
+};
+
+/** "1 retries a payout already paid and 2 a payout already retried". */
+function countedWords(counts: Array<[OriginState, number]>): string {
+  const parts = counts.map(
+    ([state, n], i) => `${n}${i ? '' : n === 1 ? ' retries' : ' retry'} ${ORIGIN_WORDS[state]}`,
+  );
+  const last = parts.pop()!;
+  return parts.length ? `${parts.join(', ')} and ${last}` : last;
+}
+
+/**
+ * The Retries: line: how many rows retry a payout, and of which a send will refuse, as
+ * "3, of which 1 retries a payout already paid: the send will refuse it, and so the whole run
+ * (nothing is sent)".
+ */
+export function retriesText(s: PreparedScreen): string | undefined {
+  const verdicts = [...s.retries.values()];
+  const n = verdicts.length;
+  if (!n) return undefined;
+  const counts = (refused: boolean) =>
+    (Object.keys(ORIGIN_WORDS) as OriginState[])
+      .map((state): [OriginState, number] => [
+        state,
+        verdicts.filter((v) => v.state === state && v.refused === refused).length,
+      ])
+      .filter(([, k]) => k > 0);
+  const refused = counts(true);
+  const parts: string[] = [];
+  const k = verdicts.filter((v) => v.refused).length;
+  if (refused.length)
+    parts.push(
+      `${countedWords(refused)}: the send will refuse ${k === 1 ? 'it' : 'them'}, and so the whole run (nothing is sent)`,
+    );
+  const unheld = counts(false).filter(([state]) => state === 'not_in_history');
+  if (unheld.length) parts.push(`${countedWords(unheld)}: the send asks the service first`);
+  if (parts.length) return `${n}, of which ${parts.join('; ')}`;
+  return `${n}, ${n === 1 ? 'of' : 'each of'} a payout that failed or was canceled`;
+}
+
 /** What each row calls attention to, in words: new recipient, changed, sent earlier, largest. */
 export function attentionOf(s: PreparedScreen, grouped = false): Map<number, string[]> {
   const newRows = new Set(s.newRows.map((r) => r.row));
@@ -125,8 +190,9 @@ export function attentionOf(s: PreparedScreen, grouped = false): Map<number, str
   for (const r of s.rows) {
     const words: string[] = [];
     if (newRows.has(r.row)) words.push('new recipient');
-    // A retry pays what its original did not: the approver checks the original failed.
-    if (r.retry_of !== null) words.push(`retries ${r.retry_of}`);
+    // A retry pays what its original did not: the approver sees where the original stands.
+    if (r.retry_of !== null)
+      words.push(retryWords(r.retry_of, s.retries.get(r.row), s.earlier.has(r.reference_id)));
     const c = changes.get(r.reference_id);
     if (c?.change === 'added') words.push(`added since ${first!.run.prep_id}`);
     if (c?.change === 'changed' && c.before)
@@ -154,10 +220,15 @@ export function preparedDoc(s: PreparedScreen) {
     compared_with: s.comparisons.map((c) => comparisonDoc(c, s)),
     earlier: earlierCounts(s),
     duplicates: s.duplicates.map((d) => ({ prepared_run_id: d.run.prep_id, state: d.state })),
+    retries: {
+      count: s.retries.size,
+      refused_count: [...s.retries.values()].filter((v) => v.refused).length,
+    },
     payouts: s.rows.map((r) => ({
       ...payoutDoc(r),
       description: r.description,
       retry_of: r.retry_of,
+      retry_of_state: s.retries.get(r.row)?.state ?? null,
       attention: attention.get(r.row) ?? [],
     })),
   };
@@ -280,6 +351,8 @@ export function screenLines(s: PreparedScreen, grouped: boolean): string[] {
         : `none; all ${s.rows.length} would be sent now`,
     ),
   );
+  const retries = retriesText(s);
+  if (retries) lines.push(field('Retries:', displayText(retries)));
   if (!s.comparisons.length)
     lines.push(field('Compared:', 'no earlier approved or rejected run of this batch or preparer'));
   for (const c of s.comparisons) lines.push(...comparisonLines(c, s, grouped));
@@ -297,12 +370,14 @@ export async function screenTable(
   opts: { all: boolean; grouped: boolean; toErr?: boolean },
 ): Promise<void> {
   const attention = attentionOf(s, opts.grouped);
-  // Rows a person must look at first; those only among the largest next; then the rest.
+  // Rows a send will refuse first, then those a person must look at; those only among the
+  // largest next; then the rest.
   const rank = (r: PreparedPayout) => {
     const words = attention.get(r.row) ?? [];
-    return words.some((w) => w !== 'largest') ? 0 : words.length ? 1 : 2;
+    if (s.retries.get(r.row)?.refused) return 0;
+    return words.some((w) => w !== 'largest') ? 1 : words.length ? 2 : 3;
   };
-  const ordered = [0, 1, 2].flatMap((k) => s.rows.filter((r) => rank(r) === k));
+  const ordered = [0, 1, 2, 3].flatMap((k) => s.rows.filter((r) => rank(r) === k));
   const shown = opts.all ? ordered : ordered.slice(0, SCREEN_ROWS);
   const rows = shown.map((r) => [
     String(r.row + 1),

@@ -13,8 +13,11 @@ import {
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { earlierHits, paidRecipientsIn } from '../../state/pg/prepared-views.js';
-import { serviceIdOf } from '../../state/hash.js';
+import { HASH_VERSION, serviceIdOf } from '../../state/hash.js';
 import { listRunsIn, liveRunsIn, type RunSummary } from '../../state/runs.js';
+import { serviceIdentity } from '../../api/base-url.js';
+import type { StagedPayout } from '../../domain/records.js';
+import { type OriginVerdict, retryVerdicts } from '../send/retries.js';
 import { prepState } from './common.js';
 
 /** Where a prepared run stands, with its send: `sending` and `partly sent` while unfinished. */
@@ -115,6 +118,8 @@ export interface PreparedScreen {
   earlier: Map<string, Earlier>;
   /** Other prepared runs of the service holding exactly these payouts, not rejected or expired. */
   duplicates: Array<{ run: PreparedRun; state: ShownState }>;
+  /** By row, each retry row's original as the history holds it, judged as a send will. */
+  retries: Map<number, OriginVerdict>;
   currencies: CurrencyTable;
 }
 
@@ -213,6 +218,36 @@ async function earlierOf(
   return out;
 }
 
+/** Retry rows looked up at once (one JSON array a query, as a send's pages). */
+const RETRY_PAGE = 5_000;
+
+/**
+ * What the history holds of each retry row's original and its chain, looked up as a send
+ * looks up its own (PgHistory.prior), and judged by the words a send refuses the row with.
+ */
+async function retriesOf(
+  h: PgHistory,
+  service: string,
+  rows: PreparedPayout[],
+): Promise<Map<number, OriginVerdict>> {
+  const retries = rows.flatMap((r) =>
+    r.retry_of === null ? [] : [{ ...r, retry_of: r.retry_of }],
+  );
+  if (!retries.length) return new Map();
+  const staged: StagedPayout[] = retries.map((r) => ({
+    ...r,
+    file: null,
+    line: null,
+    location: null,
+    // The approval hash is not a payout hash: none, so no held row is compared with it.
+    hash: null,
+    hash_version: HASH_VERSION,
+  }));
+  const pages: StagedPayout[][] = [];
+  for (let i = 0; i < staged.length; i += RETRY_PAGE) pages.push(staged.slice(i, i + RETRY_PAGE));
+  return retryVerdicts(retries, await h.prior(serviceIdentity(service), pages));
+}
+
 /** The earlier prepared runs a run is compared with: a rejected predecessor, the last approved. */
 function predecessors(
   p: PreparedRun,
@@ -275,6 +310,7 @@ export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<Prep
     comparisons,
     earlier: await earlierOf(h, sid, rows),
     duplicates,
+    retries: await retriesOf(h, p.service, rows),
     currencies,
   };
 }

@@ -15,6 +15,8 @@ export interface RunView {
   readonly output: Output;
   /** The approval that let the run go (docs/approvals.md), for its --json document. */
   readonly approvalDoc?: unknown;
+  /** What its Approval: line said (notes.ts), for its --json document. */
+  readonly approvalStatus?: unknown;
 }
 
 /** A run once its requests have settled, for its results. */

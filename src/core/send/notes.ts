@@ -23,6 +23,8 @@ export interface SummaryNotes {
   approved?: PreparedRun;
   /** Set where the rule refuses the run: a send throws it, a dry run only says so. */
   refusal?: ApprovalStateError | UsageError;
+  /** What the rule says of the files, kept under nothingToSendNotes: a run decided again may find something to send. */
+  files?: SummaryNotes;
 }
 
 /** A dry run's --json `approval_status`: what the Approval line says, for a script. */
@@ -75,6 +77,19 @@ function approvedText(prep: PreparedRun): string {
   const e = prep.events.find((x) => x.decision === 'approved');
   const at = e ? shortTime(e.at).slice(11) : '?';
   return `approved: ${prep.prep_id} by ${e?.by_role ?? '?'} at ${at}`;
+}
+
+/**
+ * The notes of a run that sends nothing (every payout was sent earlier): the rule is about
+ * what moves, so it does not apply; nor is any approved run used (no `approval` in --json).
+ */
+export function nothingToSendNotes(files?: SummaryNotes): SummaryNotes {
+  const notes: SummaryNotes = {
+    newRecipients: 'none: nothing to send',
+    approval: 'not needed: nothing to send',
+    state: 'not_needed',
+  };
+  return { ...notes, status: approvalStatusDoc(notes), ...(files ? { files } : {}) };
 }
 
 /** The notes of a run to the service `serviceKey` (undefined: no service configured). */

@@ -139,8 +139,12 @@ async function printDocument(
     exitCode: ending.exitCode,
     error: ending.error && errorObject(ending.error, ending.exitCode),
   });
+  const approval = {
+    ...(run.approvalStatus ? { approval_status: run.approvalStatus } : {}),
+    ...(run.approvalDoc ? { approval: run.approvalDoc } : {}),
+  };
   await output.printJsonWithRawList(
-    run.approvalDoc ? { ...head, approval: run.approvalDoc } : head,
+    { ...head, ...approval },
     'results',
     resultListText(resultItems(engine.outcomes.values(), currencies)),
   );

@@ -14,7 +14,7 @@ import { newRunEngine, openRunState } from './open-run.js';
 import { concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
 import { approvalDocOf } from '../approvals/gate.js';
-import { type SummaryNotes, summaryNotes } from './notes.js';
+import { nothingToSendNotes, type SummaryNotes, summaryNotes } from './notes.js';
 import { applyReadBack, type PriorState, priorState } from './resume.js';
 import { checkCredentials, refuseFailedEarlier, refuseRetries } from './failed-earlier.js';
 import { finishRun } from './results.js';
@@ -31,12 +31,12 @@ import {
   stage,
 } from './staging.js';
 import { type CheckItem, dryRunPrior, settleAtService } from './service-check.js';
-import { checkMaxTotals, freshSplit, type RunSplit, splitRun } from './split.js';
+import { checkMaxTotals, freshSplit, type RunSplit, sendsNothing, splitRun } from './split.js';
 import {
   type Destination,
   dryRunDoc,
   formatRequestBody,
-  nothingToSendLine,
+  nothingToSendText,
   payouts,
   questionText,
   summaryText,
@@ -179,7 +179,11 @@ export class SendRun {
       split = splitRun(plan, prior, currencies, opts.chunkSize);
     }
     checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
-    const notes = await summaryNotes(this, { ...where, sandbox: opts.sandbox });
+    // The rule is about what moves: a run that sends nothing needs no approval.
+    const notes =
+      split && sendsNothing(split)
+        ? nothingToSendNotes()
+        : await summaryNotes(this, { ...where, sandbox: opts.sandbox });
     const view = { plan, split, dest: this.destination(where), maxTotals: opts.maxTotals, notes };
     if (output.json) {
       output.printJson(dryRunDoc(view, currencies));
@@ -215,6 +219,11 @@ export class SendRun {
     return this.notes?.approved && approvalDocOf(this.notes.approved);
   }
 
+  /** What its Approval: line said, for its --json document (`approval_status`). */
+  get approvalStatus() {
+    return this.notes?.status;
+  }
+
   /** The run's staged rows. */
   get rows(): RunIntake {
     return this.staging.rows;
@@ -234,9 +243,9 @@ export class SendRun {
     const service = await deps.connect();
     try {
       this.notes = await summaryNotes(this, service);
-      if (this.notes.refusal) throw this.notes.refusal;
+      const early = await this.refuseUnapproved(service);
       const approved = this.notes.approved;
-      const { asked, lock } = await this.decideAndLock(service);
+      const { asked, lock } = await this.decideAndLock(service, early);
       let sent: Sending;
       try {
         const decided = await this.recheck(service, asked);
@@ -274,18 +283,38 @@ export class SendRun {
    * Decides what to send, asking unless --yes, and takes the service's lock: once the question
    * is answered, or under --yes (without --wait's live line) while the run is being decided.
    */
-  private async decideAndLock(service: ServiceConnection) {
+  private async decideAndLock(service: ServiceConnection, read?: PriorRow[]) {
     const early = this.opts.yes && this.opts.waitSeconds === undefined;
     const locking = early ? this.takeLock(service) : undefined;
     locking?.catch(() => {});
     try {
-      const asked = await this.decide(service, await this.priorRows(service.serviceKey));
+      const asked = await this.decide(service, read ?? (await this.priorRows(service.serviceKey)));
       return { asked, lock: await (locking ?? this.takeLock(service)) };
     } catch (error) {
       // The error that stopped the run is the one to report, not one of giving the lock back.
       await locking?.then((lock) => lock.release()).catch(() => {});
       throw error;
     }
+  }
+
+  /**
+   * Refuses now a run the approval rule refuses (before any lock or lookup), unless what earlier
+   * runs hold leaves it nothing to send: then the rows read are returned for deciding, and
+   * `decide` refuses it all the same if it finds something to send.
+   */
+  private async refuseUnapproved(service: ServiceConnection): Promise<PriorRow[] | undefined> {
+    const refusal = this.notes?.refusal;
+    if (!refusal) return undefined;
+    const rows = await this.priorRows(service.serviceKey);
+    let split: RunSplit;
+    try {
+      const prior = priorState(rows, service.sandbox ? undefined : service.settings.clientId);
+      split = splitRun(this.plan, prior, this.currencies, this.opts.chunkSize);
+    } catch {
+      throw refusal;
+    }
+    if (!sendsNothing(split)) throw refusal;
+    return rows;
   }
 
   /** The service's lock; with --wait, waited for on a live line naming who holds it. */
@@ -322,14 +351,19 @@ export class SendRun {
     await proveOriginalsUnpaid(this, service, prior);
     const split = splitRun(plan, prior, currencies, opts.chunkSize);
     checkMaxTotals(split, opts.maxTotals, currencies);
-    const nothingToSend = split.toSend.count === 0 && split.readBack.count === 0;
+    const nothingToSend = sendsNothing(split);
     const asks = !nothingToSend && !service.sandbox && !opts.yes;
+    // Never sent without the approval the rule asks, whatever was read or decided before.
+    const files = this.notes?.files ?? this.notes;
+    if (!nothingToSend && files?.refusal) throw files.refusal;
     if (nothingToSend) {
       const first = plan.firstRequest.payouts[0];
       if (!service.sandbox && first)
         await checkCredentials(service.client, first.reference_id, this.deps.interrupt);
-      output.info(nothingToSendLine(split));
+      this.notes = nothingToSendNotes(files);
+      output.info(nothingToSendText(split, this.notes.approval, output.errColor));
     } else {
+      this.notes = files;
       const where = { baseUrl: service.settings.baseUrl, profile: service.settings.profile };
       const dest = this.destination(where);
       const view = { plan, split, dest, maxTotals: opts.maxTotals, notes: this.notes };

@@ -93,6 +93,11 @@ export function splitRun(
   };
 }
 
+/** Whether a run sends nothing: every payout was sent earlier, none is left to read back. */
+export function sendsNothing(split: RunSplit): boolean {
+  return split.toSend.count === 0 && split.readBack.count === 0;
+}
+
 /** The split of a run nothing was sent for, or whose service is not known. */
 export function freshSplit(plan: RunPlan): RunSplit {
   const none = new CurrencyTotals();

@@ -211,6 +211,11 @@ export function questionText(split: RunSplit, currencies: CurrencyTable): string
   return `${what}? They cannot be taken back.`;
 }
 
+/** The lines of a run that sends nothing: its Approval: line, then nothingToSendLine. */
+export function nothingToSendText(split: RunSplit, approval: string, c: ChalkInstance): string {
+  return `${field('Approval:', approval, c)}\n${nothingToSendLine(split)}`;
+}
+
 /**
  * The one line of a run whose payouts were all sent earlier; a failed one is told as failed,
  * with what to do, never as "sent earlier".
