@@ -8,6 +8,7 @@ import {
   finishesOnceOnRerun,
   reportStatuses,
   type SendDoc,
+  STOPPING,
   sendArgs,
   setup,
   statusCounts,
@@ -53,13 +54,19 @@ describe('a --json run stopped by a signal', () => {
   it.each(['SIGTERM', 'SIGHUP'] as const)(
     '%s: stdout is still one complete document listing every row',
     async (signal) => {
-      const s = await setup(fixture);
-      // Signalled once the third request has arrived: two were answered, one is in flight.
-      // Without a terminal, as a job runner starts it: a SIGHUP is then someone's stop.
+      const s = await setup(fixture, 'held');
+      // Signalled once the third request has arrived: two were answered, one is in flight,
+      // answered once the run has said it stops. Without a terminal, as a job runner starts
+      // it: a SIGHUP is then someone's stop.
       const r = await runCli(sendArgs(s, '--yes', '--json'), {
         env: s.home.env,
         detached: true,
         whileRunning: (child) => {
+          let said = '';
+          child.stderr.on('data', (d: string) => {
+            said += d;
+            if (said.includes(STOPPING)) s.release();
+          });
           const poll = setInterval(() => {
             if (!existsSync(s.marker)) return;
             clearInterval(poll);
@@ -84,12 +91,19 @@ describe('a --json run stopped by a signal', () => {
 
 describe('SIGTERM twice within milliseconds, as timeout(1) sends it', () => {
   it('is one stop: the request in flight finishes, one whole document, exit 130', async () => {
-    const s = await setup(fixture);
+    const s = await setup(fixture, 'held');
     const report = join(s.home.dir, 'report.csv');
     const args = sendArgs(s, '--yes', '--json', '--report', report);
     const stopped = await onTerminal(
       args,
-      [{ wait_file: s.marker }, { signal: 'TERM' }, { sleep: 0.005 }, { signal: 'TERM' }],
+      [
+        { wait_file: s.marker },
+        { signal: 'TERM' },
+        { sleep: 0.005 },
+        { signal: 'TERM' },
+        { expect: STOPPING },
+        { touch: s.releaseFile },
+      ],
       s.home.env,
     );
     expect(stopped.code).toBe(130);
