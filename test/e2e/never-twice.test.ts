@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout, runCli, spawnCli } from '../helpers/cli.js';
-import { type CreatePolicy, type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
+import {
+  type CreatePolicy,
+  holdsFirst,
+  type LedgerService,
+  ledgerPerTest,
+} from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { freshDatabase } from '../helpers/pg.js';
 import { writeRun } from '../helpers/sandbox.js';
+import { STOPPING } from '../helpers/signal-runs.js';
 
 // What only a process shows: killed mid-request, interrupted, and two at once. The other
 // never-pay-twice cases run in process: test/inprocess/never-twice.test.ts. What follows the
@@ -128,18 +134,24 @@ describe('never pay twice, as a process', () => {
   });
 
   it('SIGINT stops new requests, lets the one in flight finish, and exits 130; a re-run finishes', async () => {
-    // The first request is answered 800 ms after it arrives: the signal lands while it is in flight.
-    const { service, file, refs, env } = await setUp((n) => (n === 1 ? { delayMs: 800 } : {}), 30);
+    // The first request is answered only once the run has said it stops: the signal lands
+    // while it is in flight, however busy the machine is.
+    const first = holdsFirst();
+    const { service, file, refs, env } = await setUp(first.policy, 30);
     const child = spawnCli(['send', file, '--yes', '--chunk-size', '10', '--concurrency', '1'], {
       env,
     });
     // The closing lines go to standard output with the results.
     let stdout = '';
+    let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
     });
-    child.stderr.resume();
-    await untilCreates(service, 1);
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      if (stderr.includes(STOPPING)) first.release();
+    });
+    await first.posted;
     child.kill('SIGINT');
     const code = await new Promise((r) => child.on('close', r));
     expect(code).toBe(130);

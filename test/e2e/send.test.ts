@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseJsonStdout, runCli, spawnCli, writeCsv } from '../helpers/cli.js';
+import { parseJsonStdout, spawnCli, writeCsv } from '../helpers/cli.js';
+import { runMain } from '../helpers/main.js';
 import { doubleSends, testService } from '../helpers/sandbox.js';
 
 // A reader that closes the pipe needs a real pipe; the rest of `payouts send` runs in
-// process: test/inprocess/send.test.ts.
+// process (test/inprocess/send.test.ts), as does the re-run that reads what the run left.
 
 let service: Awaited<ReturnType<typeof testService>> | undefined;
 afterEach(async () => {
@@ -60,7 +61,8 @@ describe('payouts send: a reader that closes stdout early', () => {
     const ledger = await service.ledger();
     expect(ledger.size).toBe(3000);
     expect(doubleSends(ledger)).toEqual([]);
-    const again = await runCli(['send', file, '--yes', '--json'], { env: service.env });
+    // What the journal holds is read in this process: the pipe's part ended with the run.
+    const again = await runMain(['send', file, '--yes', '--json'], { env: service.env });
     expect(again.code).toBe(0);
     expect(parseJsonStdout<SendDoc>(again).sent_earlier_count).toBe(3000);
   }, 60_000);

@@ -8,6 +8,7 @@ import {
   finishesOnceOnRerun,
   reportStatuses,
   type SendDoc,
+  STOPPING,
   sendArgs,
   setup,
   statusCounts,
@@ -22,7 +23,8 @@ const fixture = ledgerPerTest();
 
 describe('a terminal that reports 0 columns', () => {
   it('sends every payout, with no runaway spinner output', async () => {
-    const s = await setup(fixture);
+    // Nothing stops this run: its third request need not wait.
+    const s = await setup(fixture, 0);
     const run = await onTerminal(sendArgs(s, '--yes'), [], s.home.env, 0);
     expect(run.output).toMatch(/20 payouts: 20 succeeded, 0 failed/);
     expect(run.code).toBe(0);
@@ -53,13 +55,19 @@ describe('a --json run stopped by a signal', () => {
   it.each(['SIGTERM', 'SIGHUP'] as const)(
     '%s: stdout is still one complete document listing every row',
     async (signal) => {
-      const s = await setup(fixture);
-      // Signalled once the third request has arrived: two were answered, one is in flight.
-      // Without a terminal, as a job runner starts it: a SIGHUP is then someone's stop.
+      const s = await setup(fixture, 'held');
+      // Signalled once the third request has arrived: two were answered, one is in flight,
+      // answered once the run has said it stops. Without a terminal, as a job runner starts
+      // it: a SIGHUP is then someone's stop.
       const r = await runCli(sendArgs(s, '--yes', '--json'), {
         env: s.home.env,
         detached: true,
         whileRunning: (child) => {
+          let said = '';
+          child.stderr.on('data', (d: string) => {
+            said += d;
+            if (said.includes(STOPPING)) s.release();
+          });
           const poll = setInterval(() => {
             if (!existsSync(s.marker)) return;
             clearInterval(poll);
@@ -84,12 +92,19 @@ describe('a --json run stopped by a signal', () => {
 
 describe('SIGTERM twice within milliseconds, as timeout(1) sends it', () => {
   it('is one stop: the request in flight finishes, one whole document, exit 130', async () => {
-    const s = await setup(fixture);
+    const s = await setup(fixture, 'held');
     const report = join(s.home.dir, 'report.csv');
     const args = sendArgs(s, '--yes', '--json', '--report', report);
     const stopped = await onTerminal(
       args,
-      [{ wait_file: s.marker }, { signal: 'TERM' }, { sleep: 0.005 }, { signal: 'TERM' }],
+      [
+        { wait_file: s.marker },
+        { signal: 'TERM' },
+        { sleep: 0.005 },
+        { signal: 'TERM' },
+        { expect: STOPPING },
+        { touch: s.releaseFile },
+      ],
       s.home.env,
     );
     expect(stopped.code).toBe(130);

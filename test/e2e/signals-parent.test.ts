@@ -9,6 +9,7 @@ import {
   finishesOnceOnRerun,
   reportStatuses,
   type SendDoc,
+  STOPPING,
   sendArgs,
   setup,
   statusCounts,
@@ -22,11 +23,15 @@ import {
 const fixture = ledgerPerTest();
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Runs `npx payouts ARGS` in this checkout; kills npm with SIGKILL once `marker` exists. */
+/**
+ * Runs `npx payouts ARGS` in this checkout; kills npm with SIGKILL once `marker` exists, and
+ * calls `stopping` once payouts says it stops.
+ */
 function killNpxMidRun(
   args: string[],
   env: Record<string, string>,
   marker: string,
+  stopping: () => void,
 ): Promise<{ stdout: string; stderr: string }> {
   // Offline and without the update check: the tests contact nothing but 127.0.0.1.
   const npmEnv = { npm_config_offline: 'true', npm_config_update_notifier: 'false' };
@@ -44,6 +49,7 @@ function killNpxMidRun(
   });
   child.stderr.setEncoding('utf8').on('data', (d: string) => {
     stderr += d;
+    if (stderr.includes(STOPPING)) stopping();
   });
   const poll = setInterval(() => {
     if (!existsSync(marker)) return;
@@ -62,12 +68,12 @@ function killNpxMidRun(
 
 describe('the process that started the run is killed (SIGKILL)', () => {
   it('stops as on a hang-up: the request in flight finishes, every row reported, nothing more sent', async () => {
-    // The request in flight is answered long after the parent check's interval, so the stop
-    // comes before it settles even on a busy machine.
-    const s = await setup(fixture, 1500);
+    // The request in flight is answered only once payouts has said it stops (its parent
+    // check saw npm go), so the stop meets it in flight however busy the machine is.
+    const s = await setup(fixture, 'held');
     const report = join(s.home.dir, 'report.csv');
     const args = sendArgs(s, '--yes', '--json', '--report', report);
-    const r = await killNpxMidRun(args, s.home.env, s.marker);
+    const r = await killNpxMidRun(args, s.home.env, s.marker, s.release);
     // npm is gone: the document's exit_code is what the job could read.
     const doc = JSON.parse(r.stdout) as SendDoc;
     checkJsonDocument(['send', '--json'], { code: doc.exit_code, ...r });

@@ -5,6 +5,7 @@ import {
   documentOnScreen,
   finishesOnceOnRerun,
   reportStatuses,
+  STOPPING,
   sendArgs,
   setup,
   statusCounts,
@@ -25,13 +26,20 @@ describe('Ctrl-C on a terminal, spinner on, credentials from a stored profile', 
   ])(
     '%s: the run stops after the request in flight and reports every row',
     async (_, before, flags) => {
-      const s = await setup(fixture);
+      // The third request is answered once the run has said it stops: in flight at the stop.
+      const s = await setup(fixture, 'held');
       const stopped = await onTerminal(
         sendArgs(s, ...flags),
-        [...before, { wait_file: s.marker }, { send: '\u0003' }],
+        [
+          ...before,
+          { wait_file: s.marker },
+          { send: '\u0003' },
+          { expect: STOPPING },
+          { touch: s.releaseFile },
+        ],
         s.home.env,
       );
-      expect(stopped.steps).toBe(before.length + 2);
+      expect(stopped.steps).toBe(before.length + 4);
       expect(stopped.output).toMatch(/20 payouts: 6 succeeded, 0 failed, 0 pending, 14 not sent/);
       expect(stopped.output).toContain('Interrupted: 6 of 20 payouts sent');
       expect(stopped.code).toBe(130);
@@ -43,8 +51,9 @@ describe('Ctrl-C on a terminal, spinner on, credentials from a stored profile', 
 
 describe('a second Ctrl-C, more than a second after the first', () => {
   it('ends at once with every row reported, those in flight in doubt; the next run sends each once', async () => {
-    // The third request is applied at once but answered only after 3 s: it is in flight.
-    const s = await setup(fixture, 3000);
+    // The third request is applied at once but answered only after the run has ended: it is
+    // in flight at both stops, however long they take.
+    const s = await setup(fixture, 'held');
     const { svc, home, marker } = s;
     const report = join(home.dir, 'report.csv');
     const args = sendArgs(s, '--yes', '--json', '--report', report);
@@ -59,6 +68,7 @@ describe('a second Ctrl-C, more than a second after the first', () => {
       ],
       home.env,
     );
+    s.release();
     expect(stopped.steps).toBe(5);
     expect(stopped.code).toBe(130);
     const doc = documentOnScreen(args, stopped);

@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type StateDb } from '../../src/state/index.js';
 import { describe, expect, it } from 'vitest';
@@ -18,9 +26,10 @@ const fixture = ledgerPerTest();
 
 /**
  * A send of `n` payouts on a terminal with a stored profile, whose third request takes
- * state.db's write lock, for `holdMs` or until `release`.
+ * state.db's write lock until `release`, or until the file `until` exists (a pseudo-terminal's
+ * `touch` step, once the wait shows).
  */
-async function lockedAtThirdRequest(n: number, holdMs = Number.POSITIVE_INFINITY) {
+async function lockedAtThirdRequest(n: number, until?: string) {
   const home = fixture.home();
   const file = join(home.env.XDG_STATE_HOME!, 'payouts', 'state.db');
   let holder: StateDb | undefined;
@@ -28,7 +37,15 @@ async function lockedAtThirdRequest(n: number, holdMs = Number.POSITIVE_INFINITY
     if (nth === 3) {
       holder = openDatabase(file);
       holder.exec('BEGIN IMMEDIATE');
-      if (Number.isFinite(holdMs)) setTimeout(() => release(), holdMs);
+      if (until !== undefined) {
+        // Bounded, so that a run that never shows the wait ends the test instead of hanging it.
+        const giveUp = Date.now() + 60_000;
+        const poll = setInterval(() => {
+          if (!existsSync(until) && Date.now() < giveUp) return;
+          clearInterval(poll);
+          release();
+        }, 10);
+      }
     }
     return {};
   });
@@ -71,12 +88,18 @@ describe('state.db locked by another program mid-send', () => {
 
 describe('state.db locked by another program for a while mid-send', () => {
   it('counts the wait down on the spinner line, then goes on: every payout applied once', async () => {
-    // Held 3.5 s: 2 s waited in silence, then told and counted down.
-    const { s, file, release } = await lockedAtThirdRequest(10, 3_500);
+    // Held until the countdown shows: 2 s waited in silence, then told and counted down.
+    const shown = join(fixture.home().dir, 'countdown-shown');
+    const { s, file, release } = await lockedAtThirdRequest(10, shown);
     const { svc, home, refs } = s;
     const env = { ...home.env, PAYOUTS_STATE_WAIT: '6' };
     try {
-      const r = await onTerminal(sendArgs(s, '--yes'), [], env);
+      const r = await onTerminal(
+        sendArgs(s, '--yes'),
+        [{ expect: 'giving up in' }, { touch: shown }],
+        env,
+      );
+      expect(r.steps, r.output).toBe(2);
       expect(r.code, r.output).toBe(0);
       expect(r.output).toContain(`the state database ${file} is locked by another program`);
       expect(r.output).toMatch(/state\.db locked by another program, giving up in [1-4] s/);

@@ -38,9 +38,12 @@ describe('payouts status as a process', () => {
         stderr += d;
       });
       child.stdin.end();
-      for (let i = 0; i < 200 && !stderr.includes('w-4: pending'); i++) {
-        await new Promise((r) => setTimeout(r, 50));
+      // Signalled once the watch has shown the payout, however long the start takes.
+      const until = Date.now() + 30_000;
+      while (!stderr.includes('w-4: pending') && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 20));
       }
+      expect(stderr).toContain('w-4: pending');
       const exited = new Promise<number | null>((resolve) =>
         child.on('close', (code) => resolve(code)),
       );

@@ -9,6 +9,7 @@ SCRIPT_JSON is a list of steps:
   {"send": "y\\r"}          type these characters (\\u0003 is Ctrl-C)
   {"wait_file": "/path"}   wait until the file exists
   {"sleep": 1.5}           wait this many seconds (for demonstrations; tests wait on events)
+  {"touch": "/path"}       make the file (an empty one): tells the test a step was reached
   {"signal": "TERM"}       send the command this signal (TERM, HUP, INT)
   {"hangup": true}         close the terminal, as closing its window does (the kernel sends
                            SIGHUP); nothing more is read
@@ -80,6 +81,8 @@ def main() -> None:
                 read(0.02)
         elif "send" in step:
             os.write(fd, step["send"].encode())
+        elif "touch" in step:
+            open(step["touch"], "w").close()
         elif "signal" in step:
             os.kill(pid, getattr(signal, "SIG" + step["signal"]))
         elif "hangup" in step:

@@ -3,7 +3,7 @@
  * service, a profile stored by `config set-credentials`, and a run of 20 payouts sent two at a
  * time, whose third request marks its arrival.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { LedgerService, ledgerPerTest } from './ledger-service.js';
@@ -18,25 +18,48 @@ export interface Setup {
   file: string;
   refs: string[];
   marker: string;
+  /** Answers a held third request now (see setup's `answer`). */
+  release(): void;
+  /** Answers a held third request once this file exists (a pseudo-terminal's `touch` step). */
+  releaseFile: string;
 }
 
-/** A ledger service whose third request marks its arrival and is answered `delayMs` later. */
+/** What the run says at the first stop while a request is in flight (the engine's notice). */
+export const STOPPING = 'stopping: no new request starts';
+
+/**
+ * A ledger service whose third request marks its arrival and is answered `answer` ms later,
+ * or, with 'held', only once the test lets it go (release() or releaseFile): after the run
+ * has said it stops, so the stop meets that request in flight however busy the machine is.
+ */
 export async function setup(
   fixture: ReturnType<typeof ledgerPerTest>,
-  delayMs = 400,
+  answer: number | 'held' = 400,
 ): Promise<Setup> {
   const home = fixture.home();
   const marker = join(home.dir, 'third-request');
+  const releaseFile = join(home.dir, 'release-third-request');
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const svc = await fixture.start((n) => {
-    if (n === 3) writeFileSync(marker, '');
-    return n === 3 ? { delayMs } : {};
+    if (n !== 3) return {};
+    writeFileSync(marker, '');
+    if (answer !== 'held') return { delayMs: answer };
+    // A bound only so that a run that never says it stops ends the test instead of hanging it.
+    const until = Date.now() + 60_000;
+    const poll = setInterval(() => {
+      if (existsSync(releaseFile) || Date.now() > until) release();
+    }, 10);
+    return { hold: released.finally(() => clearInterval(poll)) };
   });
   await storeProfile(home.env, svc.url);
   const { file, refs } = writeRun(home.dir, 20);
-  return { svc, home, file, refs, marker };
+  return { svc, home, file, refs, marker, release, releaseFile };
 }
 
-export const sendArgs = (s: Setup, ...more: string[]) => [
+export const sendArgs = (s: Pick<Setup, 'file'>, ...more: string[]) => [
   'send',
   s.file,
   '--chunk-size',
@@ -64,7 +87,7 @@ export function reportStatuses(path: string): Map<string, string> {
  * times on a fake clock that goes on from now (the stopped run's requests were sent before).
  */
 export async function finishesOnceOnRerun(
-  s: Setup,
+  s: Pick<Setup, 'svc' | 'home' | 'file' | 'refs'>,
   env: Record<string, string> = {},
 ): Promise<void> {
   const again = await runMain(sendArgs(s, '--yes'), {

@@ -23,6 +23,7 @@ export type Step =
   | { send: string }
   | { wait_file: string }
   | { sleep: number }
+  | { touch: string }
   | { signal: 'TERM' | 'HUP' | 'INT' }
   | { hangup: true };
 

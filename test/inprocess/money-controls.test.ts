@@ -72,7 +72,7 @@ const FORGED_RUN = (runId: string, fake: string) =>
 const runOf = (fake: string) => `(SELECT id FROM runs WHERE run_id = '${fake}')`;
 
 describe.each(STORES)('money controls where the pieces meet (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('a forged retry left "in flight" does not carry a retry of a paid payout past the service check', async () => {
     const t = await setUp(withStore);

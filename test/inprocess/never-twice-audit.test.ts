@@ -121,7 +121,7 @@ function firstAnswers(reply: Reply): CreatePolicy {
 }
 
 describe.each(STORES)('the audit (%s)', (store) => {
-  const inStore = storeEnv(store);
+  const inStore = storeEnv(store, { migrated: true });
   beforeEach(() => {
     withStore = inStore;
   });

@@ -32,7 +32,7 @@ interface Doc {
 }
 
 describe.each(STORES)('never pay twice (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('a server that applies a request and then cuts the connection: read back, not resent', async () => {
     service = await testService({

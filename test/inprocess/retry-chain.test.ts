@@ -26,7 +26,7 @@ async function setUp(
 }
 
 describe.each(STORES)('a month of retries (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('pays each failed payout once, refuses every second payment, and ends at exit 0', async () => {
     const { svc, home, file, run, write } = await setUp(withStore);

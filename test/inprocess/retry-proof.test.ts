@@ -53,7 +53,7 @@ async function asRole(url: string, statements: string[]): Promise<void> {
 }
 
 describe.each(STORES)('a retry goes only on the service word (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('refuses a retry of a payout the service holds as paid, though the history says failed', async () => {
     const { svc, home, env, run, write } = await retrySetUp(fixture, withStore);

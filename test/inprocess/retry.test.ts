@@ -122,7 +122,7 @@ describe('a retry of failed payouts in one step', () => {
 });
 
 describe.each(STORES)('a retry file sent again (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('refuses the unchanged file (exit 2), naming each reference that failed; sends the filled-in one once', async () => {
     expect(withStore.url() !== undefined).toBe(store === 'postgres');

@@ -104,6 +104,24 @@ describe('payouts alone', () => {
   });
 });
 
+// Moved from test/e2e/quickstart.test.ts: what they print is main's, not the process's.
+describe('payouts --help and a mistyped option', () => {
+  it('--help lists every command and the exit codes', async () => {
+    const r = await runMain(['--help']);
+    expect(r.code).toBe(0);
+    for (const cmd of ['send', 'status', 'config', 'sandbox', 'template', 'runs']) {
+      expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+    }
+    expect(r.stdout).toMatch(/7 +service or shared history unreachable, its answer unreadable/);
+  });
+
+  it('an unknown option is a usage error, exit 2', async () => {
+    const r = await runMain(['send', '--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown option/);
+  });
+});
+
 describe('exit codes, from src/exit-codes.ts', () => {
   it('the README’s table is the one made from the source', () => {
     const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');

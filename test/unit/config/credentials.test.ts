@@ -132,9 +132,13 @@ describe('collectCredentials on a terminal', () => {
   });
 });
 
-/** Waits until a condition holds (the prompts are written asynchronously). */
+/**
+ * Waits until a condition holds (the prompts are written asynchronously), for as long as a
+ * busy machine may take: a bound in time, not in turns of a 5 ms timer.
+ */
 async function waitFor(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  const until = Date.now() + 20_000;
+  while (!cond() && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
   if (!cond()) throw new Error('condition not met');
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type {
   CreateAnswer,
   CreateRequest,
@@ -225,6 +225,15 @@ describe('SendEngine', () => {
     });
     const engine = newEngine(svc, opened, { chunkSize: 1, concurrency: 1 });
     for (const ref of ['A', 'B', 'C', 'D']) engine.enqueue(pending(ref));
+    // Until A is sent and C's intent is written, however busy the machine; then as long again
+    // as before, for D's intent to show if it were (wrongly) written too.
+    await vi.waitFor(
+      async () => {
+        await opened.state.flush();
+        expect(svc.creates.length > 0 && states(opened.db, opened.state).C).toBe('in_flight');
+      },
+      { timeout: 20_000, interval: 5 },
+    );
     await new Promise((r) => setTimeout(r, 20));
     await opened.state.flush();
     // A is sent; B and C wait with their intent written; D waits without one.
@@ -291,6 +300,15 @@ describe('SendEngine', () => {
       },
     );
     for (const ref of ['A', 'B', 'C', 'D']) engine.enqueue(pending(ref));
+    // Stops once A is in flight and B's and C's intents are written, however busy the machine.
+    await vi.waitFor(
+      async () => {
+        await opened.state.flush();
+        const now = states(opened.db, opened.state);
+        expect(svc.creates.length > 0 && now.B === 'in_flight' && now.C).toBe('in_flight');
+      },
+      { timeout: 20_000, interval: 5 },
+    );
     await new Promise((r) => setTimeout(r, 20));
     stop.abort();
     now.abort();
