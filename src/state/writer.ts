@@ -111,7 +111,10 @@ export interface WriterThread {
 }
 
 /** Starts a writer thread, which opens a database when threadWriter names it. */
-export function startWriterThread(script: URL = WRITER_SCRIPT, gate?: SharedArrayBuffer) {
+export function startWriterThread(
+  script: URL = WRITER_SCRIPT,
+  gate?: SharedArrayBuffer,
+): WriterThread {
   const failures = new MessageChannel();
   const flushed = new SharedArrayBuffer(8);
   const data: WriterData = { flushed, failures: failures.port2 };
@@ -137,7 +140,11 @@ export function dropWriterThread(thread: WriterThread | undefined): void {
  * The writer to use for a connection: the thread started for it (or a new one) for state.db
  * when the bundle has its script; else this thread.
  */
-export function writerFor(db: StateDb, wait: LockWait | undefined, thread?: WriterThread) {
+export function writerFor(
+  db: StateDb,
+  wait: LockWait | undefined,
+  thread?: WriterThread,
+): StateWriter {
   if (wait === undefined || !existsSync(fileURLToPath(WRITER_SCRIPT))) {
     dropWriterThread(thread);
     return localWriter(db);

@@ -1,8 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { CreatePolicy, LedgerService, ledgerPerTest } from './ledger-service.js';
+import {
+  type CreatePolicy,
+  failsThese,
+  type LedgerService,
+  type ledgerPerTest,
+} from './ledger-service.js';
 import { FakeClock, runMain } from './main.js';
+import { freshDatabase } from './pg.js';
 
 // What the retry tests share: the November file's rows, a retry file's header, and a service,
 // home, file writer and runner against a store (test/inprocess/retry-*.test.ts).
@@ -49,6 +55,20 @@ export async function retrySetUp(
     return path;
   };
   return { svc, home, env, run, write };
+}
+
+/**
+ * retrySetUp against a fresh shared history (`admin`, its owner's URL), the service failing
+ * the references `failing`; each run names the role's URL it runs as.
+ */
+export async function sharedRetrySetUp(
+  fixture: ReturnType<typeof ledgerPerTest>,
+  failing: string[],
+) {
+  const admin = await freshDatabase();
+  const base = await retrySetUp(fixture, (env) => env, failsThese(new Set(failing)));
+  const run = (url: string, args: string[]) => base.run(args, { PAYOUTS_STATE_URL: url });
+  return { admin, svc: base.svc, run, write: base.write };
 }
 
 /** People the service paid more than once, under any references (a retry's included). */

@@ -1,17 +1,13 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, runMain } from '../helpers/main.js';
-import { freshDatabase, teamRoles } from '../helpers/pg.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { teamRoles } from '../helpers/pg.js';
+import { RETRY_HEADER, sharedRetrySetUp } from '../helpers/retry.js';
 
 // The approver sees where the original of each retry row stands, in the words the send refuses
 // the row with: a prepared retry whose original was paid, or retried, meanwhile is flagged
 // before anyone approves it, and the send still refuses it.
 
 const fixture = ledgerPerTest();
-
-const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient,description';
 
 interface ScreenPayout {
   reference_id: string;
@@ -22,19 +18,7 @@ interface ScreenPayout {
 
 describe("the approver's screen of a prepared retry run", () => {
   it('flags the retries of a paid and a retried payout, not of a failed one; the send refuses them', async () => {
-    const admin = await freshDatabase();
-    const svc = await fixture.start(failsThese(new Set(['B', 'C'])));
-    const home = fixture.home();
-    const run = (url: string, args: string[]) =>
-      runMain(args, {
-        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
-        clock: new FakeClock(),
-      });
-    const write = (name: string, lines: string[]) => {
-      const path = join(home.dir, name);
-      writeFileSync(path, `${lines.join('\n')}\n`);
-      return path;
-    };
+    const { admin, svc, run, write } = await sharedRetrySetUp(fixture, ['B', 'C']);
     const bc = write('bc.csv', [
       'reference_id,amount,currency,recipient',
       'B,20.00,EUR,b@ex.com',

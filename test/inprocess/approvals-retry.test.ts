@@ -1,34 +1,15 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, runMain } from '../helpers/main.js';
-import { freshDatabase, queryOne, teamRoles } from '../helpers/pg.js';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { queryOne, teamRoles } from '../helpers/pg.js';
+import { RETRY_HEADER, sharedRetrySetUp } from '../helpers/retry.js';
 
 // A retry sent through an approved prepared run keeps its link to the payout it retries,
 // and the approval binds that link: the original is then paid once, whichever way it went.
 
 const fixture = ledgerPerTest();
 
-const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient,description';
-
 /** A fresh history, a service failing `failing`, a runner as a role's URL, a writer of files. */
-async function setUp(failing: string) {
-  const admin = await freshDatabase();
-  const svc = await fixture.start(failsThese(new Set([failing])));
-  const home = fixture.home();
-  const run = (url: string, args: string[]) =>
-    runMain(args, {
-      env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
-      clock: new FakeClock(),
-    });
-  const write = (name: string, lines: string[]) => {
-    const path = join(home.dir, name);
-    writeFileSync(path, `${lines.join('\n')}\n`);
-    return path;
-  };
-  return { admin, svc, run, write };
-}
+const setUp = (failing: string) => sharedRetrySetUp(fixture, [failing]);
 
 describe('a retry prepared for approval', () => {
   it('is sent by send --approved as a retry: the original is paid by it, a second retry refused', async () => {
