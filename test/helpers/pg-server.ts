@@ -14,6 +14,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   readlinkSync,
   rmSync,
   symlinkSync,
@@ -257,6 +258,54 @@ async function checkGiven(url: string): Promise<void> {
   }
 }
 
+/** A process's CPU seconds: its own (utime, stime), with its ended children's (cutime, cstime). */
+function cpuSeconds(pid: number, reaped: boolean): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields 14-17, counted after the command's closing paren, which may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = fields.slice(11, reaped ? 15 : 13).reduce((sum, f) => sum + Number(f), 0);
+  return ticks / 100;
+}
+
+/** The CPU seconds a server used: the postmaster's, its ended and its running children's (Linux only). */
+function serverCpuSeconds(pid: number): number | undefined {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ');
+    const running = children
+      .filter((c) => c.trim() !== '')
+      .reduce((sum, c) => sum + cpuSeconds(Number(c), false), 0);
+    return cpuSeconds(pid, true) + running;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * With PAYOUTS_TEST_PG_STATS=1, what the run cost its server, printed before it stops: CPU
+ * seconds, connections, test schemas and how many of them were migrated.
+ */
+async function printStats(server: PgServer): Promise<void> {
+  const c = new pg.Client({ connectionString: server.url });
+  try {
+    await c.connect();
+    const { rows } = await c.query<{ sessions: string; schemas: string; migrated: string }>(
+      `SELECT (SELECT sum(sessions) FROM pg_stat_database) AS sessions,
+              (SELECT count(*) FROM pg_namespace WHERE nspname ~ '^t_[0-9a-f]+$') AS schemas,
+              (SELECT count(*) FROM pg_class WHERE relname = 'schema_version'
+                  AND relnamespace::regnamespace::text ~ '^t_[0-9a-f]+$') AS migrated`,
+    );
+    const r = rows[0]!;
+    const cpu = server.process.pid === undefined ? undefined : serverCpuSeconds(server.process.pid);
+    console.log(
+      `\ntests' PostgreSQL: ${cpu?.toFixed(2) ?? '?'} s CPU (postmaster and its children), ${r.sessions} connections, ${r.schemas} test schemas, ${r.migrated} migrated\n`,
+    );
+  } catch (err) {
+    console.log(`\ntests' PostgreSQL: no figures (${(err as Error).message})\n`);
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const given = process.env.PAYOUTS_TEST_PG_URL?.trim();
   if (given) {
@@ -280,7 +329,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     console.error(`\n${message}\n`);
   });
   return async () => {
-    await (await started.catch(() => undefined))?.stop();
+    const server = await started.catch(() => undefined);
+    if (server !== undefined && process.env.PAYOUTS_TEST_PG_STATS === '1') await printStats(server);
+    await server?.stop();
     rmSync(folders.root, { recursive: true, force: true });
   };
 }
