@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { afterEach, beforeEach, inject } from 'vitest';
+import { afterEach, beforeEach, inject, onTestFinished } from 'vitest';
 import { PgHistory } from '../../src/state/pg/history.js';
 
 /** How long a test waits for the server's start, which goes on while tests run. */
@@ -81,33 +81,41 @@ export async function queryOne<T extends object = Record<string, unknown>>(
 }
 
 /**
- * What a history's schema is made of, as one text: its relations and their rights, columns,
- * constraints, indexes, triggers (and whether each is on), functions, views and schema
- * version. A schema given back whose text differs from what migrating made is not used again.
+ * What a history's schema is made of, as one text: its rights and its relations' (a right
+ * granted and taken back reads as never granted), its relations, columns, constraints,
+ * indexes, triggers (and whether each is on), functions, views and schema version, in a set
+ * order and with the schema's own name left out, so that two schemas migrated alike read the
+ * same. A schema given back whose text differs from what migrating made is not used again.
  */
 const SHAPE_SQL = `
-SELECT concat_ws(E'\n',
-  (SELECT string_agg(format('%s %s %s', c.relname, c.relkind, c.relacl), E'\n' ORDER BY c.relname)
+SELECT replace(concat_ws(E'\n',
+  (SELECT coalesce(n.nspacl, acldefault('n'::"char", n.nspowner))::text
+     FROM pg_namespace n WHERE n.oid = current_schema()::regnamespace),
+  (SELECT string_agg(format('%s %s %s', c.relname, c.relkind, coalesce(c.relacl,
+            acldefault(CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner))),
+            E'\n' ORDER BY c.relname)
      FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace),
-  (SELECT string_agg(format('%s.%s %s %s %s', a.attrelid::regclass, a.attname, a.atttypid,
-            a.attnotnull, pg_get_expr(d.adbin, d.adrelid)), E'\n' ORDER BY 1)
+  (SELECT string_agg(format('%s.%s %s %s %s', c.relname, a.attname, a.atttypid,
+            a.attnotnull, pg_get_expr(d.adbin, d.adrelid)), E'\n' ORDER BY c.relname, a.attnum)
      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
     WHERE c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped),
-  (SELECT string_agg(k.conname || pg_get_constraintdef(k.oid), E'\n' ORDER BY k.conname)
+  (SELECT string_agg(format('%s %s %s', k.conrelid::regclass, k.conname,
+            pg_get_constraintdef(k.oid)), E'\n' ORDER BY k.conrelid::regclass::text, k.conname)
      FROM pg_constraint k WHERE k.connamespace = current_schema()::regnamespace),
-  (SELECT string_agg(pg_get_indexdef(i.indexrelid), E'\n' ORDER BY 1)
+  (SELECT string_agg(pg_get_indexdef(i.indexrelid), E'\n' ORDER BY pg_get_indexdef(i.indexrelid))
      FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
     WHERE c.relnamespace = current_schema()::regnamespace),
-  (SELECT string_agg(pg_get_triggerdef(t.oid) || t.tgenabled::text, E'\n' ORDER BY t.tgname)
+  (SELECT string_agg(pg_get_triggerdef(t.oid) || t.tgenabled::text, E'\n' ORDER BY c.relname, t.tgname)
      FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
     WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal),
-  (SELECT string_agg(pg_get_functiondef(f.oid), E'\n' ORDER BY f.proname)
+  (SELECT string_agg(pg_get_functiondef(f.oid), E'\n'
+            ORDER BY f.proname, pg_get_function_identity_arguments(f.oid))
      FROM pg_proc f WHERE f.pronamespace = current_schema()::regnamespace),
   (SELECT string_agg(pg_get_viewdef(c.oid), E'\n' ORDER BY c.relname)
      FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'v'),
-  (SELECT string_agg(version::text, ',') FROM schema_version)
-) AS shape`;
+  (SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_version)
+), current_schema(), '<schema>') AS shape`;
 
 /** Migrated schemas of this worker that tests gave back emptied. */
 const recycled: string[] = [];
@@ -129,15 +137,34 @@ export async function migratedDatabase(): Promise<string> {
 }
 
 /**
+ * migratedDatabase for the test calling it, given back emptied when the test ends: for a test
+ * of what a history holds and does, not of its making or of a first use of an empty one.
+ */
+export async function recycledDatabase(): Promise<string> {
+  const url = await migratedDatabase();
+  onTestFinished(() => giveBack(url));
+  return url;
+}
+
+/** The roles teamRoles made on each database, dropped when it is given back. */
+const rolesOf = new Map<string, string[]>();
+
+/**
  * Empties a migrated database after its test, for another test to use, unless anything
- * but its rows changed (its shape) or it cannot be emptied at once: then it is left alone
- * and never used again.
+ * but its rows changed (its shape, once teamRoles' roles are dropped) or it cannot be
+ * emptied at once: then it is left alone and never used again.
  */
 async function giveBack(url: string): Promise<void> {
   const c = new pg.Client({ connectionString: url });
   c.on('error', () => {});
   try {
     await c.connect();
+    const roles = rolesOf.get(url);
+    if (roles !== undefined) {
+      rolesOf.delete(url);
+      // Their grants go with them; anything they made goes too, which the shape then shows.
+      await c.query(`DROP OWNED BY ${roles.join(', ')}; DROP ROLE ${roles.join(', ')}`);
+    }
     const { shape } = (await c.query<{ shape: string }>(SHAPE_SQL)).rows[0]!;
     if (shape !== migratedShape) return;
     const rels = await c.query<{ name: string; kind: string }>(
@@ -201,6 +228,7 @@ export async function teamRoles(url: string): Promise<{ ana: string; bob: string
   if (!schema) throw new Error(`no test schema in ${url}`);
   const suffix = randomBytes(4).toString('hex');
   const names = { ana: `ana_${suffix}`, bob: `bob_${suffix}` };
+  rolesOf.set(url, [...(rolesOf.get(url) ?? []), names.ana, names.bob]);
   const c = await admin();
   try {
     for (const name of Object.values(names)) {
