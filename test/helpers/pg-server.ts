@@ -291,13 +291,22 @@ function cpuSeconds(pid: number, reaped: boolean): number {
   return ticks / 100;
 }
 
+/** A running child's CPU seconds; 0 for one that ended meanwhile (its parent's cutime has them). */
+function ranFor(pid: number): number {
+  try {
+    return cpuSeconds(pid, false);
+  } catch {
+    return 0;
+  }
+}
+
 /** The CPU seconds a server used: the postmaster's, its ended and its running children's (Linux only). */
 function serverCpuSeconds(pid: number): number | undefined {
   try {
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ');
     const running = children
       .filter((c) => c.trim() !== '')
-      .reduce((sum, c) => sum + cpuSeconds(Number(c), false), 0);
+      .reduce((sum, c) => sum + ranFor(Number(c)), 0);
     return cpuSeconds(pid, true) + running;
   } catch {
     return undefined;
