@@ -56,8 +56,10 @@ function asAdmin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
       };
       c.on('error', forget);
       c.on('end', forget);
-      // An idle session keeps no worker from ending.
-      (c as unknown as { connection: { stream: { unref(): void } } }).connection.stream.unref();
+      // An idle session keeps no worker from ending (pg's socket, where pg keeps it).
+      (
+        c as unknown as { connection?: { stream?: { unref?(): void } } }
+      ).connection?.stream?.unref?.();
       session = c;
     }
     const c = session;
