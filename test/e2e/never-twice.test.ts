@@ -7,7 +7,7 @@ import {
   ledgerPerTest,
 } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
-import { freshDatabase } from '../helpers/pg.js';
+import { recycledDatabase } from '../helpers/pg.js';
 import { writeRun } from '../helpers/sandbox.js';
 import { STOPPING } from '../helpers/signal-runs.js';
 
@@ -92,7 +92,7 @@ describe('never pay twice, as a process', () => {
       (n) => (n === 2 ? { hold: new Promise(() => {}) } : {}),
       20,
     );
-    const shared = { ...env, PAYOUTS_STATE_URL: await freshDatabase() };
+    const shared = { ...env, PAYOUTS_STATE_URL: await recycledDatabase() };
     const child = spawnCli(['send', file, '--yes', '--chunk-size', '10', '--concurrency', '1'], {
       env: shared,
     });

@@ -1,8 +1,8 @@
-/** Fresh databases on the tests' PostgreSQL server (see pg-server.ts), one per test. */
+/** Databases on the tests' PostgreSQL server (see pg-server.ts): fresh, or migrated and recycled. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import { afterEach, beforeEach, inject } from 'vitest';
+import { afterEach, beforeEach, inject, onTestFinished } from 'vitest';
 import { PgHistory } from '../../src/state/pg/history.js';
 
 /** How long a test waits for the server's start, which goes on while tests run. */
@@ -15,7 +15,7 @@ function startFailure(): string | undefined {
 }
 
 /** Connects as the superuser, waiting for the server to accept connections. */
-async function admin(): Promise<pg.Client> {
+async function connectAdmin(): Promise<pg.Client> {
   const until = Date.now() + START_WAIT_MS;
   for (;;) {
     const c = new pg.Client({ connectionString: inject('pgUrl') });
@@ -38,6 +38,50 @@ async function admin(): Promise<pg.Client> {
   }
 }
 
+/** This worker's superuser session, while it lasts, and the work queued on it. */
+let session: pg.Client | undefined;
+let queued: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `work` on this worker's superuser session, one piece of work at a time: one login a
+ * worker rather than one a schema, role or schema given back (a login costs the server some
+ * 4 ms of CPU). Settings go in a transaction (SET LOCAL), for the next piece to find none.
+ */
+function asAdmin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const done = queued.then(async () => {
+    if (session === undefined) {
+      const c = await connectAdmin();
+      const forget = () => {
+        if (session === c) session = undefined;
+      };
+      c.on('error', forget);
+      c.on('end', forget);
+      // An idle session keeps no worker from ending (pg's socket, where pg keeps it).
+      (
+        c as unknown as { connection?: { stream?: { unref?(): void } } }
+      ).connection?.stream?.unref?.();
+      session = c;
+    }
+    const c = session;
+    try {
+      return await work(c);
+    } catch (err) {
+      // A failed statement leaves its transaction open and aborted: closed for the next piece.
+      await c.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  });
+  queued = done.catch(() => {});
+  return done;
+}
+
+/** The schema of a test's database URL. */
+function schemaOf(url: string): string {
+  const schema = /search_path%3D(t_[0-9a-f]+)/.exec(url)?.[1];
+  if (!schema) throw new Error(`no test schema in ${url}`);
+  return schema;
+}
+
 /**
  * An empty database of its own for a test, as a URL: a schema of the server's database
  * `postgres`, which the URL's search_path makes the only one a connection sees (a schema is
@@ -45,12 +89,7 @@ async function admin(): Promise<pg.Client> {
  */
 export async function freshDatabase(): Promise<string> {
   const name = `t_${randomBytes(6).toString('hex')}`;
-  const c = await admin();
-  try {
-    await c.query(`CREATE SCHEMA ${name}`);
-  } finally {
-    await c.end();
-  }
+  await asAdmin((c) => c.query(`CREATE SCHEMA ${name}`));
   const url = inject('pgUrl');
   const options = `options=${encodeURIComponent(`-c search_path=${name}`)}`;
   return `${url}${url.includes('?') ? '&' : '?'}${options}`;
@@ -81,33 +120,41 @@ export async function queryOne<T extends object = Record<string, unknown>>(
 }
 
 /**
- * What a history's schema is made of, as one text: its relations and their rights, columns,
- * constraints, indexes, triggers (and whether each is on), functions, views and schema
- * version. A schema given back whose text differs from what migrating made is not used again.
+ * What a history's schema is made of, as one text: its rights and its relations' (a right
+ * granted and taken back reads as never granted), its relations, columns, constraints,
+ * indexes, triggers (and whether each is on), functions, views and schema version, in a set
+ * order and with the schema's own name left out, so that two schemas migrated alike read the
+ * same. A schema given back whose text differs from what migrating made is not used again.
  */
 const SHAPE_SQL = `
-SELECT concat_ws(E'\n',
-  (SELECT string_agg(format('%s %s %s', c.relname, c.relkind, c.relacl), E'\n' ORDER BY c.relname)
+SELECT replace(concat_ws(E'\n',
+  (SELECT coalesce(n.nspacl, acldefault('n'::"char", n.nspowner))::text
+     FROM pg_namespace n WHERE n.oid = current_schema()::regnamespace),
+  (SELECT string_agg(format('%s %s %s', c.relname, c.relkind, coalesce(c.relacl,
+            acldefault(CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner))),
+            E'\n' ORDER BY c.relname)
      FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace),
-  (SELECT string_agg(format('%s.%s %s %s %s', a.attrelid::regclass, a.attname, a.atttypid,
-            a.attnotnull, pg_get_expr(d.adbin, d.adrelid)), E'\n' ORDER BY 1)
+  (SELECT string_agg(format('%s.%s %s %s %s', c.relname, a.attname, a.atttypid,
+            a.attnotnull, pg_get_expr(d.adbin, d.adrelid)), E'\n' ORDER BY c.relname, a.attnum)
      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
     WHERE c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped),
-  (SELECT string_agg(k.conname || pg_get_constraintdef(k.oid), E'\n' ORDER BY k.conname)
+  (SELECT string_agg(format('%s %s %s', k.conrelid::regclass, k.conname,
+            pg_get_constraintdef(k.oid)), E'\n' ORDER BY k.conrelid::regclass::text, k.conname)
      FROM pg_constraint k WHERE k.connamespace = current_schema()::regnamespace),
-  (SELECT string_agg(pg_get_indexdef(i.indexrelid), E'\n' ORDER BY 1)
+  (SELECT string_agg(pg_get_indexdef(i.indexrelid), E'\n' ORDER BY pg_get_indexdef(i.indexrelid))
      FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
     WHERE c.relnamespace = current_schema()::regnamespace),
-  (SELECT string_agg(pg_get_triggerdef(t.oid) || t.tgenabled::text, E'\n' ORDER BY t.tgname)
+  (SELECT string_agg(pg_get_triggerdef(t.oid) || t.tgenabled::text, E'\n' ORDER BY c.relname, t.tgname)
      FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
     WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal),
-  (SELECT string_agg(pg_get_functiondef(f.oid), E'\n' ORDER BY f.proname)
+  (SELECT string_agg(pg_get_functiondef(f.oid), E'\n'
+            ORDER BY f.proname, pg_get_function_identity_arguments(f.oid))
      FROM pg_proc f WHERE f.pronamespace = current_schema()::regnamespace),
   (SELECT string_agg(pg_get_viewdef(c.oid), E'\n' ORDER BY c.relname)
      FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'v'),
-  (SELECT string_agg(version::text, ',') FROM schema_version)
-) AS shape`;
+  (SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_version)
+), current_schema(), '<schema>') AS shape`;
 
 /** Migrated schemas of this worker that tests gave back emptied. */
 const recycled: string[] = [];
@@ -129,17 +176,35 @@ export async function migratedDatabase(): Promise<string> {
 }
 
 /**
+ * migratedDatabase for the test calling it, given back emptied when the test ends: for a test
+ * of what a history holds and does, not of its making or of a first use of an empty one.
+ */
+export async function recycledDatabase(): Promise<string> {
+  const url = await migratedDatabase();
+  onTestFinished(() => giveBack(url));
+  return url;
+}
+
+/** The roles teamRoles made on each database, dropped when it is given back. */
+const rolesOf = new Map<string, string[]>();
+
+/**
  * Empties a migrated database after its test, for another test to use, unless anything
- * but its rows changed (its shape) or it cannot be emptied at once: then it is left alone
- * and never used again.
+ * but its rows changed (its shape, once teamRoles' roles are dropped) or it cannot be
+ * emptied at once: then it is left alone and never used again.
  */
 async function giveBack(url: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  c.on('error', () => {});
-  try {
-    await c.connect();
+  const schema = schemaOf(url);
+  const roles = rolesOf.get(url) ?? [];
+  rolesOf.delete(url);
+  await asAdmin(async (c) => {
+    await c.query(`BEGIN; SET LOCAL search_path = ${schema}; SET LOCAL lock_timeout = '1s'`);
+    if (roles.length > 0) {
+      // Their grants go with them; anything they made goes too, which the shape then shows.
+      await c.query(`DROP OWNED BY ${roles.join(', ')}; DROP ROLE ${roles.join(', ')}`);
+    }
     const { shape } = (await c.query<{ shape: string }>(SHAPE_SQL)).rows[0]!;
-    if (shape !== migratedShape) return;
+    if (shape !== migratedShape) throw new Error(`${schema} changed shape`);
     const rels = await c.query<{ name: string; kind: string }>(
       `SELECT relname AS name, relkind AS kind FROM pg_class
         WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'S')
@@ -147,18 +212,14 @@ async function giveBack(url: string): Promise<void> {
     );
     // The history's own guards refuse a DELETE: as the superuser, with triggers off. DELETE
     // and setval, not TRUNCATE, which costs the server more than migrating a new schema.
-    await c.query("SET lock_timeout = '1s'");
-    await c.query('SET session_replication_role = replica');
     const empty = rels.rows.map((r) =>
       r.kind === 'r' ? `DELETE FROM ${r.name};` : `SELECT setval('${r.name}', 1, false);`,
     );
-    await c.query(`BEGIN; ${empty.join(' ')} COMMIT;`);
+    await c.query(`SET LOCAL session_replication_role = replica; ${empty.join(' ')} COMMIT`);
     recycled.push(url);
-  } catch {
-    // Left as it is, never used again.
-  } finally {
-    await c.end().catch(() => {});
-  }
+  }).catch(() => {
+    // Left as it is (asAdmin rolled back), never used again.
+  });
 }
 
 /** The two state stores every never-twice test runs against. */
@@ -197,26 +258,24 @@ export function storeEnv(
  * the schema exists): their URLs. Role names are the server's, so each test makes its own.
  */
 export async function teamRoles(url: string): Promise<{ ana: string; bob: string }> {
-  const schema = /search_path%3D(t_[0-9a-f]+)/.exec(url)?.[1];
-  if (!schema) throw new Error(`no test schema in ${url}`);
+  const schema = schemaOf(url);
   const suffix = randomBytes(4).toString('hex');
   const names = { ana: `ana_${suffix}`, bob: `bob_${suffix}` };
-  const c = await admin();
-  try {
-    for (const name of Object.values(names)) {
-      await c.query(`CREATE ROLE ${name} LOGIN PASSWORD 'pw-${name}'`);
-    }
-    await c.query(`SET search_path = ${schema}`);
-    const to = `${names.ana}, ${names.bob}`;
-    await c.query(`GRANT USAGE ON SCHEMA ${schema} TO ${to}`);
-    await c.query(`GRANT SELECT, INSERT, UPDATE ON runs, payouts, intents, results TO ${to}`);
-    await c.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON meta, reports, locks TO ${to}`);
-    await c.query(`GRANT SELECT ON schema_version, journal, approval_rules TO ${to}`);
-    await c.query(`GRANT SELECT, INSERT ON prepared_runs, prepared_payouts, approvals TO ${to}`);
-    await c.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${to}`);
-  } finally {
-    await c.end();
-  }
+  rolesOf.set(url, [...(rolesOf.get(url) ?? []), names.ana, names.bob]);
+  const to = `${names.ana}, ${names.bob}`;
+  await asAdmin((c) =>
+    c.query(`BEGIN;
+      CREATE ROLE ${names.ana} LOGIN PASSWORD 'pw-${names.ana}';
+      CREATE ROLE ${names.bob} LOGIN PASSWORD 'pw-${names.bob}';
+      SET LOCAL search_path = ${schema};
+      GRANT USAGE ON SCHEMA ${schema} TO ${to};
+      GRANT SELECT, INSERT, UPDATE ON runs, payouts, intents, results TO ${to};
+      GRANT SELECT, INSERT, UPDATE, DELETE ON meta, reports, locks TO ${to};
+      GRANT SELECT ON schema_version, journal, approval_rules TO ${to};
+      GRANT SELECT, INSERT ON prepared_runs, prepared_payouts, approvals TO ${to};
+      GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${to};
+      COMMIT`),
+  );
   const as = (name: string) => {
     const u = new URL(url);
     u.username = name;

@@ -8,7 +8,7 @@ import {
   type ledgerPerTest,
 } from './ledger-service.js';
 import { FakeClock, runMain } from './main.js';
-import { freshDatabase } from './pg.js';
+import { recycledDatabase } from './pg.js';
 
 // What the retry tests share: the November file's rows, a retry file's header, and a service,
 // home, file writer and runner against a store (test/inprocess/retry-*.test.ts).
@@ -58,14 +58,14 @@ export async function retrySetUp(
 }
 
 /**
- * retrySetUp against a fresh shared history (`admin`, its owner's URL), the service failing
+ * retrySetUp against an empty shared history (`admin`, its owner's URL), the service failing
  * the references `failing`; each run names the role's URL it runs as.
  */
 export async function sharedRetrySetUp(
   fixture: ReturnType<typeof ledgerPerTest>,
   failing: string[],
 ) {
-  const admin = await freshDatabase();
+  const admin = await recycledDatabase();
   const base = await retrySetUp(fixture, (env) => env, failsThese(new Set(failing)));
   const run = (url: string, args: string[]) => base.run(args, { PAYOUTS_STATE_URL: url });
   return { admin, svc: base.svc, run, write: base.write };

@@ -50,11 +50,8 @@ async function team(rule: string[] = ['approvals', 'require']) {
     u.password = `pw-${name}`;
     return u.toString();
   };
-  for (const n of names) {
-    expect(await sql(admin, `CREATE ROLE ${n} LOGIN NOSUPERUSER PASSWORD 'pw-${n}'`)).toBe(
-      undefined,
-    );
-  }
+  const roles = names.map((n) => `CREATE ROLE ${n} LOGIN NOSUPERUSER PASSWORD 'pw-${n}'`);
+  expect(await sql(admin, ...roles)).toBe(undefined);
   const [owner, ana, bob, carol, ci] = names.map(as) as [string, string, string, string, string];
   const people = names.slice(1).join(', ');
   expect(

@@ -8,7 +8,7 @@ import { RETRY_HEADER, sharedRetrySetUp } from '../helpers/retry.js';
 
 const fixture = ledgerPerTest();
 
-/** A fresh history, a service failing `failing`, a runner as a role's URL, a writer of files. */
+/** An empty history, a service failing `failing`, a runner as a role's URL, a writer of files. */
 const setUp = (failing: string) => sharedRetrySetUp(fixture, [failing]);
 
 describe('a retry prepared for approval', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { type CreatePolicy, holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
-import { freshDatabase, teamRoles } from '../helpers/pg.js';
+import { recycledDatabase, teamRoles } from '../helpers/pg.js';
 
 // Issue 40's story: the approver judges what they approve, every summary says whether the
 // rule applies, and CI drives prepare -> wait -> send with --json and exit codes alone.
@@ -19,9 +19,9 @@ function payroll(dir: string, name: string, rows: Array<[string, string, string]
   return file;
 }
 
-/** A fresh history its owner (`admin`) turned the rule on for, a service and a home. */
+/** An empty history its owner (`admin`) turned the rule on for, a service and a home. */
 async function ruled(policy?: CreatePolicy) {
-  const admin = await freshDatabase();
+  const admin = await recycledDatabase();
   const svc = await fixture.start(policy);
   const home = fixture.home();
   const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
@@ -88,7 +88,7 @@ interface SendDoc {
 
 describe('the approval story: two months of payroll', () => {
   it('a swapped recipient is flagged, rejected, corrected, compared, and CI sends it by exit codes', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const [anaHome, bobHome, ciHome] = [fixture.home(), fixture.home(), fixture.home()];
     const run = (home: typeof anaHome, url: string, args: string[], opts: MainOptions = {}) =>
@@ -276,7 +276,7 @@ describe('the approval story: two months of payroll', () => {
   });
 
   it('a summary names the rule: not needed below the threshold, not checked on a local history', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const home = fixture.home();
     expect(
@@ -309,7 +309,7 @@ describe('the approval story: two months of payroll', () => {
   });
 
   it("a clerk's profile: the base URL without a secret, the history checked alone, --prepare", async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const home = fixture.home();
     const owner = { ...svc.env(home.env), PAYOUTS_STATE_URL: admin };

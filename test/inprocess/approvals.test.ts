@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
-import { freshDatabase, teamRoles } from '../helpers/pg.js';
+import { recycledDatabase, teamRoles } from '../helpers/pg.js';
 
 // Issue 32's story: four eyes on every run. Ana prepares, Bob approves, CI sends; the
 // database, not only the client, keeps the rule.
@@ -49,7 +49,7 @@ async function asRole(
 
 describe('approvals on a shared history', () => {
   it('policy on: prepared by one role, approved by another, sent once', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const [anaHome, bobHome, ciHome] = [fixture.home(), fixture.home(), fixture.home()];
     const run = (home: typeof anaHome, url: string, args: string[], opts: MainOptions = {}) =>
@@ -191,7 +191,7 @@ describe('approvals on a shared history', () => {
   });
 
   it('a rejected run is not sent, and a rule above an amount leaves smaller runs alone', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const home = fixture.home();
     const run = (url: string, args: string[]) =>

@@ -7,7 +7,7 @@ import { tempHome } from '../helpers/cli.js';
 import { commandTree, hasSchema, schemaFileOf } from '../helpers/json-schema.js';
 import { LedgerService } from '../helpers/ledger-service.js';
 import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
-import { freshDatabase, teamRoles } from '../helpers/pg.js';
+import { freshDatabase, recycledDatabase, teamRoles } from '../helpers/pg.js';
 import { FakeSecretStore } from '../helpers/secret-store.js';
 
 // Issue 41, item 4: every command's --json document has schema_version and a schema in
@@ -194,7 +194,7 @@ describe('every command prints one document of its schema', () => {
   });
 
   it('approvals and approve on a shared history: set, approved, refused, shown, off', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const h = home();
     const as = (url: string) => ({ ...h.env, PAYOUTS_STATE_URL: url });
     await expectExit('approvals require', json(['approvals', 'require'], as(admin)), 0);

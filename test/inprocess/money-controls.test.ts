@@ -19,7 +19,7 @@ import {
   runIdOf,
   sendArgs,
 } from '../helpers/retry.js';
-import { freshDatabase, STORES, storeEnv, teamRoles } from '../helpers/pg.js';
+import { recycledDatabase, STORES, storeEnv, teamRoles } from '../helpers/pg.js';
 
 // Where the money controls meet: a retry, the history a person may write into, and the
 // service's word. The loopback service has its duplicate checks off, so what it applies twice
@@ -240,7 +240,7 @@ describe.each(STORES)('money controls where the pieces meet (%s)', (store) => {
 
 describe('an approved retry, where the spellings of the service meet', () => {
   it('is sent once, by its files or --approved, at either spelling; 9 and 10 in --json', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start(failsThese(new Set(['ROW-2'])));
     const home = fixture.home();
     const loopback = svc.url;
@@ -303,7 +303,7 @@ describe('an approved retry, where the spellings of the service meet', () => {
 
 describe('the history guards against an insider with temporary tables', () => {
   it('a temp results, runs or payouts table does not free an intent with a result', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
     const svc = await fixture.start();
     const home = fixture.home();
@@ -401,7 +401,7 @@ async function writePrepared(url: string, prepId: string, service: string, rows:
 
 describe('a prepared run written by SQL under the other spelling of its service', () => {
   it('needs the approvers the rule of that service asks, in the client and the database', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const home = fixture.home();
     const localhost = `${svc.url.replace('127.0.0.1', 'localhost')}/`;
@@ -445,7 +445,7 @@ describe('a prepared run written by SQL under the other spelling of its service'
 
 describe('a prepared retry written by SQL', () => {
   it('of a payout that was paid: approved, still refused at the send, nothing sent', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const home = fixture.home();
     const run = (url: string, args: string[]) =>
@@ -483,7 +483,7 @@ describe('a prepared retry written by SQL', () => {
 
 describe('an approval that expires while its send waits for the lock', () => {
   it('sends nothing: the database refuses the sent event, exit 11', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start();
     const home = fixture.home();
     const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
@@ -542,7 +542,7 @@ describe('an approval that expires while its send waits for the lock', () => {
 
 describe('two retries of one payout, decided at once', () => {
   it('the one that waited for the lock sees the other and sends nothing', async () => {
-    const admin = await freshDatabase();
+    const admin = await recycledDatabase();
     const svc = await fixture.start(failsThese(new Set(['ROW-2'])));
     const home = fixture.home();
     const run = (args: string[], clock = new FakeClock()) =>

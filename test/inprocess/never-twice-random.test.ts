@@ -18,7 +18,7 @@ import {
 } from '../../src/errors.js';
 import { Output } from '../../src/output/output.js';
 import { FakeClock } from '../helpers/main.js';
-import { freshDatabase, STORES } from '../helpers/pg.js';
+import { recycledDatabase, STORES } from '../helpers/pg.js';
 
 // A randomised test of the rule (verdict.ts) and the engine together (issue 16): per request the
 // fake service draws an answer shape; the same batch is sent twice; every reference must be
@@ -261,7 +261,7 @@ const SEEDS = { sqlite: 150, postgres: 10 };
 it.each(STORES)(
   'never applies a reference twice, whatever the service answers (%s)',
   async (store) => {
-    const stateUrl = store === 'postgres' ? await freshDatabase() : undefined;
+    const stateUrl = store === 'postgres' ? await recycledDatabase() : undefined;
     const base = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'payouts-rand-'));
     dirs.push(base);
     for (let seed = 1; seed <= SEEDS[store]; seed++) {

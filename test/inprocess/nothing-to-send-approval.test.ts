@@ -15,7 +15,7 @@ const fixture = ledgerPerTest();
 const NONE = { state: 'not_needed', prepared_run_id: null, text: 'not needed: nothing to send' };
 
 describe.each(STORES)('a run with nothing to send (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('prints its Approval: line and approval_status, dry run and send alike', async () => {
     const svc = await fixture.start();

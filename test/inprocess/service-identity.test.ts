@@ -9,7 +9,7 @@ import { MIGRATIONS, PG_MIGRATIONS, STEPS } from '../../src/state/schema.js';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { type LedgerService, ledgerPerTest, type Posted } from '../helpers/ledger-service.js';
 import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
-import { STORES, storeEnv, teamRoles } from '../helpers/pg.js';
+import { freshDatabase, STORES, storeEnv, teamRoles } from '../helpers/pg.js';
 
 // Issue 39 item 4 for the history and the lock: http://127.0.0.1:P and http://localhost:P/ are
 // one service, whose runs a send finds and whose lock it takes, against a ledger that applies
@@ -129,7 +129,8 @@ async function oldSharedHistory(url: string, raw: string, payouts: Posted[]): Pr
 }
 
 describe.each(STORES)('one service however its URL is spelled (%s)', (store) => {
-  const withStore = storeEnv(store);
+  // A migrated history; the tests of one a version before left get a fresh one of their own.
+  const withStore = storeEnv(store, { migrated: true });
 
   /** `payouts send FILE --yes --json` from `home` to the ledger at `baseUrl`. */
   const send = (
@@ -165,13 +166,14 @@ describe.each(STORES)('one service however its URL is spelled (%s)', (store) => 
     const home = fixture.home();
     const { file, payouts } = payoutFile(home.dir, 5);
     svc.apply(payouts);
-    if (store === 'sqlite') oldStateDb(join(home.env.XDG_STATE_HOME!, 'payouts'), svc.url, payouts);
-    else await oldSharedHistory(withStore.url()!, svc.url, payouts);
+    const url = store === 'postgres' ? await freshDatabase() : undefined;
+    if (url === undefined) oldStateDb(join(home.env.XDG_STATE_HOME!, 'payouts'), svc.url, payouts);
+    else await oldSharedHistory(url, svc.url, payouts);
     // A dry run, the first command after the upgrade, already sees them.
-    const dry = await send(svc, home, file, localhostOf(svc), { args: ['--dry-run'] });
+    const dry = await send(svc, home, file, localhostOf(svc), { url, args: ['--dry-run'] });
     expect(dry.code).toBe(0);
     expect(`${dry.stdout}${dry.stderr}`).toMatch(/sent earlier/i);
-    const again = await send(svc, home, file, localhostOf(svc));
+    const again = await send(svc, home, file, localhostOf(svc), { url });
     expect(again.code).toBe(0);
     const doc = parseJsonStdout<Doc>(again);
     // Four recorded sent; the one left in flight is read back and found, not sent again.
@@ -218,7 +220,7 @@ describe.each(STORES)('one service however its URL is spelled (%s)', (store) => 
       const home = fixture.home();
       const { file, payouts } = payoutFile(home.dir, 3);
       svc.apply(payouts);
-      const owner = withStore.url()!;
+      const owner = await freshDatabase();
       await oldSharedHistory(owner, svc.url, payouts);
       const { ana } = await teamRoles(owner);
       const refused = await send(svc, home, file, localhostOf(svc), { url: ana });

@@ -8,7 +8,7 @@ import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
-import { freshDatabase, query } from '../helpers/pg.js';
+import { freshDatabase, query, recycledDatabase } from '../helpers/pg.js';
 
 // Issue 25's story: two state folders (two machines, or a laptop and a CI runner) sharing one
 // PostgreSQL history, against a ledger that applies a payout again whenever it is posted again.
@@ -35,9 +35,12 @@ function failedRefs(path: string): string[] {
     .map((l) => l.split(',')[0]!);
 }
 
-/** Two machines: a state folder each, one shared history. */
-async function twoMachines(n: number) {
-  const url = await freshDatabase();
+/**
+ * Two machines: a state folder each, one shared history, already migrated unless `fresh` (for
+ * the tests of its first use, or of a connection that fails before it is used).
+ */
+async function twoMachines(n: number, how: { fresh?: boolean } = {}) {
+  const url = how.fresh ? await freshDatabase() : await recycledDatabase();
   const svc = await fixture.start();
   const a = fixture.home();
   const b = fixture.home();
@@ -120,7 +123,8 @@ describe('two state folders sharing one PostgreSQL history', () => {
   });
 
   it('started at the very same moment: one sends, the other exits 8 or finds all sent earlier', async () => {
-    const m = await twoMachines(8);
+    // Both make the history's schema at once, too.
+    const m = await twoMachines(8, { fresh: true });
     const [ra, rb] = await Promise.all([m.send(m.a), m.send(m.b)]);
     const codes = [ra.code, rb.code].sort();
     expect([
@@ -308,7 +312,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
   });
 
   it("honours the URL's sslmode: a server without TLS is refused, nothing is sent", async () => {
-    const m = await twoMachines(1);
+    const m = await twoMachines(1, { fresh: true });
     const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
       env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: `${m.url}&sslmode=verify-full` },
       clock: new FakeClock(),
@@ -319,7 +323,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
   });
 
   it('keeps the password of the URL out of every message', async () => {
-    const m = await twoMachines(1);
+    const m = await twoMachines(1, { fresh: true });
     const bad = m.url.replace('payouts-test@', 'wrong-secret-pw@');
     const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes', '--debug'], {
       env: { ...m.svc.env(m.a.env), PAYOUTS_STATE_URL: bad },

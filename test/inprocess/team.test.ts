@@ -8,7 +8,7 @@ import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { type CreatePolicy, holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
-import { freshDatabase } from '../helpers/pg.js';
+import { freshDatabase, recycledDatabase } from '../helpers/pg.js';
 
 // Issue 32, part 2: two laptops on one PostgreSQL history do not block each other.
 
@@ -26,9 +26,12 @@ function payoutFile(dir: string, prefix: string, n: number): string {
   return file;
 }
 
-/** Two laptops (a state folder each) on one shared history, against one ledger service. */
-async function team(policy?: CreatePolicy) {
-  const url = await freshDatabase();
+/**
+ * Two laptops (a state folder each) on one shared history, against one ledger service: an
+ * empty, migrated one unless `fresh` (no tables yet).
+ */
+async function team(policy?: CreatePolicy, how: { fresh?: boolean } = {}) {
+  const url = how.fresh ? await freshDatabase() : await recycledDatabase();
   const svc = await fixture.start(policy);
   const laptops = [fixture.home(), fixture.home()] as const;
   const run = (at: 0 | 1, args: string[], opts: MainOptions = {}) =>
@@ -212,7 +215,7 @@ describe('a team on one shared history', () => {
 
 describe('config check with a shared history', () => {
   it('connects to the state URL and says what it found', async () => {
-    const t = await team();
+    const t = await team(undefined, { fresh: true });
     const r = await t.run(0, ['config', 'check']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
@@ -226,7 +229,7 @@ describe('config check with a shared history', () => {
   });
 
   it('sslmode=verify-full against a server without TLS says what the server lacks and the choices', async () => {
-    const t = await team();
+    const t = await team(undefined, { fresh: true });
     const url = `${t.url}&sslmode=verify-full`;
     const r = await t.run(0, ['config', 'check', '--state-url', url]);
     expect(r.code).toBe(7);

@@ -5,7 +5,7 @@ import { oneStatement } from '../../../src/state/pg/statements.js';
 import { recordStatements } from '../../../src/state/journal-sql.js';
 import type { JournalRecord } from '../../../src/domain/records.js';
 import { applierOf } from '../../../src/state/writer.js';
-import { freshDatabase, query } from '../../helpers/pg.js';
+import { query, recycledDatabase } from '../../helpers/pg.js';
 
 // Each journal statement is written once: the same commits leave the same tables in state.db
 // and in a shared history, and a commit of intents and outcomes is one round trip on the latter.
@@ -54,7 +54,7 @@ describe('the journal statements, written once', () => {
     for (const records of COMMITS) db.transaction(() => apply(7, records))();
     const local = TABLES.map((sql) => db.prepare(sql).all());
 
-    const url = await freshDatabase();
+    const url = await recycledDatabase();
     const history = await PgHistory.open(url);
     try {
       await history.write('setting up', async (c) => {

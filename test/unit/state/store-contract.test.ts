@@ -9,7 +9,7 @@ import {
   stagedPages,
 } from '../../../src/state/index.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
-import { freshDatabase, query, STORES, type Store } from '../../helpers/pg.js';
+import { query, recycledDatabase, STORES, type Store } from '../../helpers/pg.js';
 import { fakeClock, SERVICE, stage, tempStateDir } from './helpers.js';
 
 // One contract, two stores: what a run commits, what a later run finds, and how a run is
@@ -91,7 +91,7 @@ async function sqlite(): Promise<Subject> {
 
 /** A shared history, with each run staged in a private database as a send stages it. */
 async function postgres(): Promise<Subject> {
-  const url = await freshDatabase();
+  const url = await recycledDatabase();
   const history = await PgHistory.open(url);
   closers.push(() => history.close());
   return {
@@ -203,7 +203,7 @@ describe.each(STORES)('the state store contract (%s)', (store) => {
 
 describe('a shared history copies a run in while it sends', () => {
   it('an intent waits until its payouts are copied; every payout is there once closed', async () => {
-    const url = await freshDatabase();
+    const url = await recycledDatabase();
     const history = await PgHistory.open(url);
     closers.push(() => history.close());
     const db = openScratchDb();
