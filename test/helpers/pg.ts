@@ -76,7 +76,7 @@ function asAdmin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
 }
 
 /** The schema of a test's database URL. */
-function schemaOf(url: string): string {
+export function schemaOf(url: string): string {
   const schema = /search_path%3D(t_[0-9a-f]+)/.exec(url)?.[1];
   if (!schema) throw new Error(`no test schema in ${url}`);
   return schema;

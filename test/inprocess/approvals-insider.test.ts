@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ledgerPerTest, type LedgerService } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { PG_MIGRATIONS } from '../../src/state/schema.js';
-import { freshDatabase, queryOne } from '../helpers/pg.js';
+import { freshDatabase, queryOne, schemaOf } from '../helpers/pg.js';
 
 // Issue 39: the approval rules attacked as an insider would, with plain SQL (as psql would)
 // from ordinary PostgreSQL roles holding broad grants, the tables owned by a role that is
@@ -39,7 +39,7 @@ type Team = Awaited<ReturnType<typeof team>>;
  */
 async function team(rule: string[] = ['approvals', 'require']) {
   const admin = await freshDatabase();
-  const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+  const schema = schemaOf(admin);
   const svc = await fixture.start();
   const home = fixture.home();
   const sfx = randomBytes(4).toString('hex');
@@ -526,7 +526,7 @@ describe('approvals against an insider with plain SQL', () => {
 
   it('a history of the step before migrates: every function gets its fixed search_path', async () => {
     const admin = await freshDatabase();
-    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const schema = schemaOf(admin);
     const step = PG_MIGRATIONS.findIndex((m) => m.includes('payouts_history_kept'));
     expect(step).toBeGreaterThan(0);
     expect(

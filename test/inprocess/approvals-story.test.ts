@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { type CreatePolicy, holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
-import { recycledDatabase, teamRoles } from '../helpers/pg.js';
+import { recycledDatabase, schemaOf, teamRoles } from '../helpers/pg.js';
 
 // Issue 40's story: the approver judges what they approve, every summary says whether the
 // rule applies, and CI drives prepare -> wait -> send with --json and exit codes alone.
@@ -335,7 +335,7 @@ describe('the approval story: two months of payroll', () => {
   it('a role not granted what it asks is told so in words, exit 2', async () => {
     const { admin, home, env } = await ruled();
     // A reader: it may look at the history, not prepare runs.
-    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const schema = schemaOf(admin);
     const name = `eve_${schema.slice(2, 10)}`;
     const { default: pg } = await import('pg');
     const c = new pg.Client({ connectionString: admin });

@@ -19,7 +19,7 @@ import {
   runIdOf,
   sendArgs,
 } from '../helpers/retry.js';
-import { recycledDatabase, STORES, storeEnv, teamRoles } from '../helpers/pg.js';
+import { recycledDatabase, schemaOf, storeEnv, STORES, teamRoles } from '../helpers/pg.js';
 
 // Where the money controls meet: a retry, the history a person may write into, and the
 // service's word. The loopback service has its duplicate checks off, so what it applies twice
@@ -304,7 +304,7 @@ describe('an approved retry, where the spellings of the service meet', () => {
 describe('the history guards against an insider with temporary tables', () => {
   it('a temp results, runs or payouts table does not free an intent with a result', async () => {
     const admin = await recycledDatabase();
-    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const schema = schemaOf(admin);
     const svc = await fixture.start();
     const home = fixture.home();
     const env = { ...svc.env(home.env), PAYOUTS_STATE_URL: admin };

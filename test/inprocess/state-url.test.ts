@@ -5,7 +5,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
-import { freshDatabase } from '../helpers/pg.js';
+import { freshDatabase, schemaOf } from '../helpers/pg.js';
 
 // Issue 31, item 4: a state URL pg cannot use as meant is a usage error (exit 2) naming the
 // expected form, before anything is read or sent, and its password never shows.
@@ -117,7 +117,7 @@ describe('a shared history that cannot be reached', () => {
 describe('a role the shared history does not let in', () => {
   it('says which grant is missing, and who gives it, in plain words', async () => {
     const admin = await freshDatabase();
-    const schema = /search_path%3D(t_[0-9a-f]+)/.exec(admin)![1]!;
+    const schema = schemaOf(admin);
     const home = fixture.home();
     /** `payouts runs` against the history as the role `url` names. */
     const runs = (url: string) =>

@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { query, queryOne, recycledDatabase, teamRoles } from '../../helpers/pg.js';
+import { query, queryOne, recycledDatabase, schemaOf, teamRoles } from '../../helpers/pg.js';
 
 // Issue 42, item 6: tests share migrated schemas, emptied between them. A schema is handed out
 // again only as migrating made it: without the rows, grants or roles of the test before it.
 // The tests run in order, even under --sequence.shuffle: a worker hands out the schema given
 // back last.
-
-/** The schema name in a test database's URL. */
-const schemaOf = (url: string) => /search_path%3D(t_[0-9a-f]+)/.exec(url)![1]!;
 
 describe('a migrated schema given back after its test', { shuffle: false }, () => {
   let first = '';
