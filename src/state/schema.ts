@@ -141,7 +141,7 @@ export const REPORTS: TableDef = {
   clustered: true,
 };
 
-/** Who holds a service's advisory lock on PostgreSQL. */
+/** Who holds a service's advisory lock on PostgreSQL (its command line without passwords). */
 const LOCKS: TableDef = {
   name: 'locks',
   columns: [
@@ -227,6 +227,7 @@ const APPROVALS: TableDef = {
   ],
 };
 
+const MASKED = 'payouts send (a command line recorded before passwords were masked)';
 /** The first key of a prepared run's decision lock ("payp"), apart from the services' locks. */
 const DECISION_LOCK_CLASS = 0x70617970;
 
@@ -488,6 +489,8 @@ export const STEPS: readonly SchemaStep[] = [
   // A service is its identity (serviceIdentity), so runs sent to http://127.0.0.1:P are runs
   // of http://localhost:P too: the client rewrites runs.service_id (docs/history.md).
   { ops: [], client: 'service_ids' },
+  // A lock row's command line held a --state-url's password; rows are masked since (issue 48).
+  { ops: [{ pg: `UPDATE locks SET command = '${MASKED}' WHERE command ~* '://|password='` }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
