@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
+import { exitCodesHelp } from '../../exit-codes.js';
 import { UsageError } from '../../errors.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -35,7 +35,7 @@ last approved or the rejected run, paid earlier, the largest), then asks. A refu
 nothing: your own run, already decided or sent, not confirmed, or no shared history (exit 2);
 rejected (10); expired (11).
 
-${exitCodesHelp(COMMAND_EXIT_CODES.approve)}`,
+${exitCodesHelp('approve')}`,
     );
   defineAction<[string], ApproveFlags>(cmd, runtime, sink, async (ctx, flags, prepId) => {
     if (flags.reject && !flags.reason?.trim()) {

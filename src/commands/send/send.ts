@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
-import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
+import { exitCodesHelp } from '../../exit-codes.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
@@ -208,7 +208,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         'payouts send --approved p3f2a9c --yes     # send the approved run, without its files',
         'cat run.ndjson | payouts send - --format ndjson --yes',
       )}
-${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
+${exitCodesHelp('send')}`,
     );
   defineAction<[string[]], SendFlags>(cmd, runtime, sink, async (ctx, flags, files) => {
     const [
