@@ -89,6 +89,22 @@ describe('payouts send: input formats', () => {
     expect(service.sandbox.requestCounts().create).toBe(0);
   });
 
+  it('a JSON file in Windows-1252 is not called an Excel CSV', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'run.json');
+      const json =
+        '[{"reference_id":"J-1","amount":"1.00","currency":"EUR","recipient":"a@ex.com","description":"Gebühr"}]';
+      writeFileSync(path, Buffer.from(json, 'latin1'));
+      const r = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('run.json: is Windows-1252 text, not UTF-8. Read with that flag');
+      expect(r.stderr).not.toContain('Excel');
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('diagnoses a German export in one pass: every flag it needs, in a command to paste', async () => {
     const home = tempHome();
     try {
