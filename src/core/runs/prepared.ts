@@ -85,9 +85,12 @@ export function approvalOf(
   });
 }
 
-/** Who made the latest decision on a prepared run, for the list. */
+/** Who made the latest decision on a prepared run, for the list, and a rejection's reason. */
 function byText(p: ListedPrepared): string {
   const last = p.events.at(-1);
+  if (last?.decision === 'rejected' && last.reason) {
+    return ` by ${last.by.role}: ${JSON.stringify(last.reason)}`;
+  }
   if (last) return ` by ${last.by.role}`;
   return p.state === 'prepared' ? ` by ${p.prepared_by.role}` : '';
 }
