@@ -7,8 +7,9 @@ import { UsageError } from '../errors.js';
 import type { PayoutStatus } from './payout-rules.js';
 
 /**
- * A status trigger: recipients containing `match` (in any letter case) are answered `status`
- * at create, and read `later` from `afterMs` after their creation on.
+ * A status trigger: recipients containing `match` (in any letter case), or with `ref=REF` the
+ * payout whose reference_id is REF, are answered `status` at create, and read `later` from
+ * `afterMs` after their creation on.
  */
 export interface TriggerRule {
   match: string;
@@ -34,13 +35,28 @@ export const BUILT_IN_TRIGGERS: readonly TriggerRule[] = [
   { match: '+pending', status: 'pending', later: 'success' },
 ];
 
-/** The first rule whose match the recipient contains, in any letter case; none: success. */
+/**
+ * How a MATCH names one payout by its reference_id, exactly: a rehearsal of a real file picks
+ * the payouts that fail late without editing recipients, and their retries (new references,
+ * same recipients) are paid.
+ */
+export const REFERENCE_MATCH = 'ref=';
+
+/**
+ * The first rule that matches: its reference_id (`ref=REF`), or its recipient, which contains
+ * the rule's text in any letter case; none: success.
+ */
 export function triggerFor(
   recipient: string,
   rules: readonly TriggerRule[] = BUILT_IN_TRIGGERS,
+  referenceId?: string,
 ): TriggerRule | undefined {
   const r = recipient.toLowerCase();
-  return rules.find((rule) => r.includes(rule.match.toLowerCase()));
+  return rules.find((rule) =>
+    rule.match.startsWith(REFERENCE_MATCH)
+      ? rule.match.slice(REFERENCE_MATCH.length) === referenceId
+      : r.includes(rule.match.toLowerCase()),
+  );
 }
 
 /** The status a recipient is answered with at create, by the built-in triggers. */
@@ -62,7 +78,7 @@ export function triggerMessage(rule: TriggerRule | undefined): string | undefine
 const STATUSES: readonly PayoutStatus[] = ['success', 'pending', 'failed', 'canceled'];
 
 const FORM =
-  'the form is MATCH:STATUS[:LATER][:MS], such as +bounce:success:failed:5000 or @slow.example:pending:success:120000';
+  'the form is MATCH:STATUS[:LATER][:MS], such as +bounce:success:failed:5000, ref=JAN-0003:pending:failed or @slow.example:pending:success:120000';
 
 /** The error of a bad rule, naming where it came from, the rule, the reason and the form. */
 function badRule(source: string, text: string, why: string): UsageError {
@@ -103,8 +119,12 @@ function checkChange(source: string, text: string, rule: TriggerRule): void {
 export function parseTriggerRule(text: string, source = '--trigger'): TriggerRule {
   const parts = text.trim().split(':');
   const [match = '', statusText, ...rest] = parts;
-  if (match.trim() === '' || match.includes(',')) {
-    throw badRule(source, text, 'MATCH must be a non-empty text without ":" or ","');
+  if (match.trim() === '' || match.includes(',') || match === REFERENCE_MATCH) {
+    throw badRule(
+      source,
+      text,
+      'MATCH must be a non-empty text without ":" or ",", or ref= and a reference_id',
+    );
   }
   const status = statusWord(statusText);
   if (status === undefined) {

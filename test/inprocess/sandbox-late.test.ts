@@ -71,6 +71,31 @@ describe('late outcomes in the sandbox', () => {
     expect(after.code).toBe(4);
   });
 
+  it('fails one payout of a real file by its reference, and pays a new reference to it', async () => {
+    const h = home();
+    const clock = new FakeClock();
+    const env = { ...h.env, PAYOUTS_SANDBOX_TRIGGERS: 'ref=M-2:pending:failed' };
+    const run = (args: string[]) => runMain(args, { env, clock });
+    const file = monthFile(h.dir, ['ana@example.com', 'bo@example.com']);
+    expect((await run(['send', file, '--sandbox', '--yes'])).code).toBe(5);
+    clock.t += 30_000;
+    expect(statuses(await run(['status', 'M-1', 'M-2', '--sandbox', '--json']))).toEqual({
+      'M-1': 'success',
+      'M-2': 'failed',
+    });
+    // The same payout to the same recipient, under a new reference: the rule does not apply.
+    const again = join(h.dir, 'again.csv');
+    writeFileSync(
+      again,
+      'reference_id,amount,currency,recipient\nM-2-R1,101.00,EUR,bo@example.com\n',
+    );
+    expect((await run(['send', again, '--sandbox', '--yes'])).code).toBe(0);
+    clock.t += 30_000;
+    expect(statuses(await run(['status', 'M-2-R1', '--sandbox', '--json']))).toEqual({
+      'M-2-R1': 'success',
+    });
+  });
+
   it('refuses a bad PAYOUTS_SANDBOX_TRIGGERS, naming it, and sends nothing', async () => {
     const h = home();
     const env = { ...h.env, PAYOUTS_SANDBOX_TRIGGERS: '+x:bounced' };

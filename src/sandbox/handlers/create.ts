@@ -126,7 +126,7 @@ function laterChange(batch: Batch, rule: TriggerRule | undefined) {
 
 /** The stored form of a valid payout, with the status its recipient triggers, now and later. */
 function storedPayout(batch: Batch, v: ValidPayout): StoredPayout {
-  const rule = triggerFor(v.recipient, batch.triggers);
+  const rule = triggerFor(v.recipient, batch.triggers, v.reference_id);
   const status = rule?.status ?? 'success';
   const message = triggerMessage(rule);
   return {

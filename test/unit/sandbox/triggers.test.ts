@@ -117,8 +117,23 @@ describe('parseTriggerRule', () => {
     );
   });
 
+  it('names one payout by its reference_id, exactly, with ref=', () => {
+    const rules = [parseTriggerRule('ref=JAN-0003:pending:failed'), ...BUILT_IN_TRIGGERS];
+    expect(triggerFor('ana@example.com', rules, 'JAN-0003')).toMatchObject({
+      match: 'ref=JAN-0003',
+      status: 'pending',
+      later: 'failed',
+    });
+    // Its retry, under a new reference to the same recipient, is paid.
+    expect(triggerFor('ana@example.com', rules, 'JAN-0003-R1')).toBeUndefined();
+    expect(triggerFor('ana@example.com', rules, 'jan-0003')).toBeUndefined();
+    // A recipient that holds the text is no reference.
+    expect(triggerFor('ref=JAN-0003', rules, 'X-1')).toBeUndefined();
+  });
+
   it('refuses a missing MATCH, an unknown status and a bad delay', () => {
     expect(() => parseTriggerRule(':failed')).toThrow(/MATCH must be a non-empty text/);
+    expect(() => parseTriggerRule('ref=:failed')).toThrow(/or ref= and a reference_id/);
     expect(() => parseTriggerRule('x')).toThrow(/STATUS "" must be one of success, pending/);
     expect(() => parseTriggerRule('x:bounced')).toThrow(/STATUS "bounced"/);
     expect(() => parseTriggerRule('x:pending:soon')).toThrow(
