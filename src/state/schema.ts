@@ -488,6 +488,9 @@ export const STEPS: readonly SchemaStep[] = [
   // A service is its identity (serviceIdentity), so runs sent to http://127.0.0.1:P are runs
   // of http://localhost:P too: the client rewrites runs.service_id (docs/history.md).
   { ops: [], client: 'service_ids' },
+  // How a run's CSV input was read (its delimiter, its decimal mark), so that a retry file
+  // written later (`runs show --failed-out`) is in the same conventions (docs/output.md).
+  { ops: [{ sql: 'ALTER TABLE runs ADD COLUMN csv_style TEXT' }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
