@@ -105,6 +105,10 @@ describe.each(STORES)('a German export in its own conventions (%s)', (store) => 
     }
     expect(rows.every((r) => r.length === rows[0]!.length)).toBe(true);
     expect(column(rows, 'description')[0]).toBe('Gehalt Dezember Felix Höß');
+    // Support reads the report back as it is.
+    const looked = await run(['status', '--from', report, '--json']);
+    expect(looked.code).toBe(4);
+    expect(JSON.parse(looked.stdout).reference_count).toBe(3);
 
     // The retry file, filled in as finance would, is sent with no flag at all.
     const retryText = readFileSync(retry, 'utf8');
