@@ -71,6 +71,7 @@ async function runSandbox(ctx: CommandContext, flags: SandboxFlags): Promise<num
     ? flags.trigger.map((t) => sb.parseTriggerRule(t))
     : sb.parseTriggerList(ctx.runtime.env.PAYOUTS_SANDBOX_TRIGGERS, 'PAYOUTS_SANDBOX_TRIGGERS');
   const state = stateDir(ctx.runtime.env);
+  const { clock } = ctx.runtime;
   const sandbox = await sb.startSandbox({
     stateDir: state,
     port,
@@ -82,6 +83,8 @@ async function runSandbox(ctx: CommandContext, flags: SandboxFlags): Promise<num
     faults,
     triggers,
     log: (line) => ctx.output.info(`sandbox: ${line}`),
+    // The runtime's clock when it has one (a test's), as `--sandbox` takes it.
+    ...(clock ? { now: () => clock.now() } : {}),
   });
   try {
     const { clientId, clientSecret } = sb.SANDBOX_CREDENTIALS;
