@@ -158,7 +158,7 @@ export class RunState {
         }
         db.prepare(
           `UPDATE runs SET run_id = ?, service_id = ?, service = ?, client_id = ?, inputs = ?,
-           input_hash = ?, payout_count = ?, batch_reference = ?, staged_by = NULL,
+           input_hash = ?, payout_count = ?, batch_reference = ?, csv_style = ?, staged_by = NULL,
            created_at = ?, updated_at = ? WHERE id = ?`,
         ).run(
           runId,
@@ -169,6 +169,7 @@ export class RunState {
           header.input_hash,
           header.payout_count,
           header.batch_reference ?? null,
+          header.csv_style ?? null,
           now,
           now,
           intake.id,

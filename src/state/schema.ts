@@ -491,6 +491,8 @@ export const STEPS: readonly SchemaStep[] = [
   { ops: [], client: 'service_ids' },
   // A lock row's command line held a --state-url's password; rows are masked since (issue 48).
   { ops: [{ pg: `UPDATE locks SET command = '${MASKED}' WHERE command ~* '://|password='` }] },
+  // How a run's CSV input was read (delimiter, decimal mark), for its later retry files.
+  { ops: [{ sql: 'ALTER TABLE runs ADD COLUMN csv_style TEXT' }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

@@ -34,8 +34,8 @@ export async function recordSender(
 export async function insertRun(c: pg.Client, h: SharedRunHeader): Promise<number> {
   const r = await c.query<{ id: number }>(
     `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-       batch_reference, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
+       batch_reference, created_at, updated_at, csv_style)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10) RETURNING id`,
     [
       h.runId,
       serviceId(h.serviceKey),
@@ -46,6 +46,7 @@ export async function insertRun(c: pg.Client, h: SharedRunHeader): Promise<numbe
       h.payout_count,
       h.batch_reference ?? null,
       h.now,
+      h.csv_style ?? null,
     ],
   );
   return r.rows[0]!.id;
