@@ -17,6 +17,7 @@ import { HASH_VERSION, serviceIdOf } from '../../state/hash.js';
 import { listRunsIn, liveRunsIn, type RunSummary } from '../../state/runs.js';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { StagedPayout } from '../../domain/records.js';
+import { type HeldKind, heldKind } from '../../domain/statuses.js';
 import { type OriginVerdict, retryVerdicts } from '../send/retries.js';
 import { prepState } from './common.js';
 
@@ -202,16 +203,14 @@ async function earlierOf(
   const out = new Map<string, Earlier>();
   const refs = rows.map((r) => r.reference_id);
   const hits = await earlierHits(h, sid, refs);
+  const earlier: Record<HeldKind, Earlier> = {
+    success: 'sent',
+    pending: 'pending',
+    doubt: 'pending',
+    failed: 'failed',
+  };
   for (const hit of hits) {
-    const status = hit.status?.toLowerCase();
-    const kind: Earlier =
-      hit.state !== 'done'
-        ? 'pending'
-        : status === 'success'
-          ? 'sent'
-          : status === 'failed' || status === 'canceled'
-            ? 'failed'
-            : 'pending';
+    const kind = earlier[heldKind(hit)];
     const had = out.get(hit.reference_id);
     if (!had || rank[kind] > rank[had]) out.set(hit.reference_id, kind);
   }

@@ -1,13 +1,13 @@
 import { CredentialsError, InputError, type Problem } from '../../errors.js';
 import { type RunIntake, stagedLocations, stagedRetries } from '../../state/index.js';
-import { statusKind } from '../../domain/statuses.js';
+import { heldKind } from '../../domain/statuses.js';
 import type { PriorState, SentEarlier } from './resume.js';
 import { tailOf } from '../../domain/chain.js';
 import { retryProblems, tailText } from './retries.js';
 
 /** Whether a payout sent earlier failed or was canceled at the service. */
 export function failedAtService(s: SentEarlier): boolean {
-  return statusKind(s.outcome.status) === 'failed';
+  return heldKind({ state: 'done', status: s.outcome.status }) === 'failed';
 }
 
 /** Problems named one by one; the rest are counted. */

@@ -4,7 +4,7 @@ import { InputError, OutcomeUnknownError } from '../../errors.js';
 import type { PriorRow } from '../../domain/history.js';
 import type { RunState } from '../../state/index.js';
 import { sameHash } from '../../state/hash.js';
-import { statusKind } from '../../domain/statuses.js';
+import { heldKind } from '../../domain/statuses.js';
 import { fromRecord } from './settle.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
 import type { ReadBackResult } from './readback.js';
@@ -156,7 +156,7 @@ function settleRetried(prior: PriorState, rows: PriorRow[]): void {
   if (!prior.chains.size) return;
   const refs = new Map(rows.map((r) => [r.row, r.payout.reference_id]));
   for (const [row, s] of prior.settled) {
-    if (statusKind(s.outcome.status) !== 'failed') continue;
+    if (heldKind({ state: 'done', status: s.outcome.status }) !== 'failed') continue;
     const tail = tailOf(prior.chains.get(row), refs.get(row) ?? '');
     if (!tail || (tail.kind !== 'success' && tail.kind !== 'pending')) continue;
     prior.retried.set(row, tail);

@@ -7,6 +7,7 @@
 import type { Problem } from '../../errors.js';
 import { addHeld, type HeldRef, heldRef, retriesOf, tailOf } from '../../domain/chain.js';
 import type { PriorRow } from '../../domain/history.js';
+import { isCanceled } from '../../domain/statuses.js';
 import { quoteValue } from '../../errors.js';
 import type { StagedRetry } from '../../state/index.js';
 
@@ -100,7 +101,7 @@ export function originVerdict(
     const tail = tailOf(chain, first.ref) ?? first;
     return { state: 'retried', refused: true, which: `, ${retriedText(first, tail)}`, fix: '' };
   }
-  const canceled = origin.status?.toLowerCase() === 'canceled';
+  const canceled = isCanceled(origin.status);
   const reason = origin.message ? `: ${quoteValue(origin.message)}` : '';
   return {
     state: canceled ? 'canceled' : 'failed',
