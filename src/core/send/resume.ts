@@ -5,9 +5,8 @@ import type { PriorRow } from '../../domain/history.js';
 import type { RunState } from '../../state/index.js';
 import { sameHash } from '../../state/hash.js';
 import { heldKind } from '../../domain/statuses.js';
-import { fromRecord } from './settle.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
-import type { ReadBackResult } from './readback.js';
+import { partsOf, type ReadBackResult } from './readback.js';
 import { addHeld, type HeldRef, tailOf } from '../../domain/chain.js';
 import { runText } from './retries.js';
 
@@ -178,16 +177,13 @@ function settleRetried(prior: PriorState, rows: PriorRow[]): void {
 
 /** Applies a read-back of in-flight payouts to the prior state and the run's state. */
 export function applyReadBack(prior: PriorState, r: ReadBackResult, state: RunState): void {
-  const found: Array<{ ref: string; status: string; transaction_id?: string; message?: string }> =
-    [];
-  const notFound: string[] = [];
-  const unknown: string[] = [];
-  for (const [ref, o] of r.outcomes) {
-    if (o.kind === 'found') found.push({ ref, ...fromRecord(o.record) });
-    else if (o.kind === 'other-payout') found.push({ ref, status: 'failed', message: o.why });
-    else if (o.kind === 'not-found') notFound.push(ref);
-    else unknown.push(ref);
-  }
+  const parts = partsOf([...prior.inFlight.values()], r);
+  const found = parts.settled.map(({ item, result }) => ({
+    ref: item.payout.reference_id,
+    ...result,
+  }));
+  const notFound = parts.notFound.map((i) => i.payout.reference_id);
+  const unknown = parts.unknown.map(([i]) => i.payout.reference_id);
   if (found.length) state.recordOutcome(-1, found);
   for (const { ref, ...outcome } of found) {
     const item = prior.inFlight.get(ref);

@@ -1,7 +1,6 @@
 import type { PayoutRequest } from '../../api/types.js';
 import { InputError, OutcomeUnknownError, type Problem } from '../../errors.js';
-import { fromRecord } from './settle.js';
-import { type ReadBackDeps, readBack } from './readback.js';
+import { fromRecord, type ReadBackDeps, readBack } from './readback.js';
 import { type PriorState, priorState, type SentEarlier } from './resume.js';
 import type { PriorRow } from '../../domain/history.js';
 import type { Clock } from '../../clock.js';
