@@ -1,6 +1,33 @@
-import type { Clock } from '../../clock.js';
+/** The service's lock of a send: one sending run per service; `--wait` waits for another's. */
+import { type Clock, systemClock } from '../../clock.js';
 import { BusyError, InterruptedError } from '../../errors.js';
 import type { Output } from '../../output/output.js';
+import { runIdFor } from '../../state/index.js';
+import type { ServiceConnection } from '../service.js';
+import type { SendContext } from './staging.js';
+
+/** The service's lock, naming this run; with --wait, waited for on a live line naming who holds it. */
+export function takeLock(
+  ctx: SendContext,
+  service: Pick<ServiceConnection, 'serviceKey'>,
+): Promise<{ release(): Promise<void> }> {
+  const { deps, plan, opts } = ctx;
+  const clock = deps.clock ?? systemClock;
+  const take = () =>
+    ctx.staging.history.lockService(service.serviceKey, {
+      pid: deps.pid,
+      command: deps.commandLine,
+      startedAt: new Date(clock.now()).toISOString(),
+      runId: runIdFor(service.serviceKey, plan.inputHash),
+    });
+  if (opts.waitSeconds === undefined) return take();
+  return waitForLock(take, {
+    seconds: opts.waitSeconds,
+    output: ctx.output,
+    clock,
+    interrupt: deps.interrupt,
+  });
+}
 
 /** How often a send waiting with --wait tries the service's lock again. */
 const RETRY_MS = 1_000;
