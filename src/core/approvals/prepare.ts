@@ -20,7 +20,6 @@ import { findPrepared } from '../../state/pg/approvals.js';
 import { decide } from '../send/decide.js';
 import { factsOf, refuse, tellingOf } from '../send/facts.js';
 import { splitOf } from '../send/fates.js';
-import { summaryNotes } from '../send/notes.js';
 import type { SendOptions } from '../send/options.js';
 import { checkMaxTotals } from '../send/refusals.js';
 import { totalsDoc } from '../send/render.js';
@@ -31,7 +30,7 @@ import { prepState, withShared } from './common.js';
 import { boundDifferences, notApproved, recordPrepared } from './gate.js';
 import { preparedScreen } from './screen.js';
 import { preparedDoc } from './screen-view.js';
-import { gated } from './send.js';
+import { gated, summaryNotes } from './send.js';
 
 /**
  * --prepare: checks the files as a send does from the history (what earlier runs hold,

@@ -9,7 +9,15 @@ import { BusyError, UsageError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { CurrencyTable } from '../../money/currencies.js';
 import { runIdFor } from '../../state/index.js';
-import { approvalDocOf, claimRun, refuseEarly, refuseUnapproved } from '../approvals/send.js';
+import {
+  approvalDocOf,
+  claimRun,
+  nothingToSendNotes,
+  refuseEarly,
+  refuseUnapproved,
+  type SummaryNotes,
+  summaryNotes,
+} from '../approvals/send.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import { decide } from './decide.js';
 import {
@@ -22,12 +30,11 @@ import {
   tellingOf,
 } from './facts.js';
 import { type Facts, foundOf, freshSplit, type RunSplit, sendsNothing, splitOf } from './fates.js';
-import { nothingToSendNotes, type SummaryNotes, summaryNotes } from './notes.js';
 import type { SendOptions } from './options.js';
 import { planRun } from './plan.js';
 import { checkMaxTotals } from './refusals.js';
 import { finishRun } from './results.js';
-import { type Decided, type Sending, sendDecided } from './sending.js';
+import { type Decided, type Sending, sendDecided, takeLock } from './sending.js';
 import {
   EarlyService,
   endStaging,
@@ -49,7 +56,6 @@ import {
   questionText,
   summaryText,
 } from './summary.js';
-import { takeLock } from './wait-lock.js';
 
 export type { SendDeps };
 

@@ -1,12 +1,14 @@
 /**
- * A decided run under the service's lock: its state opened (the staged rows become the run, or
+ * The service's lock (one sending run per service; `--wait` waits for another's), and a decided
+ * run under it: its state opened (the staged rows become the run, or
  * resume it), what an earlier attempt left in flight read back, then every row handed to the
  * engine in row order, or recorded as sent earlier; whatever stops the run, every row gets an
  * outcome.
  */
-import { systemClock } from '../../clock.js';
-import { OutcomeUnknownError } from '../../errors.js';
-import type { Progress } from '../../output/output.js';
+import { type Clock, systemClock } from '../../clock.js';
+import { OUTCOME_UNKNOWN } from '../../domain/statuses.js';
+import { BusyError, InterruptedError, OutcomeUnknownError } from '../../errors.js';
+import type { Output, Progress } from '../../output/output.js';
 import { type OutcomeResult, RunState, runIdFor } from '../../state/index.js';
 import type { ServiceConnection } from '../service.js';
 import { SendingLine } from './aside.js';
@@ -207,6 +209,12 @@ async function readBackInFlight(
   );
 }
 
+/** A payout an earlier attempt may have sent whose read-back did not finish: read back next time. */
+const IN_DOUBT = {
+  status: OUTCOME_UNKNOWN,
+  message: 'outcome unknown: an earlier request carried it, and it was not read back',
+};
+
 /**
  * Hands the run's payouts to the engine in row order, from row `from` on, or records them as
  * sent earlier. Once the run stops, the rest are not sent, and those an earlier attempt left
@@ -217,13 +225,13 @@ async function sendRows(state: RunState, left: Left, engine: SendEngine, from = 
     if (row < from) continue;
     const known = left.earlier.get(row);
     if (known) {
-      engine.addSentEarlier(payout, known.outcome);
+      engine.record(payout, { ...known.outcome, sent_earlier: true });
       continue;
     }
     // Every row has an outcome, whatever stopped the run: those never reached were not sent.
     if (engine.stopping) {
-      if (left.inFlight.get(payout.reference_id)?.row === row) engine.inDoubt(payout);
-      else engine.notReached(payout);
+      const inDoubt = left.inFlight.get(payout.reference_id)?.row === row;
+      engine.record(payout, inDoubt ? IN_DOUBT : { status: 'not_sent' });
       continue;
     }
     engine.enqueue({ payout, hash });
@@ -247,4 +255,98 @@ async function windDown(
     // The error that stopped the run is the one reported.
   }
   await sendRows(run.state, run.left, engine, engine.rowCount);
+}
+
+/** The service's lock, naming this run; with --wait, waited for on a live line naming who holds it. */
+export function takeLock(
+  ctx: SendContext,
+  service: Pick<ServiceConnection, 'serviceKey'>,
+): Promise<{ release(): Promise<void> }> {
+  const { deps, plan, opts } = ctx;
+  const clock = deps.clock ?? systemClock;
+  const take = () =>
+    ctx.staging.history.lockService(service.serviceKey, {
+      pid: deps.pid,
+      command: deps.commandLine,
+      startedAt: new Date(clock.now()).toISOString(),
+      runId: runIdFor(service.serviceKey, plan.inputHash),
+    });
+  if (opts.waitSeconds === undefined) return take();
+  return waitForLock(take, {
+    seconds: opts.waitSeconds,
+    output: ctx.output,
+    clock,
+    interrupt: deps.interrupt,
+  });
+}
+
+/** How often a send waiting with --wait tries the service's lock again. */
+const RETRY_MS = 1_000;
+
+/** What waiting for another send's lock needs. */
+export interface LockWait {
+  /** At most this long; Infinity waits until the lock is free or the run is stopped. */
+  seconds: number;
+  output: Output;
+  clock: Clock;
+  interrupt: AbortSignal;
+}
+
+/**
+ * `send --wait`: takes the lock, and while another send holds it tries again every second,
+ * with a live line naming the holder (and the time left, when limited). Past the limit, the
+ * last BusyError; a stop while waiting, InterruptedError: nothing was sent either way.
+ */
+export async function waitForLock<L>(take: () => Promise<L>, how: LockWait): Promise<L> {
+  let busy: BusyError;
+  try {
+    return await take();
+  } catch (error) {
+    if (!(error instanceof BusyError)) throw error;
+    busy = error;
+  }
+  const { clock, output } = how;
+  const began = clock.now();
+  const until = began + how.seconds * 1000;
+  const limited = Number.isFinite(until);
+  output.info(
+    `Another send to this service is running (${busy.holder}): waiting for it to finish${limited ? `, at most ${how.seconds} s` : ''}; Ctrl-C stops waiting, nothing is sent`,
+  );
+  const line = (holder: string) => `Waiting for the send of ${holder} to finish`;
+  const progress = await output.progress(line(busy.holder));
+  const endWait = limited ? progress.wait('gives up in', until - clock.now()) : () => {};
+  try {
+    for (;;) {
+      const left = until - clock.now();
+      if (left <= 0) throw busy;
+      try {
+        await clock.sleep(Math.min(RETRY_MS, left), how.interrupt);
+      } catch {
+        throw new InterruptedError('stopped while waiting for another send: nothing was sent');
+      }
+      let taken: L;
+      try {
+        taken = await take();
+      } catch (error) {
+        if (!(error instanceof BusyError)) throw error;
+        busy = error;
+        progress.update(line(busy.holder));
+        continue;
+      }
+      endWait();
+      progress.stop();
+      output.info(waitedLine(busy.holder, clock.now() - began));
+      return taken;
+    }
+  } finally {
+    endWait();
+    progress.stop();
+  }
+}
+
+/** The line when the wait ends: "The other send (…) finished after 31 s; this one goes on". */
+export function waitedLine(holder: string, ms: number): string {
+  const s = Math.max(1, Math.round(ms / 1000));
+  const took = s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `The other send (${holder}) finished after ${took}; this one goes on`;
 }

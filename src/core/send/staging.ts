@@ -22,7 +22,7 @@ import {
 import type { ServiceConnection } from '../service.js';
 import type { SendOptions } from './options.js';
 import type { RunPlan } from './plan.js';
-import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
+import { type HashedSource, hashedFileSource, spoolStdin } from './plan.js';
 
 /** What `send` needs from its surroundings; it reads nothing from the process itself. */
 export interface SendDeps {
