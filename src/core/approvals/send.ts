@@ -77,7 +77,11 @@ export async function approvalNoteOf(
       state: 'not_checked',
     };
   }
-  const status = await approvalStatus(gated(ctx, where.serviceKey));
+  return noteOf(await approvalStatus(gated(ctx, where.serviceKey)));
+}
+
+/** The Approval: line of what the rule says of a send: approved, not needed, or needed. */
+export function noteOf(status: ApprovalStatus): ApprovalNote {
   if (status.kind === 'approved') {
     return { approval: approvedText(status.prep), state: 'approved', approved: status.prep };
   }

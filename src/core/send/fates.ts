@@ -193,12 +193,16 @@ export function failed(s: SentEarlier): boolean {
 
 /** The refused rows of the first kind of refusal that stops the run, in row order; none: it goes on. */
 export function stopping(decision: Decision): Refusal[] {
-  const refused: Refusal[] = [];
-  for (const f of decision.fates.values()) if (f.kind === 'refused') refused.push(f.refusal);
+  const refused: Array<[number, Refusal]> = [];
+  for (const [row, f] of decision.fates) if (f.kind === 'refused') refused.push([row, f.refusal]);
   const kind = REFUSALS.find(
-    (k) => decision.stops.includes(k) && refused.some((r) => r.kind === k),
+    (k) => decision.stops.includes(k) && refused.some(([, r]) => r.kind === k),
   );
-  return kind ? refused.filter((r) => r.kind === kind) : [];
+  if (!kind) return [];
+  return refused
+    .filter(([, r]) => r.kind === kind)
+    .sort(([a], [b]) => a - b)
+    .map(([, r]) => r);
 }
 
 /** The questions a decision has for the service, in row order. */
