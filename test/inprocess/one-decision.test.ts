@@ -1,11 +1,10 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { sendJson } from '../helpers/http-servers.js';
 import { type CreatePolicy, ledgerPerTest, type Reply } from '../helpers/ledger-service.js';
-import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
+import type { MainResult } from '../helpers/main.js';
 import { STORES, storeEnv } from '../helpers/pg.js';
+import { RETRY_HEADER, retrySetUp } from '../helpers/retry.js';
 
 // One decision per payout (issue 46): for a history holding a payout of every kind (sent
 // earlier, pending, in doubt, recorded under a rotated Client-Id, failed, failed and retried,
@@ -15,13 +14,12 @@ import { STORES, storeEnv } from '../helpers/pg.js';
 
 const fixture = ledgerPerTest();
 
-const RETRY_HEADER = 'reference_id,new_reference_id,amount,currency,recipient';
 const AMOUNTS: Record<string, string> = { SENT: '1.00', PEND: '2.00', DOUBT: '3.00', ROT: '4.00' };
 
 /** A row of a retry file: `ref`, sent under `fresh` when given. */
 function row(ref: string, fresh = ''): string {
   const original = ref.replace(/-R1$/, '');
-  return `${ref},${fresh},${AMOUNTS[original] ?? '5.00'},EUR,${original.toLowerCase()}@ex.com`;
+  return `${ref},${fresh},${AMOUNTS[original] ?? '5.00'},EUR,${original.toLowerCase()}@ex.com,December`;
 }
 
 /** The per-payout results of one create request, each in `status`. */
@@ -87,16 +85,8 @@ describe.each(STORES)('one decision per payout (%s)', (store) => {
 
   /** A history with a payout of every kind, and its service. */
   async function history() {
-    const svc = await fixture.start(policy);
-    const home = fixture.home();
-    const env = withStore(svc.env(home.env));
-    const run = (args: string[], more: Record<string, string> = {}) =>
-      runMain(args, { env: { ...env, ...more }, clock: new FakeClock() });
-    const write = (name: string, lines: string[]) => {
-      const path = join(home.dir, name);
-      writeFileSync(path, `${[RETRY_HEADER, ...lines].join('\n')}\n`);
-      return path;
-    };
+    const { svc, run, write: writeLines } = await retrySetUp(fixture, withStore, policy);
+    const write = (name: string, lines: string[]) => writeLines(name, [RETRY_HEADER, ...lines]);
     const one = ['--yes', '--chunk-size', '1', '--concurrency', '1'];
     // ROT was sent under the Client-Id before the key was rotated.
     const rot = await run(['send', write('old.csv', [row('ROT')]), ...one], {

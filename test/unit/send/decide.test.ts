@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { PayoutRequest } from '../../../src/api/types.js';
 import { decide, MODES, type Mode } from '../../../src/core/send/decide.js';
 import {
-  type Answers,
   asksOf,
   type Decision,
   type Facts,
@@ -13,52 +11,14 @@ import {
   splitOf,
   stopping,
 } from '../../../src/core/send/fates.js';
-import type { LookupOutcome } from '../../../src/core/status/lookup.js';
 import type { PriorRow } from '../../../src/domain/history.js';
 import { CurrencyTotals } from '../../../src/money/amount.js';
 import { CurrencyTable } from '../../../src/money/currencies.js';
 import { payoutHash } from '../../../src/state/index.js';
-import type { StagedRetry } from '../../../src/state/index.js';
+import { answers, failing, found, held, link, missing, payout, retry } from './history.js';
 
 // The one decision per payout, hit directly: each row of one history, in each mode. What
 // differs between modes is MODES; the rest of the decision is the same for every caller.
-
-const payout = (ref: string, amount = '1.00'): PayoutRequest => ({
-  reference_id: ref,
-  amount,
-  currency: 'EUR',
-  recipient: `${ref.toLowerCase()}@ex.com`,
-});
-
-/** A held row of staged row `row` (its own reference unless `via`), as the history gives it. */
-function held(row: number, ref: string, at: Partial<PriorRow> = {}): PriorRow {
-  const p = payout(ref);
-  return {
-    row,
-    payout: p,
-    run_id: 'run-a',
-    client_id: 'key-1',
-    hash: payoutHash(p),
-    hash_version: 2,
-    state: 'done',
-    req: 1,
-    sent_at: '2026-11-24T12:00:00.000Z',
-    status: 'success',
-    transaction_id: `T-${ref}`,
-    charges: null,
-    message: null,
-    ...at,
-  };
-}
-
-/** A staged row retrying `original`, under `ref`. */
-const retry = (row: number, ref: string, original: string): StagedRetry => ({
-  row,
-  reference_id: ref,
-  retry_of: original,
-  file: 'retry.csv',
-  location: `line ${row + 2}`,
-});
 
 /** One history, a row of each kind; REFS[row] is the reference each staged row is sent under. */
 const REFS = ['NEW', 'SENT', 'PEND', 'DOUBT', 'ROT', 'FAIL', 'RETRIED', 'F1-R1', 'P1-R1', 'OTHER'];
@@ -71,14 +31,10 @@ const HISTORY: PriorRow[] = [
   held(5, 'FAIL', { status: 'failed', message: 'Account closed' }),
   // Failed, then retried as RETRIED-R1, which was paid.
   held(6, 'RETRIED', { status: 'failed' }),
-  {
-    ...held(6, 'RETRIED-R1', { run_id: 'run-b', retry_of: 'RETRIED' }),
-    payout: payout('RETRIED'),
-    via: 'RETRIED-R1',
-  },
+  link(6, 'RETRIED', 'RETRIED-R1', { run_id: 'run-b', retry_of: 'RETRIED' }),
   // The originals of two retry rows: F1 failed, P1 was paid.
-  { ...held(7, 'F1', { status: 'failed' }), payout: payout('F1-R1'), via: 'F1' },
-  { ...held(8, 'P1'), payout: payout('P1-R1'), via: 'P1' },
+  link(7, 'F1-R1', 'F1', { status: 'failed' }),
+  link(8, 'P1-R1', 'P1'),
   // Sent earlier as another payout (another amount).
   { ...held(9, 'OTHER'), hash: payoutHash(payout('OTHER', '9.99')) },
 ];
@@ -109,32 +65,25 @@ function word(f: Fate | undefined): string {
 
 const words = (d: Decision) => REFS.map((_, row) => word(d.fates.get(row)));
 
-/** What each mode decides of each row, the history alone answering. */
+/** What the modes that ask the service nothing decide: the dry run, --prepare, the screen alike. */
+const FROM_HISTORY = [
+  'send',
+  'sent earlier (history, success)',
+  'sent earlier (history, pending)',
+  'read back',
+  'sent earlier (history, success)',
+  'refused: failed-earlier',
+  'sent earlier (retried, success)',
+  'send, F1 unasked',
+  'refused: retry',
+  'refused: held-other',
+];
+
+/** What each mode decides of each row, before the service answers anything. */
 const TABLE: Record<Mode, string[]> = {
-  'dry-run': [
-    'send',
-    'sent earlier (history, success)',
-    'sent earlier (history, pending)',
-    'read back',
-    'sent earlier (history, success)',
-    'refused: failed-earlier',
-    'sent earlier (retried, success)',
-    'send, F1 unasked',
-    'refused: retry',
-    'refused: held-other',
-  ],
-  prepare: [
-    'send',
-    'sent earlier (history, success)',
-    'sent earlier (history, pending)',
-    'read back',
-    'sent earlier (history, success)',
-    'refused: failed-earlier',
-    'sent earlier (retried, success)',
-    'send, F1 unasked',
-    'refused: retry',
-    'refused: held-other',
-  ],
+  'dry-run': FROM_HISTORY,
+  prepare: FROM_HISTORY,
+  screen: FROM_HISTORY,
   send: [
     'look up NEW (not-in-history)',
     'sent earlier (history, success)',
@@ -144,18 +93,6 @@ const TABLE: Record<Mode, string[]> = {
     'refused: failed-earlier',
     'sent earlier (retried, success)',
     'look up F1-R1 (not-in-history), F1 (original)',
-    'refused: retry',
-    'refused: held-other',
-  ],
-  screen: [
-    'send',
-    'sent earlier (history, success)',
-    'sent earlier (history, pending)',
-    'read back',
-    'sent earlier (history, success)',
-    'refused: failed-earlier',
-    'sent earlier (retried, success)',
-    'send, F1 unasked',
     'refused: retry',
     'refused: held-other',
   ],
@@ -207,19 +144,6 @@ describe('decide: each row of one history, mode by mode', () => {
     expect(asksOf(decide(sandbox, 'send')).map((a) => a.ref)).toEqual(['F1']);
   });
 });
-
-const found = (ref: string, status = 'success', amount = 1): LookupOutcome => ({
-  reference_id: ref,
-  kind: 'found',
-  record: { reference_id: ref, status, transaction_id: `T-${ref}`, amount, currency: 'EUR' },
-});
-const missing = (ref: string): LookupOutcome => ({ reference_id: ref, kind: 'not_found' });
-const failing = (ref: string): LookupOutcome => ({
-  reference_id: ref,
-  kind: 'error',
-  error: new Error('HTTP 503'),
-});
-const answers = (...o: LookupOutcome[]): Answers => new Map(o.map((x) => [x.reference_id, x]));
 
 describe('decide: the service answers what the history left open', () => {
   const facts = { ...FACTS, held: HISTORY.filter((h) => ![5, 8, 9].includes(h.row)) };

@@ -7,51 +7,15 @@ import {
   refusalError,
   RetryRefusedError,
 } from '../../../src/core/send/refusals.js';
-import type { PriorRow } from '../../../src/domain/history.js';
 import { InputError, OutcomeUnknownError, UsageError } from '../../../src/errors.js';
 import { CurrencyTotals } from '../../../src/money/amount.js';
 import { CurrencyTable } from '../../../src/money/currencies.js';
 import type { LookupOutcome } from '../../../src/core/status/lookup.js';
-import { payoutHash, type StagedRetry } from '../../../src/state/index.js';
+import { payoutHash } from '../../../src/state/index.js';
+import { answers, failing, found, held, link, payout, retry } from './history.js';
 
 // The words of every refusal, from the decision's refused rows: the error that stops a run
 // (its class, so its exit code) and each row's problem, as a person reads them.
-
-const payout = (ref: string, amount = '1.00') => ({
-  reference_id: ref,
-  amount,
-  currency: 'EUR',
-  recipient: 'r@ex.com',
-});
-
-function held(row: number, ref: string, at: Partial<PriorRow> = {}): PriorRow {
-  const p = payout(ref);
-  return {
-    row,
-    payout: p,
-    run_id: 'aaaaaaaaaaaaaaaa',
-    client_id: 'key-1',
-    hash: payoutHash(p),
-    hash_version: 2,
-    state: 'done',
-    req: 1,
-    sent_at: '2026-11-24T12:00:00.000Z',
-    status: 'success',
-    transaction_id: null,
-    charges: null,
-    message: null,
-    ...at,
-  };
-}
-
-const retry = (row: number, ref: string, original: string, more = {}): StagedRetry => ({
-  row,
-  reference_id: ref,
-  retry_of: original,
-  file: 'retry.csv',
-  location: `line ${row + 2}`,
-  ...more,
-});
 
 const telling = {
   clientId: 'key-2',
@@ -76,11 +40,11 @@ describe('the words of a refusal', () => {
     expect(err).toBeInstanceOf(InputError);
     expect((err as InputError).problems).toEqual([
       {
-        file: 'run aaaaaaaaaaaaaaaa',
+        file: 'run run-a',
         field: 'reference_id',
         value: 'A',
         message:
-          'was already sent to this service with a different amount, currency or recipient: give this payout a new reference_id (see `payouts runs show aaaaaaaaaaaaaaaa`)',
+          'was already sent to this service with a different amount, currency or recipient: give this payout a new reference_id (see `payouts runs show run-a`)',
       },
     ]);
   });
@@ -93,12 +57,12 @@ describe('the words of a refusal', () => {
     const err = stopped(facts, 'prepare') as FailedEarlierError;
     expect(err).toBeInstanceOf(FailedEarlierError);
     expect(err.message).toBe(
-      'these 2 references already failed at the service: give them new reference_ids (the new_reference_id column of the file `payouts runs show aaaaaaaaaaaaaaaa --failed-out FILE` writes); nothing was sent',
+      'these 2 references already failed at the service: give them new reference_ids (the new_reference_id column of the file `payouts runs show run-a --failed-out FILE` writes); nothing was sent',
     );
     expect(err.references).toEqual(['A', 'B']);
     expect(err.problems.map((p) => `${p.file} ${p.location}: ${p.message}`)).toEqual([
-      'nov.csv line 2: already failed at the service (sent by run aaaaaaaaaaaaaaaa on 2026-11-24 12:00 UTC): give this row a new reference_id',
-      'nov.csv line 5: already canceled at the service (sent by run aaaaaaaaaaaaaaaa on 2026-11-24 12:00 UTC): give this row a new reference_id',
+      'nov.csv line 2: already failed at the service (sent by run run-a on 2026-11-24 12:00 UTC): give this row a new reference_id',
+      'nov.csv line 5: already canceled at the service (sent by run run-a on 2026-11-24 12:00 UTC): give this row a new reference_id',
     ]);
   });
 
@@ -106,27 +70,23 @@ describe('the words of a refusal', () => {
     const facts = {
       held: [
         held(0, 'A', { status: 'failed' }),
-        {
-          ...held(0, 'A-R1', { status: 'failed', retry_of: 'A', run_id: 'bbbbbbbbbbbbbbbb' }),
-          payout: payout('A'),
-          via: 'A-R1',
-        },
+        link(0, 'A', 'A-R1', { status: 'failed', retry_of: 'A', run_id: 'run-b' }),
       ],
       retries: [],
     };
     const err = stopped(facts, 'prepare') as FailedEarlierError;
     expect(err.problems[0]!.message).toMatch(
-      /: retried as A-R1 in run bbbbbbbbbbbbbbbb, which failed too: retry "A-R1", not the original/,
+      /: retried as A-R1 in run run-b, which failed too: retry "A-R1", not the original/,
     );
   });
 
   it('retry rows, each with what it does wrong, in the order a row is told it', () => {
     const facts: Facts = {
       held: [
-        { ...held(0, 'P'), payout: payout('P-R1'), via: 'P' },
+        link(0, 'P-R1', 'P'),
         held(1, 'U-R1', { retry_of: 'X' }),
-        { ...held(2, 'F', { status: 'failed' }), payout: payout('F-R1'), via: 'F' },
-        { ...held(3, 'F', { status: 'failed' }), payout: payout('F-R2'), via: 'F' },
+        link(2, 'F-R1', 'F', { status: 'failed' }),
+        link(3, 'F-R2', 'F', { status: 'failed' }),
       ],
       retries: [
         retry(0, 'P-R1', 'P'),
@@ -142,8 +102,8 @@ describe('the words of a refusal', () => {
       'these 4 retry rows would pay a payout again or leave one unpaid: they were refused; nothing was sent',
     );
     expect(err.problems.map((p) => `${p.location} ${p.value}: ${p.message}`)).toEqual([
-      'line 2 P-R1: retries reference_id "P", which was paid (run aaaaaaaaaaaaaaaa on 2026-11-24 12:00 UTC): a new reference would pay it again; clear this new_reference_id',
-      'line 3 U-R1: is already used at this service by another payout (run aaaaaaaaaaaaaaaa on 2026-11-24 12:00 UTC, retrying "X"): give this row a new_reference_id never used',
+      'line 2 P-R1: retries reference_id "P", which was paid (run run-a on 2026-11-24 12:00 UTC): a new reference would pay it again; clear this new_reference_id',
+      'line 3 U-R1: is already used at this service by another payout (run run-a on 2026-11-24 12:00 UTC, retrying "X"): give this row a new_reference_id never used',
       'line 5 F-R2: retries reference_id "F", as line 4 does: a payout is retried once; remove one of the two rows',
       'line 6 S-R1: retries reference_id "S", which line 9 sends as well: both would be paid; remove one of the two rows',
     ]);
@@ -155,61 +115,23 @@ describe('the words of a refusal', () => {
       retries: [retry(1, 'F-R1', 'F')],
       clientId: 'key-2',
     };
-    const found = (ref: string, status: string, amount = 1): LookupOutcome => ({
-      reference_id: ref,
-      kind: 'found' as const,
-      record: { reference_id: ref, status, amount, currency: 'EUR' },
-    });
-    const fail = (ref: string): LookupOutcome => ({
-      reference_id: ref,
-      kind: 'error' as const,
-      error: new Error('HTTP 503'),
-    });
-    const other = stopped(
-      facts,
-      'send',
-      new Map([
-        ['A', found('A', 'success', 7)],
-        ['F', found('F', 'failed')],
-      ]),
-    );
+    const other = stopped(facts, 'send', answers(found('A', 'success', 7), found('F', 'failed')));
     expect((other as InputError).problems[0]).toMatchObject({
-      file: 'run aaaaaaaaaaaaaaaa',
+      file: 'run run-a',
       message: expect.stringMatching(
-        /^run aaaaaaaaaaaaaaaa recorded this payout as sent under Client-Id key-1, but the service, asked with Client-Id key-2, holds another payout under this reference_id \(amount 7\)/,
+        /^run run-a recorded this payout as sent under Client-Id key-1, but the service, asked with Client-Id key-2, holds another payout under this reference_id \(amount 7\)/,
       ),
     });
-    const silent = stopped(
-      facts,
-      'send',
-      new Map([
-        ['A', fail('A')],
-        ['F', found('F', 'failed')],
-      ]),
-    );
+    const silent = stopped(facts, 'send', answers(failing('A'), found('F', 'failed')));
     expect(silent).toBeInstanceOf(OutcomeUnknownError);
     expect(silent.message).toBe(
       'could not look up 1 payout at the service before sending (HTTP 503); nothing was sent: run the same command again when the service answers',
     );
-    const paid = stopped(
-      facts,
-      'send',
-      new Map([
-        ['A', found('A', 'success')],
-        ['F', found('F', 'success')],
-      ]),
-    );
+    const paid = stopped(facts, 'send', answers(found('A'), found('F')));
     expect((paid as RetryRefusedError).problems[0]!.message).toContain(
-      'which the service holds as "success": a new reference would pay it again',
+      'retries reference_id "F", which the service holds as "success" (transaction T-F): a new reference would pay it again; clear this new_reference_id',
     );
-    const unproved = stopped(
-      facts,
-      'send',
-      new Map([
-        ['A', found('A', 'success')],
-        ['F', fail('F')],
-      ]),
-    );
+    const unproved = stopped(facts, 'send', answers(found('A'), failing('F')));
     expect(unproved.message).toBe(
       'could not look up reference_id "F" at the service (HTTP 503): a retry is sent only once the service says its original failed; nothing was sent: run the same command again when the service answers',
     );
