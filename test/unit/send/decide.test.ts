@@ -136,6 +136,12 @@ describe('decide: each row of one history, mode by mode', () => {
     expect(word(decide(own, 'send').fates.get(5))).toBe('sent earlier (history, failed)');
   });
 
+  it('marks a payout in doubt that a run another process sends now is deciding', () => {
+    const doubt = decide({ ...FACTS, live: new Set(['run-a']) }, 'send').fates.get(3);
+    expect(doubt).toMatchObject({ kind: 'read-back', deciding: 'run-a' });
+    expect(decide(FACTS, 'send').fates.get(3)).not.toHaveProperty('deciding');
+  });
+
   it('asks every question once, in row order', () => {
     const asks = asksOf(decide(FACTS, 'send')).map((a) => `${a.row}:${a.ref}`);
     expect(asks).toEqual(['0:NEW', '4:ROT', '7:F1-R1', '7:F1']);
