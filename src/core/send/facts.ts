@@ -45,6 +45,18 @@ export async function factsOf(ctx: SendContext, who: Deciding): Promise<Facts> {
   };
 }
 
+/** What the history holds of a send's rows, and the send's decision from the history alone. */
+export interface Read {
+  facts: Facts;
+  first: Decision;
+}
+
+/** Reads what the history holds of a send's rows and decides from it (no service asked yet). */
+export async function readAndDecide(ctx: SendContext, who: Deciding): Promise<Read> {
+  const facts = await factsOf(ctx, who);
+  return { facts, first: decide(facts, 'send') };
+}
+
 /** How the words of a run's refusal find its rows, and the Client-Id the service was asked with. */
 export function tellingOf(ctx: SendContext, clientId?: string): Telling {
   return { clientId, places: (rows) => stagedLocations(ctx.staging.rows, rows) };

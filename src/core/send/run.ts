@@ -26,6 +26,8 @@ import {
   decideAsking,
   factsOf,
   noHistoryWarning,
+  type Read,
+  readAndDecide,
   refuse,
   tellingOf,
 } from './facts.js';
@@ -223,8 +225,8 @@ async function send(ctx: SendContext): Promise<number> {
     const who = whoDecides(ctx, service);
     // The rule refuses now, before any lock or lookup, a run that moves money whatever the
     // service answers; the rows read are decided with.
-    const read = notes.refusal ? await factsOf(ctx, who) : undefined;
-    if (read) refuseEarly(notes, splitOf(decide(read, 'send'), ctx.plan, ctx.currencies, 1));
+    const read = notes.refusal ? await readAndDecide(ctx, who) : undefined;
+    if (read) refuseEarly(notes, splitOf(read.first, ctx.plan, ctx.currencies, 1));
     const { shown, lock } = await decideAndLock(ctx, { service, who, notes }, read);
     let decided: Shown;
     let sent: Sending;
@@ -268,12 +270,12 @@ interface SendSide {
  * Decides and shows what to send, asking unless --yes, and takes the service's lock: once the
  * question is answered, or under --yes (without --wait's live line) while the run is decided.
  */
-async function decideAndLock(ctx: SendContext, side: SendSide, read?: Facts) {
+async function decideAndLock(ctx: SendContext, side: SendSide, read?: Read) {
   const early = ctx.opts.yes && ctx.opts.waitSeconds === undefined;
   const locking = early ? takeLock(ctx, side.service) : undefined;
   locking?.catch(() => {});
   try {
-    const shown = await decideShown(ctx, side, read ?? (await factsOf(ctx, side.who)));
+    const shown = await decideShown(ctx, side, read ?? (await readAndDecide(ctx, side.who)));
     return { shown, lock: await (locking ?? takeLock(ctx, side.service)) };
   } catch (error) {
     // The error that stopped the run is the one to report, not one of giving the lock back.
@@ -286,7 +288,7 @@ async function decideAndLock(ctx: SendContext, side: SendSide, read?: Facts) {
  * Each row's fate, with the service's answers: shown, and asked about (nothing is asked when
  * everything was sent earlier). A run with no history of its service is warned under --yes.
  */
-async function decideShown(ctx: SendContext, side: SendSide, facts: Facts): Promise<Shown> {
+async function decideShown(ctx: SendContext, side: SendSide, read: Read): Promise<Shown> {
   const { opts, plan, currencies, output } = ctx;
   const { service } = side;
   if (!service.sandbox && !opts.checkService && opts.yes) {
@@ -295,7 +297,7 @@ async function decideShown(ctx: SendContext, side: SendSide, facts: Facts): Prom
       output.warn(noHistoryWarning(history.name, service, ctx.deps));
   }
   const telling = tellingOf(ctx, side.who.clientId);
-  const first = decide(facts, 'send');
+  const { facts, first } = read;
   const { decision, asked } = await decideAsking(facts, first, {
     ...askingOf(ctx, service),
     telling,
@@ -342,8 +344,8 @@ async function decideShown(ctx: SendContext, side: SendSide, facts: Facts): Prom
  * sent (the person answered about other figures); changed under --yes, decided again.
  */
 async function recheck(ctx: SendContext, side: SendSide, shown: Shown): Promise<Shown> {
-  const facts = await factsOf(ctx, side.who);
-  if (JSON.stringify(facts.held) === JSON.stringify(shown.facts.held)) return shown;
+  const read = await readAndDecide(ctx, side.who);
+  if (JSON.stringify(read.facts.held) === JSON.stringify(shown.facts.held)) return shown;
   if (shown.asked) {
     throw new BusyError(
       'while the question was open, another run recorded some of these payouts: nothing was sent. Run the same command again to see what is left to send',
@@ -351,7 +353,7 @@ async function recheck(ctx: SendContext, side: SendSide, shown: Shown): Promise<
     );
   }
   ctx.output.info('Another run recorded some of these payouts meanwhile; what is left:');
-  return decideShown(ctx, { ...side, notes: shown.notes }, facts);
+  return decideShown(ctx, { ...side, notes: shown.notes }, read);
 }
 
 /** Asks on a terminal, naming what will move; elsewhere --yes is required. */
