@@ -78,7 +78,8 @@ export interface Asking {
 
 /**
  * A send's decision with the service's answers: what the history alone refuses is refused
- * before any lookup; then every question is asked at once and the run decided again.
+ * before any lookup; then every question is asked at once and the run decided again (what
+ * the answers refuse is the caller's to refuse, once it has said what it found).
  */
 export async function decideAsking(
   facts: Facts,
@@ -88,9 +89,7 @@ export async function decideAsking(
   refuse(first, ctx.telling);
   const asked = asksOf(first);
   if (!asked.length) return { decision: first, asked };
-  const decision = decide(facts, 'send', await lookUp(asked, ctx));
-  refuse(decision, ctx.telling);
-  return { decision, asked };
+  return { decision: decide(facts, 'send', await lookUp(asked, ctx)), asked };
 }
 
 /**

@@ -229,6 +229,18 @@ export function foundOf(
   });
 }
 
+/** The payouts --check-service found at the service, as the results the run records. */
+export function foundAtService(
+  decision: Decision,
+  asked: Ask[],
+): Array<{ ref: string; status: string; transaction_id?: string }> {
+  return foundOf(decision, asked).flatMap(({ ref, earlier: { outcome } }) =>
+    outcome.found_at_service
+      ? [{ ref, status: outcome.status, transaction_id: outcome.transaction_id }]
+      : [],
+  );
+}
+
 /** What is left to read back, by reference. */
 export function inFlightOf(decision: Decision): Map<string, InFlight> {
   const out = new Map<string, InFlight>();

@@ -31,7 +31,14 @@ import {
   refuse,
   tellingOf,
 } from './facts.js';
-import { type Facts, foundOf, freshSplit, type RunSplit, sendsNothing, splitOf } from './fates.js';
+import {
+  type Facts,
+  foundAtService,
+  freshSplit,
+  type RunSplit,
+  sendsNothing,
+  splitOf,
+} from './fates.js';
 import type { SendOptions } from './options.js';
 import { planRun } from './plan.js';
 import { checkMaxTotals } from './refusals.js';
@@ -308,11 +315,7 @@ async function decideShown(ctx: SendContext, side: SendSide, read: Read): Promis
   const nothingToSend = sendsNothing(split);
   const files = side.notes.files ?? side.notes;
   refuseUnapproved(files, nothingToSend);
-  const found = foundOf(decision, asked).flatMap(({ ref, earlier: { outcome } }) =>
-    outcome.found_at_service
-      ? [{ ref, status: outcome.status, transaction_id: outcome.transaction_id }]
-      : [],
-  );
+  const found = foundAtService(decision, asked);
   const shown = { facts, decision, nothingToSend, found, asked: false };
   if (nothingToSend) {
     const first = plan.firstRequest.payouts[0];
