@@ -50,7 +50,7 @@ export const MODES: Record<Mode, ModeRules> = {
   'dry-run': { asks: [], stops: ['held-other', 'retry'] },
   // Checked as a send is, from the history alone: the send that follows asks the service.
   prepare: { asks: [], stops: REFUSALS },
-  // A send, and a dry run with --check-service, which so says exactly what the send does.
+  // A send; a dry run with --check-service decides so too, and says what the send will do.
   send: { asks: ['other-client', 'not-in-history', 'original'], stops: REFUSALS },
   // The approver's screen: the history alone, every refusal told on its row.
   screen: { asks: [], stops: [] },

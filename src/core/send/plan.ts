@@ -1,3 +1,4 @@
+/** Pass 1: the files read once, as they stream past a hash, every row checked and staged, the totals. */
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { join } from 'node:path';

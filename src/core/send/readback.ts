@@ -1,3 +1,4 @@
+/** Reading payouts back by reference, and when "not found" is proof (docs/never-twice.md). */
 import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import type { PayoutRecord, PayoutRequest } from '../../api/types.js';
 import type { Clock } from '../../clock.js';

@@ -1,3 +1,4 @@
+/** A request settled: what its verdict proves recorded, what it leaves open read back, what follows. */
 import type { PayoutClient } from '../../api/client.js';
 import type { CreateAnswer, CreateResponse, CreateResult } from '../../api/types.js';
 import type { Clock } from '../../clock.js';

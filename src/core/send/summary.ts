@@ -1,3 +1,4 @@
+/** The summary before a send (and a dry run's), the question, and the dry run's --json document. */
 import type { ChalkInstance } from 'chalk';
 import { serializeCreateRequest } from '../../api/body.js';
 import type { CreateRequest } from '../../api/types.js';
