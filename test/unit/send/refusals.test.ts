@@ -12,7 +12,7 @@ import { CurrencyTotals } from '../../../src/money/amount.js';
 import { CurrencyTable } from '../../../src/money/currencies.js';
 import type { LookupOutcome } from '../../../src/core/status/lookup.js';
 import { payoutHash } from '../../../src/state/index.js';
-import { answers, failing, found, held, link, payout, retry } from './history.js';
+import { answers, failing, found, held, link, missing, payout, retry } from './history.js';
 
 // The words of every refusal, from the decision's refused rows: the error that stops a run
 // (its class, so its exit code) and each row's problem, as a person reads them.
@@ -107,6 +107,20 @@ describe('the words of a refusal', () => {
       'line 5 F-R2: retries reference_id "F", as line 4 does: a payout is retried once; remove one of the two rows',
       'line 6 S-R1: retries reference_id "S", which line 9 sends as well: both would be paid; remove one of the two rows',
     ]);
+  });
+
+  it("tells the history's own story of an original the service holds no payout of", () => {
+    const facts = (at: Parameters<typeof held>[2] | undefined): Facts => ({
+      held: at ? [link(0, 'F-R1', 'F', at)] : [],
+      retries: [retry(0, 'F-R1', 'F')],
+    });
+    const story = (at?: Parameters<typeof held>[2]) =>
+      (stopped(facts(at), 'send', answers(missing('F'))) as RetryRefusedError).problems[0]!.message;
+    expect(story()).toContain('(the history does not know it)');
+    expect(story({ status: 'failed' })).toContain('(the history says failed (run run-a))');
+    // Written by hand in capitals, it is failed all the same, not a payout in doubt.
+    expect(story({ status: 'FAILED' })).toContain('(the history says FAILED (run run-a))');
+    expect(story({ status: 'Canceled' })).toContain('(the history says Canceled (run run-a))');
   });
 
   it('the service: another payout, no answer, an original not failed or not answered', () => {
