@@ -4,7 +4,7 @@ import type { StateDb } from './db.js';
 import { serviceIdOf } from './hash.js';
 import { type HeldRef, tailOf } from '../domain/chain.js';
 import { retryLinks } from './retry-links.js';
-import { statusKind } from '../domain/statuses.js';
+import { heldKind } from '../domain/statuses.js';
 
 /** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
 export const ADVISORY_CLASS = 0x7061796f;
@@ -276,7 +276,9 @@ export async function readRunIn(read: RowReader, runIdPrefix: string): Promise<R
   );
   const detail = detailOf(only, (await read(PAYOUT_STATES, [only.id])) as StateRow[]);
   const failed = detail.payouts.filter(
-    (p) => p.state.state === 'confirmed' && statusKind(p.state.status) === 'failed',
+    (p) =>
+      p.state.state === 'confirmed' &&
+      heldKind({ state: 'done', status: p.state.status }) === 'failed',
   );
   if (!failed.length) return detail;
   const links = await retryLinks(

@@ -25,7 +25,7 @@ export interface EngineDeps {
   client: Pick<PayoutClient, 'createPayouts' | 'getPayout'>;
   journal: RunState;
   /**
-   * Where each payout's outcome goes, by row number (the order of enqueue/addSentEarlier
+   * Where each payout's outcome goes, by row number (the order of enqueue/record
    * calls): the journal's own store, which its commits write (stated results go through it).
    */
   outcomes: RunOutcomes;

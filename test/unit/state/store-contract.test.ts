@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type PriorState, priorState } from '../../../src/core/send/resume.js';
 import {
   openScratchDb,
   openStateDb,
@@ -10,7 +9,7 @@ import {
 } from '../../../src/state/index.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
 import { query, recycledDatabase, STORES, type Store } from '../../helpers/pg.js';
-import { fakeClock, SERVICE, stage, tempStateDir } from './helpers.js';
+import { fakeClock, type Prior, priorFrom, SERVICE, stage, tempStateDir } from './helpers.js';
 
 // One contract, two stores: what a run commits, what a later run finds, and how a run is
 // resumed read the same from state.db and from a shared history on PostgreSQL.
@@ -27,7 +26,7 @@ interface JournalRow {
 /** A store under test: runs staged and opened as a send does, and its truth read back. */
 interface Subject {
   open(refs: string[], opts?: { amount?: string; inputHash?: string }): Promise<RunState>;
-  prior(refs: string[], amount?: string): Promise<PriorState>;
+  prior(refs: string[], amount?: string): Promise<Prior>;
   journal(): Promise<JournalRow[]>;
   runIds(): Promise<string[]>;
   close(): Promise<void>;
@@ -75,7 +74,7 @@ async function sqlite(): Promise<Subject> {
     async prior(refs, amount) {
       const rows = stage(db, refs, amount);
       try {
-        return priorState(priorRows(rows, SERVICE, ''));
+        return priorFrom(priorRows(rows, SERVICE, ''));
       } finally {
         rows.discard();
       }
@@ -125,7 +124,7 @@ async function postgres(): Promise<Subject> {
     async prior(refs, amount) {
       const db = openScratchDb();
       try {
-        return priorState(await history.prior(SERVICE, stagedPages(stage(db, refs, amount))));
+        return priorFrom(await history.prior(SERVICE, stagedPages(stage(db, refs, amount))));
       } finally {
         db.close();
       }
