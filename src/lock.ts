@@ -8,6 +8,7 @@ import { type FileHandle, mkdir, open, rename, unlink, writeFile } from 'node:fs
 import { hostname as osHostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { hasEnded } from './proc.js';
 
 /** Mode of lock files: only the user may read them. */
 const FILE_MODE = 0o600;
@@ -57,15 +58,18 @@ function errorCode(err: unknown): string | undefined {
     : undefined;
 }
 
-/** Whether a process exists on this host: signal 0 checks without sending anything. */
+/**
+ * Whether a process runs on this host: signal 0 checks it exists without sending anything,
+ * and a zombie (killed, not yet reaped by its parent) runs no more: it holds nothing.
+ */
 export function isPidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     // EPERM: the process exists but belongs to another user.
-    return errorCode(err) !== 'ESRCH';
+    if (errorCode(err) === 'ESRCH') return false;
   }
+  return !hasEnded(pid);
 }
 
 /** Parses a lock file's text; undefined when it is not a complete lock. */
