@@ -3,7 +3,7 @@
  * `/proc/PID/stat`, for the hang-up rules (hang-ups.ts) and the locks (lock.ts); off Linux, or
  * where the file cannot be read, nothing is known.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 
 /** A process as /proc/PID/stat shows it: `state` is R, S, D, Z (zombie), X (dead), … */
 export interface ProcStat {
@@ -33,4 +33,24 @@ export function procStat(pid: number): ProcStat | undefined {
 export function hasEnded(pid: number): boolean {
   const s = procStat(pid)?.state;
   return s === 'Z' || s === 'X' || s === 'x';
+}
+
+let scope: string | undefined;
+
+/**
+ * Where this process's pids mean something: the machine's boot and its pid namespace (a
+ * container has its own), or '' off Linux. Two processes of one host name and one scope see
+ * the same processes; of one host name and two scopes (containers sharing a name, or a
+ * restart between), a pid of the one says nothing to the other.
+ */
+export function processScope(): string {
+  if (scope === undefined) {
+    try {
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      scope = `${boot}/${readlinkSync('/proc/self/ns/pid')}`;
+    } catch {
+      scope = '';
+    }
+  }
+  return scope;
 }

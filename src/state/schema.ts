@@ -15,6 +15,7 @@
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
 import { GUARDS, RULE_OWNER } from './pg/guards.js';
+import { LOCK_WAITERS } from './pg/queue-table.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -488,6 +489,8 @@ export const STEPS: readonly SchemaStep[] = [
   // A service is its identity (serviceIdentity), so runs sent to http://127.0.0.1:P are runs
   // of http://localhost:P too: the client rewrites runs.service_id (docs/history.md).
   { ops: [], client: 'service_ids' },
+  // Sends waiting for a lock queue; a lock's row says where its pid means (pg/service-lock.ts).
+  { ops: [{ pg: LOCK_WAITERS }, { pg: 'ALTER TABLE locks ADD COLUMN scope TEXT' }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

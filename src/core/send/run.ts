@@ -321,15 +321,15 @@ export class SendRun {
   private takeLock(service: ServiceConnection): Promise<{ release(): Promise<void> }> {
     const { deps, plan } = this;
     const clock = deps.clock ?? systemClock;
-    const take = () =>
-      this.staging.history.lockService(service.serviceKey, {
-        pid: deps.pid,
-        command: deps.commandLine,
-        startedAt: new Date(clock.now()).toISOString(),
-        runId: runIdFor(service.serviceKey, plan.inputHash),
-      });
-    if (this.opts.waitSeconds === undefined) return take();
-    return waitForLock(take, {
+    const me = {
+      pid: deps.pid,
+      command: deps.commandLine,
+      startedAt: new Date(clock.now()).toISOString(),
+      runId: runIdFor(service.serviceKey, plan.inputHash),
+    };
+    const { history } = this.staging;
+    if (this.opts.waitSeconds === undefined) return history.lockService(service.serviceKey, me);
+    return waitForLock(() => history.joinLockQueue(service.serviceKey, me), {
       seconds: this.opts.waitSeconds,
       output: this.output,
       clock,
