@@ -2,14 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { serviceKeyOf } from '../../src/core/service.js';
 import type { ServiceLock } from '../../src/domain/history.js';
 import { acquireSendLock } from '../../src/state/index.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, type MainResult, runMain } from '../helpers/main.js';
+import { FakeClock, type MainResult, PacedClock, runMain } from '../helpers/main.js';
 import { recycledDatabase, STORES, type Store, teamRoles } from '../helpers/pg.js';
 
 // Issue 51 item 2: sends waiting for a service's lock (--wait) get it in the order they asked,
@@ -17,21 +16,6 @@ import { recycledDatabase, STORES, type Store, teamRoles } from '../helpers/pg.j
 // that has ended does not hold the lock, though its session lingers.
 
 const fixture = ledgerPerTest();
-
-/**
- * A clock whose waits take a little real time (a lock held by another run is given back in
- * real time) and move its own time by what was asked, as FakeClock's do.
- */
-class PacedClock extends FakeClock {
-  constructor() {
-    super(Date.now());
-    const fake = this.sleep;
-    this.sleep = async (ms, signal) => {
-      await sleep(Math.min(ms, 20));
-      return fake(ms, signal);
-    };
-  }
-}
 
 /** A payout file of two rows whose references start with `prefix`. */
 function twoPayouts(dir: string, prefix: string): string {

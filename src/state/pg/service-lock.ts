@@ -290,6 +290,7 @@ export interface WaiterSession {
  */
 export class WaiterPlace {
   private holdsTicket = true;
+  private lostHere = false;
   private left = false;
 
   private constructor(
@@ -310,7 +311,10 @@ export class WaiterPlace {
   /** The lock, in turn; a BusyError while others hold it or are ahead, or the server is away. */
   async take(): Promise<ServiceLock> {
     try {
-      if (this.session.isLost()) await this.session.reconnect();
+      if (this.lostHere || this.session.isLost()) {
+        await this.session.reconnect();
+        this.lostHere = false;
+      }
       if (!this.holdsTicket) {
         this.holdsTicket = await this.session.read('waiting for the run lock', (c) =>
           rejoinQueue(c, this.service, this.me, this.ticket),
@@ -320,10 +324,8 @@ export class WaiterPlace {
       this.left = true;
       return lock;
     } catch (err) {
-      if (err instanceof BusyError) throw err;
-      // Lost now or before: let the connection's end be seen, then wait on.
-      await sleep(0);
-      if (!this.session.isLost()) throw err;
+      if (err instanceof BusyError || (await this.connected())) throw err;
+      this.lostHere = true;
       this.holdsTicket = false;
       throw new BusyError(
         (err as Error).message,
@@ -334,11 +336,22 @@ export class WaiterPlace {
     }
   }
 
+  /** Whether the session still answers: a failure that leaves it answering is not a lost one. */
+  private async connected(): Promise<boolean> {
+    if (this.lostHere || this.session.isLost()) return false;
+    try {
+      await this.session.read('checking the connection', (c) => c.query('SELECT 1'));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Leaves the queue; harmless once the lock is taken or the place left. */
   async leave(): Promise<void> {
     if (this.left) return;
     this.left = true;
-    if (this.session.isLost()) return;
+    if (this.lostHere || this.session.isLost()) return;
     await this.session.read('leaving the queue for the run lock', (c) =>
       leaveQueue(c, this.ticket),
     );
