@@ -5,6 +5,8 @@ import type { Output } from '../../output/output.js';
 
 /** How often a send waiting with --wait tries the service's lock again. */
 const RETRY_MS = 1_000;
+/** How often the first in line tries: the lock it is next for stays idle no longer than this. */
+const NEXT_RETRY_MS = 200;
 
 /** What waiting for another send's lock needs. */
 export interface LockWait {
@@ -49,8 +51,9 @@ function gaveUp(busy: BusyError): PayoutsError {
 
 /**
  * `send --wait`: joins the queue of the sends waiting for the service's lock and takes it in
- * turn; while others hold it or asked first, tries again every second, with a live line naming
- * the holder, how many wait ahead (and the time left, when limited). Past the limit, the last
+ * turn; while others hold it or asked first, tries again every second (the first in line five
+ * times a second), with a live line naming the holder, how many wait ahead (and the time left,
+ * when limited). Past the limit, the last
  * BusyError; a stop while waiting, InterruptedError: nothing was sent either way. The place is
  * given up however the wait ends.
  */
@@ -86,7 +89,8 @@ async function waitTurn(place: LockQueue, first: BusyError, how: LockWait): Prom
       const left = until - clock.now();
       if (left <= 0) throw gaveUp(busy);
       try {
-        await clock.sleep(Math.min(RETRY_MS, left), how.interrupt);
+        const every = busy.ahead === 0 ? NEXT_RETRY_MS : RETRY_MS;
+        await clock.sleep(Math.min(every, left), how.interrupt);
       } catch {
         throw new InterruptedError('stopped while waiting for another send: nothing was sent');
       }
