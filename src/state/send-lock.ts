@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { BusyError, UsageError } from '../errors.js';
 import { FileLock, type FileLockOptions, FileLockQueue, type LockInfo } from '../lock.js';
 import { serviceId } from './hash.js';
+import { count } from '../output/display.js';
 
 /** Options of acquireSendLock. */
 export interface SendLockOptions {
@@ -21,9 +22,7 @@ export function sendLockPath(stateDir: string, serviceKey: string): string {
 }
 
 /** "1 send waits", "2 sends wait". */
-function sendsWait(n: number): string {
-  return n === 1 ? '1 send waits' : `${n} sends wait`;
-}
+const sendsWait = (n: number) => count(n, 'send waits', 'sends wait');
 
 /**
  * The error for a send lock held by a running (or unverifiable) process, or free while

@@ -118,6 +118,29 @@ export class PacedClock extends FakeClock {
   }
 }
 
+/**
+ * A `send … --wait` in this process on a PacedClock (unless `opts` gives a clock): `queued`
+ * settles once it says it waits (it holds its place in line then), `done` with its result.
+ */
+export function runQueued(
+  argv: string[],
+  opts: MainOptions = {},
+): { queued: Promise<void>; done: Promise<MainResult> } {
+  let inLine!: () => void;
+  const queued = new Promise<void>((r) => {
+    inLine = r;
+  });
+  const done = runMain(argv, {
+    clock: new PacedClock(),
+    ...opts,
+    onStderr: (text) => {
+      opts.onStderr?.(text);
+      if (text.includes('Ctrl-C stops waiting')) inLine();
+    },
+  });
+  return { queued, done };
+}
+
 /** A fake clock during which the user presses Ctrl-C (`stop`) as a wait of a second or more begins. */
 export function clockStoppedAtLongWait(): { clock: FakeClock; stop: AbortController } {
   const stop = new AbortController();

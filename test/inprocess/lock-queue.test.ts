@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,22 +7,15 @@ import type { ServiceLock } from '../../src/domain/history.js';
 import { acquireSendLock } from '../../src/state/index.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { type LedgerService, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, type MainResult, PacedClock, runMain } from '../helpers/main.js';
+import { FakeClock, type MainResult, runMain, runQueued } from '../helpers/main.js';
 import { recycledDatabase, STORES, type Store, teamRoles } from '../helpers/pg.js';
+import { prefixedRun } from '../helpers/sandbox.js';
 
 // Issue 51 item 2: sends waiting for a service's lock (--wait) get it in the order they asked,
 // and each says how many wait before it; issue 48 item 5 on PostgreSQL: a holder of this host
 // that has ended does not hold the lock, though its session lingers.
 
 const fixture = ledgerPerTest();
-
-/** A payout file of two rows whose references start with `prefix`. */
-function twoPayouts(dir: string, prefix: string): string {
-  const file = join(dir, `${prefix.toLowerCase()}.csv`);
-  const rows = [1, 2].map((i) => `${prefix}-${i},${i}.00,EUR,${prefix.toLowerCase()}${i}@ex.com`);
-  writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
-  return file;
-}
 
 /** Holds the service's lock as another send of this host would, in the store under test. */
 async function holdLock(store: Store, svc: LedgerService, stateDir: string, url?: string) {
@@ -58,16 +50,10 @@ describe.each(STORES)('sends waiting for the lock (%s)', (store) => {
     try {
       // Each asks once the one before is waiting: A first, then B, then C.
       for (const name of ['A', 'B', 'C']) {
-        const args = ['send', twoPayouts(home.dir, name), '--yes', '--wait', '--chunk-size', '1'];
-        let queued!: () => void;
-        const waiting = new Promise<void>((r) => {
-          queued = r;
-        });
-        const onStderr = (text: string) => {
-          if (text.includes('Ctrl-C stops waiting')) queued();
-        };
-        runs.push(runMain(args, { env, clock: new PacedClock(), onStderr }));
-        await waiting;
+        const args = ['send', prefixedRun(home.dir, name), '--yes', '--wait', '--chunk-size', '1'];
+        const send = runQueued(args, { env });
+        runs.push(send.done);
+        await send.queued;
       }
       expect(svc.creates).toBe(0);
     } finally {
@@ -95,19 +81,10 @@ describe.each(STORES)('sends waiting for the lock (%s)', (store) => {
     const holder = await holdLock(store, svc, join(home.env.XDG_STATE_HOME!, 'payouts'), url);
     let waiter: Promise<MainResult> | undefined;
     try {
-      let queued!: () => void;
-      const waiting = new Promise<void>((r) => {
-        queued = r;
-      });
-      waiter = runMain(['send', twoPayouts(home.dir, 'W'), '--yes', '--wait'], {
-        env,
-        clock: new PacedClock(),
-        onStderr: (text) => {
-          if (text.includes('Ctrl-C stops waiting')) queued();
-        },
-      });
-      await waiting;
-      const busy = await runMain(['send', twoPayouts(home.dir, 'N'), '--yes'], { env });
+      const send = runQueued(['send', prefixedRun(home.dir, 'W'), '--yes', '--wait'], { env });
+      waiter = send.done;
+      await send.queued;
+      const busy = await runMain(['send', prefixedRun(home.dir, 'N'), '--yes'], { env });
       expect(busy.code).toBe(8);
       expect(busy.stderr).toMatch(/; 1 send waits for it before this one; nothing was sent/);
     } finally {
@@ -144,7 +121,7 @@ describe('a holder of this host that has ended, its database session lingering',
     const url = await recycledDatabase();
     const session = await lingering(url, svc);
     try {
-      const r = await runMain(['send', twoPayouts(home.dir, 'L'), '--yes'], {
+      const r = await runMain(['send', prefixedRun(home.dir, 'L'), '--yes'], {
         env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
         clock: new FakeClock(),
       });
@@ -164,7 +141,7 @@ describe('a holder of this host that has ended, its database session lingering',
     const session = await lingering(ana, svc);
     let lock: ServiceLock | undefined;
     try {
-      const r = await runMain(['send', twoPayouts(home.dir, 'L'), '--yes'], {
+      const r = await runMain(['send', prefixedRun(home.dir, 'L'), '--yes'], {
         env: { ...svc.env(home.env), PAYOUTS_STATE_URL: bob },
         clock: new FakeClock(),
       });

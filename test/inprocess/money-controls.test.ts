@@ -9,7 +9,7 @@ import { approvalHash, contentHash } from '../../src/state/approval-hash.js';
 import { payoutHash } from '../../src/state/hash.js';
 import { sendJson } from '../helpers/http-servers.js';
 import { type CreatePolicy, failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, PacedClock, runMain } from '../helpers/main.js';
+import { FakeClock, runMain, runQueued } from '../helpers/main.js';
 import {
   HEADER,
   peoplePaidTwice,
@@ -565,25 +565,12 @@ describe('two retries of one payout, decided at once', () => {
     });
     // Both decided (history and service both said ROW-2 failed) and wait, mine asked first:
     // mine goes first, theirs then reads the history again under the lock.
-    const queued = (args: string[]) => {
-      let inLine!: () => void;
-      const waiting = new Promise<void>((r) => {
-        inLine = r;
-      });
-      const done = runMain(args, {
-        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: admin },
-        clock: new PacedClock(),
-        onStderr: (text) => {
-          if (text.includes('Ctrl-C stops waiting')) inLine();
-        },
-      });
-      return { waiting, done };
-    };
+    const env = { ...svc.env(home.env), PAYOUTS_STATE_URL: admin };
     try {
-      const mineRun = queued(['send', mine, '--yes', '--wait', '--chunk-size', '1']);
-      await mineRun.waiting;
-      const theirsRun = queued(['send', theirs, '--yes', '--wait', '--json']);
-      await theirsRun.waiting;
+      const mineRun = runQueued(['send', mine, '--yes', '--wait', '--chunk-size', '1'], { env });
+      await mineRun.queued;
+      const theirsRun = runQueued(['send', theirs, '--yes', '--wait', '--json'], { env });
+      await theirsRun.queued;
       await lock.release();
       const first = await mineRun.done;
       const waited = await theirsRun.done;

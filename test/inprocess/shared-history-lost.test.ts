@@ -1,11 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, type MainResult, PacedClock, runMain } from '../helpers/main.js';
+import { FakeClock, type MainResult, PacedClock, runMain, runQueued } from '../helpers/main.js';
 import { type PrivatePg, startPrivatePg } from '../helpers/pg-private.js';
-import { writeRun } from '../helpers/sandbox.js';
+import { prefixedRun, writeRun } from '../helpers/sandbox.js';
 import { expectEveryRow, type SendDoc } from '../helpers/stopped-runs.js';
 
 // Issue 31 item 3: the shared history's PostgreSQL going away mid-send is a stop, not a
@@ -73,14 +71,6 @@ describe('the shared history lost mid-send', () => {
   );
 });
 
-/** A payout file of two rows whose references start with `prefix`. */
-function twoPayouts(dir: string, prefix: string): string {
-  const file = join(dir, `${prefix.toLowerCase()}.csv`);
-  const rows = [1, 2].map((i) => `${prefix}-${i},${i}.00,EUR,${prefix.toLowerCase()}${i}@ex.com`);
-  writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
-  return file;
-}
-
 describe('the shared history restarted while sends wait for the lock (issue 51 item 3)', () => {
   it('none of the waiting sends fails: each reconnects and sends in turn; the one recording exits 7', async () => {
     const url = await freshSchema('wait_restart');
@@ -92,21 +82,14 @@ describe('the shared history restarted while sends wait for the lock (issue 51 i
     const svc = await fixture.start((n) => (n === 1 ? { hold: back } : {}));
     const home = fixture.home();
     const env = { ...svc.env(home.env), PAYOUTS_STATE_URL: url, PAYOUTS_TIMEOUT: '1' };
-    const jobArgs = ['send', twoPayouts(home.dir, 'JOB'), '--yes', '--json', '--chunk-size', '1'];
+    const jobArgs = ['send', prefixedRun(home.dir, 'JOB'), '--yes', '--json', '--chunk-size', '1'];
     const job = runMain(jobArgs, { env, clock: new PacedClock() });
     while (svc.creates < 1) await new Promise((r) => setTimeout(r, 10));
     const waiting: Array<Promise<MainResult>> = [];
     for (const name of ['A', 'B', 'C']) {
-      let queued!: () => void;
-      const inLine = new Promise<void>((r) => {
-        queued = r;
-      });
-      const args = ['send', twoPayouts(home.dir, name), '--yes', '--wait=600'];
-      const onStderr = (text: string) => {
-        if (text.includes('Ctrl-C stops waiting')) queued();
-      };
-      waiting.push(runMain(args, { env, clock: new PacedClock(), onStderr }));
-      await inLine;
+      const send = runQueued(['send', prefixedRun(home.dir, name), '--yes', '--wait=600'], { env });
+      waiting.push(send.done);
+      await send.queued;
     }
     await server.stop();
     await server.start();

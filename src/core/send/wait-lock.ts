@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { LockQueue, ServiceLock } from '../../domain/history.js';
 import { BusyError, InterruptedError, PayoutsError } from '../../errors.js';
+import { count } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 
 /** How often a send waiting with --wait tries the service's lock again. */
@@ -20,9 +21,7 @@ export interface LockWait {
 /** "; 2 sends wait before this one", or nothing when none does. */
 function aheadText(busy: BusyError): string {
   if (busy.ahead <= 0) return '';
-  return busy.ahead === 1
-    ? '; 1 send waits before this one'
-    : `; ${busy.ahead} sends wait before this one`;
+  return `; ${count(busy.ahead, 'send waits', 'sends wait')} before this one`;
 }
 
 /** The live line while waiting: whom for, and how many are ahead (or that the history is away). */

@@ -12,6 +12,7 @@ import { BusyError } from '../../errors.js';
 import { isPidAlive } from '../../lock.js';
 import { processScope } from '../../proc.js';
 import { ADVISORY_CLASS } from '../runs.js';
+import { count } from '../../output/display.js';
 
 /** The first key of every advisory lock payouts takes ("payo"). */
 export const LOCK_CLASS = ADVISORY_CLASS;
@@ -187,9 +188,7 @@ export async function releaseServiceLock(
 }
 
 /** "1 send waits", "2 sends wait". */
-function sendsWait(n: number): string {
-  return n === 1 ? '1 send waits' : `${n} sends wait`;
-}
+const sendsWait = (n: number) => count(n, 'send waits', 'sends wait');
 
 /** The error for a service whose lock another session holds, or that sends asked for first. */
 function busyError(ask: LockAsk, h: HolderRow | undefined, queue: Queue): BusyError {
