@@ -15,6 +15,7 @@
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
 import { APPROVAL_GUARDS, GUARDS, RULE_OWNER } from './pg/guards.js';
+import { LOCK_WAITERS } from './pg/queue-table.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -229,6 +230,18 @@ const APPROVALS: TableDef = {
 
 const MASKED = 'payouts send (a command line recorded before passwords were masked)';
 
+/** A run's counts as `payouts runs` lists them, as of its `commits`-th commit. */
+const RUN_COUNTS: TableDef = {
+  name: 'run_counts',
+  columns: [
+    ['run', 'int', 'PRIMARY KEY'],
+    ['commits', 'int', 'NOT NULL'],
+    ...(['success', 'failed', 'canceled', 'pending', 'in_flight', 'sent_earlier'] as const).map(
+      (c) => [c, 'int', 'NOT NULL'] as const,
+    ),
+  ],
+};
+
 const RUNS_SERVICE: IndexDef = { name: 'runs_service', table: 'runs', columns: ['service_id'] };
 const PAYOUTS_REFERENCE: IndexDef = {
   name: 'payouts_reference',
@@ -407,6 +420,19 @@ export const STEPS: readonly SchemaStep[] = [
   { ops: [{ pg: `UPDATE locks SET command = '${MASKED}' WHERE command ~* '://|password='` }] },
   // How a run's CSV input was read (delimiter, decimal mark), for its later retry files.
   { ops: [{ sql: 'ALTER TABLE runs ADD COLUMN csv_style TEXT' }] },
+  // Sends waiting for a lock queue; a lock's row says where its pid means (pg/service-lock.ts).
+  { ops: [{ pg: LOCK_WAITERS }, { pg: 'ALTER TABLE locks ADD COLUMN scope TEXT' }] },
+  // A history of millions costs nothing to daily commands: runs a page at a time, each run's
+  // counts kept as of its last commit (run-counts.ts).
+  {
+    ops: [
+      { index: { name: 'runs_updated', table: 'runs', columns: ['updated_at', 'id'] } },
+      { sql: 'ALTER TABLE runs ADD COLUMN commits INTEGER NOT NULL DEFAULT 0' },
+      { table: RUN_COUNTS },
+      // A cache of what anyone may count: every role keeps it (docs/journal.md).
+      { pg: 'GRANT SELECT, INSERT, UPDATE ON run_counts TO PUBLIC' },
+    ],
+  },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

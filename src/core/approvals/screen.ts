@@ -14,7 +14,7 @@ import {
 import type { PgHistory } from '../../state/pg/history.js';
 import { paidRecipientsIn } from '../../state/pg/prepared-views.js';
 import { HASH_VERSION, serviceIdOf } from '../../state/hash.js';
-import { listRunsIn, liveRunsIn, type RunSummary } from '../../state/runs.js';
+import { liveRunsIn, type RunSummary, runsByIdIn } from '../../state/runs.js';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { StagedPayout } from '../../domain/records.js';
 import { type HeldKind, heldKind } from '../../domain/statuses.js';
@@ -51,16 +51,22 @@ export function shownState(p: PreparedRun, runs: Map<string, SendingRun>): Shown
 }
 
 /**
- * The runs of a shared history by id, those being sent marked running; none read when no
- * prepared run of `prepared` was sent (the list of runs costs a read of the whole history).
+ * The runs that sent prepared runs of `prepared`, by id, those being sent marked running:
+ * each read by its id, with its counts as kept (run-counts.ts), whatever the history's size.
  */
 export async function sendingRuns(
   h: PgHistory,
   prepared: PreparedRun[],
 ): Promise<Map<string, SendingRun>> {
-  if (!prepared.some((p) => p.events.some((e) => e.decision === 'sent'))) return new Map();
+  const ids = prepared.flatMap((p) =>
+    p.events.flatMap((e) => (e.decision === 'sent' && e.run_id ? [e.run_id] : [])),
+  );
+  if (!ids.length) return new Map();
   const read = (sql: string, params: unknown[]) => h.rows(sql, params);
-  const [runs, live] = await Promise.all([listRunsIn(read), liveRunsIn(read)]);
+  const keep = async (sql: string, params: unknown[]) => {
+    await h.rows(sql, params);
+  };
+  const [runs, live] = await Promise.all([runsByIdIn(read, ids, keep), liveRunsIn(read)]);
   return new Map(runs.map((r) => [r.run_id, { ...r, running: live.has(r.run_id) }]));
 }
 

@@ -6,7 +6,7 @@ import { OUTCOME_UNKNOWN } from '../../domain/statuses.js';
 import { ApiError, NetworkError } from '../../errors.js';
 import type { RunOutcomes } from '../../state/index.js';
 import { Pace, type Permit } from '../pace.js';
-import type { EngineDeps, EngineSettings, PendingPayout } from './engine-deps.js';
+import type { EngineDeps, EngineSettings, PendingPayout } from './options.js';
 import { timingFor } from '../timing.js';
 import { Aside } from './aside.js';
 import { type AheadTicket, IntentsAhead } from './intents-ahead.js';
@@ -14,7 +14,7 @@ import { type ReadBackResult, readBack } from './readback.js';
 import { payouts, type Queued, Settler } from './settle.js';
 import { judgeExchange, paceSignal } from './verdict.js';
 
-export { DEFAULT_SEND_RETRY } from './engine-deps.js';
+export { DEFAULT_SEND_RETRY } from './options.js';
 
 /** See Timing.quietMs: the default when the caller gives none. */
 const DEFAULT_QUIET_MS = timingFor(undefined).quietMs;

@@ -8,7 +8,7 @@ import { OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunState } from '../../state/index.js';
 import type { Pace } from '../pace.js';
 import type { Aside } from './aside.js';
-import type { EngineDeps, PendingPayout } from './engine-deps.js';
+import type { EngineDeps, PendingPayout } from './options.js';
 import { fromRecord, partsOf, type ReadBackDeps, readBack } from './readback.js';
 import { judgeResults, type ReadBackReason, type RequestVerdict } from './verdict.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { waitedLine } from '../../../src/core/send/sending.js';
+import { waitedLine } from '../../../src/core/send/wait-lock.js';
 
 describe('the line when --wait ends', () => {
   it('says how long the other send took, in seconds, then minutes', () => {
