@@ -129,6 +129,7 @@ export function statusDocHead(flags: { watch: boolean }) {
     interrupted: false,
     reference_count: null as number | null,
     success_count: null as number | null,
+    paid_by_retry_count: null as number | null,
     pending_count: null as number | null,
     failed_count: null as number | null,
     unknown_count: null as number | null,

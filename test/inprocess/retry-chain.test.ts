@@ -114,17 +114,33 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
     });
     const third = await run(['runs', 'show', runId, '--failed-out', second]);
     expect(third.stderr).toContain(`No payout of run ${runId} is left to retry`);
+    // status counts a payout its retry paid as paid (exit 0), on the service's word on the retry.
     const status = await run(['status', 'ROW-2']);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/Status +failed/);
     expect(status.stdout).toMatch(/Reason +Account closed/);
-    expect(status.stdout).toMatch(/Retried as +ROW-2-R1 in run [0-9a-f]{16}: success/);
-    const doc = JSON.parse((await run(['status', 'ROW-2', 'ROW-3', '--json'])).stdout);
+    expect(status.stdout).toMatch(
+      /Retried as +ROW-2-R1 in run [0-9a-f]{16}: success at the service \(the payout is paid by it\)/,
+    );
+    const json = await run(['status', 'ROW-2', 'ROW-3', '--json']);
+    expect(json.code).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(doc).toMatchObject({ success_count: 2, paid_by_retry_count: 1, failed_count: 0 });
+    expect(doc.results[0]).toMatchObject({
+      status: 'failed',
+      retried_as: { reference_id: 'ROW-2-R1', run_id: expect.any(String), status: 'success' },
+      paid_by_retry: true,
+    });
     expect(doc.results[0].history).toEqual({
+      held: true,
       reason: 'Account closed',
       retried: { reference_id: 'ROW-2-R1', run_id: expect.any(String), status: 'success' },
     });
     expect(doc.results[1].history).toBeUndefined();
+    expect(doc.results[1]).toMatchObject({ retried_as: null, paid_by_retry: false });
     const fromReport = await run(['status', '--from', file]);
-    expect(fromReport.stdout).toMatch(/ROW-9\s+failed, retried as ROW-9-R1/);
+    expect(fromReport.code).toBe(0);
+    expect(fromReport.stdout).toMatch(/^ROW-9\tfailed\t.*\tROW-9-R1$/m);
 
     expect(svc.appliedTwice()).toEqual([]);
     expect([...svc.held.values()].filter((h) => h.status === 'success')).toHaveLength(11);

@@ -76,6 +76,8 @@ function NOT_FOUND(ref: string): Doc {
     status: null,
     error: 'Payout not found',
     record: null,
+    retried_as: null,
+    paid_by_retry: false,
   };
 }
 

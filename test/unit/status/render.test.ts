@@ -50,6 +50,8 @@ describe('statusDocument', () => {
         status: 'success',
         error: null,
         record: { ...record, amount: '1234.50' },
+        retried_as: null,
+        paid_by_retry: false,
       },
     ]);
   });
@@ -129,7 +131,7 @@ describe('renderDetail', () => {
 
 describe('tableRow and renderStatus', () => {
   it('marks not-found and failed lookups', () => {
-    expect(tableRow(missing, plain)).toEqual(['po-x', 'not found', '', '', '', '']);
+    expect(tableRow(missing, plain)).toEqual(['po-x', 'not found', '', '', '', '', '']);
     expect(tableRow(broken, plain)[1]).toBe('error');
     expect(tableRow(found, plain)).toEqual([
       'po-1',
@@ -138,6 +140,7 @@ describe('tableRow and renderStatus', () => {
       'ann@example.com',
       'tx-9',
       '2024-05-01 10:05',
+      '',
     ]);
   });
 

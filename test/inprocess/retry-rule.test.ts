@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { sendJson } from '../helpers/http-servers.js';
+import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
+import { STORES, storeEnv } from '../helpers/pg.js';
+import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
+
+// Issue 47 item 3: one rule for a failed payout that its retry paid. It counts as paid in
+// status (on the service's word on the retry), with its own status kept and the retry in a
+// column of its own: a script alerting on exit 4, or reading the status column with cut -f2,
+// no longer pages someone for a salary that was paid.
+
+const fixture = ledgerPerTest();
+
+/** ROW-1 to ROW-4 sent, ROW-2 and ROW-3 failed; ROW-2 then retried and paid as ROW-2-R1. */
+async function retriedMonth(withStore: (env: Record<string, string>) => Record<string, string>) {
+  const t = await retrySetUp(fixture, withStore, failsThese(new Set(['ROW-2', 'ROW-3'])));
+  const file = t.write('november.csv', [HEADER, row(1), row(2), row(3), row(4)]);
+  const first = await t.run(sendArgs(file));
+  expect(first.code).toBe(4);
+  const retry = t.write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]);
+  const retried = await t.run(sendArgs(retry));
+  expect(retried.code).toBe(0);
+  return { ...t, file, runId: runIdOf(first.stderr), retryRun: runIdOf(retried.stderr) };
+}
+
+/** The cells of the line of `ref` in a table printed on a pipe, by its header's names. */
+function pipeRow(stdout: string, ref: string): Record<string, string> {
+  const [head, ...lines] = stdout.trimEnd().split('\n');
+  const names = (head ?? '').split('\t');
+  const cells = (lines.find((l) => l.split('\t')[0] === ref) ?? '').split('\t');
+  return Object.fromEntries(names.map((n, i) => [n, cells[i] ?? '']));
+}
+
+describe.each(STORES)('status of a failed payout its retry paid (%s)', (store) => {
+  const withStore = storeEnv(store, { migrated: true });
+
+  it('counts it paid: exit 0, its status one word, the retry in a column of its own', async () => {
+    const { run, retryRun } = await retriedMonth(withStore);
+    const one = await run(['status', 'ROW-2']);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^Status +failed$/m);
+    expect(one.stdout).toContain(
+      `Retried as      ROW-2-R1 in run ${retryRun}: success at the service (the payout is paid by it)`,
+    );
+
+    // On a pipe: the status column keeps the service's one word; `cut -f2` reads "failed".
+    const table = await run(['status', 'ROW-1', 'ROW-2', 'ROW-3']);
+    expect(table.code).toBe(4);
+    expect(table.stdout.split('\n')[0]).toBe(
+      'Reference ID\tStatus\tAmount\tRecipient\tTransaction ID\tUpdated at (UTC)\tRetried as',
+    );
+    expect(pipeRow(table.stdout, 'ROW-2')).toMatchObject({
+      Status: 'failed',
+      'Retried as': 'ROW-2-R1',
+    });
+    expect(pipeRow(table.stdout, 'ROW-3')).toMatchObject({ Status: 'failed', 'Retried as': '' });
+    // ROW-3 needs attention and comes first; ROW-2 is paid, among the successes.
+    expect(table.stdout.split('\n')[1]).toMatch(/^ROW-3\t/);
+    expect(table.stderr).toContain(
+      '3 payouts: 2 succeeded (1 paid by a retry), 1 failed, 0 canceled, 0 pending, 0 not found',
+    );
+
+    const doc = JSON.parse((await run(['status', 'ROW-2', 'ROW-3', '--json'])).stdout);
+    expect(doc).toMatchObject({
+      exit_code: 4,
+      success_count: 1,
+      paid_by_retry_count: 1,
+      failed_count: 1,
+    });
+    expect(doc.results[0]).toMatchObject({
+      status: 'failed',
+      retried_as: { reference_id: 'ROW-2-R1', run_id: retryRun, status: 'success' },
+      paid_by_retry: true,
+      history: { held: true },
+    });
+    expect(doc.results[1]).toMatchObject({
+      status: 'failed',
+      retried_as: null,
+      paid_by_retry: false,
+      history: { held: true, retried: null },
+    });
+  });
+
+  it('takes the retry’s status from the service, not from the history', async () => {
+    const { svc, run } = await retriedMonth(withStore);
+    // The service now holds the retry as pending: the payout is pending as it (exit 5).
+    svc.held.set('ROW-2-R1', { ...svc.held.get('ROW-2-R1')!, status: 'pending' });
+    const pending = await run(['status', 'ROW-2']);
+    expect(pending.code).toBe(5);
+    expect(pending.stdout).toContain(': pending at the service (the payout is pending as it)');
+    // It holds no such payout: the history's "success" for it turns nothing green (exit 4).
+    svc.held.delete('ROW-2-R1');
+    const gone = await run(['status', 'ROW-2', '--json']);
+    expect(gone.code).toBe(4);
+    expect(JSON.parse(gone.stdout).results[0]).toMatchObject({
+      retried_as: { reference_id: 'ROW-2-R1', status: 'not_found' },
+      paid_by_retry: false,
+    });
+    // It does not answer about the retry: the payout's state is not known (exit 7).
+    svc.onGet = (ref, res) => {
+      if (ref !== 'ROW-2-R1') return false;
+      sendJson(res, 503, { success: false, message: ['Down'], data: [] });
+      return true;
+    };
+    const down = await run(['status', 'ROW-2']);
+    expect(down.code).toBe(7);
+    expect(down.stdout).toMatch(/ROW-2-R1 in run [0-9a-f]{16}: could not be looked up/);
+  });
+});
+
+describe('status of a failed payout this history never sent', () => {
+  it('says that a retry of it sent from elsewhere cannot be seen here, and keeps exit 4', async () => {
+    const { svc, env, run } = await retriedMonth((e) => e);
+    // Another machine's empty state folder, the same service.
+    const other = fixture.home();
+    const there = svc.env(other.env);
+    const alone = await run(['status', 'ROW-3'], there);
+    expect(alone.code).toBe(4);
+    expect(alone.stdout).toMatch(
+      /^History +never sent from the history in .*state\.db: a retry of it sent from another machine or folder cannot be seen here \(one history for every machine: PAYOUTS_STATE_URL, docs\/shared-history\.md\)$/m,
+    );
+    const doc = JSON.parse((await run(['status', 'ROW-3', 'ROW-1', '--json'], there)).stdout);
+    expect(doc.results[0]).toMatchObject({
+      paid_by_retry: false,
+      history: { held: false, reason: null, retried: null },
+    });
+    const table = await run(['status', 'ROW-3', 'ROW-1'], there);
+    expect(table.stderr).toContain('1 failed payout (ROW-3) was never sent from the history in');
+    // Where it was sent, the history knows it.
+    const here = JSON.parse((await run(['status', 'ROW-3', '--json'], env)).stdout);
+    expect(here.results[0].history.held).toBe(true);
+  });
+});
