@@ -44,10 +44,13 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
     ExitCode.internal,
     'internal error, or a run that ended with work unfinished (a bug: report it with `--debug` output)',
   ],
-  [ExitCode.usage, 'usage error or invalid input; nothing was sent'],
+  [
+    ExitCode.usage,
+    'usage error, invalid input, or refused by the shared history (a grant, its rules, no such database); nothing was sent',
+  ],
   [
     ExitCode.credentials,
-    "credentials missing, unusable or rejected (or this machine's IP is not allowed)",
+    "credentials missing, unusable or rejected (or this machine's IP is not allowed; the shared history's password or role)",
   ],
   [ExitCode.failed, 'a payout failed, was canceled or was not sent'],
   [
@@ -57,7 +60,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
   [ExitCode.notFound, 'payout not found (`status`)'],
   [
     ExitCode.unreachable,
-    "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md): run again",
+    "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md)",
   ],
   [ExitCode.busy, 'another send to the service is running (`--wait` waits); nothing was sent'],
   [
@@ -72,6 +75,27 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
   [ExitCode.interrupted, 'interrupted (Ctrl-C, SIGTERM, SIGHUP, Ctrl-Break, a killed `npx`)'],
 ];
 
+/**
+ * Whether running the same command again can help, per code (the README's "Run again?" column):
+ * a CI job retries on "yes" and stops on "no"; "later" once something else happened (a
+ * pending payout settled: `payouts status`; another person approved).
+ */
+export const EXIT_CODE_RETRY: Readonly<Record<ExitCodeValue, 'yes' | 'no' | 'later' | ''>> = {
+  0: 'no',
+  1: 'no',
+  2: 'no',
+  3: 'no',
+  4: 'no',
+  5: 'later',
+  6: 'no',
+  7: 'yes',
+  8: 'yes',
+  9: 'later',
+  10: 'no',
+  11: 'no',
+  130: 'yes',
+};
+
 /** The codes each command can end with (besides 1 and 130, which any can), by its path. */
 export const COMMAND_EXIT_CODES: Readonly<Record<string, readonly ExitCodeValue[]>> = {
   send: [0, 2, 3, 4, 5, 7, 8, 9, 10, 11],
@@ -83,14 +107,18 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, readonly ExitCodeValue[
 
 /** The README's table of exit codes, as Markdown. */
 export function exitCodeTable(): string {
-  const rows = EXIT_CODE_MEANINGS.map(([code, meaning]) => `| ${code} | ${meaning} |`);
-  return ['| Code | Meaning |', '|---|---|', ...rows].join('\n');
+  const rows = EXIT_CODE_MEANINGS.map(
+    ([code, meaning]) => `| ${code} | ${meaning} | ${EXIT_CODE_RETRY[code]} |`,
+  );
+  return ['| Code | Meaning | Run again? |', '|---|---|---|', ...rows].join('\n');
 }
 
 /** A meaning as plain text for --help: Markdown's links and code marks taken out. */
 function plainMeaning(code: ExitCodeValue): string {
   const meaning = EXIT_CODE_MEANINGS.find(([c]) => c === code)?.[1] ?? '';
-  return meaning.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replaceAll('`', '');
+  const retry = EXIT_CODE_RETRY[code];
+  const again = retry === 'yes' && code !== ExitCode.busy ? ': run again' : '';
+  return (meaning + again).replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replaceAll('`', '');
 }
 
 /** The "Exit codes:" of a --help: each of `codes` (every code when none) with its meaning. */

@@ -517,6 +517,12 @@ describe('approvals against an insider with plain SQL', () => {
     expect(await sql(t.ana, rule(1, '[{"currency":"EUR","amount":"999999999"}]'))).toMatch(
       /only the owner of the tables/,
     );
+    // Through payouts too: the database's refusal is exit 2 (issue 48, item 4), not 7.
+    const off = await t.run(t.ana, ['approvals', 'off']);
+    expect(off.code, off.stderr).toBe(2);
+    expect(off.stderr).toMatch(
+      /refused that \(recording the approval rule\): only the owner of the tables changes the rule of approvals, not role ana_\w+\. It is a rule the database keeps/,
+    );
     const sent = await t.run(t.ci, ['send', payoutFile(t, 'loose.csv', 2), '--yes']);
     expect(sent.code).toBe(9);
     sentNothing(t.svc, 0);

@@ -19,7 +19,7 @@ import { ADVISORY_CLASS } from '../runs.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
 import { PG_MIGRATIONS, STEPS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
-import { connectTo, failure } from './failure.js';
+import { connectTo, failure, namingOwner } from './failure.js';
 import {
   insertPayouts,
   insertRun,
@@ -114,8 +114,8 @@ export class PgHistory {
   /** Runs `work` after everything queued before it; errors name the history, not its password. */
   private serial<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
     const run = this.queue.then(
-      () => work(this.client),
-      () => work(this.client),
+      () => namingOwner(this.client, work),
+      () => namingOwner(this.client, work),
     );
     this.queue = run.catch(() => {});
     return run.catch((err: unknown) => {
