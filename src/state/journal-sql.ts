@@ -5,7 +5,7 @@
  */
 import { type ColumnType, type Dialect, placeholders, type TableDef } from './dialect.js';
 import type { JournalRecord } from '../domain/records.js';
-import { INTENTS, REPORTS, RESULTS } from './schema.js';
+import { INTENTS, PAYOUTS_NOW, REPORTS, RESULTS } from './schema.js';
 
 /** A statement with its values, written with `?` placeholders (see placeholders()). */
 export interface Statement {
@@ -19,6 +19,9 @@ export interface Statement {
  * a column (unnest), so that a commit's rows are a few parameters whatever their number.
  */
 export interface RowsInsert {
+  table: string;
+  /** The table's columns, in the order of each row's values. */
+  columns: readonly string[];
   head: string;
   width: number;
   types: readonly ColumnType[];
@@ -29,6 +32,8 @@ export interface RowsInsert {
 function rowsOf(table: TableDef, tail: string): RowsInsert {
   const names = table.columns.map(([name]) => name);
   return {
+    table: table.name,
+    columns: names,
     head: `INSERT INTO ${table.name} (${names.join(', ')})`,
     width: names.length,
     types: table.columns.map(([, type]) => type),
@@ -43,6 +48,9 @@ export const ROWS_PER_STATEMENT = 100;
 function upsert(columns: string[]): string {
   return `ON CONFLICT (run, row) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`;
 }
+
+/** Rows of `payouts`, as pass 1 stages them and a shared history copies them in. */
+export const PAYOUT_ROWS = rowsOf(PAYOUTS_NOW, '');
 
 /** A row of `intents` a payout, or its state again if it had one (sent again once freed). */
 export const INTENT_ROWS = rowsOf(
@@ -63,23 +71,53 @@ export const REPORT_ROWS = rowsOf(
   upsert(['status', 'transaction_id', 'charges', 'message', 'sent_earlier']),
 );
 
+/** The columns of a run's header, as adopting a run records them (adopt.ts). */
+export const RUN_HEADER = [
+  'run_id',
+  'service_id',
+  'service',
+  'client_id',
+  'inputs',
+  'input_hash',
+  'payout_count',
+  'batch_reference',
+  'created_at',
+  'updated_at',
+] as const;
+
 /**
- * What differs in the statements below: a JSON array's elements as rows of `value`, max, and
- * the lock on a run being adopted (SQLite's BEGIN IMMEDIATE already holds the whole file).
+ * What differs in the statements below: a JSON array's elements as rows of `value`, max, the
+ * lock on a run being adopted (SQLite's BEGIN IMMEDIATE already holds the whole file), the
+ * database role of a run's sender, and how a run's header is recorded: state.db's staged rows
+ * are a run already (its row gets the header), a shared history's run is inserted.
  */
-const PIECES: Record<Dialect, { texts: string; items: string; greatest: string; lock: string }> = {
-  sqlite: { texts: 'json_each(?)', items: 'json_each(?)', greatest: 'max', lock: '' },
+const PIECES: Record<
+  Dialect,
+  { texts: string; items: string; greatest: string; lock: string; role: string; record: string }
+> = {
+  sqlite: {
+    texts: 'json_each(?)',
+    items: 'json_each(?)',
+    greatest: 'max',
+    lock: '',
+    role: 'NULL',
+    record: `UPDATE runs SET ${RUN_HEADER.map((c) => `${c} = ?`).join(', ')}, staged_by = NULL
+      WHERE id = ? RETURNING id`,
+  },
   pg: {
     texts: 'json_array_elements_text(?::json)',
     items: 'json_array_elements(?::json)',
     greatest: 'greatest',
     lock: ' FOR UPDATE',
+    role: 'session_user',
+    record: `INSERT INTO runs (${RUN_HEADER.join(', ')})
+      VALUES (${RUN_HEADER.map(() => '?').join(', ')}) RETURNING id`,
   },
 };
 
 /** The statements of the records that name payouts by reference, and of the run's header. */
 function journalSql(d: Dialect) {
-  const { texts, items, greatest, lock } = PIECES[d];
+  const { texts, items, greatest, lock, role, record } = PIECES[d];
   // These take a record's references as one JSON array, found through the reference index.
   const named = `p.run = ? AND p.reference_id IN (SELECT value FROM ${texts})`;
   const open = 'NOT EXISTS (SELECT 1 FROM results d WHERE d.run = p.run AND d.row = p.row)';
@@ -110,12 +148,15 @@ function journalSql(d: Dialect) {
     lastReq: `SELECT ${greatest}(r.last_req, coalesce((SELECT max(req) FROM intents WHERE run = r.id), 0),
         coalesce((SELECT max(req) FROM results WHERE run = r.id), 0)) AS n
       FROM runs r WHERE r.id = ?`,
-    // Adopting a run: the run of the same id, resumed (its last send's reports forgotten, as
-    // each send reports its own) or kept under a suffixed id when its payouts differ.
+    // Adopting a run (adopt.ts): the run of the same id, resumed (its last send's reports
+    // forgotten, as each send reports its own) or kept under a suffixed id when its payouts
+    // differ; the header of a run recorded; who sends it.
     findRun: `SELECT id, payout_count FROM runs WHERE run_id = ?${lock}`,
     resumeRun: 'UPDATE runs SET updated_at = ? WHERE id = ?',
     forgetReports: 'DELETE FROM reports WHERE run = ?',
     supersede: "UPDATE runs SET run_id = run_id || '-' || id WHERE id = ?",
+    record,
+    sender: `UPDATE runs SET host = ?, os_user = ?, db_user = ${role} WHERE id = ?`,
   };
   return sql;
 }

@@ -1,6 +1,5 @@
 /** The runs in state.db, as `payouts runs` lists and shows them. */
 import { UsageError } from '../errors.js';
-import type { StateDb } from './db.js';
 import { serviceIdOf } from './hash.js';
 import { type HeldRef, tailOf } from '../domain/chain.js';
 import { retryLinks } from './retry-links.js';
@@ -171,11 +170,6 @@ export async function liveRunsIn(read: RowReader): Promise<Set<string>> {
   return new Set(rows.map((r) => r.run_id));
 }
 
-/** Summaries of every run of every service, the most recently active first. */
-export function listRuns(db: StateDb): RunSummary[] {
-  return (db.prepare(LIST).all() as SummaryRow[]).map(summaryOf);
-}
-
 /** A payout's state columns, from the view `journal`. */
 interface StateRow {
   reference_id: string;
@@ -256,14 +250,6 @@ function detailOf(only: SummaryRow, rows: StateRow[]): RunDetail {
 }
 
 /** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
-export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
-  const prefix = prefixOf(runIdPrefix);
-  const runs = db.prepare(BY_PREFIX).all(prefix.length, prefix) as SummaryRow[];
-  const only = onlyRun(runs, runIdPrefix);
-  return detailOf(only, db.prepare(PAYOUT_STATES).all(only.id) as StateRow[]);
-}
-
-/** readRun on any store. */
 export async function readRunIn(read: RowReader, runIdPrefix: string): Promise<RunDetail> {
   const prefix = prefixOf(runIdPrefix);
   const only = onlyRun(

@@ -68,6 +68,15 @@ const PAYOUTS: TableDef = {
   clustered: true,
 };
 
+/**
+ * The payouts table as the steps leave it (a later step added `retry_of`): what inserts of
+ * payouts are made from (journal-sql.ts). A step that adds a column adds it here too.
+ */
+export const PAYOUTS_NOW: TableDef = {
+  ...PAYOUTS,
+  columns: [...PAYOUT_COLUMNS, ['retry_of', 'text']],
+};
+
 /** Step 1's payouts: one wide row per payout, its state and outcome in it (gone since step 2). */
 const PAYOUTS_V1: TableDef = {
   name: 'payouts',
@@ -495,3 +504,46 @@ export const MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'sqlite');
 
 /** A shared history's steps: step i takes `schema_version` from i to i + 1. */
 export const PG_MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'pg');
+
+/**
+ * A dry run's private database (intake.ts), never a history: its rows are kept a chunk to a
+ * row of `staged_chunks` (a JSON array of [reference, file, line, location, amount, currency,
+ * recipient, retry_of] per payout, `file` a number into `staged_files`, `location` null when
+ * the place is "line <line>"): one insert per chunk costs a fraction of one per payout. The
+ * view `staged` has one row per payout, for what the summary, and a lookup of earlier sends,
+ * need (prior.ts ATTACHes state.db and joins its payouts on reference_id, which its index
+ * serves).
+ */
+export const STAGING: readonly SchemaStep[] = [
+  {
+    only: 'sqlite',
+    ops: [
+      {
+        table: {
+          name: 'staged_files',
+          columns: [
+            ['id', 'int', 'PRIMARY KEY'],
+            ['name', 'text', 'NOT NULL'],
+          ],
+        },
+      },
+      {
+        table: {
+          name: 'staged_chunks',
+          columns: [
+            ['first_row', 'int', 'PRIMARY KEY'],
+            ['payouts', 'text', 'NOT NULL'],
+          ],
+        },
+      },
+      {
+        view: 'staged',
+        select: `  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
+    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
+    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
+    j.value ->> 7 AS retry_of
+  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`,
+      },
+    ],
+  },
+];

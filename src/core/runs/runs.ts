@@ -8,7 +8,6 @@ import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
-  listRuns,
   listRunsIn,
   liveRunsIn,
   openStateDb,
@@ -17,7 +16,6 @@ import {
   type RunSummary,
   readRunIn,
   STATE_DB,
-  type StateDb,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
@@ -126,26 +124,6 @@ function payoutJson(p: RunDetail['payouts'][number]) {
   };
 }
 
-/**
- * Runs `read` on the state database; undefined when there is none (nothing was ever
- * sent), so that listing runs creates nothing.
- */
-async function withStateDb<T>(
-  stateDir: string,
-  output: Output,
-  read: (db: StateDb) => T,
-): Promise<T | undefined> {
-  if (!existsSync(join(stateDir, STATE_DB))) {
-    return undefined;
-  }
-  const db = await openStateDb(stateDir, { notice: (m) => output.warn(m) });
-  try {
-    return read(db);
-  } finally {
-    db.close();
-  }
-}
-
 /** Where runs are read: the state folder, or a shared history (postgres://…) when given. */
 export interface RunsSource {
   stateDir: string;
@@ -172,9 +150,7 @@ async function withHistory<T>(url: string, read: (rows: RowReader) => Promise<T>
 /** `payouts runs`: the recorded runs, the most recently active first. */
 export async function showRunList(from: RunsSource, output: Output): Promise<number> {
   const runs: ListedRun[] =
-    (from.stateUrl
-      ? await withHistory(from.stateUrl, sharedRuns)
-      : await withStateDb(from.stateDir, output, listRuns)) ?? [];
+    (await withRunReader(from, output, from.stateUrl ? sharedRuns : listRunsIn)) ?? [];
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {

@@ -41,8 +41,9 @@ export async function openRunState(
     payout_count: plan.payoutCount,
     ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
   };
+  const runId = runIdFor(service.serviceKey, plan.inputHash);
   const adopted = await staging.history.adopt(staging.rows, {
-    runId: runIdFor(service.serviceKey, plan.inputHash),
+    runId,
     serviceKey: service.serviceKey,
     header,
     now: now().toISOString(),
@@ -51,11 +52,9 @@ export async function openRunState(
   const state = RunState.open({
     ...(staging.writer ? { writer: staging.writer } : {}),
     db: staging.rows.db,
-    intake: staging.rows,
-    serviceKey: service.serviceKey,
+    runId,
     chargeMinor: chargeMinorOf(run.currencies),
     ...(deps.clock ? { now } : {}),
-    header,
     ...adopted,
   });
   staging.kept = true;

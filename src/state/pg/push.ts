@@ -12,6 +12,14 @@ import type { StateDb } from '../db.js';
 import type { StagedPayout } from '../../domain/records.js';
 import type { LockHolder, PgHistory } from './history.js';
 import { insertPayouts } from './statements.js';
+import { placeholders } from '../dialect.js';
+import {
+  INTENT_ROWS,
+  REPORT_ROWS,
+  RESULT_ROWS,
+  type RowsInsert,
+  rowsStatements,
+} from '../journal-sql.js';
 
 /** Rows read from state.db per statement. */
 const PAGE = 5_000;
@@ -41,40 +49,8 @@ interface LocalRun {
   os_user: string | null;
 }
 
-/** The narrow tables, with their columns after (run, row) and the PostgreSQL type of each. */
-const TABLES: Array<{ name: string; columns: Array<[string, string]> }> = [
-  {
-    name: 'intents',
-    columns: [
-      ['state', 'text'],
-      ['req', 'int'],
-      ['sent_at', 'text'],
-      ['note', 'text'],
-      ['updated_at', 'text'],
-    ],
-  },
-  {
-    name: 'results',
-    columns: [
-      ['req', 'int'],
-      ['status', 'text'],
-      ['transaction_id', 'text'],
-      ['charges', 'text'],
-      ['message', 'text'],
-      ['at', 'text'],
-    ],
-  },
-  {
-    name: 'reports',
-    columns: [
-      ['status', 'text'],
-      ['transaction_id', 'text'],
-      ['charges', 'text'],
-      ['message', 'text'],
-      ['sent_earlier', 'int'],
-    ],
-  },
-];
+/** The narrow tables, copied as their inserts write them (journal-sql.ts, from schema.ts). */
+const TABLES: readonly RowsInsert[] = [INTENT_ROWS, RESULT_ROWS, REPORT_ROWS];
 
 /** Rows of a run's table in state.db, a page at a time in row order. */
 function* pagesOf<T extends { row: number }>(
@@ -132,15 +108,12 @@ async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string
     payouts += page.length;
   }
   for (const t of TABLES) {
-    const names = t.columns.map(([n]) => n);
-    const sql = `SELECT row, ${names.join(', ')} FROM ${t.name} WHERE run = ?`;
-    const arrays = t.columns.map(([, type], k) => `$${k + 3}::${type}[]`).join(', ');
+    const sql = `SELECT ${t.columns.join(', ')} FROM ${t.table} WHERE run = ?`;
     for (const page of pagesOf<Record<string, unknown> & { row: number }>(db, sql, local.id)) {
-      await c.query(
-        `INSERT INTO ${t.name} (run, row, ${names.join(', ')})
-         SELECT $1, * FROM unnest($2::int[], ${arrays})`,
-        [id, page.map((p) => p.row), ...names.map((n) => page.map((p) => p[n] ?? null))],
-      );
+      const values = page.flatMap((r) => t.columns.map((c) => r[c] ?? null));
+      for (const statement of rowsStatements(t, values, 'pg', id)) {
+        await c.query(placeholders(statement.sql, 'pg'), statement.params);
+      }
     }
   }
   return payouts;

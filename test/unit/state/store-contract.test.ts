@@ -9,6 +9,8 @@ import {
   stagedPages,
 } from '../../../src/state/index.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
+import { adoptLocally } from '../../../src/state/adopt.js';
+import { localHistory } from '../../../src/state/local-history.js';
 import { query, recycledDatabase, STORES, type Store } from '../../helpers/pg.js';
 import { fakeClock, SERVICE, stage, tempStateDir } from './helpers.js';
 
@@ -63,14 +65,14 @@ async function sqlite(): Promise<Subject> {
     async open(refs, opts = {}) {
       const intake = stage(db, refs, opts.amount);
       const inputHash = opts.inputHash ?? 'a'.repeat(64);
-      return RunState.open({
-        db,
-        intake,
+      const runId = runIdFor(SERVICE, inputHash);
+      const { run } = await localHistory('').adopt(intake, {
+        runId,
         serviceKey: SERVICE,
-        chargeMinor: () => undefined,
-        now: fakeClock(),
         header: header(refs, inputHash),
+        now: new Date().toISOString(),
       });
+      return RunState.open({ db, run, runId, chargeMinor: () => undefined, now: fakeClock() });
     },
     async prior(refs, amount) {
       const rows = stage(db, refs, amount);
@@ -102,22 +104,22 @@ async function postgres(): Promise<Subject> {
       });
       const intake = stage(db, refs, opts.amount);
       const inputHash = opts.inputHash ?? 'a'.repeat(64);
-      const run = await history.adopt(
-        {
-          ...header(refs, inputHash),
-          runId: runIdFor(SERVICE, inputHash),
-          serviceKey: SERVICE,
-          now: new Date().toISOString(),
-        },
-        () => stagedPages(intake),
+      const runId = runIdFor(SERVICE, inputHash);
+      const adopting = {
+        runId,
+        serviceKey: SERVICE,
+        header: header(refs, inputHash),
+        now: new Date().toISOString(),
+      };
+      const run = await history.adopt({ ...adopting, sender: history.senderOf }, () =>
+        stagedPages(intake),
       );
       return RunState.open({
         db,
-        intake,
-        serviceKey: SERVICE,
+        run: adoptLocally(db, intake, { ...adopting, sender: undefined }),
+        runId,
         chargeMinor: () => undefined,
         now: fakeClock(),
-        header: header(refs, inputHash),
         mirror: history.mirrorOf(run.id),
         lastReqFloor: run.lastReq,
       });
@@ -214,10 +216,11 @@ describe('a shared history copies a run in while it sends', () => {
     const intake = stage(db, refs);
     const run = await history.adopt(
       {
-        ...header(refs, 'c'.repeat(64)),
+        header: header(refs, 'c'.repeat(64)),
         runId: 'copy-run',
         serviceKey: SERVICE,
         now: new Date().toISOString(),
+        sender: history.senderOf,
       },
       () => stagedPages(intake, 1000),
     );
