@@ -65,6 +65,8 @@ export interface AdoptedRun {
   mirror?: JournalMirror;
   /** The highest request id the history holds for the run. */
   lastReqFloor?: number;
+  /** Who writes the run's attempts, as the store names its session (a shared history's). */
+  session?: string;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { type ColumnType, type Dialect, placeholders, type TableDef } from './dialect.js';
 import type { JournalRecord } from '../domain/records.js';
-import { INTENTS, PAYOUTS_NOW, REPORTS, RESULTS } from './schema.js';
+import { ATTEMPTS, INTENTS, PAYOUTS_NOW, REPORTS, RESULTS } from './schema.js';
 
 /** A statement with its values, written with `?` placeholders (see placeholders()). */
 export interface Statement {
@@ -58,6 +58,9 @@ export const INTENT_ROWS = rowsOf(
   `ON CONFLICT (run, row) DO UPDATE SET state = 'in_flight', req = excluded.req,
     sent_at = excluded.sent_at, note = NULL, updated_at = excluded.updated_at`,
 );
+
+/** Rows of `attempts`: run, row, req, at, session; never written twice. */
+export const ATTEMPT_ROWS = rowsOf(ATTEMPTS, '');
 
 /** Rows of `results`: run, row, req, status, transaction id, charges, message, at. */
 export const RESULT_ROWS = rowsOf(
@@ -136,6 +139,10 @@ function journalSql(d: Dialect) {
     notApplied: `UPDATE intents SET state = 'free', note = ?, updated_at = ?
       WHERE run = ? AND row IN (SELECT p.row FROM payouts p WHERE ${named} AND ${open})
         AND state IN ('in_flight', 'unknown') AND (? = -1 OR req = ?)`,
+    // ...and the request withdrawn, by the session that sent it (only its own counts).
+    withdrawn: `INSERT INTO withdrawals (run, row, req, at, session)
+      SELECT p.run, p.row, CAST(? AS INTEGER), ?, ? FROM payouts p WHERE ${named} AND ${open}
+      ON CONFLICT (run, row, req) DO NOTHING`,
     // A payout never sent, or freed, becomes unknown as of now (request -1).
     unknown: `INSERT INTO intents (run, row, state, req, sent_at, note, updated_at)
       SELECT p.run, p.row, 'unknown', -1, ?, ?, ? FROM payouts p WHERE ${named} AND ${open}
@@ -146,7 +153,8 @@ function journalSql(d: Dialect) {
     touch: `UPDATE runs SET last_req = ${greatest}(last_req, ?), updated_at = ? WHERE id = ?`,
     // The highest request id a run has used: a resumed run numbers new ones after it.
     lastReq: `SELECT ${greatest}(r.last_req, coalesce((SELECT max(req) FROM intents WHERE run = r.id), 0),
-        coalesce((SELECT max(req) FROM results WHERE run = r.id), 0)) AS n
+        coalesce((SELECT max(req) FROM results WHERE run = r.id), 0),
+        coalesce((SELECT max(req) FROM attempts WHERE run = r.id), 0)) AS n
       FROM runs r WHERE r.id = ?`,
     // Adopting a run (adopt.ts): the run of the same id, resumed (its last send's reports
     // forgotten, as each send reports its own) or kept under a suffixed id when its payouts
@@ -166,23 +174,41 @@ function journalSql(d: Dialect) {
  * of references given as one JSON array (a probe each on `payouts_reference`), by run, and
  * the journal rows of the references that retry any of them (a probe each on
  * `payouts_retry_of`). `schema` names the database SQLite attached the history as.
+ *
+ * The rule of an attempt (issue 48): a payout that was ever in a request (a row of
+ * `attempts`) and has no stated result is in flight, to be read back before it goes again,
+ * whatever its intent says now (freed, or gone), unless the session that sent that request
+ * withdrew it (a row of `withdrawals` naming the same request and session: the request never
+ * went, or provably did not apply). Its time is its latest such request's.
  */
 export function lookupSql(
   d: Dialect,
   schema?: string,
 ): { hasRuns: string; prior: string; retries: string } {
   const s = schema ? `${schema}.` : '';
-  const columns = `r.run_id, r.client_id, o.hash, o.hash_version, o.state, o.req, o.sent_at,
-        o.status, o.transaction_id, o.charges, o.message, o.retry_of`;
-  const held = `JOIN ${s}runs r ON r.id = o.run
-      WHERE r.service_id = ? AND o.state IN ('in_flight', 'done', 'unknown')
-      ORDER BY o.run`;
+  // The latest request of the row that its own session did not withdraw (null: none).
+  const open = `(SELECT max(x.at) FROM ${s}attempts x WHERE x.run = o.run AND x.row = o.row
+          AND NOT EXISTS (SELECT 1 FROM ${s}withdrawals w WHERE w.run = x.run AND w.row = x.row
+            AND w.req = x.req AND w.session = x.session))`;
+  const settled = "o.state IN ('in_flight', 'unknown') OR (o.state = 'done' AND o.status <> '')";
+  const inner = `o.reference_id, o.run, r.run_id, r.client_id, o.hash, o.hash_version, o.state,
+        o.req, o.sent_at, o.status, o.transaction_id, o.charges, o.message, o.retry_of,
+        CASE WHEN ${settled} THEN NULL ELSE ${open} END AS open_at`;
+  const held = `JOIN ${s}runs r ON r.id = o.run WHERE r.service_id = ?) h
+      WHERE h.state IN ('in_flight', 'done', 'unknown') OR h.open_at IS NOT NULL
+      ORDER BY h.run`;
+  const columns = `SELECT h.reference_id, h.run_id, h.client_id, h.hash, h.hash_version,
+      CASE WHEN h.open_at IS NULL THEN h.state ELSE 'in_flight' END AS state, h.req,
+      CASE WHEN h.open_at IS NULL OR h.open_at < coalesce(h.sent_at, '') THEN h.sent_at
+        ELSE h.open_at END AS sent_at,
+      h.status, h.transaction_id, h.charges, h.message, h.retry_of
+    FROM (SELECT ${inner}`;
   return {
     hasRuns: `SELECT 1 FROM ${s}runs WHERE service_id = ? LIMIT 1`,
-    prior: `SELECT o.reference_id, ${columns}
+    prior: `${columns}
       FROM ${PIECES[d].texts} j JOIN ${s}journal o ON o.reference_id = j.value
         ${held}`,
-    retries: `SELECT o.reference_id, ${columns}
+    retries: `${columns}
       FROM ${PIECES[d].texts} j JOIN ${s}payouts p ON p.retry_of = j.value
         JOIN ${s}journal o ON o.run = p.run AND o.row = p.row
         ${held}`,
@@ -266,8 +292,15 @@ export function recordStatements(run: number, r: JournalRecord, d: Dialect): Sta
   switch (r.kind) {
     case 'intent': {
       const values: unknown[] = [];
-      for (const row of r.rows) values.push(run, row, 'in_flight', r.req, r.at, null, r.at);
-      return rowsStatements(INTENT_ROWS, values, d);
+      const attempts: unknown[] = [];
+      for (const row of r.rows) {
+        values.push(run, row, 'in_flight', r.req, r.at, null, r.at);
+        attempts.push(run, row, r.req, r.at, r.session);
+      }
+      return [
+        ...rowsStatements(INTENT_ROWS, values, d),
+        ...rowsStatements(ATTEMPT_ROWS, attempts, d),
+      ];
     }
     case 'done':
       return [{ sql: sql.done, params: [r.req, r.at, JSON.stringify(r.list), run] }];
@@ -275,7 +308,9 @@ export function recordStatements(run: number, r: JournalRecord, d: Dialect): Sta
       return [{ sql: sql.seen, params: [r.req, r.at, r.at, run, JSON.stringify(r.refs)] }];
     case 'not-applied': {
       const refs = JSON.stringify(r.refs);
-      return [{ sql: sql.notApplied, params: [r.why, r.at, run, run, refs, r.req, r.req] }];
+      const freed = { sql: sql.notApplied, params: [r.why, r.at, run, run, refs, r.req, r.req] };
+      if (r.req === -1) return [freed];
+      return [freed, { sql: sql.withdrawn, params: [r.req, r.at, r.session, run, refs] }];
     }
     case 'unknown': {
       const params = [r.at, r.why, r.at, run, JSON.stringify(r.refs)];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { PayoutRequest } from '../api/types.js';
 import type { PayoutOutcome } from '../domain/outcome.js';
 import type { JournalMirror, JournalRecord, StatedByRef } from '../domain/records.js';
@@ -22,6 +23,11 @@ export interface OpenRunOptions {
   mirror?: JournalMirror;
   /** The highest request id the shared history holds for this run (0: none). */
   lastReqFloor?: number;
+  /**
+   * Who writes the run's attempts and withdrawals, as the store knows it: a shared history's
+   * session (which its triggers check); by default, this run alone.
+   */
+  session?: string;
   /** Where commits are written (default: writerFor the connection). */
   writer?: StateWriter;
 }
@@ -102,6 +108,7 @@ export class RunState {
   private commits = 0;
   private readonly now: () => Date;
   private readonly stmts;
+  private readonly session: string;
 
   private constructor(run: { id: number; runId: string; resumed: boolean }, opts: OpenRunOptions) {
     const { db } = opts;
@@ -111,6 +118,7 @@ export class RunState {
     this.runId = run.runId;
     this.resumed = run.resumed;
     this.now = opts.now ?? (() => new Date());
+    this.session = opts.session ?? `run:${randomUUID()}`;
     this.outcomes = new RunOutcomes(db, id, opts.chargeMinor);
     this.stmts = statementsOf(db);
     this.mirror = opts.mirror;
@@ -152,7 +160,8 @@ export class RunState {
       return Promise.reject(err);
     }
     this.lastReq = req;
-    this.ops.push({ kind: 'intent', req, at: this.now().toISOString(), rows });
+    const at = this.now().toISOString();
+    this.ops.push({ kind: 'intent', req, at, rows, session: this.session });
     return this.commit();
   }
 
@@ -196,7 +205,8 @@ export class RunState {
   recordNotApplied(req: number, refs: string[], why: string): void {
     this.assertOpen();
     if (refs.length === 0) return;
-    this.buffer({ kind: 'not-applied', req, at: this.now().toISOString(), refs, why });
+    const at = this.now().toISOString();
+    this.buffer({ kind: 'not-applied', req, at, refs, why, session: this.session });
   }
 
   /** Buffered: the outcome of these payouts could not be established; they stay in flight. */

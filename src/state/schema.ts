@@ -14,7 +14,7 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { GUARDS, RULE_OWNER } from './pg/guards.js';
+import { ATTEMPTS_KEPT, GUARDS, RULE_OWNER } from './pg/guards.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -149,6 +149,32 @@ export const REPORTS: TableDef = {
   primaryKey: BY_ROW,
   clustered: true,
 };
+
+/**
+ * Every request's payouts, appended as its intent is written (issue 48): a payout with a row
+ * here was, or may have been, in a request, whatever its intent says now. `session` names the
+ * session that wrote it: on PostgreSQL the server's own (payouts_session(), which a trigger
+ * checks), else the run's.
+ */
+export const ATTEMPTS: TableDef = {
+  name: 'attempts',
+  columns: [
+    ['run', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['req', 'int', 'NOT NULL'],
+    ['at', 'text', 'NOT NULL'],
+    ['session', 'text', 'NOT NULL'],
+  ],
+  primaryKey: ['run', 'row', 'req'],
+  clustered: true,
+};
+
+/**
+ * A request whose payouts it provably did not apply (or that was never sent), appended by the
+ * session that sent it: only a withdrawal by the attempt's own session counts (journal-sql.ts,
+ * lookupSql), so no other session can free a payout that may have been paid.
+ */
+export const WITHDRAWALS: TableDef = { ...ATTEMPTS, name: 'withdrawals' };
 
 /** Who holds a service's advisory lock on PostgreSQL. */
 const LOCKS: TableDef = {
@@ -497,6 +523,23 @@ export const STEPS: readonly SchemaStep[] = [
   // A service is its identity (serviceIdentity), so runs sent to http://127.0.0.1:P are runs
   // of http://localhost:P too: the client rewrites runs.service_id (docs/history.md).
   { ops: [], client: 'service_ids' },
+  // Issue 48: every request's payouts kept, append-only; a payout freed by any session but the
+  // one that sent it is read back before it goes again. What intents held is taken as it was:
+  // each an attempt, a free one withdrawn.
+  {
+    ops: [
+      { table: ATTEMPTS },
+      { table: WITHDRAWALS },
+      {
+        sql: `INSERT INTO attempts (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(sent_at, updated_at, ''), 'history' FROM intents;
+  INSERT INTO withdrawals (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(updated_at, ''), 'history' FROM intents
+    WHERE state = 'free'`,
+      },
+      { pg: ATTEMPTS_KEPT },
+    ],
+  },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

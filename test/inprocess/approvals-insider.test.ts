@@ -70,7 +70,7 @@ async function team(rule: string[] = ['approvals', 'require']) {
   const on = await run(owner, rule);
   expect(on.stderr).toBe('');
   expect(on.code).toBe(0);
-  const history = 'meta, runs, payouts, intents, results, reports, locks';
+  const history = 'meta, runs, payouts, intents, results, reports, locks, attempts, withdrawals';
   expect(
     await sql(
       owner,

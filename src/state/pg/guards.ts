@@ -251,3 +251,62 @@ ${RULE_ROW}`,
     'tbl_owner OID;',
   ),
 ]);
+
+/**
+ * Who the session is, as the server knows it: its process and when it began (unique while the
+ * server runs, and across restarts). Attempts and withdrawals carry it, checked by a trigger.
+ */
+const SESSION = `CREATE OR REPLACE FUNCTION @S@.payouts_session() RETURNS text LANGUAGE sql STABLE
+  SET search_path = pg_catalog, @S@, pg_temp AS $$
+  SELECT pg_catalog.pg_backend_pid()::text || '@' || (SELECT pg_catalog.date_part('epoch', a.backend_start)::text
+    FROM pg_catalog.pg_stat_get_activity(pg_catalog.pg_backend_pid()) a)
+$$`;
+
+const RECORDED = ['attempts', 'withdrawals'];
+
+/**
+ * Issue 48's step (PostgreSQL): `attempts` and `withdrawals` are append-only for every role but
+ * the tables' owner, and each row names the session that inserts it, so no session but the one
+ * that sent a request can withdraw it; the roles granted INSERT on `intents` get SELECT and
+ * INSERT on both, so a team's sends go on after the owner migrates.
+ */
+export const ATTEMPTS_KEPT = `${inSchema([
+  SESSION,
+  fn(
+    'payouts_owners_only',
+    `  SELECT c.relowner INTO tbl_owner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID;
+  IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
+    ${refuse('% rows are the record of every request: only the owner of the tables changes or deletes them, not role %', 'TG_TABLE_NAME, session_user')}
+  END IF;
+  IF TG_LEVEL = 'STATEMENT' THEN RETURN NULL; END IF;
+  IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+  RETURN NEW;`,
+    'tbl_owner OID;',
+  ),
+  fn(
+    'payouts_own_session',
+    `  me := @S@.payouts_session();
+  IF EXISTS (SELECT 1 FROM added a WHERE a.session IS DISTINCT FROM me) THEN
+    ${refuse('% rows name the session that inserts them (%), no other', 'TG_TABLE_NAME, me')}
+  END IF;
+  RETURN NULL;`,
+    'me TEXT;',
+  ),
+])};
+${RECORDED.map(
+  (t) => `CREATE TRIGGER ${t}_kept BEFORE UPDATE OR DELETE ON ${t}
+  FOR EACH ROW EXECUTE FUNCTION payouts_owners_only();
+CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t}
+  FOR EACH STATEMENT EXECUTE FUNCTION payouts_owners_only();
+CREATE TRIGGER ${t}_session AFTER INSERT ON ${t}
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION payouts_own_session();`,
+).join('\n')}
+DO $grant$
+DECLARE g RECORD;
+BEGIN
+  FOR g IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+      WHERE c.oid = 'intents'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner LOOP
+    EXECUTE format('GRANT SELECT, INSERT ON attempts, withdrawals TO %s',
+      CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+  END LOOP;
+END $grant$`;

@@ -70,6 +70,8 @@ export class PgHistory {
   private sender: LockHolder | undefined;
   /** Runs' payouts still being copied in, awaited by close(). */
   private readonly copying: Array<Promise<void>> = [];
+  /** The session as the server names it (payouts_session()): what its attempts carry. */
+  private me = '';
 
   private constructor(
     private readonly client: pg.Client,
@@ -86,6 +88,10 @@ export class PgHistory {
     const history = new PgHistory(await connectTo(url), url);
     try {
       await history.migrate();
+      history.me = await history.serial('naming its session', async (c) => {
+        const r = await c.query<{ me: string }>('SELECT payouts_session() AS me');
+        return r.rows[0]!.me;
+      });
     } catch (err) {
       await history.close();
       throw err;
@@ -342,6 +348,11 @@ export class PgHistory {
     });
     if (!run.resumed) this.copyRest(run, rest);
     return run;
+  }
+
+  /** This session as the server names it: the attempts and withdrawals it records carry it. */
+  get session(): string {
+    return this.me;
   }
 
   /** Who sends through this session: the lock's holder, else this machine. */

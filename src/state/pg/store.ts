@@ -56,6 +56,7 @@ export async function sharedHistory(
         run: local,
         mirror: history.mirrorOf(shared.id, shared.copied),
         lastReqFloor: shared.lastReq,
+        session: history.session,
       };
     },
     close: () => history.close(),

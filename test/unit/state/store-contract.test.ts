@@ -32,6 +32,10 @@ interface Subject {
   prior(refs: string[], amount?: string): Promise<PriorState>;
   journal(): Promise<JournalRow[]>;
   runIds(): Promise<string[]>;
+  /** Runs statements as a person with SQL would, in a session of their own. */
+  sql(text: string): Promise<void>;
+  /** That session's name for itself, as SQL (on PostgreSQL, the server's: payouts_session()). */
+  mine: string;
   close(): Promise<void>;
 }
 
@@ -87,6 +91,10 @@ async function sqlite(): Promise<Subject> {
       (db.prepare('SELECT run_id FROM runs ORDER BY id').all() as Array<{ run_id: string }>).map(
         (r) => r.run_id,
       ),
+    sql: async (text) => {
+      db.exec(text);
+    },
+    mine: "'a person'",
     close: async () => {},
   };
 }
@@ -122,6 +130,7 @@ async function postgres(): Promise<Subject> {
         now: fakeClock(),
         mirror: history.mirrorOf(run.id),
         lastReqFloor: run.lastReq,
+        session: history.session,
       });
     },
     async prior(refs, amount) {
@@ -137,6 +146,10 @@ async function postgres(): Promise<Subject> {
       (await query<{ run_id: string }>(url, 'SELECT run_id FROM runs ORDER BY id')).map(
         (r) => r.run_id,
       ),
+    sql: async (text) => {
+      await query(url, text);
+    },
+    mine: 'payouts_session()',
     close: () => history.close(),
   };
 }
@@ -185,6 +198,35 @@ describe.each(STORES)('the state store contract (%s)', (store) => {
     await expect(s.prior(['A'], '2.00')).rejects.toThrow(/1 problem in the input/);
   });
 
+  // Issue 48, item 2: the rule of an attempt (journal-sql.ts, lookupSql), on both stores.
+  it('a payout ever in a request is read back whatever its intent says, unless its own session withdrew it', async () => {
+    const s = await SUBJECTS[store]();
+    const refs = ['A', 'B', 'C', 'D', 'E', 'F'];
+    const state = await s.open(refs);
+    await state.recordIntent(1, [0, 1, 2, 3, 4]);
+    // E's request provably did not apply: the session that sent it withdraws it.
+    state.recordNotApplied(1, ['E'], 'HTTP 429');
+    await state.close();
+    expect((await s.prior(refs)).inFlight.size).toBe(4);
+    // A person frees A to D, forges a result without a status for C, and a withdrawal of D
+    // (by their own session: PostgreSQL refuses any other name).
+    await s.sql(`UPDATE intents SET state = 'free', note = 'freed by a person'`);
+    await s.sql(
+      `INSERT INTO results (run, row, req, status, at) SELECT run, row, 1, '', 'x' FROM payouts WHERE reference_id = 'C'`,
+    );
+    await s.sql(
+      `INSERT INTO withdrawals (run, row, req, at, session)
+       SELECT run, row, 1, 'x', ${s.mine} FROM payouts WHERE reference_id = 'D'`,
+    );
+    const prior = await s.prior(refs);
+    expect([...prior.inFlight.keys()].sort()).toEqual(['A', 'B', 'C', 'D']);
+    expect(prior.settled.size).toBe(0);
+    // Read back after the quiet time of its request, whatever the intent's time says now.
+    await s.sql(`UPDATE intents SET sent_at = '2000-01-01T00:00:00.000Z' WHERE row = 0`);
+    const at = (await s.prior(refs)).inFlight.get('A')!.sentAt;
+    expect(at).toBeGreaterThan(Date.parse('2020-01-01T00:00:00.000Z'));
+  });
+
   it('the same files again resume the run; other payouts under its id keep the old run apart', async () => {
     const s = await SUBJECTS[store]();
     const first = await s.open(['A', 'B']);
@@ -226,7 +268,13 @@ describe('a shared history copies a run in while it sends', () => {
     );
     const mirror = history.mirrorOf(run.id, run.copied);
     await mirror.apply([
-      { kind: 'intent', req: 1, at: new Date().toISOString(), rows: [2400, 2401] },
+      {
+        kind: 'intent',
+        req: 1,
+        at: new Date().toISOString(),
+        rows: [2400, 2401],
+        session: history.session,
+      },
       { kind: 'touch', lastReq: 1, at: new Date().toISOString() },
     ]);
     const orphans = await query<{ n: number }>(
