@@ -5,7 +5,7 @@
  */
 import { type ColumnType, type Dialect, placeholders, type TableDef } from './dialect.js';
 import type { JournalRecord } from '../domain/records.js';
-import { ATTEMPTS, INTENTS, PAYOUTS_NOW, REPORTS, RESULTS } from './schema.js';
+import { ATTEMPTS, INTENTS, PAYOUTS_NOW, REPORTS, RESULTS, WITHDRAWALS } from './schema.js';
 
 /** A statement with its values, written with `?` placeholders (see placeholders()). */
 export interface Statement {
@@ -61,6 +61,9 @@ export const INTENT_ROWS = rowsOf(
 
 /** Rows of `attempts`: run, row, req, at, session; never written twice. */
 export const ATTEMPT_ROWS = rowsOf(ATTEMPTS, '');
+
+/** Rows of `withdrawals`, as `attempts`' (state push copies them in). */
+export const WITHDRAWAL_ROWS = rowsOf(WITHDRAWALS, '');
 
 /** Rows of `results`: run, row, req, status, transaction id, charges, message, at. */
 export const RESULT_ROWS = rowsOf(
