@@ -41,6 +41,8 @@ export type PayoutState =
       /** Decimal text, as the service wrote it: money is never a float. */
       charges?: string;
       message?: string;
+      /** The database role that recorded the result (a shared history's word, session_user). */
+      recorded_by?: string;
     }
   /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
   | { state: 'in-flight'; req: number; hash: string; at: string }
@@ -186,6 +188,7 @@ interface StateRow {
   charges: string | null;
   message: string | null;
   sent_earlier: number | null;
+  by_role: string | null;
 }
 
 /** The state of a payout from its row. */
@@ -195,6 +198,7 @@ function stateOf(r: StateRow): PayoutState {
     if (r.transaction_id !== null) s.transaction_id = r.transaction_id;
     if (r.charges !== null) s.charges = r.charges;
     if (r.message !== null) s.message = r.message;
+    if (r.by_role !== null) s.recorded_by = r.by_role;
     return s;
   }
   if (r.state === 'in_flight' || r.state === 'unknown') {
@@ -232,8 +236,9 @@ function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
 const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
 const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.recipient, j.description,
   j.state, j.req, j.hash,
-  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier
+  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier, d.by_role
   FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
+    LEFT JOIN results d ON d.run = j.run AND d.row = j.row
   WHERE j.run = ? ORDER BY j.row`;
 
 /** A run's detail from its summary row and its payouts' rows. */

@@ -14,7 +14,7 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { ATTEMPTS_KEPT, GUARDS, RULE_OWNER } from './pg/guards.js';
+import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -540,6 +540,9 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: ATTEMPTS_KEPT },
     ],
   },
+  // Issue 48: who recorded a result, and who sent a run, is the database's word (on
+  // PostgreSQL, session_user by a trigger; state.db has no roles and leaves them null).
+  { ops: [{ sql: 'ALTER TABLE results ADD COLUMN by_role TEXT' }, { pg: RECORDER }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

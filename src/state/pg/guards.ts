@@ -310,3 +310,25 @@ BEGIN
       CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
   END LOOP;
 END $grant$`;
+
+/**
+ * Issue 48's second step (PostgreSQL): a result's `by_role` and a run's `db_user` are the
+ * session's role whatever the client writes: a result's on every write, a run's when it is
+ * recorded and whenever who sent it changes (its host, OS user or role), so a forged row names
+ * its forger and a run resumed only to find everything sent keeps its sender.
+ */
+export const RECORDER = `${inSchema([
+  fn('payouts_result_by', '  NEW.by_role := session_user;\n  RETURN NEW;'),
+  fn(
+    'payouts_run_by',
+    `  IF TG_OP = 'INSERT' OR NEW.host IS DISTINCT FROM OLD.host
+      OR NEW.os_user IS DISTINCT FROM OLD.os_user OR NEW.db_user IS DISTINCT FROM OLD.db_user THEN
+    NEW.db_user := session_user;
+  END IF;
+  RETURN NEW;`,
+  ),
+])};
+CREATE TRIGGER results_by BEFORE INSERT OR UPDATE ON results
+  FOR EACH ROW EXECUTE FUNCTION payouts_result_by();
+CREATE TRIGGER runs_by BEFORE INSERT OR UPDATE ON runs
+  FOR EACH ROW EXECUTE FUNCTION payouts_run_by()`;
