@@ -46,11 +46,11 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
   ],
   [
     ExitCode.usage,
-    'usage error, invalid input, or refused by the shared history (a grant, its rules, no such database); nothing was sent',
+    "usage error, invalid input, or a shared history's refusal (a grant, its rules); nothing was sent",
   ],
   [
     ExitCode.credentials,
-    "credentials missing, unusable or rejected (or this machine's IP is not allowed; the shared history's password or role)",
+    "credentials (or a shared history's login) missing, unusable or rejected (or this machine's IP is not allowed)",
   ],
   [ExitCode.failed, 'a payout failed, was canceled or was not sent'],
   [
@@ -105,6 +105,16 @@ export const COMMAND_EXIT_CODES: Readonly<Record<string, readonly ExitCodeValue[
   approve: [0, 2, 7, 10, 11],
 };
 
+/**
+ * What 0 means for a command that sends nothing: "every payout succeeded" is `send`'s and
+ * `status`'s word; `approve` and the config commands succeed at something else.
+ */
+const OWN_ZERO: Readonly<Record<string, string>> = {
+  'config check': 'the service accepted the credentials (and the shared history was reached)',
+  'config remove': 'the profile was removed',
+  approve: 'the decision was recorded',
+};
+
 /** The README's table of exit codes, as Markdown. */
 export function exitCodeTable(): string {
   const rows = EXIT_CODE_MEANINGS.map(
@@ -114,18 +124,24 @@ export function exitCodeTable(): string {
 }
 
 /** A meaning as plain text for --help: Markdown's links and code marks taken out. */
-function plainMeaning(code: ExitCodeValue): string {
-  const meaning = EXIT_CODE_MEANINGS.find(([c]) => c === code)?.[1] ?? '';
-  const retry = EXIT_CODE_RETRY[code];
-  const again = retry === 'yes' && code !== ExitCode.busy ? ': run again' : '';
+function plainMeaning(meaning: string, code: ExitCodeValue): string {
+  const again = EXIT_CODE_RETRY[code] === 'yes' && code !== ExitCode.busy ? ': run again' : '';
   return (meaning + again).replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replaceAll('`', '');
 }
 
-/** The "Exit codes:" of a --help: each of `codes` (every code when none) with its meaning. */
-export function exitCodesHelp(codes?: readonly ExitCodeValue[]): string {
+/**
+ * The "Exit codes:" of a --help: each code `command` can end with (every code for the root,
+ * when none is named) with its meaning, 0 in that command's own words.
+ */
+export function exitCodesHelp(command?: string): string {
+  const codes = command === undefined ? undefined : COMMAND_EXIT_CODES[command];
   const listed = codes ? [...codes, ExitCode.internal, ExitCode.interrupted] : undefined;
   const shown = EXIT_CODE_MEANINGS.filter(([c]) => listed === undefined || listed.includes(c));
-  const lines = shown.map(([c]) => `  ${String(c).padEnd(3)}  ${plainMeaning(c)}`);
+  const own = command === undefined ? undefined : OWN_ZERO[command];
+  const lines = shown.map(
+    ([c, meaning]) =>
+      `  ${String(c).padEnd(3)}  ${plainMeaning(c === ExitCode.ok && own ? own : meaning, c)}`,
+  );
   const rank = RANK.filter((c) => listed === undefined || listed.includes(c)).join(' > ');
   return `Exit codes (when several apply: ${rank}):\n${lines.join('\n')}\n`;
 }

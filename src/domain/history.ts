@@ -13,6 +13,11 @@ export interface RunHeader {
   input_hash: string;
   payout_count: number;
   batch_reference?: string;
+  /**
+   * How its report and retry files are written (`{"delimiter":";","decimal_mark":","}`): the
+   * conventions its CSV input was read in, or --report-locale's.
+   */
+  csv_style?: string;
 }
 
 /** One of a run's staged payouts that an earlier run of the same service sent. */

@@ -74,6 +74,7 @@ export function* adoption(
     batch_reference: h.batch_reference ?? null,
     created_at: a.now,
     updated_at: a.now,
+    csv_style: h.csv_style ?? null,
   };
   // state.db's staged rows are a run already: its row gets the header.
   const params = RUN_HEADER.map((c) => values[c]);

@@ -89,6 +89,7 @@ export const RUN_HEADER = [
   'batch_reference',
   'created_at',
   'updated_at',
+  'csv_style',
 ] as const;
 
 /**

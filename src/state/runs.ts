@@ -19,6 +19,8 @@ export interface RunSummary {
   payout_count: number;
   /** Who sent it: the OS user and host, and on a shared history the database role (null: not recorded). */
   sent_by: { os_user: string | null; host: string | null; db_user: string | null };
+  /** How its input was read, for its retry files (RunHeader.csv_style; null: not recorded). */
+  csv_style: string | null;
   counts: {
     success: number;
     failed: number;
@@ -71,7 +73,7 @@ export interface RunDetail {
  */
 const SUMMARY = `
   SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
-    r.host, r.os_user, r.db_user, r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
+    r.host, r.os_user, r.db_user, r.csv_style, r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
     coalesce(d.canceled, 0) AS canceled, coalesce(d.pending, 0) AS pending,
     coalesce(f.in_flight, 0) AS in_flight, coalesce(e.sent_earlier, 0) AS sent_earlier
   FROM runs r
@@ -105,6 +107,7 @@ interface SummaryRow {
   host: string | null;
   os_user: string | null;
   db_user: string | null;
+  csv_style: string | null;
   payout_count: number;
   success: number;
   failed: number;
@@ -143,6 +146,7 @@ function summaryOf(r: SummaryRow): RunSummary {
     updated_at: r.updated_at,
     payout_count: r.payout_count,
     sent_by: { os_user: r.os_user, host: r.host, db_user: r.db_user },
+    csv_style: r.csv_style,
     counts,
   };
 }

@@ -14,7 +14,7 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
+import { APPROVAL_GUARDS, ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -151,10 +151,8 @@ export const REPORTS: TableDef = {
 };
 
 /**
- * Every request's payouts, appended as its intent is written (issue 48): a payout with a row
- * here was, or may have been, in a request, whatever its intent says now. `session` names the
- * session that wrote it: on PostgreSQL the server's own (payouts_session(), which a trigger
- * checks), else the run's.
+ * Every request's payouts, appended with its intent (issue 48), by `session` (on PostgreSQL the
+ * server's name for it, payouts_session(), which a trigger checks; else the run's).
  */
 export const ATTEMPTS: TableDef = {
   name: 'attempts',
@@ -169,14 +167,10 @@ export const ATTEMPTS: TableDef = {
   clustered: true,
 };
 
-/**
- * A request whose payouts it provably did not apply (or that was never sent), appended by the
- * session that sent it: only a withdrawal by the attempt's own session counts (journal-sql.ts,
- * lookupSql), so no other session can free a payout that may have been paid.
- */
+/** A request that never went or provably did not apply; only its own session's counts (lookupSql). */
 export const WITHDRAWALS: TableDef = { ...ATTEMPTS, name: 'withdrawals' };
 
-/** Who holds a service's advisory lock on PostgreSQL. */
+/** Who holds a service's advisory lock on PostgreSQL (its command line without passwords). */
 const LOCKS: TableDef = {
   name: 'locks',
   columns: [
@@ -262,92 +256,7 @@ const APPROVALS: TableDef = {
   ],
 };
 
-/** The first key of a prepared run's decision lock ("payp"), apart from the services' locks. */
-const DECISION_LOCK_CLASS = 0x70617970;
-
-/** The server's time as the history writes times: ISO 8601, UTC, milliseconds. */
-const PG_NOW = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/**
- * The rules PostgreSQL keeps whatever the client: the approval tables are append-only; who
- * wrote a row is the session's role; a preparer never decides on their own run; a run is
- * decided once, before it expires, and sent only once approved.
- */
-const APPROVAL_GUARDS = `
-CREATE FUNCTION payouts_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  RAISE EXCEPTION 'payouts: % rows are never changed or deleted', TG_TABLE_NAME
-    USING ERRCODE = '42501';
-END $$;
-CREATE TRIGGER approval_rules_append_only BEFORE UPDATE OR DELETE ON approval_rules
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approval_rules_no_truncate BEFORE TRUNCATE ON approval_rules
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_runs_append_only BEFORE UPDATE OR DELETE ON prepared_runs
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_runs_no_truncate BEFORE TRUNCATE ON prepared_runs
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_payouts_append_only BEFORE UPDATE OR DELETE ON prepared_payouts
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_payouts_no_truncate BEFORE TRUNCATE ON prepared_payouts
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approvals_append_only BEFORE UPDATE OR DELETE ON approvals
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approvals_no_truncate BEFORE TRUNCATE ON approvals
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE FUNCTION payouts_rule_set() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  NEW.set_by := session_user;
-  NEW.at := ${PG_NOW};
-  RETURN NEW;
-END $$;
-CREATE TRIGGER approval_rules_who BEFORE INSERT ON approval_rules
-  FOR EACH ROW EXECUTE FUNCTION payouts_rule_set();
-CREATE FUNCTION payouts_prepared() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE days INTEGER;
-BEGIN
-  SELECT expires_days INTO days FROM approval_rules WHERE service_id = NEW.service_id
-    ORDER BY id DESC LIMIT 1;
-  NEW.prepared_by := session_user;
-  NEW.created_at := ${PG_NOW};
-  NEW.expires_at := to_char((now() + make_interval(days => coalesce(days, 7))) AT TIME ZONE 'UTC',
-    'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-  RETURN NEW;
-END $$;
-CREATE TRIGGER prepared_runs_who BEFORE INSERT ON prepared_runs
-  FOR EACH ROW EXECUTE FUNCTION payouts_prepared();
-CREATE FUNCTION payouts_decided() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE p prepared_runs%ROWTYPE;
-BEGIN
-  NEW.by_role := session_user;
-  NEW.at := ${PG_NOW};
-  SELECT * INTO p FROM prepared_runs WHERE id = NEW.prep;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'payouts: no prepared run has id %', NEW.prep USING ERRCODE = '23503';
-  END IF;
-  -- One decision at a time per prepared run, so two approvers cannot both be first.
-  PERFORM pg_advisory_xact_lock(${DECISION_LOCK_CLASS}, NEW.prep);
-  IF NEW.decision = 'sent' THEN
-    IF NOT EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep AND decision = 'approved') THEN
-      RAISE EXCEPTION 'payouts: run % is not approved', p.prep_id USING ERRCODE = '42501';
-    END IF;
-    RETURN NEW;
-  END IF;
-  IF p.prepared_by = session_user THEN
-    RAISE EXCEPTION 'payouts: % prepared run % and cannot approve or reject it: another role must',
-      session_user, p.prep_id USING ERRCODE = '42501';
-  END IF;
-  IF EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep) THEN
-    RAISE EXCEPTION 'payouts: run % was already approved, rejected or sent', p.prep_id
-      USING ERRCODE = '42501';
-  END IF;
-  IF p.expires_at < NEW.at THEN
-    RAISE EXCEPTION 'payouts: run % expired at %', p.prep_id, p.expires_at USING ERRCODE = '42501';
-  END IF;
-  RETURN NEW;
-END $$;
-CREATE TRIGGER approvals_who BEFORE INSERT ON approvals
-  FOR EACH ROW EXECUTE FUNCTION payouts_decided()`;
+const MASKED = 'payouts send (a command line recorded before passwords were masked)';
 
 const RUNS_SERVICE: IndexDef = { name: 'runs_service', table: 'runs', columns: ['service_id'] };
 const PAYOUTS_REFERENCE: IndexDef = {
@@ -523,9 +432,12 @@ export const STEPS: readonly SchemaStep[] = [
   // A service is its identity (serviceIdentity), so runs sent to http://127.0.0.1:P are runs
   // of http://localhost:P too: the client rewrites runs.service_id (docs/history.md).
   { ops: [], client: 'service_ids' },
-  // Issue 48: every request's payouts kept, append-only; a payout freed by any session but the
-  // one that sent it is read back before it goes again. What intents held is taken as it was:
-  // each an attempt, a free one withdrawn.
+  // A lock row's command line held a --state-url's password; rows are masked since (issue 48).
+  { ops: [{ pg: `UPDATE locks SET command = '${MASKED}' WHERE command ~* '://|password='` }] },
+  // How a run's CSV input was read (delimiter, decimal mark), for its later retry files.
+  { ops: [{ sql: 'ALTER TABLE runs ADD COLUMN csv_style TEXT' }] },
+  // Issue 48: every request's payouts kept, append-only (intents taken as they were: each an
+  // attempt, a free one withdrawn).
   {
     ops: [
       { table: ATTEMPTS },
@@ -540,8 +452,7 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: ATTEMPTS_KEPT },
     ],
   },
-  // Issue 48: who recorded a result, and who sent a run, is the database's word (on
-  // PostgreSQL, session_user by a trigger; state.db has no roles and leaves them null).
+  // Issue 48: who recorded a result or sent a run is the database's (session_user; null in state.db).
   { ops: [{ sql: 'ALTER TABLE results ADD COLUMN by_role TEXT' }, { pg: RECORDER }] },
 ];
 
@@ -551,37 +462,25 @@ export const MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'sqlite');
 /** A shared history's steps: step i takes `schema_version` from i to i + 1. */
 export const PG_MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'pg');
 
+/** A table of an integer key and a text. */
+const keyed = (name: string, key: string, text: string): TableDef => ({
+  name,
+  columns: [
+    [key, 'int', 'PRIMARY KEY'],
+    [text, 'text', 'NOT NULL'],
+  ],
+});
+
 /**
- * A dry run's private database (intake.ts), never a history: its rows are kept a chunk to a
- * row of `staged_chunks` (a JSON array of [reference, file, line, location, amount, currency,
- * recipient, retry_of] per payout, `file` a number into `staged_files`, `location` null when
- * the place is "line <line>"): one insert per chunk costs a fraction of one per payout. The
- * view `staged` has one row per payout, for what the summary, and a lookup of earlier sends,
- * need (prior.ts ATTACHes state.db and joins its payouts on reference_id, which its index
- * serves).
+ * A dry run's private database (intake.ts), never a history: a chunk of payouts a row of
+ * `staged_chunks` (docs/journal.md), one row per payout in the view `staged`.
  */
 export const STAGING: readonly SchemaStep[] = [
   {
     only: 'sqlite',
     ops: [
-      {
-        table: {
-          name: 'staged_files',
-          columns: [
-            ['id', 'int', 'PRIMARY KEY'],
-            ['name', 'text', 'NOT NULL'],
-          ],
-        },
-      },
-      {
-        table: {
-          name: 'staged_chunks',
-          columns: [
-            ['first_row', 'int', 'PRIMARY KEY'],
-            ['payouts', 'text', 'NOT NULL'],
-          ],
-        },
-      },
+      { table: keyed('staged_files', 'id', 'name') },
+      { table: keyed('staged_chunks', 'first_row', 'payouts') },
       {
         view: 'staged',
         select: `  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,

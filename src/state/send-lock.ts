@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { BusyError, UsageError } from '../errors.js';
 import { FileLock, type LockInfo } from '../lock.js';
 import { serviceId } from './hash.js';
+import { redactPasswords } from './pg/url.js';
 
 /** Options of acquireSendLock. */
 export interface SendLockOptions {
@@ -28,7 +29,7 @@ function busyError(info: LockInfo, path: string, ownHost: string): BusyError {
       ? ''
       : `; if no payouts send is running there, delete ${path} and try again`;
   return new BusyError(
-    `another payouts send to this service is running (pid ${info.pid}${where}, started ${info.started_at}, sending: ${JSON.stringify(info.command)}); nothing was sent. Wait for it to finish, or run again with --wait to wait for it${hint}`,
+    `another payouts send to this service is running (pid ${info.pid}${where}, started ${info.started_at}, sending: ${JSON.stringify(redactPasswords(info.command))}); nothing was sent. Wait for it to finish, or run again with --wait to wait for it${hint}`,
     `pid ${info.pid} on ${info.hostname}, sending since ${info.started_at}`,
   );
 }
@@ -40,7 +41,8 @@ export async function acquireSendLock(opts: SendLockOptions): Promise<FileLock> 
     return await FileLock.acquire({
       path,
       pid: opts.pid,
-      command: opts.command,
+      // The lock file is read by other runs, which name its command: no password in it.
+      command: redactPasswords(opts.command),
       busy: busyError,
       ...(opts.isAlive ? { isAlive: opts.isAlive } : {}),
       ...(opts.hostname ? { hostname: opts.hostname } : {}),

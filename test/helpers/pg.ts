@@ -270,11 +270,21 @@ export async function teamRoles(url: string): Promise<{ ana: string; bob: string
       SET LOCAL search_path = ${schema};
       GRANT USAGE ON SCHEMA ${schema} TO ${to};
       GRANT SELECT, INSERT, UPDATE ON runs, payouts, intents, results TO ${to};
-      GRANT SELECT, INSERT ON attempts, withdrawals TO ${to};
       GRANT SELECT, INSERT, UPDATE, DELETE ON meta, reports, locks TO ${to};
       GRANT SELECT ON schema_version, journal, approval_rules TO ${to};
       GRANT SELECT, INSERT ON prepared_runs, prepared_payouts, approvals TO ${to};
       GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${to};
+      COMMIT`),
+  );
+  // A history of an older version gets these from its migration (to whoever may write intents).
+  await asAdmin((c) =>
+    c.query(`BEGIN;
+      SET LOCAL search_path = ${schema};
+      DO $$ BEGIN
+        IF to_regclass('attempts') IS NOT NULL THEN
+          GRANT SELECT, INSERT ON attempts, withdrawals TO ${to};
+        END IF;
+      END $$;
       COMMIT`),
   );
   const as = (name: string) => {

@@ -217,6 +217,11 @@ describe('approvals on a shared history', () => {
     const refused = await run(ana, ['send', big, '--yes']);
     expect(refused.code).toBe(10);
     expect(refused.stderr).toMatch(/was rejected by role bob_\w+ .*"wrong month"/);
+    // payouts runs says why, not only who.
+    const listed = await run(ana, ['runs']);
+    expect(listed.stdout).toMatch(
+      new RegExp(`^${prep}\t.*\trejected by bob_\\w+: "wrong month"\t`, 'm'),
+    );
     expect(svc.held.has('B-1')).toBe(false);
     // Clients may not change the rule; its changes are listed with who and when.
     const off = await run(ana, ['approvals', 'off']);

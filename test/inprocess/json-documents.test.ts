@@ -189,7 +189,8 @@ describe('every command prints one document of its schema', () => {
 
   it('approvals and approve refuse a state folder with their error document', async () => {
     const h = home();
-    await expectExit('approvals show', json(['approvals'], h.env), 2);
+    await expectExit('approvals list', json(['approvals'], h.env), 2);
+    await expectExit('approvals show', json(['approvals', 'show'], h.env), 2);
     await expectExit('approve', json(['approve', 'p0123456789abcde'], h.env), 2);
   });
 
@@ -202,6 +203,7 @@ describe('every command prints one document of its schema', () => {
     const prepared = await runMain(['send', h.file, '--prepare'], { env: as(ana) });
     const prep = /Prepared run (p[0-9a-f]{15})/.exec(prepared.stdout)?.[1];
     expect(prep, prepared.stderr).toBeDefined();
+    await expectExit('approvals list', json(['approvals', 'list'], as(bob)), 0);
     await expectExit('approve', json(['approve', prep!, '--yes'], as(bob)), 0);
     await expectExit('approve', json(['approve', prep!, '--yes'], as(bob)), 2);
     await expectExit('approvals off', json(['approvals', 'off'], as(ana)), 2);

@@ -73,7 +73,7 @@ describe('the command an argv runs', () => {
     expect(commandPath(['--profile', 'runs', 'config', 'check', '--json'])).toBe('config check');
     expect(commandPath(['runs', '--json'])).toBe('runs list');
     expect(commandPath(['runs', 'show', 'abc'])).toBe('runs show');
-    expect(commandPath(['approvals', '--json'])).toBe('approvals show');
+    expect(commandPath(['approvals', '--json'])).toBe('approvals list');
     expect(commandPath(['send', 'runs', '--json'])).toBe('send');
     expect(commandPath(['--json'])).toBeUndefined();
   });

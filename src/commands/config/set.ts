@@ -41,13 +41,15 @@ state_url: a history shared by the team's machines, postgres://… (docs/shared-
           import('../../core/service.js'),
         ]);
       const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
-      const set = setProfileSetting(await loadStore(ctx), profile, { key, value });
+      const { set, changed } = setProfileSetting(await loadStore(ctx), profile, { key, value });
       const short = shortQuietTime(set, ctx.runtime.env.PAYOUTS_TIMEOUT);
       if (short) ctx.output.warn(short);
       ctx.output.result(set, () =>
-        set.value === null
-          ? `Removed ${key} from profile "${profile}" in ${set.path}`
-          : `Set ${key} to ${set.value} for profile "${profile}" in ${set.path}`,
+        set.value !== null
+          ? `Set ${key} to ${set.value} for profile "${profile}" in ${set.path}`
+          : changed
+            ? `Removed ${key} from profile "${profile}" in ${set.path}`
+            : `Profile "${profile}" has no ${key} in ${set.path}: nothing to remove`,
       );
       return ExitCode.ok;
     },

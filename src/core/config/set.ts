@@ -16,6 +16,13 @@ export interface SetResult {
   path: string;
 }
 
+/** What `config set` did: the document, and whether the file changed. */
+export interface SetOutcome {
+  set: SetResult;
+  /** False when the value was already so (a removal of what no one set writes nothing). */
+  changed: boolean;
+}
+
 /** Seconds of a quiet time: a number from 1 to 3600, or "default" (undefined). */
 function quietSeconds(text: string): number | undefined {
   const t = text.trim();
@@ -34,7 +41,7 @@ export function setProfileSetting(
   store: ConfigStore,
   profile: string,
   change: { key: string; value: string },
-): SetResult {
+): SetOutcome {
   if (change.key === 'state_url') return setStateUrl(store, profile, change.value);
   if (change.key === 'base_url') return setBaseUrl(store, profile, change.value);
   if (change.key !== 'quiet_time') {
@@ -43,34 +50,34 @@ export function setProfileSetting(
     );
   }
   const seconds = quietSeconds(change.value);
-  store.saveProfile(profile, { quietTime: seconds });
-  return { profile, key: change.key, value: seconds ?? null, path: store.path };
+  const changed = store.saveProfile(profile, { quietTime: seconds });
+  return { set: { profile, key: change.key, value: seconds ?? null, path: store.path }, changed };
 }
 
 /**
  * Stores a profile's shared history (`config set state_url postgres://…`, "default" or ""
  * removes it); what is shown of it has its password as ***.
  */
-function setStateUrl(store: ConfigStore, profile: string, value: string): SetResult {
+function setStateUrl(store: ConfigStore, profile: string, value: string): SetOutcome {
   const text = value.trim();
   const url =
     text === '' || text === 'default'
       ? undefined
       : chooseStateUrl({ value: text, from: 'state_url' });
-  store.saveProfile(profile, { stateUrl: url });
+  const changed = store.saveProfile(profile, { stateUrl: url });
   const shown = url === undefined ? null : redactStateUrl(url);
-  return { profile, key: 'state_url', value: shown, path: store.path };
+  return { set: { profile, key: 'state_url', value: shown, path: store.path }, changed };
 }
 
 /**
  * Stores a profile's base URL without credentials (`config set base_url URL`): what a person
  * who only prepares or approves runs needs ("default" or "" removes it).
  */
-function setBaseUrl(store: ConfigStore, profile: string, value: string): SetResult {
+function setBaseUrl(store: ConfigStore, profile: string, value: string): SetOutcome {
   const text = value.trim();
   const url = text === '' || text === 'default' ? undefined : normalizeBaseUrl(text, 'base_url');
-  store.saveProfile(profile, { baseUrl: url });
-  return { profile, key: 'base_url', value: url ?? null, path: store.path };
+  const changed = store.saveProfile(profile, { baseUrl: url });
+  return { set: { profile, key: 'base_url', value: url ?? null, path: store.path }, changed };
 }
 
 /**

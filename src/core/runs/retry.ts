@@ -6,6 +6,7 @@ import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { heldReferences, type RowReader, type RunDetail } from '../../state/index.js';
 import { type ReportEncoding, type RetryRow, retryHint, writeRetryFile } from '../send/report.js';
+import { type CsvStyle, historyStyleOf, styleText } from '../report-style.js';
 import { colourStatus } from '../send/render.js';
 import { statusKind } from '../../domain/statuses.js';
 import type { HeldRef } from '../../domain/chain.js';
@@ -19,6 +20,8 @@ export interface RetryRequest {
   /** Appended to each failed reference to make its new one (--new-references); none: left to fill in. */
   suffix?: string;
   encoding?: ReportEncoding;
+  /** --report-locale: else the conventions the run's files were read in. */
+  locale?: CsvStyle;
 }
 
 /**
@@ -114,7 +117,8 @@ export async function writeRunRetry(
   if (req.suffix !== undefined && rows.length) {
     await checkNewReferences(rows, run.summary.service, deps.read, req.suffix);
   }
-  await writeRetryFile(resolve(req.cwd, req.path), rows, req.encoding);
+  const { style, source } = historyStyleOf(req.locale, run.summary);
+  await writeRetryFile(resolve(req.cwd, req.path), rows, { encoding: req.encoding, style });
   const runId = run.summary.run_id;
   const retried = retriedLine(run);
   if (retried) output.info(retried);
@@ -137,7 +141,8 @@ export async function writeRunRetry(
   ]);
   output.print(await output.table(head, body, { drop: ['recipient'] }));
   const n = rows.length;
-  const what = `${n} failed or canceled payout${n === 1 ? '' : 's'} of run ${runId} written to ${req.path}`;
+  const how = styleText(style, source, req.encoding);
+  const what = `${n} failed or canceled payout${n === 1 ? '' : 's'} of run ${runId} written to ${req.path} (${how})`;
   if (req.suffix === undefined) output.info(`${what}: ${retryHint(req.path)}`);
   else {
     output.info(

@@ -6,7 +6,8 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import type { ServiceConnection } from '../service.js';
 import { SendingLine } from './aside.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
-import { concurrencyOf, type SendOptions } from './options.js';
+import { concurrencyOf, runReportStyle, type SendOptions } from './options.js';
+import { storedStyle } from '../report-style.js';
 import type { RunPlan } from './plan.js';
 import { chargeMinorOf } from './render.js';
 import type { SendDeps, Staging } from './staging.js';
@@ -40,6 +41,7 @@ export async function openRunState(
     input_hash: plan.inputHash,
     payout_count: plan.payoutCount,
     ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+    csv_style: storedStyle(runReportStyle(run.opts, plan).style),
   };
   const runId = runIdFor(service.serviceKey, plan.inputHash);
   const adopted = await staging.history.adopt(staging.rows, {

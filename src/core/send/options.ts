@@ -1,4 +1,5 @@
 import type { InputEncoding, InputFormat, PayoutField } from '../../input/index.js';
+import { type CsvStyle, reportStyleOf, type StyleSource } from '../report-style.js';
 
 /** A per-currency ceiling from --max-total CUR=AMOUNT. */
 export interface MaxTotal {
@@ -40,6 +41,8 @@ export interface SendOptions {
   reportEncoding?: 'excel' | 'utf8';
   /** --report-delimiter: ",", ";" (Excel where "," is the decimal separator) or a tab. */
   reportDelimiter?: string;
+  /** --report-locale: the delimiter and decimal mark of a language's spreadsheets. */
+  reportLocale?: CsvStyle;
   all: boolean;
   sandbox: boolean;
   /** --check-service: look up at the service every payout the history does not know. */
@@ -52,6 +55,20 @@ export interface SendOptions {
   approved?: string;
   /** --wait: how long to wait for another send's lock, in seconds (Infinity: no limit). */
   waitSeconds?: number;
+}
+
+/**
+ * How a run's --report and --failed-out are written, and why (the history keeps it with the
+ * run): --report-locale, else as its CSV files were read; --report-delimiter on top.
+ */
+export function runReportStyle(
+  opts: Pick<SendOptions, 'reportLocale' | 'reportDelimiter'>,
+  plan: { csvReads?: Parameters<typeof reportStyleOf>[1] },
+): { style: CsvStyle; source: StyleSource } {
+  return reportStyleOf(
+    { locale: opts.reportLocale, delimiter: opts.reportDelimiter },
+    plan.csvReads ?? [],
+  );
 }
 
 /** Requests in flight a send starts with, and the most it may reach (see core/pace.ts). */

@@ -11,6 +11,7 @@ import type { Renames } from '../../input/types.js';
 import { CurrencyTotals } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { payoutHash, RunIntake } from '../../state/index.js';
+import type { CsvRead } from '../report-style.js';
 import { LookalikeReferences, type RowPlace } from './lookalikes.js';
 import { combinedHash, type HashedSource } from './sources.js';
 
@@ -30,6 +31,8 @@ export interface RunPlan {
   sheets?: Array<{ file: string; sheet: string }>;
   /** Rows sent under their new_reference_id, shown in the summary for a person to confirm. */
   renamed?: Renames;
+  /** How each CSV file was read (delimiter, decimal mark): its reports are written so. */
+  csvReads?: CsvRead[];
 }
 
 /** What pass 1 needs besides the files. */
@@ -131,9 +134,13 @@ function needsProblem(
 ): Problem {
   const flags = flagsOf(needs).join(' ');
   const rest =
-    opts.more === 0
+    (opts.more === 0
       ? 'it has no other problem'
-      : `it still has ${opts.more === 1 ? 'the problem' : `the ${opts.more} problems`} below`;
+      : `it still has ${opts.more === 1 ? 'the problem' : `the ${opts.more} problems`} below`) +
+    // A German export's report opens in the same Excel: its amounts must be numbers there too.
+    (needs.decimalComma
+      ? '; --report and --failed-out are then written as it is, with its delimiter and a decimal comma'
+      : '');
   const flagWord = flagsOf(needs).length === 1 ? 'that flag' : 'those flags';
   // The columns a --map reads are a guess about money: the person checks them before running.
   const check = needs.map ? 'Check those columns, then run' : 'Run';
@@ -153,6 +160,7 @@ interface Reading {
     webhook_url?: string;
     sheet?: string;
     renamed?: Renames;
+    csv?: { delimiter: string; decimalComma: boolean };
   }>;
   payoutCount: number;
 }
@@ -274,6 +282,7 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
       m.sheet === undefined ? [] : [{ file: sources[i]!.name, sheet: m.sheet }],
     ),
     renamed: allRenames(r.metas),
+    csvReads: r.metas.flatMap((m, i) => (m.csv ? [{ file: sources[i]!.name, ...m.csv }] : [])),
   };
 }
 

@@ -29,7 +29,9 @@ import {
   totalsDoc,
 } from './render.js';
 import { nextSteps } from './next-steps.js';
+import { runReportStyle } from './options.js';
 import { retryHint, writeFailedOut, writeReport } from './report.js';
+import { styleText } from '../report-style.js';
 import type { Finished, RunView } from './finished.js';
 
 /** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
@@ -76,14 +78,26 @@ function runError(thrown: unknown, summary: ResultsSummary): Error | undefined {
 async function writeFiles(run: RunView, engine: SendEngine): Promise<number> {
   const { opts, currencies } = run;
   const outcomes = engine.outcomes;
-  const encoding = opts.reportEncoding;
+  const format = { encoding: opts.reportEncoding, style: runReportStyle(opts, run.plan).style };
   if (opts.reportPath) {
-    const format = { encoding, delimiter: opts.reportDelimiter };
     await writeReport(opts.reportPath, outcomes.reportRows(), currencies, format);
   }
-  return opts.failedOutPath
-    ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), encoding)
-    : 0;
+  return opts.failedOutPath ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), format) : 0;
+}
+
+/** The lines that name the files written, and how: the user's conventions, said once. */
+function filesWritten(run: RunView, failedOut: number): string[] {
+  const { opts } = run;
+  const { style, source } = runReportStyle(opts, run.plan);
+  const how = styleText(style, source, opts.reportEncoding);
+  const lines: string[] = [];
+  if (opts.reportPath) lines.push(`Report written to ${opts.reportPath}: ${how}`);
+  if (opts.failedOutPath) {
+    const rows = `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`;
+    const written = opts.reportPath ? 'as the report' : how;
+    lines.push(`${rows} (${written})${failedOut ? `: ${retryHint(opts.failedOutPath)}` : ''}`);
+  }
+  return lines;
 }
 
 /** The counts and charge totals of a run's outcomes. */
@@ -169,7 +183,7 @@ async function printTable(run: RunView, done: Finished, summary: ResultsSummary)
 
 /** Renders a finished run's results, writes its reports and decides the exit code. */
 export async function finishRun(run: RunView, done: Finished): Promise<number> {
-  const { opts, output } = run;
+  const { output } = run;
   // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
   // says they were not recorded.
   done.thrown ??= done.engine.outcomes.save();
@@ -186,11 +200,7 @@ export async function finishRun(run: RunView, done: Finished): Promise<number> {
   const ending = endingOf(run, done, summary);
   if (output.json) await printDocument(run, done, ending, summary);
   else await printTable(run, done, summary);
-  if (opts.reportPath && written) output.info(`Report written to ${opts.reportPath}`);
-  if (opts.failedOutPath && written)
-    output.info(
-      `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}${failedOut ? `: ${retryHint(opts.failedOutPath)}` : ''}`,
-    );
+  if (written) for (const line of filesWritten(run, failedOut)) output.info(line);
   reportEnding(run, done, ending);
   for (const line of nextSteps(run, done, summary)) output.info(line);
   return ending.exitCode;

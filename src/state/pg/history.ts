@@ -24,7 +24,7 @@ import { insertPayouts, oneStatement, rekeyServices, sameRows } from './statemen
 import { type Adopting, adoption } from '../adopt.js';
 import { type Sender, thisMachine } from '../intake.js';
 import { type HistoryProbe, probeHistory } from './probe.js';
-import { redactStateUrl } from './url.js';
+import { redactPasswords, redactStateUrl } from './url.js';
 
 export type { HistoryProbe };
 
@@ -210,7 +210,9 @@ export class PgHistory {
       user: me.user ?? userInfo().username,
       pid: me.pid,
       started_at: me.started_at,
-      command: me.command,
+      // Every role that shares the history reads this row, and every sender who meets the
+      // lock is shown it: no password of any URL in it (issue 48).
+      command: redactPasswords(me.command),
     };
     await this.serial('taking the run lock', async (c) => {
       const got = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
@@ -274,7 +276,7 @@ export class PgHistory {
     // A run takes the lock only once its question is answered, so its holder is sending.
     const doing = h?.phase ?? 'sending';
     const who = h
-      ? `on host ${h.host}, user ${h.os_user}${role}, pid ${h.pid}, started ${h.started_at}, ${doing}: ${JSON.stringify(h.command)}`
+      ? `on host ${h.host}, user ${h.os_user}${role}, pid ${h.pid}, started ${h.started_at}, ${doing}: ${JSON.stringify(redactPasswords(h.command))}`
       : 'it has not recorded its host yet';
     const short = h ? `${h.os_user}@${h.host}, ${doing} since ${h.started_at}` : 'another send';
     return new BusyError(

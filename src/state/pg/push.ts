@@ -44,6 +44,7 @@ interface LocalRun {
   input_hash: string | null;
   payout_count: number;
   batch_reference: string | null;
+  csv_style: string | null;
   last_req: number;
   created_at: string;
   updated_at: string;
@@ -89,8 +90,8 @@ async function copyRun(
   const { runId } = to;
   const r = await c.query<{ id: number }>(
     `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-       batch_reference, last_req, created_at, updated_at, host, os_user)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
+       batch_reference, last_req, created_at, updated_at, host, os_user, csv_style)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
     [
       runId,
       local.service_id,
@@ -105,6 +106,7 @@ async function copyRun(
       local.updated_at,
       local.host,
       local.os_user,
+      local.csv_style,
     ],
   );
   const id = r.rows[0]!.id;
@@ -172,7 +174,7 @@ export async function pushHistory(
   const runs = db
     .prepare(
       `SELECT id, run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-         batch_reference, last_req, created_at, updated_at, host, os_user
+         batch_reference, last_req, created_at, updated_at, host, os_user, csv_style
        FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL ORDER BY id`,
     )
     .all() as LocalRun[];
