@@ -32,6 +32,16 @@ END $$`;
 const refuse = (text: string, args = '', code = '42501') =>
   `RAISE EXCEPTION 'payouts: ${text}'${args ? `, ${args}` : ''} USING ERRCODE = '${code}';`;
 
+/**
+ * A trigger's refusal unless its session is a member of the role that owns the table (the
+ * tables' owner, a superuser); the function declares `tbl_owner OID`.
+ */
+const unlessOwner = (refusal: string) =>
+  `  SELECT c.relowner INTO tbl_owner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID;
+  IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
+    ${refusal}
+  END IF;`;
+
 /** What a rule row is given whoever writes it: who set it, when, and its service's id. */
 const RULE_ROW = `  NEW.set_by := session_user;
   NEW.at := ${NOW};
@@ -243,10 +253,7 @@ CREATE TRIGGER results_kept BEFORE UPDATE ON results
 export const RULE_OWNER = inSchema([
   fn(
     'payouts_rule_set',
-    `  SELECT c.relowner INTO tbl_owner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID;
-  IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
-    ${refuse('only the owner of the tables changes the rule of approvals, not role %', 'session_user')}
-  END IF;
+    `${unlessOwner(refuse('only the owner of the tables changes the rule of approvals, not role %', 'session_user'))}
 ${RULE_ROW}`,
     'tbl_owner OID;',
   ),
@@ -359,10 +366,7 @@ export const ATTEMPTS_KEPT = `${inSchema([
   SESSION,
   fn(
     'payouts_owners_only',
-    `  SELECT c.relowner INTO tbl_owner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID;
-  IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
-    ${refuse('% rows are the record of every request: only the owner of the tables changes or deletes them, not role %', 'TG_TABLE_NAME, session_user')}
-  END IF;
+    `${unlessOwner(refuse('% rows are the record of every request: only the owner of the tables changes or deletes them, not role %', 'TG_TABLE_NAME, session_user'))}
   IF TG_LEVEL = 'STATEMENT' THEN RETURN NULL; END IF;
   IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
   RETURN NEW;`,
