@@ -62,7 +62,10 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
     ExitCode.unreachable,
     "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md)",
   ],
-  [ExitCode.busy, 'another send to the service is running (`--wait` waits); nothing was sent'],
+  [
+    ExitCode.busy,
+    'another send to the service is running, or others wait for it (`--wait` waits in turn); nothing was sent',
+  ],
   [
     ExitCode.awaitingApproval,
     "the [approval rule](docs/approvals.md) asks another person's approval, not given yet (or given to other payouts); nothing was sent",

@@ -91,6 +91,33 @@ export function sendDocHead(flags: { dryRun: boolean; sandbox: boolean }) {
 /** The head of a send document. */
 export type SendDocHead = ReturnType<typeof sendDocHead>;
 
+/** One payout of a send's `results` (core/send/render.ts writes it). */
+export interface SendResult {
+  reference_id: string;
+  status: string;
+  transaction_id: string | null;
+  /** Exact decimal text, as the files had it. */
+  amount: string;
+  currency: string;
+  charges: string | null;
+  message: string | null;
+  sent_earlier: boolean;
+  found_at_service: boolean;
+}
+
+/** A send's whole --json document (docs/schema/send.schema.json), as a reader of it sees it. */
+export type SendDoc = SendDocHead & {
+  /** What the summary's Approval: line said (docs/approvals.md). */
+  approval_status?: { state: string; prepared_run_id: string | null; text: string };
+  /** The approved run that let it go. */
+  approval?: {
+    prepared_run_id: string;
+    approvers: Array<{ role: string; os_user: string | null; host: string | null; at: string }>;
+    approved_at: string | null;
+  };
+  results: SendResult[];
+};
+
 /** Every key of a status document before `results`, as a run that got nowhere has them. */
 export function statusDocHead(flags: { watch: boolean }) {
   return {

@@ -59,6 +59,22 @@ export interface LockRequest {
   runId?: string;
 }
 
+/** A service's lock, once taken. */
+export interface ServiceLock {
+  release(): Promise<void>;
+}
+
+/**
+ * A place among the sends waiting for a service's lock (`send --wait`), first come first
+ * served: `take` gives the lock once every send that asked before has had it (or is gone) and
+ * it is free, else throws a BusyError naming who holds it and how many wait ahead; `leave`
+ * gives the place up (harmless once taken or left).
+ */
+export interface LockQueue {
+  take(): Promise<ServiceLock>;
+  leave(): Promise<void>;
+}
+
 /** What opening a run needs beyond the rows staged in the local database. */
 export interface AdoptedRun {
   /**
@@ -85,8 +101,13 @@ export interface HistoryStore<Staged> {
   readonly name: string;
   /** Opens where pass 1 stages a run's rows (a dry run's keep nothing). */
   stage(how: { dryRun: boolean; pid: number; inputs: string[]; now: Date }): Promise<Staged>;
-  /** One sending run per service at a time; a BusyError naming the holder when taken. */
-  lockService(serviceKey: string, me: LockRequest): Promise<{ release(): Promise<void> }>;
+  /**
+   * One sending run per service at a time; a BusyError naming the holder when taken, or the
+   * sends queued for it (they go first).
+   */
+  lockService(serviceKey: string, me: LockRequest): Promise<ServiceLock>;
+  /** Joins the queue of the sends waiting for a service's lock (send --wait), last. */
+  joinLockQueue(serviceKey: string, me: LockRequest): Promise<LockQueue>;
   /** What earlier runs of the service hold about the staged references, in row order. */
   prior(staged: Staged, serviceKey: string): Promise<PriorRow[]>;
   /** Whether any run of the service is recorded. */

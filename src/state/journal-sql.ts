@@ -122,6 +122,11 @@ const PIECES: Record<
   },
 };
 
+/** The rows of `value` of a JSON array of texts given as one parameter, in a dialect. */
+export function jsonTexts(d: Dialect): string {
+  return PIECES[d].texts;
+}
+
 /** The statements of the records that name payouts by reference, and of the run's header. */
 function journalSql(d: Dialect) {
   const { texts, items, greatest, lock, role, record } = PIECES[d];
@@ -154,7 +159,9 @@ function journalSql(d: Dialect) {
         updated_at = excluded.updated_at,
         req = CASE WHEN intents.state = 'free' THEN -1 ELSE intents.req END,
         sent_at = CASE WHEN intents.state = 'free' THEN excluded.sent_at ELSE intents.sent_at END`,
-    touch: `UPDATE runs SET last_req = ${greatest}(last_req, ?), updated_at = ? WHERE id = ?`,
+    // Every commit counts: a run's counts kept as of an earlier commit are old (runs.ts).
+    touch: `UPDATE runs SET last_req = ${greatest}(last_req, ?), updated_at = ?,
+      commits = commits + 1 WHERE id = ?`,
     // The highest request id a run has used: a resumed run numbers new ones after it.
     lastReq: `SELECT ${greatest}(r.last_req, coalesce((SELECT max(req) FROM intents WHERE run = r.id), 0),
         coalesce((SELECT max(req) FROM results WHERE run = r.id), 0),
@@ -164,7 +171,7 @@ function journalSql(d: Dialect) {
     // forgotten, as each send reports its own) or kept under a suffixed id when its payouts
     // differ; the header of a run recorded; who sends it.
     findRun: `SELECT id, payout_count FROM runs WHERE run_id = ?${lock}`,
-    resumeRun: 'UPDATE runs SET updated_at = ? WHERE id = ?',
+    resumeRun: 'UPDATE runs SET updated_at = ?, commits = commits + 1 WHERE id = ?',
     forgetReports: 'DELETE FROM reports WHERE run = ?',
     supersede: "UPDATE runs SET run_id = run_id || '-' || id WHERE id = ?",
     record,

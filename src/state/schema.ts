@@ -14,7 +14,10 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { APPROVAL_GUARDS, ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
+import { APPROVAL_GUARDS } from './pg/approval-guards.js';
+import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
+import { LOCK_WAITERS } from './pg/queue-table.js';
+import { NARROW_ROWS, ONE_SERVICE_PER_URL } from './first-steps.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -258,6 +261,18 @@ const APPROVALS: TableDef = {
 
 const MASKED = 'payouts send (a command line recorded before passwords were masked)';
 
+/** A run's counts as `payouts runs` lists them, as of its `commits`-th commit. */
+const RUN_COUNTS: TableDef = {
+  name: 'run_counts',
+  columns: [
+    ['run', 'int', 'PRIMARY KEY'],
+    ['commits', 'int', 'NOT NULL'],
+    ...(['success', 'failed', 'canceled', 'pending', 'in_flight', 'sent_earlier'] as const).map(
+      (c) => [c, 'int', 'NOT NULL'] as const,
+    ),
+  ],
+};
+
 const RUNS_SERVICE: IndexDef = { name: 'runs_service', table: 'runs', columns: ['service_id'] };
 const PAYOUTS_REFERENCE: IndexDef = {
   name: 'payouts_reference',
@@ -288,39 +303,6 @@ const JOURNAL_RETRY_OF = JOURNAL.select.replace(
   'coalesce(d.at, i.updated_at) AS updated_at',
   'coalesce(d.at, i.updated_at) AS updated_at, p.retry_of',
 );
-
-/** Step 2's move of the wide rows into the narrow tables. */
-const NARROW_ROWS = `
-  INSERT INTO intents
-    SELECT run, row, CASE state WHEN 'done' THEN 'in_flight' ELSE state END, req, sent_at, note,
-      updated_at
-    FROM payouts WHERE state != 'queued' AND (state != 'done' OR sent_at IS NOT NULL);
-  INSERT INTO results
-    SELECT run, row, req, status, transaction_id, charges, message, updated_at
-    FROM payouts WHERE state = 'done';
-  INSERT INTO reports
-    SELECT run, row, outcome_status, outcome_transaction_id, outcome_charges, outcome_message,
-      sent_earlier
-    FROM payouts WHERE outcome_status IS NOT NULL;`;
-
-/**
- * Step 3: a service is its base URL alone (it was the base URL and the Client-Id), so runs
- * under every Client-Id share one history and one lock. runs.service already holds the base
- * URL (or "sandbox") and runs.client_id the key each run used; the ids are derived afresh.
- * Runs of the same input under two keys become one id: the newest keeps it, older ones get
- * the suffix a superseded run gets.
- */
-const ONE_SERVICE_PER_URL = `
-  CREATE TEMP TABLE run_ids AS
-    SELECT id, sha256_16(service || char(10) || input_hash) AS run_id,
-      id = max(id) OVER (PARTITION BY service, input_hash, length(run_id) = 16) AND length(run_id) = 16 AS newest
-    FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL AND input_hash IS NOT NULL;
-  UPDATE runs SET service_id = sha256_16(service) WHERE service IS NOT NULL;
-  UPDATE runs SET run_id = (SELECT run_id || '-' || runs.id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids);
-  UPDATE runs SET run_id = (SELECT run_id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids WHERE newest);
-  DROP TABLE temp.run_ids`;
 
 /**
  * Every step, in order. To add a table: append `{ ops: [{ table: DEF }, { index: … }] }` with
@@ -436,6 +418,19 @@ export const STEPS: readonly SchemaStep[] = [
   { ops: [{ pg: `UPDATE locks SET command = '${MASKED}' WHERE command ~* '://|password='` }] },
   // How a run's CSV input was read (delimiter, decimal mark), for its later retry files.
   { ops: [{ sql: 'ALTER TABLE runs ADD COLUMN csv_style TEXT' }] },
+  // Sends waiting for a lock queue; a lock's row says where its pid means (pg/service-lock.ts).
+  { ops: [{ pg: LOCK_WAITERS }, { pg: 'ALTER TABLE locks ADD COLUMN scope TEXT' }] },
+  // A history of millions costs nothing to daily commands: runs a page at a time, each run's
+  // counts kept as of its last commit (run-counts.ts).
+  {
+    ops: [
+      { index: { name: 'runs_updated', table: 'runs', columns: ['updated_at', 'id'] } },
+      { sql: 'ALTER TABLE runs ADD COLUMN commits INTEGER NOT NULL DEFAULT 0' },
+      { table: RUN_COUNTS },
+      // A cache of what anyone may count: every role keeps it (docs/journal.md).
+      { pg: 'GRANT SELECT, INSERT, UPDATE ON run_counts TO PUBLIC' },
+    ],
+  },
   // Issue 48: every request's payouts kept, append-only (intents taken as they were: each an
   // attempt, a free one withdrawn).
   {

@@ -8,7 +8,7 @@ import { heldReferences, type RowReader, type RunDetail } from '../../state/inde
 import { type ReportEncoding, type RetryRow, retryHint, writeRetryFile } from '../send/report.js';
 import { type CsvStyle, historyStyleOf, styleText } from '../report-style.js';
 import { colourStatus } from '../send/render.js';
-import { statusKind } from '../../domain/statuses.js';
+import { heldKind } from '../../domain/statuses.js';
 import type { HeldRef } from '../../domain/chain.js';
 
 /** What `runs show --failed-out` is asked to write. */
@@ -31,7 +31,8 @@ export interface RetryRequest {
 export function retryRows(run: RunDetail, suffix?: string): Array<RetryRow & { status: string }> {
   const rows: Array<RetryRow & { status: string }> = [];
   for (const p of run.payouts) {
-    if (p.state.state !== 'confirmed' || statusKind(p.state.status) !== 'failed') continue;
+    if (p.state.state !== 'confirmed') continue;
+    if (heldKind({ state: 'done', status: p.state.status }) !== 'failed') continue;
     if (p.retried) continue;
     rows.push({
       reference_id: p.reference_id,

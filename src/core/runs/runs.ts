@@ -8,14 +8,17 @@ import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
-  listRunsIn,
   liveRunsIn,
   openStateDb,
   type RunDetail,
   type RowReader,
+  type RowWriter,
   type RunSummary,
+  type RunsPage,
   readRunIn,
+  runPageIn,
   STATE_DB,
+  stateDbKeeper,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
@@ -131,41 +134,95 @@ export interface RunsSource {
   stateUrl?: string;
 }
 
-/** The runs of a shared history, those a live session is sending marked running. */
-async function sharedRuns(read: RowReader): Promise<ListedRun[]> {
-  const [runs, live] = await Promise.all([listRunsIn(read), liveRunsIn(read)]);
-  return runs.map((r) => ({ ...r, running: live.has(r.run_id) }));
+/** Runs `payouts runs` shows at a time. */
+export const RUNS_PAGE = 20;
+
+/** Which runs `payouts runs` shows: a page (from 1), or every run. */
+export interface RunListing {
+  page: number;
+  all: boolean;
+}
+
+/** The runs of a page, a shared history's that a live session is sending marked running. */
+async function listedRuns(
+  from: RunsSource,
+  want: RunsPage,
+  read: RowReader,
+  keep: RowWriter,
+): Promise<{ runs: ListedRun[]; total: number }> {
+  const listed = await runPageIn(read, want, keep);
+  if (!from.stateUrl) return listed;
+  const live = await liveRunsIn(read);
+  return { ...listed, runs: listed.runs.map((r) => ({ ...r, running: live.has(r.run_id) })) };
 }
 
 /** Runs `read` on a shared history. */
-async function withHistory<T>(url: string, read: (rows: RowReader) => Promise<T>): Promise<T> {
+async function withHistory<T>(
+  url: string,
+  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
+): Promise<T> {
   const { PgHistory } = await import('../../state/pg/history.js');
   const history = await PgHistory.open(url);
   try {
-    return await read((sql, params) => history.rows(sql, params));
+    return await read(
+      (sql, params) => history.rows(sql, params),
+      async (sql, params) => {
+        await history.rows(sql, params);
+      },
+    );
   } finally {
     await history.close();
   }
 }
 
-/** `payouts runs`: the recorded runs, the most recently active first. */
-export async function showRunList(from: RunsSource, output: Output): Promise<number> {
-  const runs: ListedRun[] =
-    (await withRunReader(from, output, from.stateUrl ? sharedRuns : listRunsIn)) ?? [];
+/**
+ * `payouts runs`: the recorded runs, the most recently active first, a page of RUNS_PAGE at a
+ * time (a history's size costs the page nothing: runs are read by their index and each run's
+ * counts are kept as of its last commit), or every run.
+ */
+export async function showRunList(
+  from: RunsSource,
+  output: Output,
+  listing: RunListing = { page: 1, all: false },
+): Promise<number> {
+  const want: RunsPage = listing.all
+    ? { from: 0, size: Number.POSITIVE_INFINITY }
+    : { from: (listing.page - 1) * RUNS_PAGE, size: RUNS_PAGE };
+  const { runs, total } = (await withRunReader(from, output, (read, keep) =>
+    listedRuns(from, want, read, keep),
+  )) ?? { runs: [], total: 0 };
+  const more = want.from + runs.length < total;
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {
-    output.document({ runs: runs.map(runJson), prepared_runs: preps });
+    output.document({
+      runs: runs.map(runJson),
+      total_runs: total,
+      next_page: more ? listing.page + 1 : null,
+      prepared_runs: preps,
+    });
     return 0;
   }
-  if (!runs.length && !preps.length) {
+  if (!total && !preps.length) {
     output.print('No runs journaled yet.');
     return 0;
   }
   if (runs.length) await printRunTable(runs, output);
+  output.info(pageLine(want, runs.length, total, listing.page, more));
   // After the runs, so that a script reading the first table's header reads the runs'.
   await prepared?.printPreparedTable(preps, output);
   return 0;
+}
+
+/** Which runs a page showed of how many, and how to see more. */
+function pageLine(want: RunsPage, shown: number, total: number, page: number, more: boolean) {
+  const pages = Math.max(1, Math.ceil(total / RUNS_PAGE));
+  if (!shown)
+    return `Page ${page} holds no runs: there are ${total} (${pages} pages of ${RUNS_PAGE})`;
+  const which = `Runs ${want.from + 1} to ${want.from + shown} of ${total}, the most recently active first`;
+  return more
+    ? `${which}: \`payouts runs --page ${page + 1}\` shows the next ${RUNS_PAGE}, \`payouts runs --all\` every run`
+    : which;
 }
 
 /** The runs' table, and the command that finishes each run left unfinished. */
@@ -244,18 +301,20 @@ export function retriedJson(r: HeldRef): { reference_id: string; run_id: string;
 
 /**
  * Runs `read` on the store runs are read from (a shared history, else state.db); undefined
- * when there is no state.db (nothing was ever sent), so that reading creates nothing.
+ * when there is no state.db (nothing was ever sent), so that reading creates nothing. `keep`
+ * writes a run's counts for the next listing (run-counts.ts): a failure there changes nothing.
  */
 export async function withRunReader<T>(
   from: RunsSource,
   output: Output,
-  read: (rows: RowReader) => Promise<T>,
+  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
 ): Promise<T | undefined> {
   if (from.stateUrl) return withHistory(from.stateUrl, read);
-  if (!existsSync(join(from.stateDir, STATE_DB))) return undefined;
+  const file = join(from.stateDir, STATE_DB);
+  if (!existsSync(file)) return undefined;
   const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
   try {
-    return await read(async (sql, params) => db.prepare(sql).all(...params));
+    return await read(async (sql, params) => db.prepare(sql).all(...params), stateDbKeeper(file));
   } finally {
     db.close();
   }
@@ -273,8 +332,8 @@ export async function showRun(
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
     if (await prepared.showPrepared(from.stateUrl, id, output, all)) return 0;
   }
-  const shown = await withRunReader(from, output, async (read) => {
-    const found = await readRunIn(read, id);
+  const shown = await withRunReader(from, output, async (read, keep) => {
+    const found = await readRunIn(read, id, keep);
     const running = from.stateUrl ? (await liveRunsIn(read)).has(found.summary.run_id) : undefined;
     const run = { ...found, summary: { ...found.summary, running } };
     if (!retry) return { run, written: undefined };

@@ -1,3 +1,4 @@
+/** A send's results: the table, the closing line, the --json results and counts. */
 import type { ChalkInstance } from 'chalk';
 import {
   CurrencyTotals,

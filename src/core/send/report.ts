@@ -1,3 +1,4 @@
+/** The files a send writes when asked: --report (every row's outcome) and --failed-out (a retry file). */
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { CurrencyTable } from '../../money/currencies.js';

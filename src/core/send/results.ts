@@ -28,11 +28,24 @@ import {
   resultsTable,
   totalsDoc,
 } from './render.js';
-import { nextSteps } from './next-steps.js';
 import { runReportStyle } from './options.js';
 import { retryHint, writeFailedOut, writeReport } from './report.js';
 import { styleText } from '../report-style.js';
-import type { Finished, RunView } from './finished.js';
+import { statusKind } from '../../domain/statuses.js';
+import { shellWord } from '../../output/display.js';
+import type { ServiceConnection } from '../service.js';
+import type { SendContext } from './staging.js';
+
+/** A run once its requests have settled, for its results. */
+export interface Finished {
+  service: ServiceConnection;
+  engine: SendEngine;
+  runId: string;
+  /** An error thrown once the run had begun (the engine's own is `engine.fatal`). */
+  thrown?: unknown;
+  /** What the Approval: line said (`approval_status`), and the approval that let it go (`approval`). */
+  approval?: { status?: unknown; doc?: unknown };
+}
 
 /** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
 function* resultListText(items: Iterable<string>): Generator<string> {
@@ -75,10 +88,10 @@ function runError(thrown: unknown, summary: ResultsSummary): Error | undefined {
 }
 
 /** Writes the report and failed-rows files the user asked for; returns the failed rows written. */
-async function writeFiles(run: RunView, engine: SendEngine): Promise<number> {
-  const { opts, currencies } = run;
+async function writeFiles(ctx: SendContext, engine: SendEngine): Promise<number> {
+  const { opts, currencies } = ctx;
   const outcomes = engine.outcomes;
-  const format = { encoding: opts.reportEncoding, style: runReportStyle(opts, run.plan).style };
+  const format = { encoding: opts.reportEncoding, style: runReportStyle(opts, ctx.plan).style };
   if (opts.reportPath) {
     await writeReport(opts.reportPath, outcomes.reportRows(), currencies, format);
   }
@@ -86,9 +99,9 @@ async function writeFiles(run: RunView, engine: SendEngine): Promise<number> {
 }
 
 /** The lines that name the files written, and how: the user's conventions, said once. */
-function filesWritten(run: RunView, failedOut: number): string[] {
-  const { opts } = run;
-  const { style, source } = runReportStyle(opts, run.plan);
+function filesWritten(ctx: SendContext, failedOut: number): string[] {
+  const { opts } = ctx;
+  const { style, source } = runReportStyle(opts, ctx.plan);
   const how = styleText(style, source, opts.reportEncoding);
   const lines: string[] = [];
   if (opts.reportPath) lines.push(`Report written to ${opts.reportPath}: ${how}`);
@@ -101,12 +114,12 @@ function filesWritten(run: RunView, failedOut: number): string[] {
 }
 
 /** The counts and charge totals of a run's outcomes. */
-function summaryOf(run: RunView, engine: SendEngine): ResultsSummary {
+function summaryOf(ctx: SendContext, engine: SendEngine): ResultsSummary {
   const outcomes = engine.outcomes;
   return {
     total: outcomes.size,
     counts: outcomes.countsOf(),
-    charges: formatChargeTotals(outcomes.chargeEntries(), run.currencies),
+    charges: formatChargeTotals(outcomes.chargeEntries(), ctx.currencies),
     chargesUnknown: outcomes.chargesUnknownCount(),
   };
 }
@@ -116,12 +129,12 @@ function summaryOf(run: RunView, engine: SendEngine): ResultsSummary {
  * (the closing line says what the next run does with those); else the error that stopped
  * the run decides with the statuses.
  */
-function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending {
+function endingOf(ctx: SendContext, done: Finished, summary: ResultsSummary): Ending {
   const { engine } = done;
   const codes: ExitCodeValue[] = [exitCodeForStatuses(engine.outcomes.statusKinds())];
   const error = runError(done.thrown ?? engine.fatal, summary);
-  if (run.deps.interrupt.aborted) {
-    const { currencies } = run;
+  if (ctx.deps.interrupt.aborted) {
+    const { currencies } = ctx;
     const notSent = notSentTotals(engine.outcomes.values(), currencies);
     const line = interruptedLine(summary, notSent, engine.unknown.length);
     const interruption = new InterruptedError(line);
@@ -134,19 +147,19 @@ function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending
 
 /** Prints the --json document: the head, then every result. */
 async function printDocument(
-  run: RunView,
+  ctx: SendContext,
   done: Finished,
   ending: Ending,
   summary: ResultsSummary,
 ): Promise<void> {
-  const { plan, currencies, output } = run;
+  const { plan, currencies, output } = ctx;
   const { engine } = done;
   const head = resultsHead(summary, {
     batchReference: plan.batchReference ?? [...engine.batchReferences][0],
     runId: done.runId,
     sandbox: done.service.sandbox,
     unknown: engine.unknown,
-    interrupted: run.deps.interrupt.aborted,
+    interrupted: ctx.deps.interrupt.aborted,
     pace: engine.pace.record,
     payoutCount: plan.payoutCount,
     totals: totalsDoc(plan.totals, currencies),
@@ -154,8 +167,8 @@ async function printDocument(
     error: ending.error && errorObject(ending.error, ending.exitCode),
   });
   const approval = {
-    ...(run.approvalStatus ? { approval_status: run.approvalStatus } : {}),
-    ...(run.approvalDoc ? { approval: run.approvalDoc } : {}),
+    ...(done.approval?.status ? { approval_status: done.approval.status } : {}),
+    ...(done.approval?.doc ? { approval: done.approval.doc } : {}),
   };
   await output.printJsonWithRawList(
     { ...head, ...approval },
@@ -165,8 +178,12 @@ async function printDocument(
 }
 
 /** Prints the table and the closing line. */
-async function printTable(run: RunView, done: Finished, summary: ResultsSummary): Promise<void> {
-  const { opts, currencies, output } = run;
+async function printTable(
+  ctx: SendContext,
+  done: Finished,
+  summary: ResultsSummary,
+): Promise<void> {
+  const { opts, currencies, output } = ctx;
   const outcomes = done.engine.outcomes;
   const rows = {
     total: summary.total,
@@ -182,33 +199,33 @@ async function printTable(run: RunView, done: Finished, summary: ResultsSummary)
 }
 
 /** Renders a finished run's results, writes its reports and decides the exit code. */
-export async function finishRun(run: RunView, done: Finished): Promise<number> {
-  const { output } = run;
+export async function finishRun(ctx: SendContext, done: Finished): Promise<number> {
+  const { output } = ctx;
   // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
   // says they were not recorded.
   done.thrown ??= done.engine.outcomes.save();
   let failedOut = 0;
   let written = true;
   try {
-    failedOut = await writeFiles(run, done.engine);
+    failedOut = await writeFiles(ctx, done.engine);
   } catch (error) {
     // The results still list every row; the error says which file could not be written.
     written = false;
     done.thrown ??= error;
   }
-  const summary = summaryOf(run, done.engine);
-  const ending = endingOf(run, done, summary);
-  if (output.json) await printDocument(run, done, ending, summary);
-  else await printTable(run, done, summary);
-  if (written) for (const line of filesWritten(run, failedOut)) output.info(line);
-  reportEnding(run, done, ending);
-  for (const line of nextSteps(run, done, summary)) output.info(line);
+  const summary = summaryOf(ctx, done.engine);
+  const ending = endingOf(ctx, done, summary);
+  if (output.json) await printDocument(ctx, done, ending, summary);
+  else await printTable(ctx, done, summary);
+  if (written) for (const line of filesWritten(ctx, failedOut)) output.info(line);
+  reportEnding(ctx, done, ending);
+  for (const line of nextSteps(ctx, done, summary)) output.info(line);
   return ending.exitCode;
 }
 
 /** Says on stderr (and after the table) what stopped the run. */
-function reportEnding(run: RunView, done: Finished, ending: Ending): void {
-  const { output } = run;
+function reportEnding(ctx: SendContext, done: Finished, ending: Ending): void {
+  const { output } = ctx;
   const { engine } = done;
   if (ending.interrupted) {
     // Not a warning: log scanners count those, and a stop is what the job asked for.
@@ -228,4 +245,58 @@ function reportEnding(run: RunView, done: Finished, ending: Ending): void {
     if (engine.unknown.length)
       output.info(`Outcome unknown: ${engine.unknown.map(displayText).join(', ')}`);
   }
+}
+
+/** Pending payouts named one by one in the command that watches them; more need a file. */
+const WATCH_INLINE = 5;
+
+/** "1 payout is", "2 payouts are". */
+function are(n: number): string {
+  return n === 1 ? '1 payout is' : `${n} payouts are`;
+}
+
+/** The references of payouts not final yet (pending, or a status not documented), up to `max`. */
+function openReferences(run: Finished, max: number): string[] {
+  const refs: string[] = [];
+  for (const o of run.engine.outcomes.values()) {
+    const kind = statusKind(o.status);
+    if (kind !== 'pending' && kind !== 'undocumented') continue;
+    refs.push(o.reference_id);
+    if (refs.length > max) break;
+  }
+  return refs;
+}
+
+/** The line that says how to watch the payouts not final yet, with the exact command. */
+function watchLine(ctx: SendContext, done: Finished, open: number): string {
+  const service = (ctx.deps.serviceArgs ?? []).map(shellWord).join(' ');
+  const tail = `--watch${service ? ` ${service}` : ''}`;
+  const refs = openReferences(done, WATCH_INLINE);
+  if (refs.length <= WATCH_INLINE) {
+    return `${are(open)} not final yet; to watch until they are: payouts status ${refs.map(shellWord).join(' ')} ${tail}`;
+  }
+  const report = ctx.opts.reportPath;
+  if (report) {
+    return `${are(open)} not final yet; to watch until they are: payouts status --from ${shellWord(report)} ${tail}`;
+  }
+  return `${are(open)} not final yet: run the same command again with --report FILE (what was sent is not sent again), then watch them with: payouts status --from FILE ${tail}`;
+}
+
+/**
+ * What to do next, for the end of a finished or stopped send: how to watch the payouts not
+ * final yet, where the failed ones are (or the flag that writes them), and the run's id.
+ */
+export function nextSteps(ctx: SendContext, done: Finished, summary: ResultsSummary): string[] {
+  const lines: string[] = [];
+  const n = summary.counts;
+  // Unknown counts outcomes in doubt too, which a later run reads back; those are not watched.
+  const open = n.pending + Math.max(0, n.unknown - done.engine.unknown.length);
+  if (open) lines.push(watchLine(ctx, done, open));
+  if (n.failed && !ctx.opts.failedOutPath) {
+    lines.push(
+      `${n.failed} payout${n.failed === 1 ? '' : 's'} failed or ${n.failed === 1 ? 'was' : 'were'} canceled: a failed payout needs a new reference_id; \`payouts runs show ${done.runId} --failed-out FILE\` writes ${n.failed === 1 ? 'it' : 'them'} to a file to send again`,
+    );
+  }
+  lines.push(`Run ${done.runId}: payouts runs show ${done.runId}`);
+  return lines;
 }

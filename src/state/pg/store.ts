@@ -1,10 +1,10 @@
 /** A shared history on PostgreSQL as a send's HistoryStore (src/domain/history.ts). */
-import type { HistoryStore } from '../../domain/history.js';
+import type { HistoryStore, LockRequest } from '../../domain/history.js';
 import { openScratchDb } from '../db.js';
 import { RunIntake } from '../intake.js';
 import { stagedPages } from '../prior.js';
 import { serviceId } from '../hash.js';
-import { PgHistory } from './history.js';
+import { type LockMe, PgHistory } from './history.js';
 import { adoptLocally } from '../adopt.js';
 import { paidRecipientsIn } from './prepared-views.js';
 
@@ -13,6 +13,17 @@ import { paidRecipientsIn } from './prepared-views.js';
  * sent, the others while it sends.
  */
 const COPY_PAGE_ROWS = 1_000;
+
+/** Who asks for a service's lock, as PgHistory records it. */
+function lockMe(holder: { host?: string; user?: string }, me: LockRequest): LockMe {
+  return {
+    ...holder,
+    pid: me.pid,
+    started_at: me.startedAt,
+    command: me.command,
+    ...(me.runId ? { runId: me.runId } : {}),
+  };
+}
 
 /**
  * Connects to a shared history (pg is loaded only then). A send stages its rows in a private
@@ -30,14 +41,8 @@ export async function sharedHistory(
       if (how.dryRun) return RunIntake.scratch();
       return RunIntake.begin(openScratchDb(), { pid: how.pid, inputs: how.inputs, now: how.now });
     },
-    lockService: (serviceKey, me) =>
-      history.lockService(serviceKey, {
-        ...holder,
-        pid: me.pid,
-        started_at: me.startedAt,
-        command: me.command,
-        ...(me.runId ? { runId: me.runId } : {}),
-      }),
+    lockService: (serviceKey, me) => history.lockService(serviceKey, lockMe(holder, me)),
+    joinLockQueue: (serviceKey, me) => history.joinLockQueue(serviceKey, lockMe(holder, me)),
     prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
     holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),
     paidRecipients: async (_staged, serviceKey, recipients) =>

@@ -2,9 +2,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { type PriorState, priorState } from '../../../src/core/send/resume.js';
 import { adoptLocally } from '../../../src/state/adopt.js';
 import { thisMachine } from '../../../src/state/intake.js';
+import { decide } from '../../../src/core/send/decide.js';
+import {
+  type InFlight,
+  inFlightOf,
+  type SentEarlier,
+  sentEarlier,
+  stopping,
+} from '../../../src/core/send/fates.js';
+import { refusalError } from '../../../src/core/send/refusals.js';
+import type { PriorRow } from '../../../src/domain/history.js';
 import {
   openStateDb,
   priorRows,
@@ -70,15 +79,37 @@ export function stage(db: StateDb, refs: string[], amount?: string): RunIntake {
   return rows;
 }
 
+/** What a run finds of its payouts in the history: those sent earlier (failed too), those in flight. */
+export interface Prior {
+  settled: Map<number, SentEarlier>;
+  inFlight: Map<string, InFlight>;
+}
+
+/**
+ * The payouts a dry run decides were sent earlier or are in flight, from the history's rows
+ * (decide.ts); a reference held as another payout is refused, as the dry run refuses it.
+ */
+export function priorFrom(rows: PriorRow[]): Prior {
+  const decision = decide({ held: rows, retries: [] }, 'dry-run');
+  const refused = stopping(decision);
+  if (refused.length) throw refusalError(refused, { places: () => new Map() });
+  const settled = sentEarlier(decision);
+  for (const [row, f] of decision.fates) {
+    if (f.kind === 'refused' && f.refusal.kind === 'failed-earlier')
+      settled.set(row, f.refusal.earlier);
+  }
+  return { settled, inFlight: inFlightOf(decision) };
+}
+
 /** What a send of `refs` finds before it asks: staged, looked up (of SERVICE unless given), discarded. */
 export function priorOf(
   db: StateDb,
   refs: string[],
   opts: { serviceKey?: string; amount?: string } = {},
-): PriorState {
+): Prior {
   const rows = stage(db, refs, opts.amount);
   try {
-    return priorState(priorRows(rows, opts.serviceKey ?? SERVICE, ''));
+    return priorFrom(priorRows(rows, opts.serviceKey ?? SERVICE, ''));
   } finally {
     rows.discard();
   }

@@ -1,11 +1,13 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { BusyError, UsageError } from '../../../src/errors.js';
 import { type FileLock, isPidAlive, type LockInfo } from '../../../src/lock.js';
+import { procStat } from '../../../src/proc.js';
 import { acquireSendLock, sendLockPath } from '../../../src/state/index.js';
 import { SERVICE, tempStateDir } from './helpers.js';
 
@@ -43,6 +45,22 @@ async function readLockFile(stateDir: string): Promise<LockInfo> {
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', '0']);
   return child.pid!;
+}
+
+/**
+ * A zombie: a child that has exited under a parent that never reaps it (a shell that forked it
+ * and then became `sleep`, as `timeout -s KILL` leaves one until it reaps). Its pid, and a stop.
+ */
+async function zombie(): Promise<{ pid: number; stop(): void }> {
+  // The child ends once its shell is `sleep`, which never reaps: a shell might reap it itself.
+  const parent = spawn('sh', ['-c', '(sleep 0.1) & echo $!; exec sleep 30'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const pid = await new Promise<number>((resolve) =>
+    parent.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+  );
+  for (let i = 0; i < 200 && procStat(pid)?.state !== 'Z'; i++) await sleep(10);
+  return { pid, stop: () => parent.kill('SIGKILL') };
 }
 
 describe('the send lock', () => {
@@ -132,6 +150,31 @@ describe('the send lock', () => {
     expect(await readdir(join(lock.path, '..'))).toEqual([basename(lock.path)]);
     await lock.release();
   });
+
+  it.runIf(process.platform === 'linux')(
+    'takes over the lock of a zombie: killed, its parent not reaping it yet',
+    async () => {
+      const z = await zombie();
+      try {
+        expect(procStat(z.pid)?.state).toBe('Z');
+        // The process table still has it: signal 0 alone would call it running.
+        expect(() => process.kill(z.pid, 0)).not.toThrow();
+        expect(isPidAlive(z.pid)).toBe(false);
+        const stateDir = await tempStateDir();
+        await plantLock(stateDir, { pid: z.pid });
+        const lock = await RunLock.acquire({
+          stateDir,
+          serviceKey: SERVICE,
+          pid: 77,
+          command: 'c',
+        });
+        expect((await readLockFile(stateDir)).pid).toBe(77);
+        await lock.release();
+      } finally {
+        z.stop();
+      }
+    },
+  );
 
   it('never takes over the lock of another host, whose processes it cannot see', async () => {
     const stateDir = await tempStateDir();

@@ -97,7 +97,12 @@ describe('listRuns', () => {
     const stateDir = await tempStateDir();
     const out = memoryOutput({ json: true });
     expect(await showRunList({ stateDir }, out.output)).toBe(0);
-    expect(JSON.parse(out.stdout())).toEqual({ runs: [], prepared_runs: [] });
+    expect(JSON.parse(out.stdout())).toEqual({
+      runs: [],
+      total_runs: 0,
+      next_page: null,
+      prepared_runs: [],
+    });
     expect(existsSync(join(stateDir, 'state.db'))).toBe(false);
     expect(await listRuns(await openDb(stateDir))).toEqual([]);
   });

@@ -15,7 +15,10 @@ import { openDb, tempStateDir } from './helpers.js';
 // One definition serves both databases: the tables a store holds, column for column, and a
 // step appended once reaches both.
 
-/** The columns of every table but PostgreSQL's own `locks` and `schema_version`, in order, with their types. */
+/**
+ * The columns of every table but PostgreSQL's own `locks`, `lock_waiters` and `schema_version`
+ * (SQLite has lock files), in order, with their types.
+ */
 type Columns = Record<string, Array<[string, string]>>;
 
 async function sqliteColumns(): Promise<Columns> {
@@ -40,7 +43,7 @@ async function pgColumns(url: string): Promise<Columns> {
     url,
     `SELECT table_name AS t, column_name AS c, data_type AS type
      FROM information_schema.columns WHERE table_schema = current_schema()
-       AND table_name NOT IN ('locks', 'schema_version', 'journal')
+       AND table_name NOT IN ('locks', 'lock_waiters', 'schema_version', 'journal')
      ORDER BY table_name, ordinal_position`,
   );
   const out: Columns = {};

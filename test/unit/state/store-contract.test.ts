@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type PriorState, priorState } from '../../../src/core/send/resume.js';
 import {
   openScratchDb,
   openStateDb,
@@ -12,7 +11,7 @@ import { PgHistory } from '../../../src/state/pg/history.js';
 import { adoptLocally } from '../../../src/state/adopt.js';
 import { localHistory } from '../../../src/state/local-history.js';
 import { query, recycledDatabase, STORES, type Store } from '../../helpers/pg.js';
-import { fakeClock, SERVICE, stage, tempStateDir } from './helpers.js';
+import { fakeClock, type Prior, priorFrom, SERVICE, stage, tempStateDir } from './helpers.js';
 
 // One contract, two stores: what a run commits, what a later run finds, and how a run is
 // resumed read the same from state.db and from a shared history on PostgreSQL.
@@ -29,7 +28,7 @@ interface JournalRow {
 /** A store under test: runs staged and opened as a send does, and its truth read back. */
 interface Subject {
   open(refs: string[], opts?: { amount?: string; inputHash?: string }): Promise<RunState>;
-  prior(refs: string[], amount?: string): Promise<PriorState>;
+  prior(refs: string[], amount?: string): Promise<Prior>;
   journal(): Promise<JournalRow[]>;
   runIds(): Promise<string[]>;
   /** Runs statements as a person with SQL would, in a session of their own. */
@@ -81,7 +80,7 @@ async function sqlite(): Promise<Subject> {
     async prior(refs, amount) {
       const rows = stage(db, refs, amount);
       try {
-        return priorState(priorRows(rows, SERVICE, ''));
+        return priorFrom(priorRows(rows, SERVICE, ''));
       } finally {
         rows.discard();
       }
@@ -136,7 +135,7 @@ async function postgres(): Promise<Subject> {
     async prior(refs, amount) {
       const db = openScratchDb();
       try {
-        return priorState(await history.prior(SERVICE, stagedPages(stage(db, refs, amount))));
+        return priorFrom(await history.prior(SERVICE, stagedPages(stage(db, refs, amount))));
       } finally {
         db.close();
       }

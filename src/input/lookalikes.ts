@@ -1,5 +1,5 @@
-import { quoteValue } from '../../errors.js';
-import { foldedReference } from '../../input/reference.js';
+import { quoteValue } from '../errors.js';
+import { foldedReference } from './reference.js';
 
 /** Where a row is; a valid payout is one (its location text is made only when read). */
 export interface RowPlace {
