@@ -53,28 +53,59 @@ export function commandPath(argv: readonly string[]): string | undefined {
   return commandPathIn(commandTree(), argv);
 }
 
+/** A schema file as parsed. */
+type SchemaFile = { $id?: string; [key: string]: unknown };
+
+/** Every schema file of docs/schema/, by name, as parsed. */
+export function schemaFiles(): Map<string, SchemaFile> {
+  const files = new Map<string, SchemaFile>();
+  for (const name of readdirSync(SCHEMA_DIR)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort()) {
+    files.set(name, JSON.parse(readFileSync(new URL(name, SCHEMA_DIR), 'utf8')) as SchemaFile);
+  }
+  return files;
+}
+
 let ajv: Ajv2020 | undefined;
+/** The $id of each schema file. */
+const ids = new Map<string, string>();
 /** Compiled on first use: compiling costs a few hundred milliseconds a test worker. */
 const validators = new Map<string, ValidateFunction>();
 
-/** The validator of a schema file, every file of docs/schema/ loaded for its $refs. */
-function validatorOf(file: string): ValidateFunction {
-  if (!ajv) {
-    ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-    for (const name of readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.schema.json'))) {
-      const schema = JSON.parse(readFileSync(new URL(name, SCHEMA_DIR), 'utf8')) as {
-        $id?: string;
-      };
-      ajv.addSchema(schema, schema.$id ? undefined : name);
-      if (schema.$id) ajv.addSchema({ $ref: schema.$id }, name);
-    }
+/**
+ * Every file of docs/schema/ in one validator, each by its $id (the $refs between them are
+ * relative to it), as a consumer loads the folder: a file without an $id fails.
+ */
+function loaded(): Ajv2020 {
+  if (ajv) return ajv;
+  const a = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  for (const [name, schema] of schemaFiles()) {
+    if (typeof schema.$id !== 'string') throw new Error(`docs/schema/${name} has no $id`);
+    a.addSchema(schema);
+    ids.set(name, schema.$id);
   }
+  ajv = a;
+  return a;
+}
+
+/** The validator of a schema file. */
+export function validatorOf(file: string): ValidateFunction {
   let validate = validators.get(file);
   if (!validate) {
-    validate = ajv.getSchema(file)!;
+    const id = loaded() && ids.get(file);
+    validate = id === undefined ? undefined : loaded().getSchema(id);
+    if (!validate) throw new Error(`no schema docs/schema/${file}`);
     validators.set(file, validate);
   }
   return validate;
+}
+
+/** Why `doc` does not match the schema file, or undefined when it does. */
+export function schemaErrors(file: string, doc: unknown): string | undefined {
+  const validate = validatorOf(file);
+  if (validate(doc)) return undefined;
+  return loaded().errorsText(validate.errors, { separator: '\n' });
 }
 
 /** A document, as far as the checks below read it. */
@@ -127,9 +158,8 @@ export function checkJsonDocument(
   if (command !== undefined && !hasSchema(command)) {
     throw new Error(`${where}: no schema for "${command}": add docs/schema/${file}`);
   }
-  const validate = validatorOf(file);
-  if (!validate(doc)) {
-    const errors = ajv!.errorsText(validate.errors, { separator: '\n' });
+  const errors = schemaErrors(file, doc);
+  if (errors) {
     throw new Error(`${where}: the document does not match ${file}:\n${errors}\n${run.stdout}`);
   }
   if ((doc.command ?? null) !== (command ?? null)) {

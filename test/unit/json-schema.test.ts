@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { sendDocHead, statusDocHead } from '../../src/core/documents.js';
-import { checkJsonDocument, commandPath } from '../helpers/json-schema.js';
+import {
+  checkJsonDocument,
+  commandPath,
+  schemaFiles,
+  validatorOf,
+} from '../helpers/json-schema.js';
 
 // The schemas of docs/schema/ refuse what issue 26 found: keys that come and go, charges as
 // numbers, an exit code other than 0, 4 or 5 without an error object.
@@ -76,5 +81,14 @@ describe('the command an argv runs', () => {
     expect(commandPath(['approvals', '--json'])).toBe('approvals show');
     expect(commandPath(['send', 'runs', '--json'])).toBe('send');
     expect(commandPath(['--json'])).toBeUndefined();
+  });
+});
+
+describe('docs/schema/', () => {
+  it('loads into one validator, each file by its own $id', () => {
+    for (const [name, schema] of schemaFiles()) {
+      expect(schema.$id).toBe(`https://payouts.example/schema/${name}`);
+      expect(() => validatorOf(name), name).not.toThrow();
+    }
   });
 });
