@@ -19,6 +19,9 @@ import {
  */
 export const SCHEMA_VERSION = 1;
 
+/** The `command` of the prepared run `send --prepare` prints (one `command` value per shape). */
+export const SEND_PREPARE = 'send prepare';
+
 /** The keys every document of a command other than send and status starts with. */
 export function documentHead(command: string) {
   return { schema_version: SCHEMA_VERSION, command };

@@ -8,16 +8,17 @@ import { buildProgram } from '../../src/main.js';
 /** docs/schema/, where every command's --json document has its JSON Schema. */
 const SCHEMA_DIR = new URL('../../docs/schema/', import.meta.url);
 
-/** Commands that share a schema file; any other "a b" has docs/schema/a-b.schema.json. */
+/**
+ * `command` values whose document has a schema file of another name; any other "a b" has
+ * docs/schema/a-b.schema.json (docs/json.md lists them).
+ */
 const SHARED_SCHEMAS: Record<string, string> = {
   'approvals require': 'approvals.schema.json',
   'approvals off': 'approvals.schema.json',
   'approvals show': 'approvals.schema.json',
   approve: 'prepared-run.schema.json',
+  'send prepare': 'prepared-run.schema.json',
 };
-
-/** The commands whose document carries its exit code (the others' error object does). */
-const WITH_EXIT_CODE = ['send', 'status'];
 
 /** The schema file of a command's document, such as "runs-show.schema.json". */
 export function schemaFileOf(command: string): string {
@@ -115,21 +116,20 @@ interface Doc {
   error?: { exit_code?: unknown } | null;
 }
 
-/** A prepared run has one shape wherever it is printed: send --prepare, runs show PREP. */
-function preparedShape(
-  argv: readonly string[],
-  command: string | undefined,
-  code: number,
-): boolean {
-  if (command === 'send') return argv.includes('--prepare') && code === 0;
-  const show = argv.indexOf('show');
-  return command === 'runs show' && /^p[0-9a-f]*$/.test(argv[show + 1] ?? '');
+/**
+ * The `command` the document of `argv` names: the command's path, but for a prepared run that
+ * `send --prepare` printed ("send prepare": one command value per shape of document).
+ */
+function expectedCommand(argv: readonly string[], code: number): string | null {
+  const command = commandPath(argv) ?? null;
+  return command === 'send' && argv.includes('--prepare') && code === 0 ? 'send prepare' : command;
 }
 
 /**
- * Checks the stdout of a run under --json: exactly one document, valid against the schema of
- * the command argv runs (docs/schema/; a command without one fails), naming that command,
- * and saying the run's exit code. Throws, failing the test, when it does not.
+ * Checks the stdout of a run under --json: exactly one document, naming the command argv runs
+ * (see expectedCommand), valid against the schema that `command` names (docs/schema/; null:
+ * error.schema.json; a command without one fails), and saying the run's exit code: its
+ * `exit_code`, else its error's (0 without one). Throws, failing the test, when it does not.
  * Runs that only print help or the version, and runs killed by a signal, are not checked.
  */
 export function checkJsonDocument(
@@ -138,8 +138,6 @@ export function checkJsonDocument(
 ): void {
   if (!argv.includes('--json') || run.code === null) return;
   if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
-  const command = commandPath(argv);
-  const prepared = preparedShape(argv, command, run.code);
   const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
   let doc: Doc;
   try {
@@ -149,24 +147,19 @@ export function checkJsonDocument(
       `${where}: stdout is not one JSON document:\n${run.stdout}\n--- stderr ---\n${run.stderr}`,
     );
   }
-  const file =
-    command === undefined
-      ? 'error.schema.json'
-      : prepared
-        ? 'prepared-run.schema.json'
-        : schemaFileOf(command);
-  if (command !== undefined && !hasSchema(command)) {
-    throw new Error(`${where}: no schema for "${command}": add docs/schema/${file}`);
+  const expected = expectedCommand(argv, run.code);
+  if ((doc.command ?? null) !== expected) {
+    throw new Error(`${where}: the document says command ${JSON.stringify(doc.command)}`);
+  }
+  const file = expected === null ? 'error.schema.json' : schemaFileOf(expected);
+  if (expected !== null && !hasSchema(expected)) {
+    throw new Error(`${where}: no schema for "${expected}": add docs/schema/${file}`);
   }
   const errors = schemaErrors(file, doc);
   if (errors) {
     throw new Error(`${where}: the document does not match ${file}:\n${errors}\n${run.stdout}`);
   }
-  if ((doc.command ?? null) !== (command ?? null)) {
-    throw new Error(`${where}: the document says command ${JSON.stringify(doc.command)}`);
-  }
-  const said =
-    WITH_EXIT_CODE.includes(command!) && !prepared ? doc.exit_code : (doc.error?.exit_code ?? 0);
+  const said = 'exit_code' in doc ? doc.exit_code : (doc.error?.exit_code ?? 0);
   if (said !== run.code) {
     throw new Error(`${where}: the document says exit_code ${String(said)}`);
   }

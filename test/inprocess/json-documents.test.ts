@@ -199,15 +199,19 @@ describe('every command prints one document of its schema', () => {
     const as = (url: string) => ({ ...h.env, PAYOUTS_STATE_URL: url });
     await expectExit('approvals require', json(['approvals', 'require'], as(admin)), 0);
     const { ana, bob } = await teamRoles(admin);
-    const prepared = await runMain(['send', h.file, '--prepare'], { env: as(ana) });
-    const prep = /Prepared run (p[0-9a-f]{15})/.exec(prepared.stdout)?.[1];
-    expect(prep, prepared.stderr).toBeDefined();
-    await expectExit('approve', json(['approve', prep!, '--yes'], as(bob)), 0);
-    await expectExit('approve', json(['approve', prep!, '--yes'], as(bob)), 2);
+    // A prepared run, not a send document: its command says so.
+    const prepared = await expectExit(
+      'send prepare',
+      json(['send', h.file, '--prepare'], as(ana)),
+      0,
+    );
+    const prep = (JSON.parse(prepared.stdout) as { prepared_run_id: string }).prepared_run_id;
+    await expectExit('approve', json(['approve', prep, '--yes'], as(bob)), 0);
+    await expectExit('approve', json(['approve', prep, '--yes'], as(bob)), 2);
     await expectExit('approvals off', json(['approvals', 'off'], as(ana)), 2);
     await expectExit('approvals off', json(['approvals', 'off'], as(admin)), 0);
     await expectExit('approvals show', json(['approvals', 'show'], as(bob)), 0);
-    const shown = await expectExit('runs show', json(['runs', 'show', prep!], as(bob)), 0);
+    const shown = await expectExit('runs show', json(['runs', 'show', prep], as(bob)), 0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ prepared_run_id: prep, state: 'approved' });
     const listed = await expectExit('runs list', json(['runs'], as(bob)), 0);
     expect(JSON.parse(listed.stdout)).toMatchObject({

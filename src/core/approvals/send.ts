@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../../errors.js';
+import { SEND_PREPARE } from '../documents.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
@@ -174,7 +175,8 @@ export async function prepareRun(run: GatedSend): Promise<number> {
   });
   const doc = await preparedDocOf(deps.stateUrl!, prep);
   if (output.json) {
-    output.document(doc);
+    // A prepared run, not a send document: its `command` says so.
+    output.document({ ...doc, command: SEND_PREPARE });
     return ExitCode.ok;
   }
   for (const d of doc.duplicates) {
