@@ -13,6 +13,7 @@ import {
 const ROW = {
   reference_id: 'R-1',
   status: 'success',
+  service_status: 'success',
   transaction_id: 'T-1',
   amount: '1.25',
   currency: 'EUR',

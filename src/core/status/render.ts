@@ -5,7 +5,7 @@ import { isoMinorUnits } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
-import { type ErrorObject, errorObject, statusDocHead } from '../documents.js';
+import { type ErrorObject, errorObject, serviceStatusJson, statusDocHead } from '../documents.js';
 import { NotFoundError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { LONG_RUN_ROWS } from '../send/render.js';
@@ -21,13 +21,15 @@ export const NOT_FOUND_MESSAGE = 'Payout not found';
 
 /**
  * The record as --json gives it: as the service sent it, but for the amount, which is a
- * decimal string like every amount of ours (in the currency's decimals when it is known).
+ * decimal string like every amount of ours (in the currency's decimals when it is known),
+ * and the status, as `status` gives it (serviceStatusJson).
  */
 function recordJson(record: PayoutRecord): Record<string, unknown> {
   const amount = record.amount;
-  if (typeof amount !== 'number') return { ...record };
+  const status = serviceStatusJson(record.status).status;
+  if (typeof amount !== 'number') return { ...record, status };
   const cur = typeof record.currency === 'string' ? record.currency.toUpperCase() : '';
-  return { ...record, amount: formatServiceNumber(amount, isoMinorUnits(cur)) };
+  return { ...record, status, amount: formatServiceNumber(amount, isoMinorUnits(cur)) };
 }
 
 /** What the history says of a failed payout: the service's reason, and the retry that took it on. */
@@ -43,18 +45,24 @@ export function historyJson(ref: string, ctx: NotFoundContext | undefined) {
 /** The JSON form of one outcome: every key present, null where it does not apply. */
 export function outcomeJson(o: LookupOutcome, ctx?: NotFoundContext) {
   if (o.kind === 'found') {
-    const status = typeof o.record.status === 'string' ? o.record.status : null;
     return {
       reference_id: o.reference_id,
       outcome: 'found',
-      status,
+      ...serviceStatusJson(o.record.status),
       error: null,
       record: recordJson(o.record),
       ...historyJson(o.reference_id, ctx),
     };
   }
   const error = o.kind === 'not_found' ? NOT_FOUND_MESSAGE : o.error.message;
-  return { reference_id: o.reference_id, outcome: o.kind, status: null, error, record: null };
+  return {
+    reference_id: o.reference_id,
+    outcome: o.kind,
+    status: null,
+    service_status: null,
+    error,
+    record: null,
+  };
 }
 
 /** What a status document says besides its results. */

@@ -48,6 +48,7 @@ describe('statusDocument', () => {
         reference_id: 'po-1',
         outcome: 'found',
         status: 'success',
+        service_status: 'success',
         error: null,
         record: { ...record, amount: '1234.50' },
       },
