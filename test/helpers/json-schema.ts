@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { Command } from 'commander';
-import { commandPathIn } from '../../src/commands/command.js';
+import { commandPathIn, commandPathOf } from '../../src/commands/command.js';
 import { buildProgram } from '../../src/main.js';
 
 /** docs/schema/, where every command's --json document has its JSON Schema. */
@@ -47,6 +47,17 @@ export function commandTree(): Command {
     () => {},
   );
   return tree;
+}
+
+/** Every leaf command of the tree, as its path ("runs show"). */
+export function leafCommands(cmd: Command = commandTree()): string[] {
+  if (cmd.commands.length === 0) return [commandPathOf(cmd)];
+  return cmd.commands.flatMap((c) => leafCommands(c));
+}
+
+/** Every `command` value a document may have: each leaf command's, and "send prepare". */
+export function commandValues(): string[] {
+  return [...leafCommands(), 'send prepare'];
 }
 
 /** The command `argv` runs, as its document's `command` names it ("runs list"). */

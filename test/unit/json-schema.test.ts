@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { sendDocHead, statusDocHead } from '../../src/core/documents.js';
 import {
   checkJsonDocument,
   commandPath,
+  commandValues,
+  schemaFileOf,
   schemaFiles,
   validatorOf,
 } from '../helpers/json-schema.js';
@@ -92,6 +95,23 @@ describe('docs/schema/', () => {
     for (const [name, schema] of schemaFiles()) {
       expect(schema.$id).toBe(`https://payouts.example/schema/${name}`);
       expect(() => validatorOf(name), name).not.toThrow();
+    }
+  });
+
+  it('is listed in docs/json.md as it is: every file, with the command values each holds', () => {
+    const page = readFileSync(new URL('../../docs/json.md', import.meta.url), 'utf8');
+    const section = page.slice(page.indexOf('## The schemas'));
+    const rows = section.split('\n').filter((l) => l.startsWith('| ['));
+    const files = schemaFiles();
+    const listed = rows.flatMap((r) =>
+      [...r.matchAll(/\(schema\/([\w-]+\.schema\.json)\)/g)].map((m) => m[1]),
+    );
+    expect(listed.sort()).toEqual([...files.keys()]);
+    expect(section).toContain(`The ${files.size} files`);
+    for (const command of commandValues()) {
+      const row = rows.find((r) => r.split(' | ')[1]?.includes(`\`${command}\``));
+      expect(row, `docs/json.md lists no schema for "${command}"`).toBeDefined();
+      expect(row).toContain(`(schema/${schemaFileOf(command)})`);
     }
   });
 });

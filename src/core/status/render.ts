@@ -1,6 +1,6 @@
 import type { ChalkInstance } from 'chalk';
 import type { PayoutRecord } from '../../api/types.js';
-import { formatServiceNumber, moneyText } from '../../money/amount.js';
+import { formatServiceAmount, formatServiceNumber, moneyText } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
@@ -19,17 +19,44 @@ import { retriedJson } from '../runs/runs.js';
 /** The message of a not-found reference, as the service words it. */
 export const NOT_FOUND_MESSAGE = 'Payout not found';
 
+/** The interface's fields of a payout record (its part 2.5): --json always has them. */
+const RECORD_FIELDS = [
+  'reference_id',
+  'status',
+  'amount',
+  'currency',
+  'created_at',
+  'updated_at',
+  'transaction_id',
+  'recipient',
+  'description',
+] as const;
+
+/** A field the service sent as text (or a number, as services differ), else null. */
+function textOrNull(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
+}
+
 /**
- * The record as --json gives it: as the service sent it, but for the amount, which is a
- * decimal string like every amount of ours (in the currency's decimals when it is known),
- * and the status, as `status` gives it (serviceStatusJson).
+ * The record as --json gives it: as the service sent it, every field it has, but the
+ * interface's fields are always there (null when the service left one out, or sent one that
+ * is not text), the amount is a decimal string like every amount of ours (in the currency's
+ * decimals when it is known), and the status is as `status` gives it (statusJson).
  */
 function recordJson(record: PayoutRecord): Record<string, unknown> {
-  const amount = record.amount;
-  const status = serviceStatusJson(record.status).status;
-  if (typeof amount !== 'number') return { ...record, status };
-  const cur = typeof record.currency === 'string' ? record.currency.toUpperCase() : '';
-  return { ...record, status, amount: formatServiceNumber(amount, isoMinorUnits(cur)) };
+  const doc: Record<string, unknown> = { ...record };
+  for (const field of RECORD_FIELDS) doc[field] = textOrNull(record[field]);
+  const { amount, currency } = record;
+  const cur = typeof currency === 'string' ? currency.toUpperCase() : '';
+  doc.amount =
+    typeof amount === 'number' && Number.isFinite(amount)
+      ? formatServiceAmount(amount, isoMinorUnits(cur))
+      : typeof amount === 'string' && /^-?\d+(\.\d+)?$/.test(amount)
+        ? amount
+        : null;
+  doc.status = serviceStatusJson(record.status).status;
+  return doc;
 }
 
 /** What the history says of a failed payout: the service's reason, and the retry that took it on. */
