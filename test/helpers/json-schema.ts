@@ -136,6 +136,31 @@ function expectedCommand(argv: readonly string[], code: number): string | null {
   return command === 'send' && argv.includes('--prepare') && code === 0 ? 'send prepare' : command;
 }
 
+/** A document checkJsonDocument found valid, and the schema file its `command` names. */
+export interface CheckedDocument {
+  argv: readonly string[];
+  code: number;
+  file: string;
+  doc: unknown;
+}
+
+let recording: CheckedDocument[] | undefined;
+
+/**
+ * Keeps every document checked from now on in this worker, until stop() (the mutation test of
+ * test/inprocess/json-documents.test.ts mutates them).
+ */
+export function recordDocuments(): { documents: CheckedDocument[]; stop(): void } {
+  const documents: CheckedDocument[] = [];
+  recording = documents;
+  return {
+    documents,
+    stop: () => {
+      if (recording === documents) recording = undefined;
+    },
+  };
+}
+
 /**
  * Checks the stdout of a run under --json: exactly one document, naming the command argv runs
  * (see expectedCommand), valid against the schema that `command` names (docs/schema/; null:
@@ -174,4 +199,5 @@ export function checkJsonDocument(
   if (said !== run.code) {
     throw new Error(`${where}: the document says exit_code ${String(said)}`);
   }
+  recording?.push({ argv, code: run.code, file, doc });
 }

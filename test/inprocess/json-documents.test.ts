@@ -8,10 +8,23 @@ import { acquireSendLock } from '../../src/state/index.js';
 import { tempHome } from '../helpers/cli.js';
 import { startServer } from '../helpers/http-servers.js';
 import {
+  acceptedByAjv,
+  checkWithPython,
+  distinctShapes,
+  firstOfEachKind,
+  MUTATION_KINDS,
+  type Mutation,
+  mutationsOf,
+  pathText,
+  pythonJsonschemaMissing,
+} from '../helpers/json-mutations.js';
+import {
   checkJsonDocument,
   hasSchema,
   leafCommands,
+  recordDocuments,
   schemaFileOf,
+  schemaFiles,
 } from '../helpers/json-schema.js';
 import { LedgerService } from '../helpers/ledger-service.js';
 import {
@@ -28,13 +41,17 @@ import { FakeSecretStore } from '../helpers/secret-store.js';
 // Issue 41, item 4: every command's --json document has schema_version and a schema in
 // docs/schema/, on every exit. runMain checks each document against the schema its
 // `command` names (test/helpers/json-schema.ts); this file makes each command print one on
-// success, on each exit its --help lists, and stopped (issue 50: every exit, 0 to 11 and 130).
+// success, on each exit its --help lists, and stopped. Issue 50: then each shape of document
+// printed here gets mechanical mistakes written into it (test/helpers/json-mutations.ts),
+// which the schemas must refuse, by ajv and by python-jsonschema.
 
 let svc: LedgerService;
 let refusing: LedgerService;
 let garbled: LedgerService;
 let mixed: LedgerService;
 const homes: Array<{ cleanup(): void }> = [];
+/** Every document this file's runs print, checked by runMain: the mutation test's material. */
+const recorder = recordDocuments();
 beforeAll(async () => {
   svc = await LedgerService.start();
   svc.preload({ reference_id: 'HELD-1', amount: 1.25, currency: 'EUR', recipient: 'a@ex.com' });
@@ -69,6 +86,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  recorder.stop();
   await svc.close();
   await refusing.close();
   await garbled.close();
@@ -449,5 +467,93 @@ describe('every command prints one document of its schema', () => {
       codes.filter((x) => !seen.get(c)?.has(x)).map((x) => `${c}: exit ${x}`),
     );
     expect(missing).toEqual([]);
+  });
+});
+
+/** PAYOUTS_TEST_JSON_STATS=1 prints how much the mutation test covered. */
+function stats(line: string): void {
+  if (process.env.PAYOUTS_TEST_JSON_STATS) console.log(line);
+}
+
+/** A document of this file, reduced to its shape, with its mistakes. */
+interface Material {
+  file: string;
+  argv: readonly string[];
+  code: number;
+  doc: unknown;
+  mutations: Mutation[];
+}
+
+/** Each distinct shape of document this file printed, with its mutations (json-mutations.ts). */
+function material(): Material[] {
+  return distinctShapes(recorder.documents).map((d) => ({
+    ...d,
+    mutations: mutationsOf(d.doc, (d.doc as { command?: string | null }).command ?? null),
+  }));
+}
+
+/** The mutations a validator accepted that it must not have, as lines. */
+function acceptedLines(m: Material, accepted: readonly number[]): string[] {
+  const where = `${m.file} (payouts ${m.argv.join(' ')}, exit ${m.code})`;
+  const lines: string[] = [];
+  const groups = new Map<string, Mutation[]>();
+  for (const i of accepted) {
+    const mut = m.mutations[i]!;
+    if (mut.group) groups.set(mut.group, [...(groups.get(mut.group) ?? []), mut]);
+    else
+      lines.push(
+        `${where} ${pathText(mut.path)}: ${mut.kind} ${JSON.stringify(mut.value ?? mut.key ?? null)}`,
+      );
+  }
+  for (const [path, muts] of groups) {
+    if (muts.length > 1)
+      lines.push(
+        `${where} ${path}: null or any of ${muts.map((x) => JSON.stringify(x.value)).join(', ')}`,
+      );
+  }
+  return lines;
+}
+
+describe('the schemas refuse mechanical mistakes in every shape of document printed above', () => {
+  it('reach every schema file, with every kind of mistake', () => {
+    const all = material();
+    const files = new Set(all.map((m) => m.file));
+    expect([...schemaFiles().keys()].filter((f) => !files.has(f))).toEqual([]);
+    const kinds = new Set(all.flatMap((m) => m.mutations.map((x) => x.kind)));
+    expect([...kinds].sort()).toEqual([...MUTATION_KINDS].sort());
+  });
+
+  it('ajv refuses each', () => {
+    const all = material();
+    const lines = all.flatMap((m) => acceptedLines(m, acceptedByAjv(m.file, m.doc, m.mutations)));
+    const count = all.reduce((n, m) => n + m.mutations.length, 0);
+    stats(
+      `ajv: ${all.length} shapes of ${recorder.documents.length} documents, ${count} mutations`,
+    );
+    expect(lines).toEqual([]);
+  });
+
+  it('python-jsonschema takes every document and refuses each mistake', (ctx) => {
+    const missing = pythonJsonschemaMissing();
+    if (missing) ctx.skip(`second validator not checked: ${missing}`);
+    const all = material();
+    const docs = recorder.documents.map((d) => ({ file: d.file, doc: d.doc, mutations: [] }));
+    const checked = firstOfEachKind(all);
+    const verdict = checkWithPython([...docs, ...checked]);
+    expect(verdict.schema_errors).toEqual([]);
+    const invalid = verdict.docs
+      .slice(0, docs.length)
+      .flatMap((v, i) =>
+        v.error
+          ? [`${docs[i]!.file} (payouts ${recorder.documents[i]!.argv.join(' ')}): ${v.error}`]
+          : [],
+      );
+    expect(invalid).toEqual([]);
+    const lines = checked.flatMap((m, i) =>
+      acceptedLines(m, verdict.docs[docs.length + i]!.accepted),
+    );
+    const count = checked.reduce((n, m) => n + m.mutations.length, 0);
+    stats(`python-jsonschema ${verdict.versions.jsonschema}: ${count} mutations`);
+    expect(lines).toEqual([]);
   });
 });
