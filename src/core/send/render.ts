@@ -189,9 +189,8 @@ export function jsonText(s: string): string {
 }
 
 /**
- * One result of a run as a line of JSON, every key present: the amount keeps the input's
- * exact digits and, like the charges, is a decimal string; a status the interface does not
- * document is "undocumented", the service's word in service_status.
+ * One result of a run as a line of JSON, every key present: the amount keeps the input's exact
+ * digits and, like the charges, is a decimal string; the status as sendStatusJson gives it.
  */
 export function resultItemJson(o: PayoutOutcome, charges: string | null): string {
   const q = jsonText;
