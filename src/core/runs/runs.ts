@@ -23,6 +23,7 @@ import {
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
 import { statusKind } from '../../domain/statuses.js';
+import { serviceStatusJson } from '../documents.js';
 import type { RetryRequest } from './retry.js';
 import { moneyText } from '../../money/amount.js';
 
@@ -115,7 +116,7 @@ function payoutJson(p: RunDetail['payouts'][number]) {
     amount: p.amount,
     currency: p.currency,
     state: STATE_NAMES[s.state],
-    status: stated?.status ?? null,
+    ...(stated ? serviceStatusJson(stated.status) : { status: null, service_status: null }),
     transaction_id: stated?.transaction_id ?? null,
     charges:
       stated?.charges === undefined
