@@ -4,6 +4,7 @@ import { openDatabase, type StateDb } from './db.js';
 import { serviceIdOf } from './hash.js';
 import { type HeldRef, tailOf } from '../domain/chain.js';
 import { retryLinks } from './retry-links.js';
+import { countByRetry, failedOfRun } from './run-retries.js';
 import { heldKind } from '../domain/statuses.js';
 import {
   type CountedRow,
@@ -39,6 +40,11 @@ export interface RunSummary {
     /** Payouts an earlier run had sent: reported, not sent again. */
     sent_earlier: number;
     not_sent: number;
+    /**
+     * Of `success`, the payouts that failed or were canceled and that their retry paid: by the
+     * one rule (run-retries.ts) they count as succeeded, and one whose retry is pending as pending.
+     */
+    paid_by_retry: number;
   };
 }
 
@@ -110,6 +116,7 @@ function summaryOf(r: SummaryRow & Counts): RunSummary {
     in_flight: r.in_flight,
     sent_earlier: r.sent_earlier,
     not_sent: 0,
+    paid_by_retry: 0,
   };
   const accounted =
     counts.success +
@@ -177,8 +184,19 @@ export async function runPageIn(
   const size = Number.isFinite(page.size) ? page.size : 2 ** 31 - 1;
   const rows = (await read(PAGE, [size, page.from])) as SummaryRow[];
   const [count] = (await read(RUN_COUNT, [])) as Array<{ n: number | string }>;
-  const runs = (await countedIn(read, rows, keep)).map(summaryOf);
+  const runs = await byRetries(read, await countedIn(read, rows, keep));
   return { runs, total: Number(count?.n ?? 0) };
+}
+
+/** Summaries of counted runs, each run's failed payouts counted by their retries. */
+async function byRetries(read: RowReader, rows: Array<SummaryRow & Counts>): Promise<RunSummary[]> {
+  const out: RunSummary[] = [];
+  for (const r of rows) {
+    const s = summaryOf(r);
+    s.counts = countByRetry(s.counts, await failedOfRun(read, r));
+    out.push(s);
+  }
+  return out;
 }
 
 /** Summaries of every run of every service in a store, the most recently active first. */
@@ -196,7 +214,7 @@ export async function runsByIdIn(
   const rows = (await read(`${SUMMARY} WHERE r.run_id IN (${ids.map(() => '?').join(', ')})`, [
     ...ids,
   ])) as SummaryRow[];
-  return (await countedIn(read, rows, keep)).map(summaryOf);
+  return byRetries(read, await countedIn(read, rows, keep));
 }
 
 /**
@@ -326,6 +344,11 @@ export async function readRunIn(
     const tail = tailOf(links, p.reference_id);
     if (tail) p.retried = tail;
   }
+  const retried = failed.map((p) => ({
+    status: p.state.state === 'confirmed' ? p.state.status : '',
+    ...(p.retried ? { retried: p.retried } : {}),
+  }));
+  detail.summary.counts = countByRetry(detail.summary.counts, retried);
   return detail;
 }
 

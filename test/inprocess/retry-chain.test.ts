@@ -101,16 +101,17 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
     const dry = await run(['send', file, '--dry-run']);
     expect(dry.stderr).toMatch(/Retried: +3, paid as ROW-2-R1, ROW-5-R1, ROW-9-R1/);
 
-    // runs show and status tell the chain.
+    // runs show and status tell the chain: the state one word, the retry in its own column.
     const table = await run(['runs', 'show', runId]);
-    expect(table.stdout).toMatch(
-      /ROW-2\s.*failed, retried as ROW-2-R1 in run [0-9a-f]{16}: success/,
-    );
+    expect(table.stdout).toMatch(/^ROW-2\t.*\tfailed\t.*\tROW-2-R1$/m);
+    expect(table.stderr).toContain('10 succeeded (3 paid by a retry)');
     const shownJson = JSON.parse((await run(['runs', 'show', runId, '--json'])).stdout);
+    expect(shownJson.counts).toMatchObject({ success: 10, failed: 0, paid_by_retry: 3 });
     expect(shownJson.payouts[1]).toMatchObject({
       reference_id: 'ROW-2',
       status: 'failed',
       retried: { reference_id: 'ROW-2-R1', status: 'success' },
+      paid_by_retry: true,
     });
     const third = await run(['runs', 'show', runId, '--failed-out', second]);
     expect(third.stderr).toContain(`No payout of run ${runId} is left to retry`);

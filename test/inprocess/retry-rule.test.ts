@@ -81,6 +81,31 @@ describe.each(STORES)('status of a failed payout its retry paid (%s)', (store) =
     });
   });
 
+  it('runs and runs show count it paid, its state one word and the retry in a column', async () => {
+    const { run, runId, retryRun } = await retriedMonth(withStore);
+    const list = JSON.parse((await run(['runs', '--json'])).stdout);
+    const first = list.runs.find((r: { run_id: string }) => r.run_id === runId);
+    expect(first.counts).toMatchObject({ success: 3, failed: 1, paid_by_retry: 1 });
+    const text = await run(['runs']);
+    expect(pipeRow(text.stdout, runId).states).toBe('3 succeeded (1 paid by a retry), 1 failed');
+
+    const shown = await run(['runs', 'show', runId]);
+    expect(pipeRow(shown.stdout, 'ROW-2')).toMatchObject({
+      state: 'failed',
+      message: 'Account closed',
+      retried_as: 'ROW-2-R1',
+    });
+    expect(pipeRow(shown.stdout, 'ROW-3')).toMatchObject({ state: 'failed', retried_as: '' });
+    expect(shown.stderr).toContain('3 succeeded (1 paid by a retry), 1 failed');
+    const doc = JSON.parse((await run(['runs', 'show', runId, '--json'])).stdout);
+    expect(doc.payouts[1]).toMatchObject({
+      status: 'failed',
+      retried: { reference_id: 'ROW-2-R1', run_id: retryRun, status: 'success' },
+      paid_by_retry: true,
+    });
+    expect(doc.payouts[2]).toMatchObject({ retried: null, paid_by_retry: false });
+  });
+
   it('takes the retry’s status from the service, not from the history', async () => {
     const { svc, run } = await retriedMonth(withStore);
     // The service now holds the retry as pending: the payout is pending as it (exit 5).

@@ -5,7 +5,7 @@ import { ExitCode } from '../../exit-codes.js';
 import { formatServiceAmount } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
 import { type ErrorObject, serviceStatusJson, statusDocHead } from '../documents.js';
-import { retriedJson } from '../runs/runs.js';
+import { retriedJson } from '../runs/payouts.js';
 import { chainJson, counted, paidByRetryCount } from './chains.js';
 import type { LookupOutcome } from './lookup.js';
 import type { NotFoundContext } from './near.js';
