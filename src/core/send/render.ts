@@ -6,7 +6,6 @@ import {
   formatServiceAmount,
   minorFromServiceNumber,
   moneyText,
-  parseAmount,
 } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
@@ -354,47 +353,4 @@ export function totalsText(totals: CurrencyTotals, currencies: CurrencyTable): s
   return Object.entries(totalsDoc(totals, currencies))
     .map(([cur, t]) => moneyText(cur, t.total))
     .join(', ');
-}
-
-/** Per-currency totals of the payouts not sent, as "EUR 579,071.29, USD 12.00". */
-export function notSentTotals(
-  outcomes: Iterable<PayoutOutcome>,
-  currencies: CurrencyTable,
-): string {
-  const totals = new CurrencyTotals();
-  for (const o of outcomes) {
-    if (statusKind(o.status) !== 'not_sent') continue;
-    const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
-    if (r.ok) totals.add(o.currency, r.amount.minor);
-  }
-  return totalsText(totals, currencies);
-}
-
-/**
- * What an interrupted run did with the money, in one line: "Interrupted: 800 of 2000 payouts
- * sent (800 succeeded); 1200 not sent, EUR 579071.29. Run the same command again ...".
- * Payouts in doubt (`inDoubt`: stopped while waiting to read them back) are never called
- * "to send": the next run reads them back before it sends anything.
- */
-export function interruptedLine(summary: ResultsSummary, notSent: string, inDoubt = 0): string {
-  const n = summary.counts;
-  const sent = summary.total - n.notSent;
-  const how = [
-    `${n.success} succeeded`,
-    n.failed - n.canceled && `${n.failed - n.canceled} failed`,
-    n.canceled && `${n.canceled} canceled`,
-    n.pending && `${n.pending} pending`,
-    n.unknown && `${n.unknown} unknown`,
-  ].filter(Boolean);
-  let line = `Interrupted: ${sent} of ${count(summary.total, 'payout')} sent (${how.join(', ')})`;
-  if (inDoubt) {
-    line += `; ${inDoubt} in doubt: ${inDoubt === 1 ? 'its' : 'their'} outcome is not known (the run stopped before reading ${inDoubt === 1 ? 'it' : 'them'} back)`;
-  }
-  if (n.notSent) line += `; ${n.notSent} not sent, ${notSent}`;
-  if (inDoubt) {
-    const then = n.notSent ? ', then sends those not sent' : '';
-    return `${line}. Run the same command again: it reads back the payouts in doubt before sending anything${then}; nothing will be sent twice.`;
-  }
-  if (!n.notSent) return `${line}.`;
-  return `${line}. Run the same command again to send them; nothing will be sent twice.`;
 }
