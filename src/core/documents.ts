@@ -99,6 +99,7 @@ export function sendDocHead(flags: { dryRun: boolean; sandbox: boolean }) {
     not_sent_count: null as number | null,
     sent_earlier_count: null as number | null,
     found_at_service_count: null as number | null,
+    paid_by_retry_count: null as number | null,
     charges: null as Record<string, string> | null,
     charges_unknown_count: null as number | null,
     outcome_unknown: [] as string[],
@@ -128,6 +129,10 @@ export interface SendResult {
   message: string | null;
   sent_earlier: boolean;
   found_at_service: boolean;
+  /** A payout failed earlier that a retry took on: that retry (docs/history.md). */
+  retried_as: { reference_id: string; run_id: string; status: string } | null;
+  /** Failed earlier and paid by its retry: counted in success_count. */
+  paid_by_retry: boolean;
 }
 
 /** A send's whole --json document (docs/schema/send.schema.json), as a reader of it sees it. */

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
 import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
@@ -156,3 +158,86 @@ describe('status of a failed payout this history never sent', () => {
     expect(here.results[0].history.held).toBe(true);
   });
 });
+
+describe.each(STORES)('send of a file whose failed payout its retry paid (%s)', (store) => {
+  const withStore = storeEnv(store, { migrated: true });
+
+  it('counts it paid: exit 0, its own status kept, the retry named, never in --failed-out', async () => {
+    const t = await retrySetUp(fixture, withStore, failsThese(new Set(['ROW-2'])));
+    const file = t.write('november.csv', [HEADER, row(1), row(2), row(3)]);
+    expect((await t.run(sendArgs(file))).code).toBe(4);
+    const retry = t.write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]);
+    const retried = await t.run(sendArgs(retry));
+    const retryRun = runIdOf(retried.stderr);
+    const creates = t.svc.creates;
+
+    const report = join(t.home.dir, 'again.report.csv');
+    const failedOut = join(t.home.dir, 'again.failed.csv');
+    const again = await t.run(sendArgs(file, '--report', report, '--failed-out', failedOut));
+    expect(again.code).toBe(0);
+    expect(t.svc.creates).toBe(creates);
+    expect(pipeRow(again.stdout, 'ROW-2')).toMatchObject({
+      status: 'failed (earlier; paid by its retry)',
+      retried_as: 'ROW-2-R1',
+    });
+    expect(pipeRow(again.stdout, 'ROW-1').retried_as).toBe('');
+    expect(readFileSync(failedOut, 'utf8')).not.toContain('ROW-2');
+    const lines = readFileSync(report, 'utf8')
+      .replace(/^\ufeff/, '')
+      .split('\r\n');
+    expect(lines[0]).toMatch(/,sent_earlier,retried_as$/);
+    expect(lines.find((l) => l.includes(',ROW-2,'))).toMatch(/,failed,.*,true,ROW-2-R1$/);
+
+    const doc = JSON.parse((await t.run(sendArgs(file, '--json'))).stdout);
+    expect(doc).toMatchObject({
+      exit_code: 0,
+      success_count: 3,
+      paid_by_retry_count: 1,
+      failed_count: 0,
+    });
+    expect(doc.results[1]).toMatchObject({
+      reference_id: 'ROW-2',
+      status: 'failed',
+      sent_earlier: true,
+      retried_as: { reference_id: 'ROW-2-R1', run_id: retryRun, status: 'success' },
+      paid_by_retry: true,
+    });
+    expect(doc.results[0]).toMatchObject({ retried_as: null, paid_by_retry: false });
+  });
+
+  it('counts one whose retry is pending as pending (exit 5), and watches the retry', async () => {
+    const failing = failsThese(new Set(['ROW-2']));
+    const t = await retrySetUp(fixture, withStore, (n, posted, svc) =>
+      posted[0]?.reference_id === 'ROW-2-R1'
+        ? { heldAs: 'pending', body: pendingBody }
+        : failing(n, posted, svc),
+    );
+    const file = t.write('november.csv', [HEADER, row(1), row(2)]);
+    await t.run(sendArgs(file));
+    const retry = t.write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]);
+    expect((await t.run(sendArgs(retry))).code).toBe(5);
+    const again = await t.run(sendArgs(file, '--json'));
+    expect(again.code).toBe(5);
+    const doc = JSON.parse(again.stdout);
+    expect(doc).toMatchObject({ pending_count: 1, failed_count: 0, paid_by_retry_count: 0 });
+    expect(doc.results[1]).toMatchObject({
+      status: 'failed',
+      retried_as: { reference_id: 'ROW-2-R1', status: 'pending' },
+      paid_by_retry: false,
+    });
+    expect(again.stderr).toContain('payouts status ROW-2-R1 --watch');
+  });
+});
+
+/** A create answer holding every posted payout as pending. */
+function pendingBody(results: Array<Record<string, unknown>>) {
+  return {
+    success: true,
+    message: ['Payouts processed'],
+    data: {
+      success_count: 0,
+      failed_count: 0,
+      results: results.map((x) => ({ ...x, status: 'pending' })),
+    },
+  };
+}

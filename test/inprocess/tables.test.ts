@@ -125,6 +125,7 @@ describe('tables on a pipe', () => {
       'charges',
       'transaction_id',
       'message',
+      'retried_as',
     ]);
     expect(
       sent

@@ -7,7 +7,7 @@
  * --max-total and "nothing to send" are folds over the fates (fates.ts).
  */
 import type { PayoutRequest } from '../../api/types.js';
-import { addHeld, type HeldRef, heldRef, retriesOf, tailOf } from '../../domain/chain.js';
+import { addHeld, byRetry, type HeldRef, heldRef, retriesOf, tailOf } from '../../domain/chain.js';
 import type { PriorRow } from '../../domain/history.js';
 import { heldKind, isCanceled } from '../../domain/statuses.js';
 import { sameHash } from '../../state/hash.js';
@@ -177,20 +177,29 @@ function inFlightOf(r: PriorRow, had: InFlight | undefined): InFlight {
 }
 
 /**
- * A payout that failed and was retried is in the state of its chain: paid (or pending) by its
- * retry, it is sent earlier as that retry's outcome, naming it; its run and time are the retry's.
+ * A payout that failed and was retried is in the state of its chain (byRetry): paid (or
+ * pending) by its retry, it is sent earlier with its own status, the retry named beside it
+ * (`retried_as`), and counts as the retry's state; its run and time are the retry's.
  */
 function settleRetried(fates: Map<number, Fate>, held: Held): void {
   for (const [row, fate] of fates) {
     if (fate.kind !== 'sent-earlier' || !failed(fate.earlier)) continue;
     const s = fate.earlier;
     const tail = tailOf(held.chains.get(row), held.payouts.get(row)?.reference_id ?? '');
-    if (!tail || (tail.kind !== 'success' && tail.kind !== 'pending')) continue;
-    const how = tail.kind === 'success' ? 'paid by' : 'pending as';
-    const outcome = {
+    const by = byRetry(s.outcome.status, tail);
+    if (!tail || !by) continue;
+    const how = by === 'paid_by_retry' ? 'paid by' : 'pending as';
+    // Its own status and transaction; the charges of the failed request are not the payout's.
+    const { charges: _charges, ...own } = s.outcome;
+    const retried_as = {
+      reference_id: tail.ref,
+      run_id: tail.runId,
       status: tail.status ?? tail.kind,
-      ...(tail.transactionId ? { transaction_id: tail.transactionId } : {}),
+    };
+    const outcome = {
+      ...own,
       message: `${s.outcome.status} earlier; retried: ${how} ${tail.ref} in ${runText(tail)}`,
+      retried_as,
     };
     const earlier = {
       outcome,
@@ -199,11 +208,7 @@ function settleRetried(fates: Map<number, Fate>, held: Held): void {
       runId: tail.runId,
       at: tail.at,
     };
-    fates.set(row, {
-      kind: 'sent-earlier',
-      earlier: { ...earlier, retriedAs: tail.ref },
-      how: 'retried',
-    });
+    fates.set(row, { kind: 'sent-earlier', earlier, how: 'retried' });
   }
 }
 

@@ -7,7 +7,7 @@
 import type { PayoutRequest } from '../../api/types.js';
 import type { HeldRef } from '../../domain/chain.js';
 import type { PriorRow } from '../../domain/history.js';
-import type { PayoutOutcome } from '../../domain/outcome.js';
+import { outcomeKind, type PayoutOutcome, paidByRetry } from '../../domain/outcome.js';
 import { heldKind } from '../../domain/statuses.js';
 import { InternalError } from '../../errors.js';
 import { CurrencyTotals, parseAmount } from '../../money/amount.js';
@@ -81,9 +81,8 @@ export interface SentEarlier {
   amount: string;
   /** The run that sent it ('' when found at the service) and when its request went out (null: not recorded). */
   runId: string;
+  /** When its retry paid it (or it is pending as it: outcome.retried_as), the retry's. */
   at: string | null;
-  /** The reference that retried it and was paid (or is pending): the run and time are that retry's. */
-  retriedAs?: string;
 }
 
 /** A payout an earlier attempt may have sent, and when its request went out at the latest. */
@@ -186,9 +185,14 @@ export function foundAs(payout: PayoutRequest, outcome: KnownOutcome, runId = ''
   return { outcome, currency: payout.currency, amount: payout.amount, runId, at: null };
 }
 
-/** Whether a payout sent earlier failed or was canceled at the service. */
+/**
+ * Whether a payout sent earlier failed or was canceled at the service, and is still failed by
+ * the one rule: not paid by a retry, nor pending as one (outcomeKind).
+ */
 export function failed(s: SentEarlier): boolean {
-  return heldKind({ state: 'done', status: s.outcome.status }) === 'failed';
+  if (heldKind({ state: 'done', status: s.outcome.status }) !== 'failed') return false;
+  const kind = outcomeKind(s.outcome);
+  return kind !== 'success' && kind !== 'pending';
 }
 
 /** The refused rows of the first kind of refusal that stops the run, in row order; none: it goes on. */
@@ -312,9 +316,9 @@ function partsOf(decision: Decision) {
       if (payout) lookUp.push(payout);
       else if (f.inFlight) readBack.push(f.inFlight.payout);
     }
-    if (f.kind === 'sent-earlier' && f.how === 'retried' && f.earlier.retriedAs) {
-      const paid = heldKind({ state: 'done', status: f.earlier.outcome.status }) === 'success';
-      retried.push({ ref: f.earlier.retriedAs, paid });
+    const by = f.kind === 'sent-earlier' ? f.earlier.outcome.retried_as : undefined;
+    if (f.kind === 'sent-earlier' && by) {
+      retried.push({ ref: by.reference_id, paid: paidByRetry(f.earlier.outcome) });
     }
   }
   return { earlier, readBack, lookUp, retried };

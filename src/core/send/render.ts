@@ -11,8 +11,14 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type ErrorObject, type SendDocHead, sendDocHead, sendStatusJson } from '../documents.js';
-import { statusKind } from '../../domain/statuses.js';
-import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from '../../domain/outcome.js';
+import { isDocumentedStatus, statusKind } from '../../domain/statuses.js';
+import {
+  countOutcomes,
+  type OutcomeCounts,
+  outcomeKind,
+  type PayoutOutcome,
+  paidByRetry,
+} from '../../domain/outcome.js';
 
 /** Rows beyond which the results table shows only the rows that need attention. */
 export const LONG_RUN_ROWS = 50;
@@ -166,6 +172,7 @@ export function resultsHead(summary: ResultsSummary, extra: ResultsExtra): SendD
     not_sent_count: c.notSent,
     sent_earlier_count: c.sentEarlier,
     found_at_service_count: c.foundAtService,
+    paid_by_retry_count: c.paidByRetry,
     charges: summary.charges,
     charges_unknown_count: summary.chargesUnknown,
     outcome_unknown: extra.unknown,
@@ -196,7 +203,16 @@ export function resultItemJson(o: PayoutOutcome, charges: string | null): string
   const q = jsonText;
   const opt = (v: string | null | undefined) => (v === undefined || v === null ? 'null' : q(v));
   const s = sendStatusJson(o.status);
-  return `{"reference_id": ${q(o.reference_id)}, "status": ${q(s.status)}, "service_status": ${opt(s.service_status)}, "transaction_id": ${opt(o.transaction_id)}, "amount": ${q(o.amount)}, "currency": ${q(o.currency)}, "charges": ${opt(charges)}, "message": ${opt(o.message || undefined)}, "sent_earlier": ${o.sent_earlier ? 'true' : 'false'}, "found_at_service": ${o.found_at_service ? 'true' : 'false'}}`;
+  const r = o.retried_as;
+  const retried = r
+    ? `{"reference_id": ${q(r.reference_id)}, "run_id": ${q(r.run_id)}, "status": ${q(retriedStatus(r.status))}}`
+    : 'null';
+  return `{"reference_id": ${q(o.reference_id)}, "status": ${q(s.status)}, "service_status": ${opt(s.service_status)}, "transaction_id": ${opt(o.transaction_id)}, "amount": ${q(o.amount)}, "currency": ${q(o.currency)}, "charges": ${opt(charges)}, "message": ${opt(o.message || undefined)}, "sent_earlier": ${o.sent_earlier ? 'true' : 'false'}, "found_at_service": ${o.found_at_service ? 'true' : 'false'}, "retried_as": ${retried}, "paid_by_retry": ${paidByRetry(o) ? 'true' : 'false'}}`;
+}
+
+/** A retry's status in --json: a documented one, or unknown (in doubt, or undocumented). */
+function retriedStatus(status: string): string {
+  return isDocumentedStatus(status) ? status : 'unknown';
 }
 
 /** The results of a run as --json items, made one at a time. */
@@ -240,6 +256,11 @@ export function colourStatus(status: string, c: ChalkInstance): string {
  * payout that failed earlier is never called sent: its reference_id is used up.
  */
 function earlierMark(o: PayoutOutcome, c: ChalkInstance): string {
+  // Failed earlier, then paid (or pending) by its retry: the retry column names it.
+  if (o.retried_as) {
+    const as = paidByRetry(o) ? 'paid by its retry' : 'pending as its retry';
+    return c.dim(` (earlier; ${as})`);
+  }
   if (o.sent_earlier && statusKind(o.status) === 'failed') {
     return c.dim(' (earlier: needs a new reference_id)');
   }
@@ -259,8 +280,8 @@ export interface ResultRows {
 export function listRows(outcomes: PayoutOutcome[]): ResultRows {
   return {
     total: outcomes.length,
-    successCount: outcomes.filter((o) => o.status === 'success').length,
-    withSuccess: (success) => outcomes.filter((o) => (o.status === 'success') === success),
+    successCount: outcomes.filter((o) => outcomeKind(o) === 'success').length,
+    withSuccess: (success) => outcomes.filter((o) => (outcomeKind(o) === 'success') === success),
   };
 }
 
@@ -290,10 +311,11 @@ export async function resultsTable(
     formatCharges(o, currencies),
     d(o.transaction_id ?? ''),
     d(o.message ?? ''),
+    d(o.retried_as?.reference_id ?? ''),
   ]);
   const text = rows.length
     ? await output.table(
-        ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'],
+        ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message', 'retried_as'],
         body,
         { wrap: ['status', 'message'], below: ['message'], drop: ['charges'] },
       )

@@ -3,6 +3,7 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'n
 import { basename, dirname, join } from 'node:path';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { ReportRow } from '../../state/index.js';
+import { outcomeKind } from '../../domain/outcome.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
 import { shellWord } from '../../output/display.js';
 import { formatCharges } from './render.js';
@@ -64,6 +65,7 @@ const REPORT_HEADER = [
   'charges',
   'message',
   'sent_earlier',
+  'retried_as',
 ];
 
 /**
@@ -121,6 +123,7 @@ export async function writeReport(
         o ? money(formatCharges(o, currencies)) : '',
         text(o?.message),
         o?.sent_earlier ? 'true' : '',
+        text(o?.retried_as?.reference_id),
       ];
       append(`${cells.join(d)}${eol}`);
     }
@@ -199,7 +202,8 @@ export function writeFailedOut(
 /** The rows known not to have been paid, as retry rows with no new reference yet. */
 function* knownUnpaid(rows: Iterable<ReportRow>): Generator<RetryRow> {
   for (const p of rows) {
-    if (!isKnownUnpaid(statusKind(p.outcome?.status ?? NOT_SENT))) continue;
+    // By the one rule: a payout its retry paid (or is paying) is never written here.
+    if (!isKnownUnpaid(p.outcome ? outcomeKind(p.outcome) : statusKind(NOT_SENT))) continue;
     const { reference_id, amount, currency, recipient, description } = p;
     yield { reference_id, new_reference_id: '', amount, currency, recipient, description };
   }

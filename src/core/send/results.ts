@@ -13,7 +13,7 @@ import {
   exitCodeForStatuses,
   worstExitCode,
 } from '../../exit-codes.js';
-import type { PayoutOutcome } from '../../domain/outcome.js';
+import { outcomeKind, type PayoutOutcome } from '../../domain/outcome.js';
 import { CurrencyTotals, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
@@ -261,9 +261,10 @@ function are(n: number): string {
 function openReferences(run: Finished, max: number): string[] {
   const refs: string[] = [];
   for (const o of run.engine.outcomes.values()) {
-    const kind = statusKind(o.status);
+    const kind = outcomeKind(o);
     if (kind !== 'pending' && kind !== 'undocumented') continue;
-    refs.push(o.reference_id);
+    // Pending as its retry: the retry is the payout to watch.
+    refs.push(o.retried_as?.reference_id ?? o.reference_id);
     if (refs.length > max) break;
   }
   return refs;

@@ -52,8 +52,12 @@ function word(f: Fate | undefined): string {
   switch (f.kind) {
     case 'send':
       return f.unasked ? `send, ${f.unasked} unasked` : 'send';
-    case 'sent-earlier':
-      return `sent earlier (${f.how}, ${f.earlier.outcome.status})`;
+    case 'sent-earlier': {
+      // A payout failed earlier keeps its own status; its retry is named beside it.
+      const r = f.earlier.outcome.retried_as;
+      const as = r ? `, as ${r.reference_id}: ${r.status}` : '';
+      return `sent earlier (${f.how}, ${f.earlier.outcome.status}${as})`;
+    }
     case 'read-back':
       return 'read back';
     case 'look-up':
@@ -73,7 +77,7 @@ const FROM_HISTORY = [
   'read back',
   'sent earlier (history, success)',
   'refused: failed-earlier',
-  'sent earlier (retried, success)',
+  'sent earlier (retried, failed, as RETRIED-R1: success)',
   'send, F1 unasked',
   'refused: retry',
   'refused: held-other',
@@ -91,7 +95,7 @@ const TABLE: Record<Mode, string[]> = {
     'read back',
     'look up ROT (other-client)',
     'refused: failed-earlier',
-    'sent earlier (retried, success)',
+    'sent earlier (retried, failed, as RETRIED-R1: success)',
     'look up F1-R1 (not-in-history), F1 (original)',
     'refused: retry',
     'refused: held-other',
@@ -103,7 +107,7 @@ const TABLE: Record<Mode, string[]> = {
     'look up DOUBT (not-final)',
     'look up ROT (other-client)',
     'refused: failed-earlier',
-    'sent earlier (retried, success)',
+    'sent earlier (retried, failed, as RETRIED-R1: success)',
     'send, F1 unasked',
     'refused: retry',
     'refused: held-other',
@@ -168,7 +172,7 @@ describe('decide: the service answers what the history left open', () => {
       'read back',
       'sent earlier (service, success)',
       'send',
-      'sent earlier (retried, success)',
+      'sent earlier (retried, failed, as RETRIED-R1: success)',
       'send',
     ]);
     const rot = d.fates.get(4);
