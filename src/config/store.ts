@@ -1,18 +1,7 @@
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { replaceFile } from '../files.js';
 import { jsonErrorOffset, lineAndColumn } from './json-error.js';
 
 /**
@@ -132,23 +121,10 @@ export class ConfigStore {
     return typeof profiles === 'object' && profiles !== null ? { ...profiles } : {};
   }
 
-  /** Writes the whole file: a temporary file, synced, renamed over the old one. */
+  /** Writes the whole file: a new file beside it, synced, renamed over the old one. */
   private write(profiles: Record<string, StoredProfile>): void {
     const shape: ConfigShape = { profiles };
-    const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
-    const fd = openSync(temp, 'w', 0o600);
-    try {
-      writeSync(fd, `${JSON.stringify(shape, undefined, '\t')}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      renameSync(temp, this.path);
-    } catch (error) {
-      rmSync(temp, { force: true });
-      throw error;
-    }
+    replaceFile(this.path, (append) => append(`${JSON.stringify(shape, undefined, '\t')}\n`));
   }
 
   /** A stored profile, or undefined. */

@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** A temporary file's run, by the pid in its name: `approved-PREP-PID.csv`, `stdin-PID-TIME.spool`. */
-const OWNER = /^(?:approved-[0-9a-z]+-(\d+)\.csv|stdin-(\d+)-\d+\.spool)$/;
+/** A temporary file's run, by the pid in its name: `approved-PREP-PID.csv`, `stdin-PID-RANDOM.spool`. */
+const OWNER = /^(?:approved-[0-9a-z]+-(\d+)\.csv|stdin-(\d+)-[0-9a-f]+\.spool)$/;
 
 /** Whether a process runs (one of another user's, which cannot be signalled, counts). */
 function running(pid: number): boolean {

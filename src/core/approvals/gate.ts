@@ -2,11 +2,11 @@
  * Approvals as `payouts send` meets them: --prepare records a run, a send under the rule
  * needs an approved run of exactly its payouts, and --approved sends one from the history.
  */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { PayoutRequest } from '../../api/types.js';
 import { type ApprovalBlock, ApprovalStateError, UsageError } from '../../errors.js';
+import { replaceFile } from '../../files.js';
 import { type CurrencyTotals, formatMinor, moneyText } from '../../money/amount.js';
 import { shortTime } from '../../output/table.js';
 import type { CurrencyTable } from '../../money/currencies.js';
@@ -368,7 +368,7 @@ export async function approvedFile(
       );
     }
     const path = join(dir, `approved-${prep.prep_id}-${pid}.csv`);
-    writeFileSync(path, approvedCsv(figures.payouts), { mode: 0o600 });
+    replaceFile(path, (append) => append(approvedCsv(figures.payouts)));
     return { path, prep };
   });
 }

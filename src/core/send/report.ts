@@ -1,5 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { replaceFile } from '../../files.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { ReportRow } from '../../state/index.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
@@ -18,35 +17,6 @@ export function csvCell(value: string, delimiter = ','): string {
  */
 export function neutraliseFormula(value: string): string {
   return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
-
-/** Writes a file atomically: a temp file beside it, synced, then renamed over it. */
-export function writeFileAtomic(
-  path: string,
-  write: (append: (text: string) => void) => Promise<void> | void,
-): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const fd = openSync(tmp, 'w', 0o600);
-  let buffer = '';
-  const append = (text: string) => {
-    buffer += text;
-    if (buffer.length > 1 << 16) {
-      writeSync(fd, buffer);
-      buffer = '';
-    }
-  };
-  return Promise.resolve(write(append))
-    .then(() => {
-      writeSync(fd, buffer);
-      fsyncSync(fd);
-      closeSync(fd);
-      renameSync(tmp, path);
-    })
-    .catch((err: unknown) => {
-      closeSync(fd);
-      rmSync(tmp, { force: true });
-      throw err;
-    });
 }
 
 const REPORT_HEADER = [
@@ -91,7 +61,7 @@ export async function writeReport(
 ): Promise<void> {
   const { bom, eol } = reportStyle(format.encoding ?? 'excel');
   const d = format.delimiter ?? ',';
-  await writeFileAtomic(path, (append) => {
+  replaceFile(path, (append) => {
     append(`${bom}${REPORT_HEADER.join(d)}${eol}`);
     const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''), d);
     for (const p of rows) {
@@ -145,7 +115,7 @@ export async function writeRetryFile(
 ): Promise<number> {
   let count = 0;
   const { bom, eol } = reportStyle(encoding);
-  await writeFileAtomic(path, (append) => {
+  replaceFile(path, (append) => {
     append(`${bom}${RETRY_HEADER.join(',')}${eol}`);
     for (const p of rows) {
       count += 1;

@@ -1,9 +1,10 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { InputSource } from '../../input/index.js';
+import { createNewFile } from '../../files.js';
 import { privateTmp } from '../../state/tmp.js';
 
 /** An input file of a run, whose bytes are hashed as they stream past the parser. */
@@ -45,8 +46,8 @@ export async function spoolStdin(
   dir: string,
   pid: number,
 ): Promise<{ path: string; remove(): void }> {
-  const path = join(privateTmp(dir), `stdin-${pid}-${Date.now()}.spool`);
-  await pipeline(stdin, createWriteStream(path, { mode: 0o600 }));
+  const path = join(privateTmp(dir), `stdin-${pid}-${randomBytes(9).toString('hex')}.spool`);
+  await pipeline(stdin, createWriteStream(path, { fd: createNewFile(path) }));
   return { path, remove: () => rmSync(path, { force: true }) };
 }
 
