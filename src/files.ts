@@ -147,7 +147,7 @@ function checkReplaceable(path: string): void {
     if (errorCode(err) === 'ENOENT') return;
     throw err;
   }
-  if (!st.isFile()) throw new UnsafeFileError(`${path} is ${kindOf(st)}: it was not replaced`);
+  if (!st.isFile()) throw new UnsafeFileError(`${kindOf(st)} is there now, left as it is`);
 }
 
 /**
@@ -325,4 +325,26 @@ export function writeTargetProblem(t: WriteTarget, kept: KeptFiles): UsageError 
   if (isInput(t, full, kept.inputs ?? []))
     return refuse(t, 'is an input file of this run', 'name another file for it to write');
   return folderProblem(t, full);
+}
+
+/**
+ * Throws the first reason (a UsageError, exit 2) payouts must not write one of `targets`, two
+ * options naming the same file included; targets without a path are not asked for.
+ */
+export function checkWriteTargets(
+  targets: Array<Omit<WriteTarget, 'path'> & { path?: string }>,
+  kept: KeptFiles,
+): void {
+  const seen = new Map<string, string>();
+  for (const t of targets) {
+    if (t.path === undefined) continue;
+    const target = { ...t, path: t.path };
+    const full = resolve(t.cwd, t.path);
+    const other = seen.get(full);
+    if (other)
+      throw refuse(target, `is the file ${other} names too`, 'give each option a file of its own');
+    seen.set(full, t.option);
+    const problem = writeTargetProblem(target, kept);
+    if (problem) throw problem;
+  }
 }

@@ -53,7 +53,7 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
     if (flags.newReferences !== undefined && flags.failedOut === undefined) {
       throw new UsageError('--new-references only applies with --failed-out FILE');
     }
-    const [{ showRun }, { stateDir }] = await Promise.all([
+    const [{ showRun }, { stateDir, configDir }] = await Promise.all([
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
@@ -67,6 +67,7 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
             cwd: ctx.runtime.cwd,
             suffix: flags.newReferences,
             encoding: flags.reportEncoding,
+            kept: [stateDir(ctx.runtime.env), configDir(ctx.runtime.env)],
           };
     return showRun(
       { stateDir: stateDir(ctx.runtime.env), stateUrl },

@@ -281,6 +281,7 @@ export async function showRun(
   retry?: RetryRequest,
   all = false,
 ): Promise<number> {
+  if (retry) (await import('./retry.js')).checkRetryTarget(retry);
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
     if (await prepared.showPrepared(from.stateUrl, id, output, all)) return 0;

@@ -1,3 +1,4 @@
+import { checkWriteTargets } from '../../files.js';
 import type { InputEncoding, InputFormat, PayoutField } from '../../input/index.js';
 
 /** A per-currency ceiling from --max-total CUR=AMOUNT. */
@@ -61,4 +62,31 @@ export function concurrencyOf(opts: Pick<SendOptions, 'concurrency' | 'maxConcur
 } {
   if (opts.concurrency !== undefined) return { initial: opts.concurrency, max: opts.concurrency };
   return { initial: Math.min(8, opts.maxConcurrency), max: opts.maxConcurrency };
+}
+
+/** Where a send runs: its folders, and where relative names are resolved. */
+export interface SendPlace {
+  stateDir: string;
+  configDir?: string;
+  cwd?: string;
+}
+
+/**
+ * Refuses, before anything is read or sent, a --report or --failed-out file payouts must not
+ * write: a folder, a link, a FIFO or device, a file of its own folders (state.db, the config),
+ * an input of the run, a folder that is missing or cannot be written (exit 2, naming the
+ * option, the path and the fix).
+ */
+export function checkOutputFiles(opts: SendOptions, place: SendPlace): void {
+  const cwd = place.cwd ?? '.';
+  checkWriteTargets(
+    [
+      { option: '--report', path: opts.reportPath, cwd },
+      { option: '--failed-out', path: opts.failedOutPath, cwd },
+    ],
+    {
+      folders: place.configDir ? [place.stateDir, place.configDir] : [place.stateDir],
+      inputs: opts.files.filter((f) => f !== '-'),
+    },
+  );
 }

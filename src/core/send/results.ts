@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { NOTHING_SENT } from '../../api/client.js';
 import {
   errorCode,
@@ -72,18 +73,91 @@ function runError(thrown: unknown, summary: ResultsSummary): Error | undefined {
   });
 }
 
-/** Writes the report and failed-rows files the user asked for; returns the failed rows written. */
-async function writeFiles(run: RunView, engine: SendEngine): Promise<number> {
+/** What became of a file the user asked for: the rows written, or why it was not written. */
+type Written = { rows: number } | { failed: string };
+
+/** Why a file could not be written, in words (the error's own for ours, such as a link found there). */
+function whyNotWritten(error: unknown): string {
+  const words: Record<string, string> = {
+    ENOSPC: 'the disk is full',
+    EDQUOT: 'the disk quota is used up',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EROFS: 'the file system is read-only',
+    ENOENT: 'its folder is gone',
+    EIO: 'an input/output error',
+  };
+  const code = errorCode(error);
+  return (code && words[code]) ?? errorMessage(error);
+}
+
+/** Writes one file, or says why it could not be: never an error of the run. */
+async function tryWrite(write: () => Promise<unknown>): Promise<Written> {
+  try {
+    const rows = await write();
+    return { rows: typeof rows === 'number' ? rows : 0 };
+  } catch (error) {
+    return { failed: whyNotWritten(error) };
+  }
+}
+
+/**
+ * Writes the report and failed-rows files the user asked for (each checked before anything
+ * was sent, so a failure now is the disk's or the folder's); what becomes of each.
+ */
+async function writeFiles(
+  run: RunView,
+  engine: SendEngine,
+): Promise<{ report?: Written; failedOut?: Written }> {
   const { opts, currencies } = run;
   const outcomes = engine.outcomes;
   const encoding = opts.reportEncoding;
-  if (opts.reportPath) {
-    const format = { encoding, delimiter: opts.reportDelimiter };
-    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, format);
+  const at = (path: string) => resolve(run.deps.cwd ?? '.', path);
+  const { reportPath, failedOutPath } = opts;
+  const format = { encoding, delimiter: opts.reportDelimiter };
+  return {
+    report:
+      reportPath === undefined
+        ? undefined
+        : await tryWrite(() =>
+            writeReport(at(reportPath), outcomes.reportRows(), currencies, format),
+          ),
+    failedOut:
+      failedOutPath === undefined
+        ? undefined
+        : await tryWrite(() => writeFailedOut(at(failedOutPath), outcomes.reportRows(), encoding)),
+  };
+}
+
+/**
+ * Says what became of the files asked for: written, or not (an error line naming the file and
+ * why, with how to have it again; the run's results and exit code stand as they are).
+ */
+function tellFiles(
+  run: RunView,
+  done: Finished,
+  files: Awaited<ReturnType<typeof writeFiles>>,
+): void {
+  const { opts, output } = run;
+  const { report, failedOut } = files;
+  if (opts.reportPath && report) {
+    if ('rows' in report) output.info(`Report written to ${opts.reportPath}`);
+    else
+      output.error(
+        `--report ${opts.reportPath} could not be written (${report.failed}); nothing was left in its place. The run's results are as shown: \`payouts runs show ${done.runId}\` lists them again`,
+      );
   }
-  return opts.failedOutPath
-    ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), encoding)
-    : 0;
+  if (opts.failedOutPath && failedOut) {
+    if ('rows' in failedOut) {
+      const n = failedOut.rows;
+      output.info(
+        `${n} row${n === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}${n ? `: ${retryHint(opts.failedOutPath)}` : ''}`,
+      );
+    } else
+      output.error(
+        `--failed-out ${opts.failedOutPath} could not be written (${failedOut.failed}); nothing was left in its place. The run's results are as shown: \`payouts runs show ${done.runId} --failed-out FILE\` writes its failed and canceled payouts`,
+      );
+  }
 }
 
 /** The counts and charge totals of a run's outcomes. */
@@ -169,28 +243,17 @@ async function printTable(run: RunView, done: Finished, summary: ResultsSummary)
 
 /** Renders a finished run's results, writes its reports and decides the exit code. */
 export async function finishRun(run: RunView, done: Finished): Promise<number> {
-  const { opts, output } = run;
+  const { output } = run;
   // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
   // says they were not recorded.
   done.thrown ??= done.engine.outcomes.save();
-  let failedOut = 0;
-  let written = true;
-  try {
-    failedOut = await writeFiles(run, done.engine);
-  } catch (error) {
-    // The results still list every row; the error says which file could not be written.
-    written = false;
-    done.thrown ??= error;
-  }
+  // A file that cannot be written is told beside the results: the run's outcome is the payouts'.
+  const files = await writeFiles(run, done.engine);
   const summary = summaryOf(run, done.engine);
   const ending = endingOf(run, done, summary);
   if (output.json) await printDocument(run, done, ending, summary);
   else await printTable(run, done, summary);
-  if (opts.reportPath && written) output.info(`Report written to ${opts.reportPath}`);
-  if (opts.failedOutPath && written)
-    output.info(
-      `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}${failedOut ? `: ${retryHint(opts.failedOutPath)}` : ''}`,
-    );
+  tellFiles(run, done, files);
   reportEnding(run, done, ending);
   for (const line of nextSteps(run, done, summary)) output.info(line);
   return ending.exitCode;

@@ -11,7 +11,7 @@ import { historyLabel } from '../../state/pg/url.js';
 import { SANDBOX_SERVICE_KEY, type ServiceConnection } from '../service.js';
 import type { SendEngine } from './engine.js';
 import { newRunEngine, openRunState } from './open-run.js';
-import { concurrencyOf, type SendOptions } from './options.js';
+import { checkOutputFiles, concurrencyOf, type SendOptions } from './options.js';
 import { planRun, type RunPlan } from './plan.js';
 import { approvalDocOf } from '../approvals/gate.js';
 import { nothingToSendNotes, type SummaryNotes, summaryNotes } from './notes.js';
@@ -49,6 +49,7 @@ export type { SendDeps };
  * code. `--approved RUN` sends the approved run's payouts as a file (`approvals/send.ts`).
  */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
+  checkOutputFiles(opts, deps);
   if ((opts.prepare || opts.approved !== undefined) && !deps.stateUrl) {
     const { needsSharedHistory } = await import('../approvals/common.js');
     throw needsSharedHistory(opts.prepare ? 'send --prepare' : 'send --approved');

@@ -28,6 +28,10 @@ export interface SendDeps {
   output: Output;
   stdin: InStream;
   stateDir: string;
+  /** The config folder: with the state folder, where no report may be written. */
+  configDir?: string;
+  /** Where the files named on the command line are (default: the process's folder). */
+  cwd?: string;
   pid: number;
   interrupt: AbortSignal;
   /** Aborted when the run is to end now, without waiting for its requests in flight. */
