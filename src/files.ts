@@ -31,10 +31,17 @@ const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOF
 /** Names tried before giving up, should another file hold each (it never should). */
 const NAME_TRIES = 8;
 
-/** A write to a file that is not what payouts opened it for. */
+/** A file that is not what payouts may open or replace: `path`, then what is wrong with it. */
 export class UnsafeFileError extends Error {
   override name = 'UnsafeFileError';
   readonly code = 'EUNSAFE';
+  constructor(
+    readonly path: string,
+    /** "is a symbolic link", "belongs to bob (uid 1001), not to you", … */
+    readonly problem: string,
+  ) {
+    super(`${path} ${problem}`);
+  }
 }
 
 /** What kind of file a status describes, in words, for a refusal. */
@@ -96,32 +103,57 @@ export function createNewFile(path: string, mode = 0o600): number {
   const st = fstatSync(fd);
   if (!st.isFile() || st.nlink !== 1) {
     closeSync(fd);
-    throw new UnsafeFileError(`${path} is not a new file of its own`);
+    throw new UnsafeFileError(path, 'is not a new file of its own');
   }
   return fd;
 }
 
 /**
- * Opens (creating when missing) a file the tool keeps, such as state.db, for reading and
- * writing: never through a symbolic link, never blocking on a FIFO (O_NONBLOCK, then checked:
- * a regular file, trusted by this user). Returns its descriptor.
+ * Opens a file the tool keeps or trusts, never through a symbolic link and never blocking on a
+ * FIFO (O_NONBLOCK, then checked: a regular file trusted by this user, see trustProblem).
  */
-export function openKeptFile(path: string, mode = 0o600): number {
-  const flags = constants.O_RDWR | constants.O_CREAT | NOFOLLOW | NONBLOCK;
+function openTrusted(path: string, flags: number, mode?: number): number {
   let fd: number;
   try {
-    fd = openSync(path, flags, mode);
+    fd = openSync(path, flags | NOFOLLOW | NONBLOCK, mode);
   } catch (err) {
-    if (errorCode(err) === 'ELOOP') throw new UnsafeFileError(`${path} is a symbolic link`);
+    if (errorCode(err) === 'ELOOP') throw new UnsafeFileError(path, 'is a symbolic link');
     throw err;
   }
   const st = fstatSync(fd);
   const problem = st.isFile() ? trustProblem(st) : `is ${kindOf(st)}, not a file`;
   if (problem) {
     closeSync(fd);
-    throw new UnsafeFileError(`${path} ${problem}`);
+    throw new UnsafeFileError(path, problem);
   }
   return fd;
+}
+
+/**
+ * Opens (creating when missing) a file the tool keeps, such as state.db, for reading and
+ * writing, as openTrusted checks it. Returns its descriptor.
+ */
+export function openKeptFile(path: string, mode = 0o600): number {
+  return openTrusted(path, constants.O_RDWR | constants.O_CREAT, mode);
+}
+
+/**
+ * The text of a file the tool trusts (its config), checked as openTrusted checks it; undefined
+ * when there is none. Throws UnsafeFileError for a link, a special file, or one not trusted.
+ */
+export function readTrustedFile(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openTrusted(path, constants.O_RDONLY);
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Creates a new file beside `path` under a name no one can guess; returns its name and descriptor. */
@@ -147,7 +179,7 @@ function checkReplaceable(path: string): void {
     if (errorCode(err) === 'ENOENT') return;
     throw err;
   }
-  if (!st.isFile()) throw new UnsafeFileError(`${kindOf(st)} is there now, left as it is`);
+  if (!st.isFile()) throw new UnsafeFileError(path, `is ${kindOf(st)} now, left as it is`);
 }
 
 /**

@@ -140,7 +140,7 @@ describe('a file that cannot be written once the run has sent', () => {
       expect(r.code).toBe(0);
       expect(r.stderr).toMatch(/1 payout: 1 succeeded/);
       expect(r.stderr).toContain(
-        `error: --failed-out ${target} could not be written (a ${name === 'link' ? 'symbolic link' : 'named pipe (FIFO)'} is there now, left as it is); nothing was left in its place.`,
+        `error: --failed-out ${target} could not be written (it is a ${name === 'link' ? 'symbolic link' : 'named pipe (FIFO)'} now, left as it is); nothing was left in its place.`,
       );
     }
     expect(readFileSync(t.victim, 'utf8')).toBe('the operator keeps this\n');

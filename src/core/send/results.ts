@@ -17,6 +17,7 @@ import {
 import { displayText } from '../../output/display.js';
 import { rawListItem } from '../../output/output.js';
 import { errorObject } from '../documents.js';
+import { UnsafeFileError } from '../../files.js';
 import type { SendEngine } from './engine.js';
 import {
   closingLine,
@@ -87,6 +88,7 @@ function whyNotWritten(error: unknown): string {
     ENOENT: 'its folder is gone',
     EIO: 'an input/output error',
   };
+  if (error instanceof UnsafeFileError) return `it ${error.problem}`;
   const code = errorCode(error);
   return (code && words[code]) ?? errorMessage(error);
 }
