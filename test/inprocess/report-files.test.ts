@@ -12,7 +12,7 @@ import {
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJsonStdout } from '../helpers/cli.js';
-import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
 import { runsOnFakeClock } from '../helpers/main.js';
 import { writeRun } from '../helpers/sandbox.js';
 
@@ -147,5 +147,52 @@ describe('a file that cannot be written once the run has sent', () => {
     expect(lstatSync(join(dir, 'link.csv')).isSymbolicLink()).toBe(true);
     expect(lstatSync(join(dir, 'fifo.csv')).isFIFO()).toBe(true);
     expect(readdirSync(dir).sort()).toEqual(['fifo.csv', 'link.csv']);
+  });
+});
+
+describe('a retry file guarded for the spreadsheet it is opened in (issue 52, item 5)', () => {
+  it('guards formula cells in --failed-out, and intake reads every value back exactly', async () => {
+    const rows = [
+      { reference_id: 'F-1', recipient: '+4915112345678', description: '=1+1' },
+      { reference_id: 'F-2', recipient: '@handle', description: '-5% off' },
+      { reference_id: 'F-3', recipient: 'tis@example.com', description: "'Tis the season" },
+      { reference_id: 'F-4', recipient: 'plus@example.com', description: "'=not a formula" },
+    ];
+    const svc = await ledger.start(failsThese(new Set(rows.map((r) => r.reference_id))));
+    const home = ledger.home();
+    const env = svc.env(home.env);
+    const input = join(home.dir, 'november.json');
+    const payouts = rows.map((r) => ({ ...r, amount: '1.25', currency: 'EUR' }));
+    writeFileSync(input, JSON.stringify(payouts));
+    const failedOut = join(home.dir, 'failed.csv');
+    const sent = await run(
+      ['send', input, '--yes', '--chunk-size', '1', '--failed-out', failedOut],
+      {
+        env,
+      },
+    );
+    expect(sent.code).toBe(4);
+    const text = readFileSync(failedOut, 'utf8');
+    for (const cell of ["'+4915112345678", "'=1+1", "'@handle", "'-5% off", "''Tis the season"]) {
+      expect(text).toContain(`,${cell}`);
+    }
+    expect(text).toContain(",''=not a formula");
+    const runId = /Run ([0-9a-f]{16}): payouts runs show/.exec(sent.stderr)?.[1] ?? '';
+    const retry = join(home.dir, 'retry.csv');
+    const shown = await run(
+      ['runs', 'show', runId, '--failed-out', retry, '--new-references', '-R1'],
+      { env },
+    );
+    expect(shown.code).toBe(0);
+    expect(readFileSync(retry, 'utf8')).toContain("F-1,F-1-R1,1.25,EUR,'+4915112345678,'=1+1");
+    const again = await run(['send', retry, '--yes', '--chunk-size', '1'], { env });
+    expect(again.code).toBe(0);
+    const bodies = svc.bodies.map(
+      (b) => JSON.parse(b) as { payouts: Array<Record<string, string>> },
+    );
+    const resent = bodies.flatMap((b) => b.payouts).filter((p) => p.reference_id?.endsWith('-R1'));
+    expect(resent.map((p) => [p.reference_id, p.recipient, p.description])).toEqual(
+      rows.map((r) => [`${r.reference_id}-R1`, r.recipient, r.description]),
+    );
   });
 });

@@ -7,6 +7,7 @@ import { serviceIdentity } from '../../api/base-url.js';
 import type { PayoutRequest } from '../../api/types.js';
 import { type ApprovalBlock, ApprovalStateError, UsageError } from '../../errors.js';
 import { replaceFile } from '../../files.js';
+import { guardFormula } from '../../input/formula.js';
 import { type CurrencyTotals, formatMinor, moneyText } from '../../money/amount.js';
 import { shortTime } from '../../output/table.js';
 import type { CurrencyTable } from '../../money/currencies.js';
@@ -385,7 +386,9 @@ function approvedCsv(payouts: PreparedPayout[]): string {
       : p.retry_of === null
         ? [p.reference_id, '']
         : [p.retry_of, p.reference_id];
-    return [...refs, p.amount, p.currency, p.recipient, p.description].map(cell).join(',');
+    // With a new_reference_id column it reads as a retry file, whose cells intake unguards.
+    const cells = [...refs, p.amount, p.currency, p.recipient, p.description];
+    return cells.map((c) => cell(retries && c !== null ? guardFormula(c) : c)).join(',');
   });
   const head = `reference_id,${retries ? 'new_reference_id,' : ''}amount,currency,recipient,description`;
   return `${head}\n${lines.join('\n')}\n`;

@@ -1,4 +1,5 @@
 import { replaceFile } from '../../files.js';
+import { guardFormula } from '../../input/formula.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { ReportRow } from '../../state/index.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
@@ -9,14 +10,6 @@ import { formatCharges } from './render.js';
 export function csvCell(value: string, delimiter = ','): string {
   const quote = /["\r\n]|^\s|\s$/.test(value) || value.includes(delimiter);
   return quote ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
-/**
- * Neutralises a text cell a spreadsheet would run as a formula (starting with = + - @, tab
- * or carriage return) by putting a single quote in front, as OWASP recommends.
- */
-export function neutraliseFormula(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }
 
 const REPORT_HEADER = [
@@ -63,7 +56,7 @@ export async function writeReport(
   const d = format.delimiter ?? ',';
   replaceFile(path, (append) => {
     append(`${bom}${REPORT_HEADER.join(d)}${eol}`);
-    const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''), d);
+    const text = (v: string | undefined) => csvCell(guardFormula(v ?? ''), d);
     for (const p of rows) {
       const o = p.outcome;
       const cells = [
@@ -119,7 +112,7 @@ export async function writeRetryFile(
     append(`${bom}${RETRY_HEADER.join(',')}${eol}`);
     for (const p of rows) {
       count += 1;
-      // Values are written exactly (no formula guard): this file is input for payouts.
+      // Guarded for the spreadsheet it is opened in; intake removes the guard (input/formula.ts).
       const cells = [
         p.reference_id,
         p.new_reference_id,
@@ -128,7 +121,7 @@ export async function writeRetryFile(
         p.recipient,
         p.description ?? '',
       ];
-      append(`${cells.map((c) => csvCell(c)).join(',')}${eol}`);
+      append(`${cells.map((c) => csvCell(guardFormula(c))).join(',')}${eol}`);
     }
   });
   return count;
