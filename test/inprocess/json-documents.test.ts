@@ -182,9 +182,10 @@ describe('every command prints one document of its schema', () => {
     );
     await expectExit(
       'state push',
-      json(['state', 'push', '--to', await freshDatabase()], h.env),
+      json(['state', 'push'], { ...h.env, PAYOUTS_STATE_URL: await freshDatabase() }),
       0,
     );
+    await expectExit('state push', json(['state', 'push'], h.env), 2);
   });
 
   it('approvals and approve refuse a state folder with their error document', async () => {

@@ -172,7 +172,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .option(
       '--state-url <url>',
-      'a history shared with the team, postgres://USER:PASSWORD@HOST/DB (default: PAYOUTS_STATE_URL, else the state folder)',
+      'a history shared with the team, postgres://USER@HOST/DB?sslmode=verify-full, its password in PGPASSWORD or ~/.pgpass, never here (default: PAYOUTS_STATE_URL, else the state folder)',
     )
     .option(
       '--check-service',

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { statusKind } from '../../domain/statuses.js';
 import { STATE_DB } from '../../state/db.js';
-import { redactStateUrl } from '../../state/pg/url.js';
+import { withoutPassword } from '../../state/pg/url.js';
 import type { ResultsSummary } from './render.js';
 import type { Finished, RunView } from './finished.js';
 
@@ -79,9 +79,10 @@ export function noHistoryWarning(
   if (deps.stateUrl === undefined) {
     return `${head}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), ${check}`;
   }
-  const push = `payouts state push --to ${shellWord(redactStateUrl(deps.stateUrl))}`;
+  // The URL without its password, which a command line must not carry (PGPASSWORD, ~/.pgpass).
+  const push = `payouts state push --to ${shellWord(withoutPassword(deps.stateUrl))}`;
   const local = join(deps.stateDir, STATE_DB);
   return existsSync(local)
-    ? `${head}, but ${local} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`${push}\` (with the password for ***), ${check}`
-    : `${head}: payouts sent before it was shared would be sent again. Copy each machine's runs in with \`${push}\` there (with the password for ***), ${check}`;
+    ? `${head}, but ${local} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`${push}\` (its password in PGPASSWORD or ~/.pgpass), ${check}`
+    : `${head}: payouts sent before it was shared would be sent again. Copy each machine's runs in with \`${push}\` there (its password in PGPASSWORD or ~/.pgpass), ${check}`;
 }

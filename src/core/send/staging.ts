@@ -104,7 +104,11 @@ export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging>
   // The writer thread of state.db starts first: it loads its code while state.db is opened.
   const thread = opts.dryRun || deps.stateUrl ? undefined : builtWriterThread();
   const history = deps.stateUrl
-    ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
+    ? await (await import('../../state/pg/store.js')).sharedHistory(
+        deps.stateUrl,
+        deps.lockHolder,
+        deps.interrupt,
+      )
     : localHistory(deps.stateDir, {
         notice: (m) => deps.output.warn(m),
         countdown: (ms) =>
