@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  chownSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -104,6 +106,28 @@ describe('report targets are checked before anything is sent', () => {
     expect(show.stderr).toMatch(/--failed-out .*state\.db is in payouts' own folder/);
     expect(digest(t.stateDb)).toBe(before.db);
   });
+});
+
+describe("another user's file planted at the name", () => {
+  it.skipIf(process.getuid?.() !== 0)(
+    "is replaced by a new file of the operator's, 0600: theirs is never written to",
+    async () => {
+      const t = await setUp();
+      const share = join(t.home.dir, 'share');
+      mkdirSync(share, { mode: 0o777 });
+      const target = join(share, 'failed.csv');
+      writeFileSync(target, 'theirs\n', { mode: 0o666 });
+      chownSync(target, 65534, 65534);
+      // A second name for their file shows what became of it.
+      linkSync(target, join(share, 'kept-by-them'));
+      const r = await run(['send', t.file, '--yes', '--failed-out', target], { env: t.env });
+      expect(r.code).toBe(0);
+      expect(readFileSync(join(share, 'kept-by-them'), 'utf8')).toBe('theirs\n');
+      const st = lstatSync(target);
+      expect([st.uid, st.mode & 0o777, st.nlink]).toEqual([0, 0o600, 1]);
+      expect(readFileSync(target, 'utf8')).toContain('reference_id,new_reference_id');
+    },
+  );
 });
 
 describe('a file that cannot be written once the run has sent', () => {
