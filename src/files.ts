@@ -88,10 +88,13 @@ export function trustProblem(st: Stats, uid = currentUid()): string | undefined 
   return undefined;
 }
 
+/** Where the random part of a new name comes from (a test may draw the names itself). */
+export const nameSource = { bytes: (n: number): Buffer => randomBytes(n) };
+
 /** A name beside `path` no one can guess: `.NAME.RANDOM.tmp` (the name shortened to fit). */
 export function hiddenTempName(path: string): string {
   const name = basename(path).slice(0, 120);
-  return join(dirname(path), `.${name}.${randomBytes(9).toString('hex')}.tmp`);
+  return join(dirname(path), `.${name}.${nameSource.bytes(9).toString('hex')}.tmp`);
 }
 
 /**

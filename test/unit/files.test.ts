@@ -15,24 +15,17 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import {
   createNewFile,
+  nameSource,
   openKeptFile,
   replaceFile,
   trustProblem,
   UnsafeFileError,
   writeTargetProblem,
 } from '../../src/files.js';
-
-/** Random bytes the next temporary names take, for a test that plants things at them. */
-const planned: Buffer[] = [];
-vi.mock('node:crypto', async (real) => {
-  const crypto = await real<typeof import('node:crypto')>();
-  const randomBytes = (n: number) => planned.shift() ?? crypto.randomBytes(n);
-  return { ...crypto, randomBytes, default: { ...crypto, randomBytes } };
-});
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -130,8 +123,14 @@ describe('replaceFile', () => {
     symlinkSync(target, nameOf(draws[0]!));
     mkfifo(nameOf(draws[1]!));
     writeFileSync(nameOf(draws[2]!), 'planted', { mode: 0o666 });
-    planned.push(...draws);
-    replaceFile(join(dir, 'report.csv'), (append) => append('report'));
+    const planned = [...draws];
+    const random = nameSource.bytes;
+    nameSource.bytes = (n) => planned.shift() ?? random(n);
+    try {
+      replaceFile(join(dir, 'report.csv'), (append) => append('report'));
+    } finally {
+      nameSource.bytes = random;
+    }
     expect(planned).toEqual([]);
     expect(readFileSync(join(dir, 'report.csv'), 'utf8')).toBe('report');
     expect(readFileSync(target, 'utf8')).toBe('the operator keeps this\n');
