@@ -18,6 +18,7 @@ import {
   renameSync,
   rmSync,
   type Stats,
+  statSync,
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
@@ -173,16 +174,23 @@ function newTempBeside(path: string, mode: number): { temp: string; fd: number }
   }
 }
 
-/** Refuses to replace what is not a regular file: a folder, a link, a FIFO, a device. */
-function checkReplaceable(path: string): void {
-  let st: Stats;
+/**
+ * What is at `path` (the link itself, unless `follow`), or undefined when nothing is there;
+ * any other failure is thrown.
+ */
+export function statusOf(path: string, follow = false): Stats | undefined {
   try {
-    st = lstatSync(path);
+    return follow ? statSync(path) : lstatSync(path);
   } catch (err) {
-    if (errorCode(err) === 'ENOENT') return;
+    if (errorCode(err) === 'ENOENT') return undefined;
     throw err;
   }
-  if (!st.isFile()) throw new UnsafeFileError(path, `is ${kindOf(st)} now, left as it is`);
+}
+
+/** Refuses to replace what is not a regular file: a folder, a link, a FIFO, a device. */
+function checkReplaceable(path: string): void {
+  const st = statusOf(path);
+  if (st && !st.isFile()) throw new UnsafeFileError(path, `is ${kindOf(st)} now, left as it is`);
 }
 
 /**
@@ -237,6 +245,15 @@ export interface KeptFiles {
   inputs?: string[];
 }
 
+/** Where a symbolic link leads, for a message: ` (to /real/path)`, or '' when nowhere. */
+export function linkTarget(path: string): string {
+  try {
+    return ` (to ${realpathSync(path)})`;
+  } catch {
+    return '';
+  }
+}
+
 /** The real path of a folder, or undefined when it does not exist. */
 function realFolder(path: string): string | undefined {
   try {
@@ -277,14 +294,11 @@ function existingProblem(t: WriteTarget, full: string): UsageError | undefined {
     return refuse(t, 'is a folder', `name a file in it, such as ${join(t.path, 'report.csv')}`);
   const fix = 'payouts writes only to a file: name a new or regular file instead';
   if (st.isSymbolicLink()) {
-    const to = (() => {
-      try {
-        return ` (to ${realpathSync(full)})`;
-      } catch {
-        return '';
-      }
-    })();
-    return refuse(t, `is a symbolic link${to}, which payouts never writes through`, fix);
+    return refuse(
+      t,
+      `is a symbolic link${linkTarget(full)}, which payouts never writes through`,
+      fix,
+    );
   }
   return refuse(t, `is ${kindOf(st)}, not a file`, fix);
 }

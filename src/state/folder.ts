@@ -3,10 +3,10 @@
  * were sent from it, so a history another user could replace, or a link they could plant in it,
  * could make it send a payout twice or write where it should not.
  */
-import { lstatSync, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
+import { readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { errorCode, UsageError } from '../errors.js';
-import { kindOf, trustProblem } from '../files.js';
+import { UsageError } from '../errors.js';
+import { kindOf, linkTarget, statusOf, trustProblem } from '../files.js';
 
 /** The files payouts keeps in the state folder (state.db and SQLite's own beside it). */
 const KEPT_FILES = ['state.db', 'state.db-wal', 'state.db-shm', 'state.db-journal'];
@@ -15,28 +15,9 @@ const KEPT_FOLDERS = ['locks', 'tmp', 'sandbox'];
 /** Folders whose entries are looked at too (the sandbox's are no one's money). */
 const LOOKED_INTO = new Set(['locks', 'tmp']);
 
-/** lstat, or undefined when nothing is there. */
-function lstatOrNone(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch (err) {
-    if (errorCode(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-/** Where a symbolic link points, for a message. */
-function target(path: string): string {
-  try {
-    return ` (to ${realpathSync(path)})`;
-  } catch {
-    return '';
-  }
-}
-
 /** Why an entry of the state folder is not one payouts may use, or undefined. */
 function entryProblem(path: string, st: Stats, folder: boolean): string | undefined {
-  if (st.isSymbolicLink()) return `is a symbolic link${target(path)}`;
+  if (st.isSymbolicLink()) return `is a symbolic link${linkTarget(path)}`;
   if (folder ? !st.isDirectory() : !st.isFile()) return `is ${kindOf(st)}`;
   return trustProblem(st);
 }
@@ -65,19 +46,14 @@ function entryError(path: string, problem: string): UsageError {
  * their changes. Root's own are trusted by everyone; a folder not made yet is fine.
  */
 export function checkStateFolder(dir: string): void {
-  let st: Stats;
-  try {
-    st = statSync(dir);
-  } catch (err) {
-    if (errorCode(err) === 'ENOENT') return;
-    throw err;
-  }
+  const st = statusOf(dir, true);
+  if (st === undefined) return;
   if (!st.isDirectory()) throw folderError(dir, `is ${kindOf(st)}, not a folder`);
   const problem = trustProblem(st);
   if (problem) throw folderError(dir, problem);
   for (const name of [...KEPT_FILES, ...KEPT_FOLDERS]) {
     const path = join(dir, name);
-    const entry = lstatOrNone(path);
+    const entry = statusOf(path);
     if (entry === undefined) continue;
     const folder = KEPT_FOLDERS.includes(name);
     const wrong = entryProblem(path, entry, folder);
@@ -85,7 +61,7 @@ export function checkStateFolder(dir: string): void {
     if (!folder || !LOOKED_INTO.has(name)) continue;
     for (const inner of readdirSync(path)) {
       const innerPath = join(path, inner);
-      const innerEntry = lstatOrNone(innerPath);
+      const innerEntry = statusOf(innerPath);
       const innerWrong = innerEntry && entryProblem(innerPath, innerEntry, false);
       if (innerWrong) throw entryError(innerPath, innerWrong);
     }

@@ -5,17 +5,14 @@ import {
   lchownSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import {
   createNewFile,
@@ -26,17 +23,13 @@ import {
   UnsafeFileError,
   writeTargetProblem,
 } from '../../src/files.js';
+import { tempHomesPerTest } from '../helpers/cli.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const homes = tempHomesPerTest();
 
 /** A fresh folder of this test's. */
 function folder(): string {
-  const d = mkdtempSync(join(tmpdir(), 'payouts-files-'));
-  dirs.push(d);
-  return d;
+  return homes().dir;
 }
 
 /** A victim: a file of the operator's that a planted link points at. */

@@ -1,23 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigStore } from '../../../src/config/store.js';
 import { setProfileSetting } from '../../../src/core/config/set.js';
+import { tempHomesPerTest } from '../../helpers/cli.js';
 
 // Issue 52, item 4: `config set state_url` takes no password on its command line; a person at
 // a terminal is asked for it, and it is kept in the 0600 config file.
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const homes = tempHomesPerTest();
 
 /** A config store in a fresh folder. */
 function store(): ConfigStore {
-  const dir = mkdtempSync(join(tmpdir(), 'payouts-set-'));
-  dirs.push(dir);
-  return new ConfigStore(join(dir, 'payouts'));
+  return new ConfigStore(join(homes().dir, 'payouts'));
 }
 
 const URL_ = 'postgres://ana@db.example.com/payouts?sslmode=verify-full';

@@ -4,31 +4,26 @@ import {
   chownSync,
   lchownSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/errors.js';
 import { checkStateFolder } from '../../../src/state/folder.js';
+import { tempHomesPerTest } from '../../helpers/cli.js';
 
 // Issue 52, item 3: the state folder, state.db and what payouts keeps beside it are trusted
 // only when no one else can change them; the tests plant what another user could.
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const homes = tempHomesPerTest();
 
 /** A state folder (0700) holding a state.db, and a victim file outside it. */
 function stateFolder(): { dir: string; db: string; victim: string } {
-  const base = mkdtempSync(join(tmpdir(), 'payouts-folder-'));
-  dirs.push(base);
+  const base = homes().dir;
   const dir = join(base, 'state', 'payouts');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const db = join(dir, 'state.db');

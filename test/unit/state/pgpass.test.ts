@@ -1,21 +1,18 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   pgpassKeyOf,
   pgpassLookup,
   pgpassPassword,
   pgpassPath,
 } from '../../../src/state/pg/pgpass.js';
+import { tempHomesPerTest } from '../../helpers/cli.js';
 
 // Issue 52, item 4: the history's password from ~/.pgpass, as libpq reads it, never from a
 // command line.
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const homes = tempHomesPerTest();
 
 const KEY = { host: 'db.example.com', port: '5432', database: 'payouts', user: 'ana' };
 
@@ -47,8 +44,7 @@ describe('~/.pgpass', () => {
   });
 
   it('finds the file from PGPASSFILE or HOME, and ignores one others can read, saying so', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'payouts-pgpass-'));
-    dirs.push(dir);
+    const dir = homes().dir;
     const file = join(dir, '.pgpass');
     writeFileSync(file, 'db.example.com:5432:payouts:ana:from-file\n', { mode: 0o600 });
     expect(pgpassPath({ HOME: dir })).toBe(file);
