@@ -150,6 +150,8 @@ async function withStateDb<T>(
 export interface RunsSource {
   stateDir: string;
   stateUrl?: string;
+  /** Ends the wait for a shared history's connection at once (a Ctrl-C). */
+  stop?: AbortSignal;
 }
 
 /** The runs of a shared history, those a live session is sending marked running. */
@@ -159,9 +161,13 @@ async function sharedRuns(read: RowReader): Promise<ListedRun[]> {
 }
 
 /** Runs `read` on a shared history. */
-async function withHistory<T>(url: string, read: (rows: RowReader) => Promise<T>): Promise<T> {
+async function withHistory<T>(
+  url: string,
+  read: (rows: RowReader) => Promise<T>,
+  stop?: AbortSignal,
+): Promise<T> {
   const { PgHistory } = await import('../../state/pg/history.js');
-  const history = await PgHistory.open(url);
+  const history = await PgHistory.open(url, stop);
   try {
     return await read((sql, params) => history.rows(sql, params));
   } finally {
@@ -263,7 +269,7 @@ export async function withRunReader<T>(
   output: Output,
   read: (rows: RowReader) => Promise<T>,
 ): Promise<T | undefined> {
-  if (from.stateUrl) return withHistory(from.stateUrl, read);
+  if (from.stateUrl) return withHistory(from.stateUrl, read, from.stop);
   if (!existsSync(join(from.stateDir, STATE_DB))) return undefined;
   const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
   try {
