@@ -54,6 +54,10 @@ const ROW_IDS = [
   'pg-history',
   'pg-send',
   'first-request',
+  'status-history',
+  'runs-history',
+  'pg-status-history',
+  'pg-runs-history',
 ];
 const USAGE = `usage: node bench/run.mjs [--only ${ROW_IDS.join(',')}] [--quick] [--strict] [--out FILE]\n`;
 
@@ -114,6 +118,8 @@ const TARGETS = {
   pgSend: 1.2,
   // Issue 42: ms from where a dry run of the file ends to the send's first request.
   firstRequestMs: 150,
+  // Issue 51: daily commands on a history of a million against a small one.
+  historyCommand: 1.5,
 };
 const CHUNK = 100;
 const CONCURRENCY = 4;
@@ -834,8 +840,16 @@ function historyCsv(dir, tag) {
  */
 const keptDbs = [];
 
+/** The states made so far, by name: rows of one bench run share them. */
+const madeStates = new Map();
+
 /** A state folder whose database holds one sent run of the bench service, and `extra` more payouts. */
-async function historyState(name, extra) {
+function historyState(name, extra) {
+  if (!madeStates.has(name)) madeStates.set(name, makeHistoryState(name, extra));
+  return madeStates.get(name);
+}
+
+async function makeHistoryState(name, extra) {
   const dir = join(tmpRoot, name);
   const state = join(dir, 'state');
   const env = {
@@ -948,7 +962,12 @@ async function pgServer() {
 }
 
 /** A state folder whose runs go to a shared history of one sent run and `extra` more payouts. */
-async function pgHistoryState(name, extra) {
+function pgHistoryState(name, extra) {
+  if (!madeStates.has(name)) madeStates.set(name, makePgHistoryState(name, extra));
+  return madeStates.get(name);
+}
+
+async function makePgHistoryState(name, extra) {
   const db = await pgServer();
   const url = await db.schemaUrl();
   const dir = join(tmpRoot, name);
@@ -1118,6 +1137,122 @@ async function rowFirstRequest() {
 // ---------------------------------------------------------------------------------------
 // Main
 
+// ---------------------------------------------------------------------------------------
+// Daily commands on a history of a million (issue 51)
+
+/** A recorded reference in another case: nobody sent it, and it is one case change away. */
+const UNKNOWN_REF = 'old-00500000';
+
+/** One timed run of a daily command in a state; its checks added to the row. */
+async function historyCommand(row, st, args, check) {
+  const r = await runProc(NODE, [CLI, ...args], { env: st.env });
+  addProblems(row, check(r));
+  return r.ms;
+}
+
+/**
+ * A daily command on a history of HISTORY_ROWS recorded payouts against the same command on a
+ * history of one send: one unrecorded run of each first (a listing keeps each run's counts
+ * then: run-counts.ts), then STARTUP_RUNS of each, alternating, medians compared.
+ */
+async function rowHistoryCommand(spec) {
+  const row = newRow(spec.id, spec.figure, spec.floor, `≤ ${TARGETS.historyCommand.toFixed(1)}`);
+  const full = await spec.state('full', HISTORY_ROWS);
+  const empty = await spec.state('empty', 0);
+  await historyCommand(row, full, spec.args, spec.check(true));
+  await historyCommand(row, empty, spec.args, spec.check(false));
+  const figure = [];
+  const floor = [];
+  for (let i = 0; i < STARTUP_RUNS; i++) {
+    figure.push(await historyCommand(row, full, spec.args, spec.check(true)));
+    floor.push(await historyCommand(row, empty, spec.args, spec.check(false)));
+  }
+  row.figureText = fmtMs(median(figure));
+  row.floorText = fmtMs(median(floor));
+  row.ratio = median(figure) / median(floor);
+  row.pass = row.ratio <= TARGETS.historyCommand;
+  row.samples.push(`figure ms: ${figure.map((x) => x.toFixed(0)).join(', ')}`);
+  row.samples.push(`floor ms: ${floor.map((x) => x.toFixed(0)).join(', ')}`);
+  row.method = `Wall time of \`node bin/payouts.js ${spec.args.join(' ')}\` ${spec.where}, one holding ${fmtRows(HISTORY_ROWS)} payouts of the service more than the other (made as the ${spec.made} row makes them, and shared with it). One unrecorded run of each first, then ${STARTUP_RUNS} runs each, alternating, medians compared. ${spec.checks}`;
+  rows.push(row);
+}
+
+/** The checks of a status of UNKNOWN_REF: exit 6; the near reference suggested where recorded. */
+const statusChecks = (full) => (r) => {
+  const out = r.stdout.toString();
+  const problems = [];
+  if (r.code !== 6) problems.push(`payouts status exited ${r.code}, not 6 (not found)`);
+  const suggests = out.includes('did you mean OLD-00500000');
+  if (suggests !== full)
+    problems.push(`payouts status ${full ? 'did not suggest' : 'suggested'} OLD-00500000`);
+  return problems;
+};
+
+/** The checks of a listing: exit 0, the seeded run (its payouts all successes) listed. */
+const runsChecks = (full) => (r) => {
+  if (r.code !== 0) return [`payouts runs ${failure(r)}`];
+  const count = full ? HISTORY_ROWS + HISTORY_SEND_ROWS : HISTORY_SEND_ROWS;
+  const runs = parseJson(r.stdout).runs ?? [];
+  return runs.some((x) => x.counts.success === count)
+    ? []
+    : [`payouts runs: no run with ${count} successes`];
+};
+
+const STATUS_CHECKS = `Checks: exit 6 (not found), and \`did you mean OLD-00500000\` in the big history only (bench/service.mjs answers 404 for a reference starting with a small letter).`;
+const RUNS_CHECKS = `Checks: exit 0, and the seeded run listed with every payout a success.`;
+
+const rowStatusHistory = () =>
+  rowHistoryCommand({
+    id: 'status-history',
+    figure: `\`payouts status\` of a reference nobody sent, ${fmtRows(HISTORY_ROWS)} payouts recorded`,
+    floor: 'the same, one send recorded',
+    args: ['status', UNKNOWN_REF],
+    where: 'in two state folders',
+    made: 'send-history',
+    state: (size, extra) => historyState(`history-${size}`, extra),
+    check: statusChecks,
+    checks: STATUS_CHECKS,
+  });
+
+const rowRunsHistory = () =>
+  rowHistoryCommand({
+    id: 'runs-history',
+    figure: `\`payouts runs\`, ${fmtRows(HISTORY_ROWS)} payouts recorded`,
+    floor: 'the same, one send recorded',
+    args: ['runs', '--all', '--json'],
+    where: 'in two state folders',
+    made: 'send-history',
+    state: (size, extra) => historyState(`history-${size}`, extra),
+    check: runsChecks,
+    checks: RUNS_CHECKS,
+  });
+
+const rowPgStatusHistory = () =>
+  rowHistoryCommand({
+    id: 'pg-status-history',
+    figure: `\`payouts status\` of a reference nobody sent, shared history on PostgreSQL with ${fmtRows(HISTORY_ROWS)} payouts recorded`,
+    floor: 'the same, one send recorded',
+    args: ['status', UNKNOWN_REF],
+    where: 'against two shared histories on PostgreSQL',
+    made: 'pg-history',
+    state: (size, extra) => pgHistoryState(`pg-${size}`, extra),
+    check: statusChecks,
+    checks: STATUS_CHECKS,
+  });
+
+const rowPgRunsHistory = () =>
+  rowHistoryCommand({
+    id: 'pg-runs-history',
+    figure: `\`payouts runs\`, shared history on PostgreSQL with ${fmtRows(HISTORY_ROWS)} payouts recorded`,
+    floor: 'the same, one send recorded',
+    args: ['runs', '--all', '--json'],
+    where: 'against two shared histories on PostgreSQL',
+    made: 'pg-history',
+    state: (size, extra) => pgHistoryState(`pg-${size}`, extra),
+    check: runsChecks,
+    checks: RUNS_CHECKS,
+  });
+
 const ROW_FNS = {
   help: rowHelp,
   status: rowStatus,
@@ -1129,6 +1264,10 @@ const ROW_FNS = {
   'pg-history': rowPgHistory,
   'pg-send': rowPgSend,
   'first-request': rowFirstRequest,
+  'status-history': rowStatusHistory,
+  'runs-history': rowRunsHistory,
+  'pg-status-history': rowPgStatusHistory,
+  'pg-runs-history': rowPgRunsHistory,
 };
 
 let exitCode = 0;

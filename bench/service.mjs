@@ -3,7 +3,8 @@
 // {"port":N} on stdout once it listens.
 //
 //   POST /api/v1/payouts       -> every payout "success" (the interface's envelope)
-//   GET  /api/v1/payouts/:ref  -> a success record for any reference
+//   GET  /api/v1/payouts/:ref  -> a success record for any reference, but 404 (not found) for one
+//                                 starting with a small letter
 //   GET  /__stats              -> {distinct, duplicates, payouts, requests, bad_requests,
 //                                  first_request_at}
 //   POST /__reset              -> forgets every reference and zeroes the counts
@@ -114,6 +115,11 @@ function status(res, encodedRef) {
     ref = decodeURIComponent(encodedRef);
   } catch {
     fail(res, 400, 'Invalid reference_id in path: bad percent-encoding');
+    return;
+  }
+  // A reference starting with a small letter is one nobody sent (the history rows' typo).
+  if (/^[a-z]/.test(ref)) {
+    send(res, 404, { success: false, message: ['Payout not found'], data: [] });
     return;
   }
   send(res, 200, {

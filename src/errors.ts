@@ -75,8 +75,9 @@ export class UsageError extends PayoutsError {
 }
 
 /**
- * Another send to the same service holds its lock: nothing was sent. `holder` names who
- * holds it and what it is doing, so a person knows whom to ask.
+ * Another send to the same service holds its lock, or sends asked for it first: nothing was
+ * sent. `holder` names who holds it (or, while it is free, who is next) and what it is doing,
+ * so a person knows whom to ask; `ahead`, how many sends wait for it before this one.
  */
 export class BusyError extends PayoutsError {
   override name = 'BusyError';
@@ -84,8 +85,11 @@ export class BusyError extends PayoutsError {
     message: string,
     /** Who holds the lock, in a few words for a live line: "ana@laptop-2, sending since …". */
     readonly holder: string,
+    /** Sends waiting for the lock before this one (send --wait serves them in order). */
+    readonly ahead = 0,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

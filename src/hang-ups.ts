@@ -5,6 +5,7 @@
  */
 import { closeSync, openSync, readFileSync, readlinkSync } from 'node:fs';
 import { isatty } from 'node:tty';
+import { procStat } from './proc.js';
 
 /** A process's command line (for npm, its title: `npm exec …`), or undefined off Linux. */
 export function commandLine(pid: number): string[] | undefined {
@@ -19,12 +20,7 @@ export function commandLine(pid: number): string[] | undefined {
 
 /** The parent of a process from /proc (Linux), or undefined where that cannot be read. */
 export function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
+  return procStat(pid)?.ppid;
 }
 
 /** npm, npx, pnpm, yarn and bun, as a program or as the script node runs (npm-cli.js). */

@@ -1,13 +1,24 @@
 /**
  * A cross-process lock on a file path, shared by the send lock and the sandbox ledger.
  * Creating the file with O_EXCL ('wx') is atomic on local file systems, so one process wins;
- * a lock whose process is gone is taken over, by one process only.
+ * a lock whose process is gone is taken over, by one process only. Processes that wait for it
+ * (send --wait) queue as files in `PATH.queue/`, named by when they asked, and take it in turn.
  */
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, rename, unlink, writeFile } from 'node:fs/promises';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readdir,
+  rename,
+  unlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { hasEnded } from './proc.js';
 
 /** Mode of lock files: only the user may read them. */
 const FILE_MODE = 0o600;
@@ -15,6 +26,8 @@ const FILE_MODE = 0o600;
 const CHURN_MS = 5_000;
 /** An unreadable lock older than this was left by a process that died while writing it. */
 const GRACE_MS = 2_000;
+/** A waiter on another host not seen for this long is gone (it touches its file as it waits). */
+const WAITER_STALE_MS = 30_000;
 
 /** What a lock file holds. `token` tells our lock from any other, even with the same pid. */
 export interface LockInfo {
@@ -30,8 +43,13 @@ export interface FileLockOptions {
   path: string;
   pid: number;
   command: string;
-  /** The error for a lock held by a live process (or one on another host). */
-  busy: (holder: LockInfo, path: string, ownHost: string) => Error;
+  /**
+   * The error for a lock held by a live process (or one on another host), or, with `queue`,
+   * free while `waiting` (the live waiters before this one, in order) wait for it.
+   */
+  busy: (holder: LockInfo | undefined, path: string, ownHost: string, waiting: LockInfo[]) => Error;
+  /** Waiters queue for this lock (FileLockQueue): it is not taken while any waits. */
+  queue?: boolean;
   /** How long to wait for a live holder to let go (0, the default: fail at once). */
   waitMs?: number;
   /** A lock older than this is stale even if its process lives: for locks held only briefly. */
@@ -57,15 +75,18 @@ function errorCode(err: unknown): string | undefined {
     : undefined;
 }
 
-/** Whether a process exists on this host: signal 0 checks without sending anything. */
+/**
+ * Whether a process runs on this host: signal 0 checks it exists without sending anything,
+ * and a zombie (killed, not yet reaped by its parent) runs no more: it holds nothing.
+ */
 export function isPidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     // EPERM: the process exists but belongs to another user.
-    return errorCode(err) !== 'ESRCH';
+    if (errorCode(err) === 'ESRCH') return false;
   }
+  return !hasEnded(pid);
 }
 
 /** Parses a lock file's text; undefined when it is not a complete lock. */
@@ -203,49 +224,105 @@ async function checkTakeoverHolder(a: Acquirer, takeoverPath: string): Promise<v
   }
 }
 
+/** The lock's identity as this process writes it: who, where, since when, and a token of its own. */
+function acquirer(opts: FileLockOptions): Acquirer {
+  const me: LockInfo = {
+    pid: opts.pid,
+    hostname: opts.hostname ?? osHostname(),
+    started_at: (opts.now?.() ?? new Date()).toISOString(),
+    command: opts.command,
+    token: randomBytes(8).toString('hex'),
+  };
+  return { opts, me, text: `${JSON.stringify(me)}\n`, isAlive: opts.isAlive ?? isPidAlive };
+}
+
+/** The folder where the processes waiting for a lock queue. */
+function queueDir(path: string): string {
+  return `${path}.queue`;
+}
+
+/** Whether a waiter's file was left by a process that no longer waits. */
+function isGoneWaiter(a: Acquirer, seen: SeenLock): boolean {
+  const age = Date.now() - seen.mtimeMs;
+  if (!seen.info) return age > GRACE_MS;
+  if (seen.info.hostname === a.me.hostname) return !a.isAlive(seen.info.pid);
+  return age > WAITER_STALE_MS;
+}
+
+/**
+ * The live waiters of a lock, in the order they asked (those whose file sorts before `before`
+ * only, when given); the files of waiters gone are removed on the way.
+ */
+async function waitersAhead(a: Acquirer, before?: string): Promise<LockInfo[]> {
+  const dir = queueDir(a.opts.path);
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.waiter')).sort();
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return [];
+    throw err;
+  }
+  const ahead: LockInfo[] = [];
+  for (const name of names) {
+    if (before !== undefined && name >= before) break;
+    const seen = await readLock(join(dir, name));
+    if (!seen) continue;
+    if (isGoneWaiter(a, seen)) await unlink(join(dir, name)).catch(() => {});
+    else if (seen.info) ahead.push(seen.info);
+  }
+  return ahead;
+}
+
+/** The busy error of a lock others wait for: its holder, if a live one holds it, and them. */
+async function queuedBusy(a: Acquirer, waiting: LockInfo[]): Promise<Error> {
+  const seen = await readLock(a.opts.path);
+  const holder = seen?.info && !isStale(a, seen) ? seen.info : undefined;
+  return a.opts.busy(holder, a.opts.path, a.me.hostname, waiting);
+}
+
+/**
+ * Takes the lock, taking over a stale one; throws `busy` while a live process holds it (after
+ * `waitMs`) or, unless `queued` (the first waiter's turn), while others queue for it.
+ */
+async function acquireAs(a: Acquirer, queued: boolean): Promise<FileLock> {
+  const { opts, me } = a;
+  await mkdir(dirname(opts.path), { recursive: true, mode: 0o700 });
+  if (opts.queue && !queued) {
+    const waiting = await waitersAhead(a);
+    if (waiting.length) throw await queuedBusy(a, waiting);
+  }
+  const waitUntil = Date.now() + (opts.waitMs ?? 0);
+  const churnUntil = waitUntil + CHURN_MS;
+  for (;;) {
+    if (await createExclusive(opts.path, a.text)) return new FileLock(opts.path, me);
+    // Absent means released in between: try to create it again at once.
+    const seen = await readLock(opts.path);
+    if (seen && isStale(a, seen)) {
+      if (await takeOver(a, seen)) return new FileLock(opts.path, me);
+    } else if (seen?.info && Date.now() >= waitUntil) {
+      throw opts.busy(seen.info, opts.path, me.hostname, []);
+    }
+    if (Date.now() > churnUntil) {
+      throw new Error(
+        `could not take the lock ${opts.path}: other payouts processes keep changing it; try again`,
+      );
+    }
+    if (seen) await backoff();
+  }
+}
+
 /** An exclusive lock held as a file naming its process. */
 export class FileLock {
   private released = false;
 
-  private constructor(
+  constructor(
     readonly path: string,
     readonly info: LockInfo,
   ) {}
 
   /** Takes the lock, taking over a stale one; throws `busy` while a live process holds it. */
-  static async acquire(opts: FileLockOptions): Promise<FileLock> {
-    await mkdir(dirname(opts.path), { recursive: true, mode: 0o700 });
-    const me: LockInfo = {
-      pid: opts.pid,
-      hostname: opts.hostname ?? osHostname(),
-      started_at: (opts.now?.() ?? new Date()).toISOString(),
-      command: opts.command,
-      token: randomBytes(8).toString('hex'),
-    };
-    const a: Acquirer = {
-      opts,
-      me,
-      text: `${JSON.stringify(me)}\n`,
-      isAlive: opts.isAlive ?? isPidAlive,
-    };
-    const waitUntil = Date.now() + (opts.waitMs ?? 0);
-    const churnUntil = waitUntil + CHURN_MS;
-    for (;;) {
-      if (await createExclusive(opts.path, a.text)) return new FileLock(opts.path, me);
-      // Absent means released in between: try to create it again at once.
-      const seen = await readLock(opts.path);
-      if (seen && isStale(a, seen)) {
-        if (await takeOver(a, seen)) return new FileLock(opts.path, me);
-      } else if (seen?.info && Date.now() >= waitUntil) {
-        throw opts.busy(seen.info, opts.path, me.hostname);
-      }
-      if (Date.now() > churnUntil) {
-        throw new Error(
-          `could not take the lock ${opts.path}: other payouts processes keep changing it; try again`,
-        );
-      }
-      if (seen) await backoff();
-    }
+  static acquire(opts: FileLockOptions): Promise<FileLock> {
+    return acquireAs(acquirer(opts), false);
   }
 
   /** Removes the lock only if it is still ours. */
@@ -257,5 +334,57 @@ export class FileLock {
     await unlink(this.path).catch((err: unknown) => {
       if (errorCode(err) !== 'ENOENT') throw err;
     });
+  }
+}
+
+/**
+ * A place in the queue of a lock (`queue` locks): a file named by when this process asked,
+ * touched at each try so that waiters on other hosts see it is still there. `take` gets the
+ * lock once every waiter before this one has had it (or is gone) and the lock is free.
+ */
+export class FileLockQueue {
+  private left = false;
+
+  private constructor(
+    private readonly opts: FileLockOptions,
+    private readonly file: string,
+    private readonly text: string,
+  ) {}
+
+  /** Joins the queue of `opts.path`, last. */
+  static async join(opts: FileLockOptions): Promise<FileLockQueue> {
+    const a = acquirer(opts);
+    const dir = queueDir(opts.path);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    // Names sort in the order of asking: the time in 15 digits, then a token of its own.
+    const file = join(dir, `${String(Date.now()).padStart(15, '0')}-${a.me.token}.waiter`);
+    await writeFile(file, a.text, { mode: FILE_MODE, flag: 'wx' });
+    return new FileLockQueue(opts, file, a.text);
+  }
+
+  /** The lock, when this waiter's turn has come and it is free; else `busy`, with those ahead. */
+  async take(): Promise<FileLock> {
+    await this.touch();
+    const a = acquirer(this.opts);
+    const waiting = await waitersAhead(a, basename(this.file));
+    if (waiting.length) throw await queuedBusy(a, waiting);
+    const lock = await acquireAs(a, true);
+    await this.leave();
+    return lock;
+  }
+
+  /** Leaves the queue (taken, given up or stopped); harmless once left. */
+  async leave(): Promise<void> {
+    if (this.left) return;
+    this.left = true;
+    await unlink(this.file).catch(() => {});
+  }
+
+  /** Shows this waiter is still there; its file again (same place) if someone removed it. */
+  private async touch(): Promise<void> {
+    const now = new Date();
+    await utimes(this.file, now, now).catch(() =>
+      writeFile(this.file, this.text, { mode: FILE_MODE, flag: 'wx' }).catch(() => {}),
+    );
   }
 }

@@ -4,6 +4,7 @@ import { documentHead } from '../core/documents.js';
 import { InterruptedError } from '../errors.js';
 import { shellWord } from '../output/display.js';
 import type { Output } from '../output/output.js';
+import { redactWord } from '../state/pg/url.js';
 
 /** A command action: returns the exit code, or throws a typed error. */
 export type Action<A extends unknown[], O> = (
@@ -172,7 +173,8 @@ function optionWords(c: Command, o: Command['options'][number]): string[] {
 
 /**
  * A command as the user typed it, rebuilt from what commander parsed: the command's names,
- * its operands, then each option given on the command line, its own and its parents'.
+ * its operands, then each option given on the command line, its own and its parents', with
+ * every password a URL or value carries masked.
  */
 export function commandLineOf(cmd: Command, operands: readonly string[]): string {
   const chain: Command[] = [];
@@ -183,5 +185,6 @@ export function commandLineOf(cmd: Command, operands: readonly string[]): string
       if (c.getOptionValueSource(o.attributeName()) === 'cli') words.push(...optionWords(c, o));
     }
   }
-  return words.map(shellWord).join(' ');
+  // Recorded in lock rows others can read and shown in their messages: no password (issue 48).
+  return words.map((w) => shellWord(redactWord(w))).join(' ');
 }

@@ -173,13 +173,21 @@ export class ConfigStore {
     return Object.keys(this.profiles()).sort();
   }
 
-  /** Merges values into a profile, creating it when needed; a key set to undefined is removed. */
-  saveProfile(name: string, values: StoredProfile): void {
+  /**
+   * Merges values into a profile, creating it when needed; a key set to undefined is removed.
+   * Returns whether anything changed: removing a key nobody set writes nothing, so no empty
+   * profile is made.
+   */
+  saveProfile(name: string, values: StoredProfile): boolean {
     const profiles = this.profiles();
-    const merged: Record<string, unknown> = { ...profiles[name], ...values };
+    const before = Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+    const merged: Record<string, unknown> = { ...before, ...values };
     for (const key of Object.keys(merged)) if (merged[key] === undefined) delete merged[key];
+    if (before !== undefined && JSON.stringify(merged) === JSON.stringify(before)) return false;
+    if (before === undefined && Object.keys(merged).length === 0) return false;
     profiles[name] = merged as StoredProfile;
     this.write(profiles);
+    return true;
   }
 
   /** Deletes a profile; returns whether it existed. */

@@ -129,8 +129,16 @@ export async function openService(
     noProxy: ctx.runtime.env.NO_PROXY ?? ctx.runtime.env.no_proxy,
   };
   if (opts.sandbox) {
-    const { startSandbox, SANDBOX_CREDENTIALS } = await import('../sandbox/index.js');
-    const sandbox = await startSandbox({ stateDir: stateDir(ctx.runtime.env) });
+    const { startSandbox, SANDBOX_CREDENTIALS, parseTriggerList } = await import(
+      '../sandbox/index.js'
+    );
+    const { env, clock } = ctx.runtime;
+    const sandbox = await startSandbox({
+      stateDir: stateDir(env),
+      triggers: parseTriggerList(env.PAYOUTS_SANDBOX_TRIGGERS, 'PAYOUTS_SANDBOX_TRIGGERS'),
+      // The run's clock: a test that moves it on sees pending payouts settle and fail late.
+      ...(clock ? { now: () => clock.now() } : {}),
+    });
     const settings: CompleteSettings = {
       profile: 'sandbox',
       baseUrl: sandbox.baseUrl,

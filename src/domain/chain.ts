@@ -3,7 +3,7 @@
  * file's row, sent under its new_reference_id, retries the reference_id of its row). The
  * payout's state is its chain's: failed, then retried and paid, is paid by the retry.
  */
-import { statusKind } from './statuses.js';
+import { type HeldKind, heldKind } from './statuses.js';
 
 /** A journal row of a reference of a chain, as the history's lookups give it. */
 export interface HeldRow {
@@ -23,8 +23,8 @@ export interface HeldRef {
   /** The reference it retries (null: an original). */
   retryOf: string | null;
   runId: string;
-  /** Failed covers canceled; doubt is in flight, unknown or a status the interface does not name. */
-  kind: 'success' | 'pending' | 'failed' | 'doubt';
+  /** As heldKind classifies its row: failed covers canceled; doubt is in flight or unknown. */
+  kind: HeldKind;
   status: string | null;
   transactionId: string | null;
   message: string | null;
@@ -34,19 +34,13 @@ export interface HeldRef {
 /** Links followed along a chain at most: a payout is retried by hand a few times; the bound keeps lookups cheap. */
 export const CHAIN_LINKS = 8;
 
-function kindOf(r: HeldRow): HeldRef['kind'] {
-  if (r.state !== 'done' || !r.status) return 'doubt';
-  const k = statusKind(r.status);
-  return k === 'success' || k === 'pending' || k === 'failed' ? k : 'doubt';
-}
-
 /** A held row as a HeldRef of reference `ref`. */
 export function heldRef(r: HeldRow, ref: string): HeldRef {
   return {
     ref,
     retryOf: r.retry_of ?? null,
     runId: r.run_id,
-    kind: kindOf(r),
+    kind: heldKind(r),
     status: r.status,
     transactionId: r.transaction_id,
     message: r.message,

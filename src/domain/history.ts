@@ -13,6 +13,11 @@ export interface RunHeader {
   input_hash: string;
   payout_count: number;
   batch_reference?: string;
+  /**
+   * How its report and retry files are written (`{"delimiter":";","decimal_mark":","}`): the
+   * conventions its CSV input was read in, or --report-locale's.
+   */
+  csv_style?: string;
 }
 
 /** One of a run's staged payouts that an earlier run of the same service sent. */
@@ -54,12 +59,35 @@ export interface LockRequest {
   runId?: string;
 }
 
+/** A service's lock, once taken. */
+export interface ServiceLock {
+  release(): Promise<void>;
+}
+
+/**
+ * A place among the sends waiting for a service's lock (`send --wait`), first come first
+ * served: `take` gives the lock once every send that asked before has had it (or is gone) and
+ * it is free, else throws a BusyError naming who holds it and how many wait ahead; `leave`
+ * gives the place up (harmless once taken or left).
+ */
+export interface LockQueue {
+  take(): Promise<ServiceLock>;
+  leave(): Promise<void>;
+}
+
 /** What opening a run needs beyond the rows staged in the local database. */
 export interface AdoptedRun {
+  /**
+   * The run in the local database the store staged it in (state.db, or a shared history's
+   * local copy), where its commits go first: the staged rows, or the run they resume.
+   */
+  run: { id: number; resumed: boolean };
   /** Where every commit of the run goes as well, before it counts as done. */
   mirror?: JournalMirror;
   /** The highest request id the history holds for the run. */
   lastReqFloor?: number;
+  /** Who writes the run's attempts, as the store names its session (a shared history's). */
+  session?: string;
 }
 
 /**
@@ -73,8 +101,13 @@ export interface HistoryStore<Staged> {
   readonly name: string;
   /** Opens where pass 1 stages a run's rows (a dry run's keep nothing). */
   stage(how: { dryRun: boolean; pid: number; inputs: string[]; now: Date }): Promise<Staged>;
-  /** One sending run per service at a time; a BusyError naming the holder when taken. */
-  lockService(serviceKey: string, me: LockRequest): Promise<{ release(): Promise<void> }>;
+  /**
+   * One sending run per service at a time; a BusyError naming the holder when taken, or the
+   * sends queued for it (they go first).
+   */
+  lockService(serviceKey: string, me: LockRequest): Promise<ServiceLock>;
+  /** Joins the queue of the sends waiting for a service's lock (send --wait), last. */
+  joinLockQueue(serviceKey: string, me: LockRequest): Promise<LockQueue>;
   /** What earlier runs of the service hold about the staged references, in row order. */
   prior(staged: Staged, serviceKey: string): Promise<PriorRow[]>;
   /** Whether any run of the service is recorded. */

@@ -61,3 +61,24 @@ export function isKnownUnpaid(kind: StatusKind): boolean {
 export function isUnknownKind(kind: StatusKind): boolean {
   return kind === 'outcome_unknown' || kind === 'undocumented';
 }
+
+/**
+ * What the history says of a payout by one of its rows, as every reader of the history (the
+ * send's decision, a chain, `runs`, the approver's screen) classifies it: no result is doubt
+ * (in flight, or unknown); a result's status, in any case, is success, failed (canceled too),
+ * or pending (pending, or a status the interface does not name: held, not final).
+ */
+export type HeldKind = 'success' | 'pending' | 'failed' | 'doubt';
+
+/** The kind of a held row: its state (`done` once it has a result) and that result's status. */
+export function heldKind(row: { state: string; status: string | null }): HeldKind {
+  if (row.state !== 'done' || !row.status) return 'doubt';
+  const status = row.status.toLowerCase();
+  if (status === 'success') return 'success';
+  return status === 'failed' || status === 'canceled' ? 'failed' : 'pending';
+}
+
+/** Whether a held row's status is canceled (a kind of failed), in any case. */
+export function isCanceled(status: string | null): boolean {
+  return status?.toLowerCase() === 'canceled';
+}

@@ -162,7 +162,7 @@ class CsvRecords {
 
   constructor(
     private readonly s: CsvSettings,
-    private readonly delimiter: string,
+    readonly delimiter: string,
   ) {}
 
   /** Takes one parsed record (arrow function: it is the parser's 'data' listener). */
@@ -358,5 +358,9 @@ export async function readCsv(source: InputSource, s: CsvSettings): Promise<File
   else if (outcome === 'done' && !records.stop && records.rows === 0) {
     fail(undefined, 'no payouts in this file');
   }
-  return { rows: records.rows, ...renamesMeta(records.renames) };
+  return {
+    rows: records.rows,
+    ...renamesMeta(records.renames),
+    csv: { delimiter: records.delimiter, decimalComma: s.checker.decimalComma },
+  };
 }

@@ -20,6 +20,8 @@ import {
 /** Flags a file's problems name, which a reader can try. */
 export interface Needs {
   encoding?: 'windows-1252';
+  /** The file read as Windows-1252 is a CSV, as Excel on Windows saves one ("CSV"). */
+  excelCsv?: boolean;
   decimalComma?: boolean;
   /** Header names for the fields, from the header's own (known) names. */
   map?: Partial<Record<PayoutField, string>>;
@@ -32,8 +34,10 @@ const MAX_ROUNDS = 3;
 function namedFlags(problems: readonly Problem[], opts: IntakeOptions): Needs {
   const needs: Needs = {};
   for (const p of problems) {
-    if (opts.encoding === undefined && p.message.includes('pass --encoding windows-1252'))
+    if (opts.encoding === undefined && p.message.includes('pass --encoding windows-1252')) {
       needs.encoding = 'windows-1252';
+      needs.excelCsv = p.message.includes('(Excel "CSV" on Windows)');
+    }
     if (!opts.decimalComma && p.message.includes('pass --decimal-comma')) needs.decimalComma = true;
     if (p.map !== undefined && needs.map === undefined)
       needs.map = p.map as Partial<Record<PayoutField, string>>;
@@ -53,7 +57,9 @@ export function flagsOf(needs: Needs): string[] {
 /** Why a file needs its flags, in words. */
 export function needsText(needs: Needs): string {
   const why: string[] = [];
-  if (needs.encoding) why.push('is Windows-1252 text (Excel "CSV" on Windows), not UTF-8');
+  if (needs.encoding) {
+    why.push(`is Windows-1252 text${needs.excelCsv ? ' (Excel "CSV" on Windows)' : ''}, not UTF-8`);
+  }
   if (needs.decimalComma) why.push('writes amounts with a decimal comma (1.234,56)');
   if (needs.map) why.push(`names its columns ${columnsText(needs.map)}`);
   return `${why.slice(0, -1).join(', ')}${why.length > 1 ? ' and ' : ''}${why.at(-1) ?? ''}`;

@@ -97,8 +97,21 @@ export class PayoutChecker {
     private readonly file: string,
     private readonly currencies: CurrencyTable,
     private readonly sink: IntakeSink,
-    private readonly amounts: AmountSyntax = POINT,
+    private amounts: AmountSyntax = POINT,
   ) {}
+
+  /** Whether amounts are read with a decimal comma (--decimal-comma, or the header says so). */
+  get decimalComma(): boolean {
+    return this.amounts.decimalComma;
+  }
+
+  /**
+   * Reads the file's amounts with a decimal comma from now on: its header marks its amount
+   * column so (`amount (decimal comma)`, as a report or retry file of ours is written).
+   */
+  readDecimalComma(): void {
+    this.amounts = { ...this.amounts, decimalComma: true };
+  }
 
   /** Checks one row, reporting every problem of it; true when it became a payout. */
   check(

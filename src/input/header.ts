@@ -26,6 +26,13 @@ export interface HeaderColumns {
 /** The normalized name of a retry file's column of new references (send/report.ts writes it). */
 const NEW_REFERENCE = 'newreferenceid';
 
+/**
+ * A header cell that says its column's amounts are written with a decimal comma, as the
+ * reports and retry files of `payouts` write it for a spreadsheet that reads `1234,56`:
+ * `amount (decimal comma)` (in any case). The file then reads without --decimal-comma.
+ */
+const DECIMAL_COMMA_MARKED = /^(.*?)\s*\(\s*decimal[\s_-]*comma\s*\)\s*$/i;
+
 /** Examples of renamed rows a summary shows. */
 const RENAME_EXAMPLES = 3;
 
@@ -194,8 +201,11 @@ export function matchHeader(
   const columns = new Map<PayoutField, number[]>();
   const extra: string[] = [];
   let newReference = -1;
+  const marked = new Set<number>();
   for (let i = 0; i < rec.length; i++) {
-    const normalized = normalizeHeader(rec[i]!);
+    const mark = DECIMAL_COMMA_MARKED.exec(rec[i]!);
+    if (mark) marked.add(i);
+    const normalized = normalizeHeader(mark ? mark[1]! : rec[i]!);
     const field = h.names.get(normalized);
     if (field === undefined && normalized === NEW_REFERENCE && newReference === -1) {
       newReference = i;
@@ -238,9 +248,11 @@ export function matchHeader(
         `only ${PAYOUT_FIELDS.join(', ')} are read${offer}`,
     );
   }
+  const amount = columns.get('amount')![0]!;
+  if (marked.has(amount)) h.checker.readDecimalComma();
   return {
     reference: columns.get('reference_id')![0]!,
-    amount: columns.get('amount')![0]!,
+    amount,
     currency: columns.get('currency')![0]!,
     recipient: columns.get('recipient')![0]!,
     description: columns.get('description')?.[0] ?? -1,

@@ -99,6 +99,8 @@ export interface FileMeta {
   sheet?: string;
   /** Rows sent under their new_reference_id (a retry file's), with the first few as examples. */
   renamed?: Renames;
+  /** How a CSV file was read: its delimiter, and whether its amounts had a decimal comma. */
+  csv?: { delimiter: string; decimalComma: boolean };
 }
 
 /** How many rows took their new_reference_id, and the first few pairs (reference_id, new one). */

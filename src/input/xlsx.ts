@@ -363,6 +363,8 @@ class SheetRows {
     const text = plainNumberText(value);
     if (text === undefined)
       return refuse(undefined, `holds a number that is not finite: ${AS_TEXT}`);
+    const noise = field === 'amount' ? floatNoise(value, text, cell.f) : undefined;
+    if (noise !== undefined) return refuse(text, noise);
     if (field !== 'reference_id' && field !== 'recipient') return text;
     if (!Number.isInteger(value) || value < 0) {
       return refuse(
@@ -384,6 +386,18 @@ class SheetRows {
     }
     return text;
   }
+}
+
+/**
+ * Why an amount cell's number is a calculation's binary rounding (0.1 + 0.2 stores
+ * 0.30000000000000004, which Excel shows as 0.3), or undefined: its 15 significant digits,
+ * all Excel shows, make a shorter decimal than the double it stores.
+ */
+function floatNoise(value: number, text: string, formula: string | undefined): string | undefined {
+  const shown = plainNumberText(Number(value.toPrecision(15)));
+  if (shown === undefined || shown === text) return undefined;
+  const from = formula === undefined ? 'a calculation' : `=${formula}`;
+  return `holds ${text}, which Excel shows as ${shown}: the stored number of ${from} carries binary rounding; round it in the sheet (=ROUND(…,2), in a German Excel =RUNDEN(…;2)) or type the amount as text`;
 }
 
 /** Lists row numbers for a message: "rows 4, 9 and 12", the first 20 and how many more. */

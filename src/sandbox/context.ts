@@ -2,6 +2,7 @@
 import type { FaultCounter } from './faults.js';
 import type { Ledger } from './ledger.js';
 import type { Timers } from './timers.js';
+import type { TriggerRule } from './triggers.js';
 import type { WebhookSender } from './webhooks.js';
 
 /** The shared context of one running sandbox, built once by startSandbox. */
@@ -14,7 +15,10 @@ export interface SandboxContext {
   log: (line: string) => void;
   /** Normalised: '' or '/merchant'. */
   prefix: string;
+  /** How long a payout that changes later waits, when its trigger gives no delay. */
   pendingDelayMs: number;
+  /** The user's triggers, then the built-in ones: the first that matches decides. */
+  triggers: readonly TriggerRule[];
   latencyMs: number;
   maxPayoutsPerRequest?: number;
   defaultWebhookUrl?: string;

@@ -15,7 +15,7 @@ import type { PayoutStatus } from './payout-rules.js';
 /** A payout as the ledger stores it. */
 export interface StoredPayout {
   reference_id: string;
-  /** The status given at creation; a pending payout reads back as success after settles_at. */
+  /** The status given at creation; from settles_at on, the payout reads `later_status`. */
   status: PayoutStatus;
   /** The amount as the request's JSON number, echoed back as is. */
   amount: number;
@@ -28,8 +28,10 @@ export interface StoredPayout {
   /** The fee in minor units, as decimal text. */
   charges: string;
   created_at: string;
-  /** For pending payouts: when they read back as success. */
+  /** For payouts that change later (pending ones, returned ones): when they read `later_status`. */
   settles_at?: string;
+  /** What the payout reads from settles_at on; absent in older lines: success. */
+  later_status?: PayoutStatus;
   batch_reference: string;
   message?: string;
 }
@@ -124,18 +126,24 @@ export function ledgerPath(stateDir: string): string {
   return join(sandboxDir(stateDir), 'ledger.ndjson');
 }
 
-/** The status a payout reads as at `nowMs`: pending turns success once settled. */
+/** Whether a payout that changes later has changed by `nowMs`. */
+function changed(p: StoredPayout, nowMs: number): boolean {
+  return p.settles_at !== undefined && Date.parse(p.settles_at) <= nowMs;
+}
+
+/**
+ * The status a payout reads as at `nowMs`: from its settles_at on, its `later_status` (a pending one
+ * settled, a late failure, a return); a pending line written without `later_status` settles as success.
+ */
 export function effectiveStatus(p: StoredPayout, nowMs: number): PayoutStatus {
-  if (p.status === 'pending' && p.settles_at && Date.parse(p.settles_at) <= nowMs) {
-    return 'success';
-  }
-  return p.status;
+  if (!changed(p, nowMs)) return p.status;
+  return p.later_status ?? (p.status === 'pending' ? 'success' : p.status);
 }
 
 /** The payout record as the status endpoint answers it at `nowMs`. */
 export function payoutRecord(p: StoredPayout, nowMs: number): PayoutRecord {
   const status = effectiveStatus(p, nowMs);
-  const settled = status !== p.status && p.settles_at !== undefined;
+  const settled = changed(p, nowMs) && status !== p.status;
   return {
     reference_id: p.reference_id,
     status,

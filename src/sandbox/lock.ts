@@ -22,7 +22,7 @@ export async function acquireLock(path: string, opts: LockOptions = {}): Promise
     staleAfterMs: opts.staleMs ?? 10_000,
     busy: (holder) =>
       new Error(
-        `the sandbox ledger lock ${path} is held by pid ${holder.pid}: retry, or remove the file if no sandbox is running`,
+        `the sandbox ledger lock ${path} is held by pid ${holder?.pid}: retry, or remove the file if no sandbox is running`,
       ),
   });
   return () => lock.release();

@@ -1,6 +1,6 @@
 /**
- * The sandbox's business rules: per-payout validation, the fee rule and the status
- * triggers. Money never passes through a float here: amounts become BigInt minor units
+ * The sandbox's business rules: per-payout validation and the fee rule (the status triggers
+ * are in triggers.ts). Money never passes through a float here: amounts become BigInt minor units
  * from their decimal text.
  */
 import { formatMinor } from '../money/amount.js';
@@ -93,23 +93,6 @@ export function chargesMinor(status: PayoutStatus, amountMinor: bigint): bigint 
 export function minorToNumber(minor: bigint, digits: number): number {
   // The decimal text has at most the currency's digits; its double is the shortest round trip.
   return Number(formatMinor(minor, digits));
-}
-
-/**
- * The status a recipient asks for: a case-insensitive "+failed", "+canceled" or "+pending"
- * anywhere in it, checked in that order; anything else succeeds.
- */
-export function triggeredStatus(recipient: string): PayoutStatus {
-  const r = recipient.toLowerCase();
-  if (r.includes('+failed')) return 'failed';
-  if (r.includes('+canceled')) return 'canceled';
-  if (r.includes('+pending')) return 'pending';
-  return 'success';
-}
-
-/** The message of a payout whose status came from a trigger, or undefined for success. */
-export function triggerMessage(status: PayoutStatus): string | undefined {
-  return status === 'success' ? undefined : `Sandbox trigger: recipient asked for ${status}`;
 }
 
 /** Whether a value is a non-empty string (blank counts as empty). */

@@ -13,6 +13,7 @@ import { FaultCounter, type FaultRule } from './faults.js';
 import { Ledger } from './ledger.js';
 import { route } from './router.js';
 import { Timers } from './timers.js';
+import { BUILT_IN_TRIGGERS, type TriggerRule } from './triggers.js';
 import { WebhookSender } from './webhooks.js';
 
 /** Options of a sandbox server. */
@@ -25,8 +26,13 @@ export interface SandboxOptions {
   port?: number;
   /** e.g. '/merchant' -> endpoints at /merchant/api/v1/...; default ''. */
   pathPrefix?: string;
-  /** Default 30_000: pending payouts read back as success after this. */
+  /**
+   * Default 30_000: pending payouts settle, and returned ones turn, this long after their
+   * creation, unless their trigger says otherwise.
+   */
   pendingDelayMs?: number;
+  /** Status triggers of the user's own, checked before the built-in ones (triggers.ts). */
+  triggers?: TriggerRule[];
   /** The account's default webhook URL; none by default. */
   defaultWebhookUrl?: string;
   /** Default [1000, 2000, 4000]. */
@@ -50,6 +56,10 @@ export interface SandboxHandle {
   close(): Promise<void>;
   /** Requests received so far by endpoint (counted as for fault rules). */
   requestCounts(): { create: number; status: number };
+  /** The delay of a later change whose trigger gives none. */
+  pendingDelayMs: number;
+  /** The triggers in force, the user's then the built-in ones, in the order they are checked. */
+  triggers: readonly TriggerRule[];
 }
 
 /** Whether a listen host is a loopback address, the only kind the sandbox binds to. */
@@ -89,6 +99,7 @@ function checkOptions(opts: SandboxOptions): void {
     throw new UsageError(`port must be at most 65535, got ${opts.port}`);
   }
   checkCount('pending delay', opts.pendingDelayMs);
+  for (const t of opts.triggers ?? []) checkCount(`delay of trigger ${t.match}`, t.afterMs);
   checkCount('latency', opts.latencyMs);
   checkCount('max payouts per request', opts.maxPayoutsPerRequest, 1);
   for (const d of opts.webhookRetryDelaysMs ?? []) checkCount('webhook retry delay', d);
@@ -173,6 +184,7 @@ async function openContext(opts: SandboxOptions): Promise<SandboxContext> {
     log,
     prefix,
     pendingDelayMs: opts.pendingDelayMs ?? 30_000,
+    triggers: [...(opts.triggers ?? []), ...BUILT_IN_TRIGGERS],
     latencyMs: opts.latencyMs ?? 0,
     maxPayoutsPerRequest: opts.maxPayoutsPerRequest,
     defaultWebhookUrl: opts.defaultWebhookUrl,
@@ -207,6 +219,8 @@ export async function startSandbox(opts: SandboxOptions): Promise<SandboxHandle>
     baseUrl,
     port,
     requestCounts: () => ctx.faults.snapshot(),
+    pendingDelayMs: ctx.pendingDelayMs,
+    triggers: ctx.triggers,
     close: () => closeSandbox(ctx, server),
   };
 }

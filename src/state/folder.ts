@@ -14,6 +14,8 @@ const KEPT_FILES = ['state.db', 'state.db-wal', 'state.db-shm', 'state.db-journa
 const KEPT_FOLDERS = ['locks', 'tmp', 'sandbox'];
 /** Folders whose entries are looked at too (the sandbox's are no one's money). */
 const LOOKED_INTO = new Set(['locks', 'tmp']);
+/** The folders among the locks: a lock's queue of the sends that wait for it (src/lock.ts). */
+const LOCK_QUEUE = /\.lock\.queue$/;
 
 /** Why an entry of the state folder is not one payouts may use, or undefined. */
 function entryProblem(path: string, st: Stats, folder: boolean): string | undefined {
@@ -41,8 +43,8 @@ function entryError(path: string, problem: string): UsageError {
 
 /**
  * Refuses (exit 2, saying whose it is and how to fix it) a state folder that another user owns
- * or can change, and a file or folder payouts keeps in it (state.db, its -wal and -shm, locks/,
- * tmp/ and what they hold) that is a link, not what it should be, another user's or open to
+ * or can change, and a file or folder payouts keeps in it (state.db, its -wal and -shm, locks/
+ * with its locks' queues, tmp/ and what they hold) that is a link, not what it should be, another user's or open to
  * their changes. Root's own are trusted by everyone; a folder not made yet is fine.
  */
 export function checkStateFolder(dir: string): void {
@@ -58,12 +60,22 @@ export function checkStateFolder(dir: string): void {
     const folder = KEPT_FOLDERS.includes(name);
     const wrong = entryProblem(path, entry, folder);
     if (wrong) throw entryError(path, wrong);
-    if (!folder || !LOOKED_INTO.has(name)) continue;
-    for (const inner of readdirSync(path)) {
-      const innerPath = join(path, inner);
-      const innerEntry = statusOf(innerPath);
-      const innerWrong = innerEntry && entryProblem(innerPath, innerEntry, false);
-      if (innerWrong) throw entryError(innerPath, innerWrong);
-    }
+    if (folder && LOOKED_INTO.has(name)) checkEntries(path, name === 'locks');
+  }
+}
+
+/**
+ * Refuses an entry of one of payouts' folders that is not a file of this user's: with `queues`
+ * (locks/), a lock's queue is a folder, whose waiters' files are looked at in turn.
+ */
+function checkEntries(dir: string, queues: boolean): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const entry = statusOf(path);
+    if (entry === undefined) continue;
+    const queue = queues && LOCK_QUEUE.test(name);
+    const wrong = entryProblem(path, entry, queue);
+    if (wrong) throw entryError(path, wrong);
+    if (queue) checkEntries(path, false);
   }
 }

@@ -30,17 +30,19 @@ export { failureReasons, retryLinks } from './retry-links.js';
 export {
   type HeldReference,
   heldReferences,
-  isNear,
-  listRuns,
   listRunsIn,
   liveRunsIn,
   type PayoutState,
   type RowReader,
   type RunDetail,
   type RunSummary,
-  readRun,
-  nearReferences,
   readRunIn,
+  type RowWriter,
+  type RunsPage,
+  runPageIn,
+  runsByIdIn,
+  stateDbKeeper,
 } from './runs.js';
+export { isNear, nearReferences } from './near.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';
 export { privateTmp } from './tmp.js';

@@ -2,9 +2,10 @@
 import type { HistoryStore } from '../domain/history.js';
 import { openStateDb } from './db.js';
 import type { LockWait } from './errors.js';
-import { RunIntake } from './intake.js';
+import { RunIntake, thisMachine } from './intake.js';
+import { adoptLocally } from './adopt.js';
 import { hasHistory, paidRecipients, priorRows } from './prior.js';
-import { acquireSendLock } from './send-lock.js';
+import { acquireSendLock, joinSendLockQueue } from './send-lock.js';
 
 /**
  * The history of one state folder: staged and recorded in its state.db, locked by a file.
@@ -23,12 +24,19 @@ export function localHistory(
     },
     lockService: (serviceKey, me) =>
       acquireSendLock({ stateDir, serviceKey, pid: me.pid, command: me.command }),
+    joinLockQueue: (serviceKey, me) =>
+      joinSendLockQueue({ stateDir, serviceKey, pid: me.pid, command: me.command }),
     prior: async (staged, serviceKey) => priorRows(staged, serviceKey, stateDir),
     holdsService: async (staged, serviceKey) => hasHistory(staged, serviceKey),
     paidRecipients: async (staged, serviceKey, recipients) =>
       paidRecipients(staged, serviceKey, stateDir, recipients),
-    // The staged rows are in state.db already: RunState.open adopts them.
-    adopt: async () => ({}),
+    // The staged rows are in state.db already: they become the run there.
+    adopt: async (staged, run) => ({
+      run: adoptLocally(staged.db, staged, {
+        ...run,
+        sender: run.sendsNothing === true ? undefined : thisMachine(),
+      }),
+    }),
     close: async () => {},
   };
 }

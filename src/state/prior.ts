@@ -180,12 +180,13 @@ export function stagedLocations(
   intake: RunIntake,
   rows: number[],
 ): Map<number, { reference_id: string; file: string; location: string }> {
-  const read = intake.db.prepare(
-    'SELECT reference_id, file, location FROM payouts WHERE run = ? AND row = ?',
-  );
+  // A dry run's rows are its private database's view (stagedFrom), a send's the run's payouts.
+  const from = stagedFrom(intake);
+  const where = `${from.includes('WHERE') ? ' AND' : ' WHERE'} row = ?`;
+  const read = intake.db.prepare(`SELECT reference_id, file, location FROM ${from}${where}`);
   const out = new Map<number, { reference_id: string; file: string; location: string }>();
   for (const row of rows) {
-    const r = read.get(intake.id, row) as
+    const r = read.get(row) as
       | { reference_id: string; file: string | null; location: string | null }
       | undefined;
     if (r)

@@ -1,10 +1,18 @@
 /** The runs in state.db, as `payouts runs` lists and shows them. */
 import { UsageError } from '../errors.js';
-import type { StateDb } from './db.js';
+import { openDatabase, type StateDb } from './db.js';
 import { serviceIdOf } from './hash.js';
 import { type HeldRef, tailOf } from '../domain/chain.js';
 import { retryLinks } from './retry-links.js';
-import { statusKind } from '../domain/statuses.js';
+import { heldKind } from '../domain/statuses.js';
+import {
+  type CountedRow,
+  type Counts,
+  countedIn,
+  KEPT_COLUMNS,
+  type RowReader,
+  type RowWriter,
+} from './run-counts.js';
 
 /** The first key of every advisory lock payouts takes ("payo"), so other users' keys do not meet ours. */
 export const ADVISORY_CLASS = 0x7061796f;
@@ -20,6 +28,8 @@ export interface RunSummary {
   payout_count: number;
   /** Who sent it: the OS user and host, and on a shared history the database role (null: not recorded). */
   sent_by: { os_user: string | null; host: string | null; db_user: string | null };
+  /** How its input was read, for its retry files (RunHeader.csv_style; null: not recorded). */
+  csv_style: string | null;
   counts: {
     success: number;
     failed: number;
@@ -42,6 +52,8 @@ export type PayoutState =
       /** Decimal text, as the service wrote it: money is never a float. */
       charges?: string;
       message?: string;
+      /** The database role that recorded the result (a shared history's word, session_user). */
+      recorded_by?: string;
     }
   /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
   | { state: 'in-flight'; req: number; hash: string; at: string }
@@ -65,36 +77,16 @@ export interface RunDetail {
 }
 
 /**
- * The columns of a run and its counts: results by status, and payouts in flight (sent or
- * unknown, with no result).
+ * The columns of a run, with its counts as kept at some commit (run-counts.ts): countedIn or
+ * countedNow makes them its present counts.
  */
 const SUMMARY = `
   SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
-    r.host, r.os_user, r.db_user, r.payout_count, coalesce(d.success, 0) AS success, coalesce(d.failed, 0) AS failed,
-    coalesce(d.canceled, 0) AS canceled, coalesce(d.pending, 0) AS pending,
-    coalesce(f.in_flight, 0) AS in_flight, coalesce(e.sent_earlier, 0) AS sent_earlier
-  FROM runs r
-  LEFT JOIN (
-    SELECT run,
-      count(CASE WHEN lower(status) = 'success' THEN 1 END) AS success,
-      count(CASE WHEN lower(status) = 'failed' THEN 1 END) AS failed,
-      count(CASE WHEN lower(status) = 'canceled' THEN 1 END) AS canceled,
-      count(CASE WHEN lower(status) NOT IN ('success', 'failed', 'canceled') THEN 1 END) AS pending
-    FROM results GROUP BY run) d ON d.run = r.id
-  LEFT JOIN (
-    SELECT i.run, count(*) AS in_flight FROM intents i
-    WHERE i.state IN ('in_flight', 'unknown')
-      AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = i.run AND x.row = i.row)
-    GROUP BY i.run) f ON f.run = r.id
-  LEFT JOIN (
-    SELECT o.run, count(*) AS sent_earlier FROM reports o
-    WHERE o.sent_earlier > 0
-      AND NOT EXISTS (SELECT 1 FROM results x WHERE x.run = o.run AND x.row = o.row)
-    GROUP BY o.run) e ON e.run = r.id`;
+    r.host, r.os_user, r.db_user, r.csv_style, r.payout_count, ${KEPT_COLUMNS}
+  FROM runs r LEFT JOIN run_counts k ON k.run = r.id`;
 
 /** A row of SUMMARY. */
-interface SummaryRow {
-  id: number;
+interface SummaryRow extends CountedRow {
   run_id: string;
   service: string;
   client_id: string;
@@ -104,25 +96,19 @@ interface SummaryRow {
   host: string | null;
   os_user: string | null;
   db_user: string | null;
+  csv_style: string | null;
   payout_count: number;
-  success: number;
-  failed: number;
-  canceled: number;
-  pending: number;
-  in_flight: number;
-  sent_earlier: number;
 }
 
-/** A run's summary from its row; payouts never sent, or freed, are "not sent". */
-function summaryOf(r: SummaryRow): RunSummary {
-  // PostgreSQL gives counts as text (bigint): Number() reads both stores' alike.
+/** A run's summary from its row and present counts; payouts never sent, or freed, are "not sent". */
+function summaryOf(r: SummaryRow & Counts): RunSummary {
   const counts = {
-    success: Number(r.success),
-    failed: Number(r.failed),
-    canceled: Number(r.canceled),
-    pending: Number(r.pending),
-    in_flight: Number(r.in_flight),
-    sent_earlier: Number(r.sent_earlier),
+    success: r.success,
+    failed: r.failed,
+    canceled: r.canceled,
+    pending: r.pending,
+    in_flight: r.in_flight,
+    sent_earlier: r.sent_earlier,
     not_sent: 0,
   };
   const accounted =
@@ -142,19 +128,75 @@ function summaryOf(r: SummaryRow): RunSummary {
     updated_at: r.updated_at,
     payout_count: r.payout_count,
     sent_by: { os_user: r.os_user, host: r.host, db_user: r.db_user },
+    csv_style: r.csv_style,
     counts,
   };
 }
 
-/** Reads rows from a store: `?` placeholders, in order. */
-export type RowReader = (sql: string, params: unknown[]) => Promise<unknown[]>;
+export type { RowReader, RowWriter };
+
+/**
+ * Keeps counts in state.db (run-counts.ts) on a connection of its own that never waits: while
+ * a send's writer holds the file, a listing counts again next time rather than wait.
+ */
+export function stateDbKeeper(file: string): RowWriter {
+  let db: StateDb | undefined;
+  return async (sql, params) => {
+    db ??= openDatabase(file, { timeout: 0 });
+    db.prepare(sql).run(...params);
+  };
+}
 
 /** The most recently active run first; of runs active at the same moment, the later made. */
 const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`;
+/** A page of LIST: through the index on (updated_at, id), the runs before it are not read. */
+const PAGE = `${LIST} LIMIT ? OFFSET ?`;
+const RUN_COUNT = 'SELECT count(*) AS n FROM runs WHERE run_id IS NOT NULL';
+
+/** Which runs a listing shows: `size` of them after the first `from` (every run: Infinity). */
+export interface RunsPage {
+  from: number;
+  size: number;
+}
+
+/** A page of the runs of a store, and how many runs it holds in all. */
+export interface ListedPage {
+  runs: RunSummary[];
+  total: number;
+}
+
+/**
+ * A page of the runs of every service in a store, the most recently active first, with their
+ * counts (kept for next time through `keep`, when given: run-counts.ts).
+ */
+export async function runPageIn(
+  read: RowReader,
+  page: RunsPage,
+  keep?: RowWriter,
+): Promise<ListedPage> {
+  const size = Number.isFinite(page.size) ? page.size : 2 ** 31 - 1;
+  const rows = (await read(PAGE, [size, page.from])) as SummaryRow[];
+  const [count] = (await read(RUN_COUNT, [])) as Array<{ n: number | string }>;
+  const runs = (await countedIn(read, rows, keep)).map(summaryOf);
+  return { runs, total: Number(count?.n ?? 0) };
+}
 
 /** Summaries of every run of every service in a store, the most recently active first. */
-export async function listRunsIn(read: RowReader): Promise<RunSummary[]> {
-  return ((await read(LIST, [])) as SummaryRow[]).map(summaryOf);
+export async function listRunsIn(read: RowReader, keep?: RowWriter): Promise<RunSummary[]> {
+  return (await runPageIn(read, { from: 0, size: Number.POSITIVE_INFINITY }, keep)).runs;
+}
+
+/** The summaries of the runs of these ids (those the store holds), read by the run_id index. */
+export async function runsByIdIn(
+  read: RowReader,
+  ids: string[],
+  keep?: RowWriter,
+): Promise<RunSummary[]> {
+  if (ids.length === 0) return [];
+  const rows = (await read(`${SUMMARY} WHERE r.run_id IN (${ids.map(() => '?').join(', ')})`, [
+    ...ids,
+  ])) as SummaryRow[];
+  return (await countedIn(read, rows, keep)).map(summaryOf);
 }
 
 /**
@@ -169,11 +211,6 @@ export async function liveRunsIn(read: RowReader): Promise<Set<string>> {
     [ADVISORY_CLASS],
   )) as Array<{ run_id: string }>;
   return new Set(rows.map((r) => r.run_id));
-}
-
-/** Summaries of every run of every service, the most recently active first. */
-export function listRuns(db: StateDb): RunSummary[] {
-  return (db.prepare(LIST).all() as SummaryRow[]).map(summaryOf);
 }
 
 /** A payout's state columns, from the view `journal`. */
@@ -192,6 +229,7 @@ interface StateRow {
   charges: string | null;
   message: string | null;
   sent_earlier: number | null;
+  by_role: string | null;
 }
 
 /** The state of a payout from its row. */
@@ -201,6 +239,7 @@ function stateOf(r: StateRow): PayoutState {
     if (r.transaction_id !== null) s.transaction_id = r.transaction_id;
     if (r.charges !== null) s.charges = r.charges;
     if (r.message !== null) s.message = r.message;
+    if (r.by_role !== null) s.recorded_by = r.by_role;
     return s;
   }
   if (r.state === 'in_flight' || r.state === 'unknown') {
@@ -238,12 +277,13 @@ function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
 const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
 const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.recipient, j.description,
   j.state, j.req, j.hash,
-  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier
+  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier, d.by_role
   FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
+    LEFT JOIN results d ON d.run = j.run AND d.row = j.row
   WHERE j.run = ? ORDER BY j.row`;
 
 /** A run's detail from its summary row and its payouts' rows. */
-function detailOf(only: SummaryRow, rows: StateRow[]): RunDetail {
+function detailOf(only: SummaryRow & Counts, rows: StateRow[]): RunDetail {
   const payouts = rows.map((r) => ({
     reference_id: r.reference_id,
     amount: r.amount ?? '',
@@ -255,29 +295,31 @@ function detailOf(only: SummaryRow, rows: StateRow[]): RunDetail {
   return { summary: summaryOf(only), payouts };
 }
 
-/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
-export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
+/**
+ * The run whose id starts with a prefix, with each payout's state (UsageError when none or
+ * several match); the run's counts kept through `keep`, when given.
+ */
+export async function readRunIn(
+  read: RowReader,
+  runIdPrefix: string,
+  keep?: RowWriter,
+): Promise<RunDetail> {
   const prefix = prefixOf(runIdPrefix);
-  const runs = db.prepare(BY_PREFIX).all(prefix.length, prefix) as SummaryRow[];
-  const only = onlyRun(runs, runIdPrefix);
-  return detailOf(only, db.prepare(PAYOUT_STATES).all(only.id) as StateRow[]);
-}
-
-/** readRun on any store. */
-export async function readRunIn(read: RowReader, runIdPrefix: string): Promise<RunDetail> {
-  const prefix = prefixOf(runIdPrefix);
-  const only = onlyRun(
+  const found = onlyRun(
     (await read(BY_PREFIX, [prefix.length, prefix])) as SummaryRow[],
     runIdPrefix,
   );
-  const detail = detailOf(only, (await read(PAYOUT_STATES, [only.id])) as StateRow[]);
+  const [only] = await countedIn(read, [found], keep);
+  const detail = detailOf(only!, (await read(PAYOUT_STATES, [only!.id])) as StateRow[]);
   const failed = detail.payouts.filter(
-    (p) => p.state.state === 'confirmed' && statusKind(p.state.status) === 'failed',
+    (p) =>
+      p.state.state === 'confirmed' &&
+      heldKind({ state: 'done', status: p.state.status }) === 'failed',
   );
   if (!failed.length) return detail;
   const links = await retryLinks(
     read,
-    only.service,
+    only!.service,
     failed.map((p) => p.reference_id),
   );
   for (const p of failed) {
@@ -310,52 +352,4 @@ export async function heldReferences(
     if (rows[0]) held.push(rows[0]);
   }
   return held;
-}
-
-/**
- * The references a service's runs hold that are near `ref` (the same but for case, `-`,
- * `_` or spaces, or one character added, dropped or changed), each with the latest run
- * that holds it; the exact reference itself is left out.
- */
-export async function nearReferences(
-  read: RowReader,
-  service: string,
-  ref: string,
-): Promise<HeldReference[]> {
-  const rows = (await read(
-    `SELECT j.reference_id, r.run_id, coalesce(j.sent_at, r.created_at) AS sent_at
-     FROM journal j JOIN runs r ON r.id = j.run
-     WHERE r.service_id = ? AND r.run_id IS NOT NULL
-       AND length(j.reference_id) BETWEEN ? AND ? AND j.reference_id <> ?
-     ORDER BY r.updated_at DESC, j.row`,
-    [serviceIdOf(service), Math.max(1, ref.length - 3), ref.length + 3, ref],
-  )) as HeldReference[];
-  const seen = new Set<string>();
-  const near: HeldReference[] = [];
-  for (const r of rows) {
-    if (seen.has(r.reference_id) || !isNear(ref, r.reference_id)) continue;
-    seen.add(r.reference_id);
-    near.push(r);
-  }
-  return near;
-}
-
-/** A reference as a person may have meant it: case, dashes, underscores and spaces ignored. */
-function loose(ref: string): string {
-  return ref.toLowerCase().replace(/[\s_-]+/g, '');
-}
-
-/** Whether two references differ only loosely (see loose) or by one character. */
-export function isNear(a: string, b: string): boolean {
-  return loose(a) === loose(b) || oneEdit(a, b) || oneEdit(a.toLowerCase(), b.toLowerCase());
-}
-
-/** Whether b is a with one character added, dropped or changed. */
-function oneEdit(a: string, b: string): boolean {
-  if (a === b || Math.abs(a.length - b.length) > 1) return false;
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
-  let i = 0;
-  while (i < short.length && short[i] === long[i]) i++;
-  const skip = short.length === long.length ? 1 : 0;
-  return short.slice(i + skip) === long.slice(i + 1);
 }

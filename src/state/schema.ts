@@ -14,7 +14,10 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { GUARDS, RULE_OWNER } from './pg/guards.js';
+import { APPROVAL_GUARDS } from './pg/approval-guards.js';
+import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
+import { LOCK_WAITERS } from './pg/queue-table.js';
+import { NARROW_ROWS, ONE_SERVICE_PER_URL } from './first-steps.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -66,6 +69,15 @@ const PAYOUTS: TableDef = {
   columns: PAYOUT_COLUMNS,
   primaryKey: BY_ROW,
   clustered: true,
+};
+
+/**
+ * The payouts table as the steps leave it (a later step added `retry_of`): what inserts of
+ * payouts are made from (journal-sql.ts). A step that adds a column adds it here too.
+ */
+export const PAYOUTS_NOW: TableDef = {
+  ...PAYOUTS,
+  columns: [...PAYOUT_COLUMNS, ['retry_of', 'text']],
 };
 
 /** Step 1's payouts: one wide row per payout, its state and outcome in it (gone since step 2). */
@@ -141,7 +153,27 @@ export const REPORTS: TableDef = {
   clustered: true,
 };
 
-/** Who holds a service's advisory lock on PostgreSQL. */
+/**
+ * Every request's payouts, appended with its intent (issue 48), by `session` (on PostgreSQL the
+ * server's name for it, payouts_session(), which a trigger checks; else the run's).
+ */
+export const ATTEMPTS: TableDef = {
+  name: 'attempts',
+  columns: [
+    ['run', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['req', 'int', 'NOT NULL'],
+    ['at', 'text', 'NOT NULL'],
+    ['session', 'text', 'NOT NULL'],
+  ],
+  primaryKey: ['run', 'row', 'req'],
+  clustered: true,
+};
+
+/** A request that never went or provably did not apply; only its own session's counts (lookupSql). */
+export const WITHDRAWALS: TableDef = { ...ATTEMPTS, name: 'withdrawals' };
+
+/** Who holds a service's advisory lock on PostgreSQL (its command line without passwords). */
 const LOCKS: TableDef = {
   name: 'locks',
   columns: [
@@ -227,92 +259,19 @@ const APPROVALS: TableDef = {
   ],
 };
 
-/** The first key of a prepared run's decision lock ("payp"), apart from the services' locks. */
-const DECISION_LOCK_CLASS = 0x70617970;
+const MASKED = 'payouts send (a command line recorded before passwords were masked)';
 
-/** The server's time as the history writes times: ISO 8601, UTC, milliseconds. */
-const PG_NOW = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/**
- * The rules PostgreSQL keeps whatever the client: the approval tables are append-only; who
- * wrote a row is the session's role; a preparer never decides on their own run; a run is
- * decided once, before it expires, and sent only once approved.
- */
-const APPROVAL_GUARDS = `
-CREATE FUNCTION payouts_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  RAISE EXCEPTION 'payouts: % rows are never changed or deleted', TG_TABLE_NAME
-    USING ERRCODE = '42501';
-END $$;
-CREATE TRIGGER approval_rules_append_only BEFORE UPDATE OR DELETE ON approval_rules
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approval_rules_no_truncate BEFORE TRUNCATE ON approval_rules
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_runs_append_only BEFORE UPDATE OR DELETE ON prepared_runs
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_runs_no_truncate BEFORE TRUNCATE ON prepared_runs
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_payouts_append_only BEFORE UPDATE OR DELETE ON prepared_payouts
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_payouts_no_truncate BEFORE TRUNCATE ON prepared_payouts
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approvals_append_only BEFORE UPDATE OR DELETE ON approvals
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approvals_no_truncate BEFORE TRUNCATE ON approvals
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE FUNCTION payouts_rule_set() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  NEW.set_by := session_user;
-  NEW.at := ${PG_NOW};
-  RETURN NEW;
-END $$;
-CREATE TRIGGER approval_rules_who BEFORE INSERT ON approval_rules
-  FOR EACH ROW EXECUTE FUNCTION payouts_rule_set();
-CREATE FUNCTION payouts_prepared() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE days INTEGER;
-BEGIN
-  SELECT expires_days INTO days FROM approval_rules WHERE service_id = NEW.service_id
-    ORDER BY id DESC LIMIT 1;
-  NEW.prepared_by := session_user;
-  NEW.created_at := ${PG_NOW};
-  NEW.expires_at := to_char((now() + make_interval(days => coalesce(days, 7))) AT TIME ZONE 'UTC',
-    'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-  RETURN NEW;
-END $$;
-CREATE TRIGGER prepared_runs_who BEFORE INSERT ON prepared_runs
-  FOR EACH ROW EXECUTE FUNCTION payouts_prepared();
-CREATE FUNCTION payouts_decided() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE p prepared_runs%ROWTYPE;
-BEGIN
-  NEW.by_role := session_user;
-  NEW.at := ${PG_NOW};
-  SELECT * INTO p FROM prepared_runs WHERE id = NEW.prep;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'payouts: no prepared run has id %', NEW.prep USING ERRCODE = '23503';
-  END IF;
-  -- One decision at a time per prepared run, so two approvers cannot both be first.
-  PERFORM pg_advisory_xact_lock(${DECISION_LOCK_CLASS}, NEW.prep);
-  IF NEW.decision = 'sent' THEN
-    IF NOT EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep AND decision = 'approved') THEN
-      RAISE EXCEPTION 'payouts: run % is not approved', p.prep_id USING ERRCODE = '42501';
-    END IF;
-    RETURN NEW;
-  END IF;
-  IF p.prepared_by = session_user THEN
-    RAISE EXCEPTION 'payouts: % prepared run % and cannot approve or reject it: another role must',
-      session_user, p.prep_id USING ERRCODE = '42501';
-  END IF;
-  IF EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep) THEN
-    RAISE EXCEPTION 'payouts: run % was already approved, rejected or sent', p.prep_id
-      USING ERRCODE = '42501';
-  END IF;
-  IF p.expires_at < NEW.at THEN
-    RAISE EXCEPTION 'payouts: run % expired at %', p.prep_id, p.expires_at USING ERRCODE = '42501';
-  END IF;
-  RETURN NEW;
-END $$;
-CREATE TRIGGER approvals_who BEFORE INSERT ON approvals
-  FOR EACH ROW EXECUTE FUNCTION payouts_decided()`;
+/** A run's counts as `payouts runs` lists them, as of its `commits`-th commit. */
+const RUN_COUNTS: TableDef = {
+  name: 'run_counts',
+  columns: [
+    ['run', 'int', 'PRIMARY KEY'],
+    ['commits', 'int', 'NOT NULL'],
+    ...(['success', 'failed', 'canceled', 'pending', 'in_flight', 'sent_earlier'] as const).map(
+      (c) => [c, 'int', 'NOT NULL'] as const,
+    ),
+  ],
+};
 
 const RUNS_SERVICE: IndexDef = { name: 'runs_service', table: 'runs', columns: ['service_id'] };
 const PAYOUTS_REFERENCE: IndexDef = {
@@ -344,39 +303,6 @@ const JOURNAL_RETRY_OF = JOURNAL.select.replace(
   'coalesce(d.at, i.updated_at) AS updated_at',
   'coalesce(d.at, i.updated_at) AS updated_at, p.retry_of',
 );
-
-/** Step 2's move of the wide rows into the narrow tables. */
-const NARROW_ROWS = `
-  INSERT INTO intents
-    SELECT run, row, CASE state WHEN 'done' THEN 'in_flight' ELSE state END, req, sent_at, note,
-      updated_at
-    FROM payouts WHERE state != 'queued' AND (state != 'done' OR sent_at IS NOT NULL);
-  INSERT INTO results
-    SELECT run, row, req, status, transaction_id, charges, message, updated_at
-    FROM payouts WHERE state = 'done';
-  INSERT INTO reports
-    SELECT run, row, outcome_status, outcome_transaction_id, outcome_charges, outcome_message,
-      sent_earlier
-    FROM payouts WHERE outcome_status IS NOT NULL;`;
-
-/**
- * Step 3: a service is its base URL alone (it was the base URL and the Client-Id), so runs
- * under every Client-Id share one history and one lock. runs.service already holds the base
- * URL (or "sandbox") and runs.client_id the key each run used; the ids are derived afresh.
- * Runs of the same input under two keys become one id: the newest keeps it, older ones get
- * the suffix a superseded run gets.
- */
-const ONE_SERVICE_PER_URL = `
-  CREATE TEMP TABLE run_ids AS
-    SELECT id, sha256_16(service || char(10) || input_hash) AS run_id,
-      id = max(id) OVER (PARTITION BY service, input_hash, length(run_id) = 16) AND length(run_id) = 16 AS newest
-    FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL AND input_hash IS NOT NULL;
-  UPDATE runs SET service_id = sha256_16(service) WHERE service IS NOT NULL;
-  UPDATE runs SET run_id = (SELECT run_id || '-' || runs.id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids);
-  UPDATE runs SET run_id = (SELECT run_id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids WHERE newest);
-  DROP TABLE temp.run_ids`;
 
 /**
  * Every step, in order. To add a table: append `{ ops: [{ table: DEF }, { index: … }] }` with
@@ -488,6 +414,41 @@ export const STEPS: readonly SchemaStep[] = [
   // A service is its identity (serviceIdentity), so runs sent to http://127.0.0.1:P are runs
   // of http://localhost:P too: the client rewrites runs.service_id (docs/history.md).
   { ops: [], client: 'service_ids' },
+  // A lock row's command line held a --state-url's password; rows are masked since (issue 48).
+  { ops: [{ pg: `UPDATE locks SET command = '${MASKED}' WHERE command ~* '://|password='` }] },
+  // How a run's CSV input was read (delimiter, decimal mark), for its later retry files.
+  { ops: [{ sql: 'ALTER TABLE runs ADD COLUMN csv_style TEXT' }] },
+  // Sends waiting for a lock queue; a lock's row says where its pid means (pg/service-lock.ts).
+  { ops: [{ pg: LOCK_WAITERS }, { pg: 'ALTER TABLE locks ADD COLUMN scope TEXT' }] },
+  // A history of millions costs nothing to daily commands: runs a page at a time, each run's
+  // counts kept as of its last commit (run-counts.ts).
+  {
+    ops: [
+      { index: { name: 'runs_updated', table: 'runs', columns: ['updated_at', 'id'] } },
+      { sql: 'ALTER TABLE runs ADD COLUMN commits INTEGER NOT NULL DEFAULT 0' },
+      { table: RUN_COUNTS },
+      // A cache of what anyone may count: every role keeps it (docs/journal.md).
+      { pg: 'GRANT SELECT, INSERT, UPDATE ON run_counts TO PUBLIC' },
+    ],
+  },
+  // Issue 48: every request's payouts kept, append-only (intents taken as they were: each an
+  // attempt, a free one withdrawn).
+  {
+    ops: [
+      { table: ATTEMPTS },
+      { table: WITHDRAWALS },
+      {
+        sql: `INSERT INTO attempts (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(sent_at, updated_at, ''), 'history' FROM intents;
+  INSERT INTO withdrawals (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(updated_at, ''), 'history' FROM intents
+    WHERE state = 'free'`,
+      },
+      { pg: ATTEMPTS_KEPT },
+    ],
+  },
+  // Issue 48: who recorded a result or sent a run is the database's (session_user; null in state.db).
+  { ops: [{ sql: 'ALTER TABLE results ADD COLUMN by_role TEXT' }, { pg: RECORDER }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
@@ -495,3 +456,34 @@ export const MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'sqlite');
 
 /** A shared history's steps: step i takes `schema_version` from i to i + 1. */
 export const PG_MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'pg');
+
+/** A table of an integer key and a text. */
+const keyed = (name: string, key: string, text: string): TableDef => ({
+  name,
+  columns: [
+    [key, 'int', 'PRIMARY KEY'],
+    [text, 'text', 'NOT NULL'],
+  ],
+});
+
+/**
+ * A dry run's private database (intake.ts), never a history: a chunk of payouts a row of
+ * `staged_chunks` (docs/journal.md), one row per payout in the view `staged`.
+ */
+export const STAGING: readonly SchemaStep[] = [
+  {
+    only: 'sqlite',
+    ops: [
+      { table: keyed('staged_files', 'id', 'name') },
+      { table: keyed('staged_chunks', 'first_row', 'payouts') },
+      {
+        view: 'staged',
+        select: `  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
+    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
+    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
+    j.value ->> 7 AS retry_of
+  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`,
+      },
+    ],
+  },
+];

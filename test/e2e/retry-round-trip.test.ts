@@ -49,7 +49,7 @@ describe('at a terminal: a failed payout retried in one step', () => {
     const written = await atTerminal(['runs', 'show', `${runId}`, '--failed-out', retry]);
     expect(written.code).toBe(0);
     expect(written.output).toContain(
-      `3 failed or canceled payouts of run ${runId} written to ${retry}: give each row a new reference_id in its new_reference_id column, then`,
+      `3 failed or canceled payouts of run ${runId} written to ${retry} (","-separated, decimal point, UTF-8 with a byte-order mark): give each row a new reference_id in its new_reference_id column, then`,
     );
     expect(readFileSync(retry, 'utf8').split('\r\n')[0]).toBe(
       '\ufeffreference_id,new_reference_id,amount,currency,recipient,description',

@@ -85,6 +85,10 @@ describe('payouts sandbox', () => {
       client_id: 'sandbox-client-id',
       client_secret: 'sandbox-client-secret',
       state_dir: join(r.home.dir, 'state', 'payouts'),
+      pending_delay_ms: 30000,
+      triggers: expect.arrayContaining([
+        { match: '+late-failed', status: 'pending', later: 'failed', after_ms: 30000 },
+      ]),
     });
     const res = await fetch(`${doc.base_url}/api/v1/payouts`, {
       method: 'POST',

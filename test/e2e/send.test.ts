@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseJsonStdout, spawnCli, writeCsv } from '../helpers/cli.js';
 import { runMain } from '../helpers/main.js';
 import { doubleSends, testService } from '../helpers/sandbox.js';
+import type { SendDoc } from '../../src/core/documents.js';
 
 // A reader that closes the pipe needs a real pipe; the rest of `payouts send` runs in
 // process (test/inprocess/send.test.ts), as does the re-run that reads what the run left.
@@ -12,24 +13,6 @@ afterEach(async () => {
   await service?.close();
   service = undefined;
 });
-
-interface SendDoc {
-  success_count: number;
-  failed_count: number;
-  pending_count: number;
-  batch_reference: string | null;
-  sent_earlier_count: number;
-  results: Array<{
-    reference_id: string;
-    status: string;
-    amount: number;
-    currency: string;
-    charges: number | null;
-    transaction_id: string | null;
-    message?: string;
-    sent_earlier?: boolean;
-  }>;
-}
 
 describe('payouts send: a reader that closes stdout early', () => {
   it('finishes the run and keeps its exit code when `| head` closes the pipe mid-document', async () => {

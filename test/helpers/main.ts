@@ -102,6 +102,45 @@ export class FakeClock implements Clock {
   };
 }
 
+/**
+ * A FakeClock whose waits also take a little real time (at most 20 ms each): for runs that
+ * wait on something happening in real time elsewhere, such as another run giving back a lock,
+ * while their own waits (a quiet time, a limit) still pass on the fake clock.
+ */
+export class PacedClock extends FakeClock {
+  constructor() {
+    super(Date.now());
+    const fake = this.sleep;
+    this.sleep = async (ms, signal) => {
+      await new Promise((r) => setTimeout(r, Math.min(ms, 20)));
+      return fake(ms, signal);
+    };
+  }
+}
+
+/**
+ * A `send … --wait` in this process on a PacedClock (unless `opts` gives a clock): `queued`
+ * settles once it says it waits (it holds its place in line then), `done` with its result.
+ */
+export function runQueued(
+  argv: string[],
+  opts: MainOptions = {},
+): { queued: Promise<void>; done: Promise<MainResult> } {
+  let inLine!: () => void;
+  const queued = new Promise<void>((r) => {
+    inLine = r;
+  });
+  const done = runMain(argv, {
+    clock: new PacedClock(),
+    ...opts,
+    onStderr: (text) => {
+      opts.onStderr?.(text);
+      if (text.includes('Ctrl-C stops waiting')) inLine();
+    },
+  });
+  return { queued, done };
+}
+
 /** A fake clock during which the user presses Ctrl-C (`stop`) as a wait of a second or more begins. */
 export function clockStoppedAtLongWait(): { clock: FakeClock; stop: AbortController } {
   const stop = new AbortController();

@@ -58,3 +58,14 @@ export function writeRun(
   );
   return { file, refs };
 }
+
+/** A payout file of `n` rows (2 unless given) whose references are PREFIX-1, PREFIX-2, …. */
+export function prefixedRun(dir: string, prefix: string, n = 2): string {
+  const file = join(dir, `${prefix.toLowerCase()}.csv`);
+  const rows = Array.from(
+    { length: n },
+    (_, i) => `${prefix}-${i + 1},${i + 1}.00,EUR,${prefix.toLowerCase()}${i + 1}@example.com`,
+  );
+  writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+  return file;
+}

@@ -11,6 +11,9 @@ import { writeRun } from './sandbox.js';
 import { checkJsonDocument } from './json-schema.js';
 import { FakeClock, runMain } from './main.js';
 import { type Screen, storeProfile } from './terminal.js';
+import type { SendDoc } from '../../src/core/documents.js';
+
+export type { SendDoc };
 
 export interface Setup {
   svc: LedgerService;
@@ -101,12 +104,6 @@ export async function finishesOnceOnRerun(
 }
 
 /** What a --json document's rows and counts say of a stopped run. */
-export interface SendDoc {
-  exit_code: number;
-  interrupted: boolean;
-  outcome_unknown: string[];
-  results: Array<{ reference_id: string; status: string }>;
-}
 
 /**
  * The --json document a run printed on a terminal, among the lines around it on stderr;

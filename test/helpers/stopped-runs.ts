@@ -3,6 +3,9 @@
  * every row once, and counts that are the rows' statuses.
  */
 import { expect } from 'vitest';
+import type { SendDoc } from '../../src/core/documents.js';
+
+export type { SendDoc };
 
 /** The --json document a terminal showed among the lines on stderr. */
 export function documentOn(output: string): SendDoc {
@@ -14,18 +17,6 @@ export function documentOn(output: string): SendDoc {
 }
 
 /** The part of send's --json document these tests read. */
-export interface SendDoc {
-  payout_count: number;
-  success_count: number;
-  failed_count: number;
-  pending_count: number;
-  unknown_count: number;
-  not_sent_count: number;
-  outcome_unknown: string[];
-  exit_code: number;
-  error: { type: string; message: string; exit_code: number } | null;
-  results: Array<{ reference_id: string; status: string }>;
-}
 
 /** Checks that every row is in the document once and that its counts are its rows' statuses. */
 export function expectEveryRow(doc: SendDoc, refs: string[]): void {
@@ -34,8 +25,8 @@ export function expectEveryRow(doc: SendDoc, refs: string[]): void {
   expect(doc.success_count).toBe(count('success'));
   expect(doc.not_sent_count).toBe(count('not_sent'));
   expect(doc.unknown_count).toBe(count('outcome_unknown'));
-  expect(doc.failed_count + doc.pending_count).toBe(0);
-  expect(doc.success_count + doc.not_sent_count + doc.unknown_count).toBe(refs.length);
+  expect(doc.failed_count! + doc.pending_count!).toBe(0);
+  expect(doc.success_count! + doc.not_sent_count! + doc.unknown_count!).toBe(refs.length);
   expect(doc.outcome_unknown.sort()).toEqual(
     doc.results.filter((r) => r.status === 'outcome_unknown').map((r) => r.reference_id),
   );

@@ -5,6 +5,7 @@ import { parseJsonStdout } from '../helpers/cli.js';
 import { type CreatePolicy, holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
 import { recycledDatabase, schemaOf, teamRoles } from '../helpers/pg.js';
+import type { SendDoc } from '../../src/core/documents.js';
 
 // Issue 40's story: the approver judges what they approve, every summary says whether the
 // rule applies, and CI drives prepare -> wait -> send with --json and exit codes alone.
@@ -77,14 +78,6 @@ interface PreparedDoc {
 }
 
 /** What CI reads of a send document. */
-interface SendDoc {
-  exit_code: number;
-  run_id: string | null;
-  error: {
-    approval?: { state: string; prepared_run_id: string | null; reason: string | null };
-  } | null;
-  approval?: { prepared_run_id: string; approvers: Array<{ role: string }> };
-}
 
 describe('the approval story: two months of payroll', () => {
   it('a swapped recipient is flagged, rejected, corrected, compared, and CI sends it by exit codes', async () => {
@@ -351,7 +344,7 @@ describe('the approval story: two months of payroll', () => {
     const r = await runMain(['send', file, '--prepare'], { env: env(eve.toString()) });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /does not let this role do that \(recording the prepared run: permission denied for table prepared_runs\)\. The role "\w+" has no grant for this: docs\/approvals\.md/,
+      /does not let this role do that \(recording the prepared run: permission denied for table prepared_runs\)\. The role "\w+" has no grant for this: ask the owner of the history's tables \(role "postgres"\) to grant it, as docs\/approvals\.md/,
     );
   });
 

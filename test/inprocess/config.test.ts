@@ -108,6 +108,26 @@ describe('config set-credentials', () => {
   });
 });
 
+describe('config set', () => {
+  it('setting back to default what no one set writes no empty profile', async () => {
+    const r = await run(['--profile', 'slow', 'config', 'set', 'quiet_time', 'default'], {
+      env: home.env,
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Profile "slow" has no quiet_time in \S+: nothing to remove$/m);
+    const show = await run(['config', 'show', '--json'], { env: home.env });
+    expect(parseJsonStdout<{ stored_profiles: string[] }>(show).stored_profiles).toEqual([]);
+    expect(
+      (await run(['--profile', 'slow', 'config', 'set', 'quiet_time', '90'], { env: home.env }))
+        .code,
+    ).toBe(0);
+    const removed = await run(['--profile', 'slow', 'config', 'set', 'quiet_time', 'default'], {
+      env: home.env,
+    });
+    expect(removed.stdout).toMatch(/^Removed quiet_time from profile "slow" in /m);
+  });
+});
+
 describe('a config file that is broken or open to others', () => {
   it('names the file and line of a JSON syntax error, without quoting the file, exit 2', async () => {
     const path = await configPath();

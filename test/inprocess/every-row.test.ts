@@ -35,7 +35,7 @@ function doc(r: MainResult): SendDoc {
   expect(d.payout_count).toBe(10);
   expect(d.results).toHaveLength(10);
   const sum =
-    d.success_count + d.failed_count + d.pending_count + d.unknown_count + d.not_sent_count;
+    d.success_count! + d.failed_count! + d.pending_count! + d.unknown_count! + d.not_sent_count!;
   expect(sum).toBe(d.payout_count);
   return d;
 }
@@ -84,7 +84,7 @@ describe('every row in every result', () => {
     expect(d.unknown_count).toBe(2);
     // The fourth request may go out while the third waits aside for its read-back (issue 33).
     expect(d.success_count).toBeGreaterThanOrEqual(4);
-    expect(d.success_count + d.not_sent_count).toBe(8);
+    expect(d.success_count! + d.not_sent_count!).toBe(8);
     // An interruption is 130, as the README's table says, whatever it left in doubt.
     expect(r.code).toBe(130);
     expect(d).toMatchObject({ interrupted: true, error: { type: 'InterruptedError' } });

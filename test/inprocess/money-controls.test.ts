@@ -9,7 +9,7 @@ import { approvalHash, contentHash } from '../../src/state/approval-hash.js';
 import { payoutHash } from '../../src/state/hash.js';
 import { sendJson } from '../helpers/http-servers.js';
 import { type CreatePolicy, failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, runMain } from '../helpers/main.js';
+import { FakeClock, runMain, runQueued } from '../helpers/main.js';
 import {
   HEADER,
   peoplePaidTwice,
@@ -563,20 +563,18 @@ describe('two retries of one payout, decided at once', () => {
       started_at: '2026-11-24T11:58:00.000Z',
       command: 'payouts send other.csv',
     });
-    // Theirs decided (history and service both said ROW-2 failed) and waits; mine goes first.
-    const clock = new FakeClock();
-    const sleep = clock.sleep.bind(clock);
-    let first: Awaited<ReturnType<typeof run>> | undefined;
-    clock.sleep = async (ms, signal) => {
-      if (!first) {
-        await lock.release();
-        first = await run(send(mine));
-      }
-      return sleep(ms, signal);
-    };
+    // Both decided (history and service both said ROW-2 failed) and wait, mine asked first:
+    // mine goes first, theirs then reads the history again under the lock.
+    const env = { ...svc.env(home.env), PAYOUTS_STATE_URL: admin };
     try {
-      const waited = await run(['send', theirs, '--yes', '--wait', '--json'], clock);
-      expect(first?.code, first?.stderr).toBe(0);
+      const mineRun = runQueued(['send', mine, '--yes', '--wait', '--chunk-size', '1'], { env });
+      await mineRun.queued;
+      const theirsRun = runQueued(['send', theirs, '--yes', '--wait', '--json'], { env });
+      await theirsRun.queued;
+      await lock.release();
+      const first = await mineRun.done;
+      const waited = await theirsRun.done;
+      expect(first.code, first.stderr).toBe(0);
       expect(svc.posts.get('ROW-2-R1')).toBe(1);
       expect(waited.code, waited.stdout).toBe(2);
       expect(waited.stdout).toContain('already retried as \\"ROW-2-R1\\"');

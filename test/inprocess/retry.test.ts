@@ -73,7 +73,7 @@ describe('a retry of failed payouts in one step', () => {
         'ROW-9,,1.25,EUR,r9@example.com,November 9\r\n',
     );
     expect(shown.stderr).toContain(
-      `3 failed or canceled payouts of run ${runId} written to ${out}: give each row a new reference_id in its new_reference_id column, then \`payouts send ${out}\``,
+      `3 failed or canceled payouts of run ${runId} written to ${out} (","-separated, decimal point, UTF-8 with a byte-order mark): give each row a new reference_id in its new_reference_id column, then \`payouts send ${out}\``,
     );
     const json = await run(['runs', 'show', runId, '--failed-out', out, '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({

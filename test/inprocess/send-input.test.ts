@@ -89,6 +89,22 @@ describe('payouts send: input formats', () => {
     expect(service.sandbox.requestCounts().create).toBe(0);
   });
 
+  it('a JSON file in Windows-1252 is not called an Excel CSV', async () => {
+    const home = tempHome();
+    try {
+      const path = join(home.dir, 'run.json');
+      const json =
+        '[{"reference_id":"J-1","amount":"1.00","currency":"EUR","recipient":"a@ex.com","description":"Gebühr"}]';
+      writeFileSync(path, Buffer.from(json, 'latin1'));
+      const r = await run(['send', path, '--dry-run'], { env: home.env });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('run.json: is Windows-1252 text, not UTF-8. Read with that flag');
+      expect(r.stderr).not.toContain('Excel');
+    } finally {
+      home.cleanup();
+    }
+  });
+
   it('diagnoses a German export in one pass: every flag it needs, in a command to paste', async () => {
     const home = tempHome();
     try {
@@ -101,7 +117,7 @@ describe('payouts send: input formats', () => {
       expect(first.code).toBe(2);
       const command = `payouts send ${path} --chunk-size 50 --dry-run --encoding windows-1252 --decimal-comma`;
       expect(first.stderr).toContain(
-        `export.csv: is Windows-1252 text (Excel "CSV" on Windows), not UTF-8 and writes amounts with a decimal comma (1.234,56). Read with those flags, it has no other problem. Run: ${command}\n`,
+        `export.csv: is Windows-1252 text (Excel "CSV" on Windows), not UTF-8 and writes amounts with a decimal comma (1.234,56). Read with those flags, it has no other problem; --report and --failed-out are then written as it is, with its delimiter and a decimal comma. Run: ${command}\n`,
       );
       expect(first.stderr).toContain('error: 1 problem in the input');
       // The command as given works.
@@ -132,7 +148,7 @@ describe('payouts send: input formats', () => {
       // One problem, naming every flag and the columns read, with the command to paste.
       expect(first.stderr).toContain('error: 1 problem in the input');
       expect(first.stderr).toContain(
-        'names its columns "Referenz" (reference_id), "Betrag" (amount), "Währung" (currency), "Empfänger" (recipient), "Verwendungszweck" (description). Read with those flags, it has no other problem.',
+        'names its columns "Referenz" (reference_id), "Betrag" (amount), "Währung" (currency), "Empfänger" (recipient), "Verwendungszweck" (description). Read with those flags, it has no other problem; --report and --failed-out are then written as it is, with its delimiter and a decimal comma.',
       );
       expect(first.stderr).toContain(`Check those columns, then run: ${command}\n`);
       // The command as given (its words as a shell splits them) reads the file.

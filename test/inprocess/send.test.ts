@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, parseJsonStdout, sample, tempHome, writeCsv } from '../helpers/cli.js';
 import { runsOnFakeClock } from '../helpers/main.js';
 import { doubleSends, testService } from '../helpers/sandbox.js';
+import type { SendDoc } from '../../src/core/documents.js';
 
 // `payouts send` run in this process; a reader that closes stdout early needs a real pipe:
 // test/e2e/send.test.ts.
@@ -16,24 +17,6 @@ afterEach(async () => {
 
 /** Runs `payouts ARGS` in process on the test's own clock. */
 const run = runsOnFakeClock();
-
-interface SendDoc {
-  success_count: number;
-  failed_count: number;
-  pending_count: number;
-  batch_reference: string | null;
-  sent_earlier_count: number;
-  results: Array<{
-    reference_id: string;
-    status: string;
-    amount: number;
-    currency: string;
-    charges: number | null;
-    transaction_id: string | null;
-    message?: string;
-    sent_earlier?: boolean;
-  }>;
-}
 
 describe('payouts send: spreadsheet exports', () => {
   it('sends a BOM + CRLF export with quoted delimiters, quotes, non-ASCII and 0/2/3-decimal currencies exactly', async () => {

@@ -7,7 +7,7 @@ import { serviceKeyOf } from '../../src/core/service.js';
 import { PgHistory } from '../../src/state/pg/history.js';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { type CreatePolicy, holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
-import { clockStoppedAtLongWait, FakeClock, type MainOptions, runMain } from '../helpers/main.js';
+import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
 import { freshDatabase, recycledDatabase } from '../helpers/pg.js';
 
 // Issue 32, part 2: two laptops on one PostgreSQL history do not block each other.
@@ -131,11 +131,14 @@ describe('a team on one shared history', () => {
         await lock.release();
         return sleep(ms, signal);
       };
-      // Stopped while it waits (as its first wait begins): exit 130, nothing sent.
-      const { clock: waiting, stop } = clockStoppedAtLongWait();
+      // Stopped while it waits (once it says it waits, connected and in line): exit 130,
+      // nothing sent.
+      const stop = new AbortController();
       const stopped = await t.run(0, ['send', file, '--yes', '--wait'], {
         interrupt: stop.signal,
-        clock: waiting,
+        onStderr: (text) => {
+          if (text.includes('Ctrl-C stops waiting')) stop.abort();
+        },
       });
       expect(stopped.code).toBe(130);
       expect(stopped.stderr).toMatch(/stopped while waiting for another send: nothing was sent/);

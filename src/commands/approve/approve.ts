@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
+import { exitCodesHelp } from '../../exit-codes.js';
 import { UsageError } from '../../errors.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
@@ -18,7 +18,7 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
   const cmd = program
     .command('approve')
     .description('approve (or reject) a run another person prepared with send --prepare')
-    .argument('<run>', 'the prepared run id, or a unique prefix of it')
+    .argument('[run]', 'the prepared run id, or a unique prefix of it (none: list what awaits you)')
     .option('-y, --yes', 'approve without asking')
     .option('--reject', 'reject the run instead (with --reason)')
     .option('--reason <text>', 'why it is rejected')
@@ -35,31 +35,50 @@ last approved or the rejected run, paid earlier, the largest), then asks. A refu
 nothing: your own run, already decided or sent, not confirmed, or no shared history (exit 2);
 rejected (10); expired (11).
 
-${exitCodesHelp(COMMAND_EXIT_CODES.approve)}`,
+${exitCodesHelp('approve')}`,
     );
-  defineAction<[string], ApproveFlags>(cmd, runtime, sink, async (ctx, flags, prepId) => {
-    if (flags.reject && !flags.reason?.trim()) {
-      throw new UsageError('--reject needs --reason TEXT: say why, for the person who prepared it');
-    }
-    if (!flags.reject && flags.reason !== undefined) {
-      throw new UsageError('--reason goes with --reject');
-    }
-    const [{ stateUrlOf }, { needsSharedHistory }, { approveRun }] = await Promise.all([
-      import('../state-url.js'),
-      import('../../core/approvals/common.js'),
-      import('../../core/approvals/approve.js'),
-    ]);
-    const url = await stateUrlOf(ctx, flags.stateUrl);
-    if (url === undefined) throw needsSharedHistory('approve');
-    return approveRun(
-      {
-        url,
-        prepId,
-        yes: Boolean(flags.yes),
-        all: Boolean(flags.all),
-        ...(flags.reject ? { reject: { reason: flags.reason!.trim() } } : {}),
-      },
-      ctx.output,
-    );
-  });
+  defineAction<[string | undefined], ApproveFlags>(
+    cmd,
+    runtime,
+    sink,
+    async (ctx, flags, prepId) => {
+      if (prepId === undefined) {
+        // What to approve is the question of someone who typed no run: the list answers it.
+        if (!ctx.output.json)
+          await (await import('../approvals/awaiting.js')).listAwaiting(
+            ctx,
+            flags.stateUrl,
+            'approve',
+          );
+        throw new UsageError(
+          'name the prepared run to approve: payouts approve RUN (payouts approvals lists what awaits your approval)',
+        );
+      }
+      if (flags.reject && !flags.reason?.trim()) {
+        throw new UsageError(
+          '--reject needs --reason TEXT: say why, for the person who prepared it',
+        );
+      }
+      if (!flags.reject && flags.reason !== undefined) {
+        throw new UsageError('--reason goes with --reject');
+      }
+      const [{ stateUrlOf }, { needsSharedHistory }, { approveRun }] = await Promise.all([
+        import('../state-url.js'),
+        import('../../core/approvals/common.js'),
+        import('../../core/approvals/approve.js'),
+      ]);
+      const url = await stateUrlOf(ctx, flags.stateUrl);
+      if (url === undefined) throw needsSharedHistory('approve');
+      return approveRun(
+        {
+          url,
+          prepId,
+          yes: Boolean(flags.yes),
+          all: Boolean(flags.all),
+          ...(flags.reject ? { reject: { reason: flags.reason!.trim() } } : {}),
+        },
+        ctx.output,
+      );
+    },
+  );
 }

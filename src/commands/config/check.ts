@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
 import { CredentialsError, errorMessage } from '../../errors.js';
-import { COMMAND_EXIT_CODES, ExitCode, exitCodesHelp } from '../../exit-codes.js';
+import { ExitCode, exitCodesHelp } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
 /** Options of `config check`. */
@@ -33,7 +33,7 @@ export function registerCheck(config: Command, runtime: Runtime, sink: ExitSink)
 With a shared history (state_url), it also connects there and says what it holds; a
 profile without credentials (one who prepares or approves) gets the history checked alone.
 
-${exitCodesHelp(COMMAND_EXIT_CODES['config check'])}`,
+${exitCodesHelp('config check')}`,
     );
   defineAction<[], CheckOptions>(cmd, runtime, sink, async (ctx, opts) => {
     // Loaded when the command runs, so start-up of every other command stays light.

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { COMMAND_EXIT_CODES, ExitCode, exitCodesHelp } from '../../exit-codes.js';
+import { ExitCode, exitCodesHelp } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
 
 /** Registers `payouts config remove`. */
@@ -14,7 +14,7 @@ export function registerRemove(config: Command, runtime: Runtime, sink: ExitSink
       'after',
       `${examples('payouts config remove', 'payouts --profile staging config remove')}
 
-${exitCodesHelp(COMMAND_EXIT_CODES['config remove'])}`,
+${exitCodesHelp('config remove')}`,
     );
   defineAction<[], Record<string, never>>(cmd, runtime, sink, async (ctx) => {
     // Loaded when the command runs, so start-up of every other command stays light.

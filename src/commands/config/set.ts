@@ -45,20 +45,20 @@ here: on a terminal it is asked for (not shown), else PGPASSWORD or ~/.pgpass gi
       const askPassword = ctx.output.interactive
         ? (question: string) => ctx.output.ask(question, true)
         : undefined;
-      const set = await setProfileSetting(
+      const { set, changed } = await setProfileSetting(
         await loadStore(ctx),
         profile,
         { key, value },
-        {
-          askPassword,
-        },
+        { askPassword },
       );
       const short = shortQuietTime(set, ctx.runtime.env.PAYOUTS_TIMEOUT);
       if (short) ctx.output.warn(short);
       ctx.output.result(set, () =>
-        set.value === null
-          ? `Removed ${key} from profile "${profile}" in ${set.path}`
-          : `Set ${key} to ${set.value} for profile "${profile}" in ${set.path}`,
+        set.value !== null
+          ? `Set ${key} to ${set.value} for profile "${profile}" in ${set.path}`
+          : changed
+            ? `Removed ${key} from profile "${profile}" in ${set.path}`
+            : `Profile "${profile}" has no ${key} in ${set.path}: nothing to remove`,
       );
       return ExitCode.ok;
     },

@@ -9,6 +9,7 @@ interface ShowFlags {
   failedOut?: string;
   newReferences?: string;
   reportEncoding?: 'excel' | 'utf8';
+  reportLocale?: string;
   all?: boolean;
 }
 
@@ -39,6 +40,10 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
         .choices(['excel', 'utf8'])
         .default('excel'),
     )
+    .option(
+      '--report-locale <lang>',
+      'write --failed-out for spreadsheets in LANG: de, fr, es, it, nl (";" and a decimal comma) or en ("," and a point) (default: as the run\'s CSV files were read)',
+    )
     .addHelpText(
       'after',
       examples(
@@ -53,9 +58,13 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
     if (flags.newReferences !== undefined && flags.failedOut === undefined) {
       throw new UsageError('--new-references only applies with --failed-out FILE');
     }
-    const [{ showRun }, { stateDir, configDir }] = await Promise.all([
+    if (flags.reportLocale !== undefined && flags.failedOut === undefined) {
+      throw new UsageError('--report-locale only applies with --failed-out FILE');
+    }
+    const [{ showRun }, { stateDir, configDir }, { parseReportLocale }] = await Promise.all([
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
+      import('../../core/report-style.js'),
     ]);
     const { stateUrlOf } = await import('../state-url.js');
     const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
@@ -68,6 +77,9 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
             suffix: flags.newReferences,
             encoding: flags.reportEncoding,
             kept: [stateDir(ctx.runtime.env), configDir(ctx.runtime.env)],
+            ...(flags.reportLocale === undefined
+              ? {}
+              : { locale: parseReportLocale(flags.reportLocale) }),
           };
     return showRun(
       { stateDir: stateDir(ctx.runtime.env), stateUrl },

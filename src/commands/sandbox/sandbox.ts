@@ -14,6 +14,7 @@ interface SandboxFlags {
   latency?: string;
   maxPerRequest?: string;
   fault?: string[];
+  trigger?: string[];
 }
 
 /** Reads a whole-number flag, naming the flag when it is not one. */
@@ -34,6 +35,25 @@ function interrupted(signal: AbortSignal): Promise<void> {
   });
 }
 
+type SandboxModule = typeof import('../../sandbox/index.js');
+
+/** What recipients trigger, for people: the built-in triggers, then the user's own. */
+function triggerLines(
+  sb: SandboxModule,
+  own: readonly import('../../sandbox/index.js').TriggerRule[],
+  delayMs: number,
+): string[] {
+  const after = sb.delayText(delayMs);
+  return [
+    'Recipients containing +failed, +canceled or +pending get that status (pending ones succeed',
+    `after ${after}); +late-failed and +late-canceled are pending, then failed or canceled after`,
+    `${after}; +returned and +recalled succeed, then turn failed or canceled after ${after}.`,
+    ...(own.length
+      ? ['Your triggers, checked first:', ...own.map((t) => `  ${sb.triggerText(t, delayMs)}`)]
+      : []),
+  ];
+}
+
 /** Runs the sandbox in the foreground until interrupted. */
 async function runSandbox(ctx: CommandContext, flags: SandboxFlags): Promise<number> {
   const port = wholeNumber('--port', flags.port);
@@ -44,12 +64,15 @@ async function runSandbox(ctx: CommandContext, flags: SandboxFlags): Promise<num
   const latencyMs = wholeNumber('--latency', flags.latency);
   const maxPayoutsPerRequest = wholeNumber('--max-per-request', flags.maxPerRequest, 1);
   // Loaded here so other commands never pay for the sandbox's modules at start-up.
-  const { parseFaultRule, SANDBOX_CREDENTIALS, sandboxDir, startSandbox } = await import(
-    '../../sandbox/index.js'
-  );
-  const faults = (flags.fault ?? []).map(parseFaultRule);
+  const sb = await import('../../sandbox/index.js');
+  const faults = (flags.fault ?? []).map(sb.parseFaultRule);
+  // --trigger replaces the variable's rules, as a flag overrides its variable.
+  const triggers = flags.trigger
+    ? flags.trigger.map((t) => sb.parseTriggerRule(t))
+    : sb.parseTriggerList(ctx.runtime.env.PAYOUTS_SANDBOX_TRIGGERS, 'PAYOUTS_SANDBOX_TRIGGERS');
   const state = stateDir(ctx.runtime.env);
-  const sandbox = await startSandbox({
+  const { clock } = ctx.runtime;
+  const sandbox = await sb.startSandbox({
     stateDir: state,
     port,
     pathPrefix: flags.prefix,
@@ -58,16 +81,21 @@ async function runSandbox(ctx: CommandContext, flags: SandboxFlags): Promise<num
     latencyMs,
     maxPayoutsPerRequest,
     faults,
+    triggers,
     log: (line) => ctx.output.info(`sandbox: ${line}`),
+    // The runtime's clock when it has one (a test's), as `--sandbox` takes it.
+    ...(clock ? { now: () => clock.now() } : {}),
   });
   try {
-    const { clientId, clientSecret } = SANDBOX_CREDENTIALS;
+    const { clientId, clientSecret } = sb.SANDBOX_CREDENTIALS;
     ctx.output.result(
       {
         base_url: sandbox.baseUrl,
         client_id: clientId,
         client_secret: clientSecret,
         state_dir: state,
+        pending_delay_ms: sandbox.pendingDelayMs,
+        triggers: sandbox.triggers.map((t) => sb.triggerJson(t, sandbox.pendingDelayMs)),
       },
       () =>
         [
@@ -75,13 +103,14 @@ async function runSandbox(ctx: CommandContext, flags: SandboxFlags): Promise<num
           '',
           `  Client-Id:      ${clientId}`,
           `  Client-Secret:  ${clientSecret}   (a public demo value)`,
-          `  State:          ${sandboxDir(state)}`,
+          `  State:          ${sb.sandboxDir(state)}`,
           '',
           'Try it from another terminal:',
           `  PAYOUTS_CLIENT_ID=${clientId} PAYOUTS_CLIENT_SECRET=${clientSecret} \\`,
           `    payouts --base-url ${sandbox.baseUrl} status REF`,
           '',
-          'Recipients containing +failed, +canceled or +pending get that status. Press Ctrl-C to stop.',
+          ...triggerLines(sb, triggers, sandbox.pendingDelayMs),
+          'Press Ctrl-C to stop.',
         ].join('\n'),
     );
     await interrupted(ctx.runtime.interrupt);
@@ -101,7 +130,7 @@ export function registerSandbox(program: Command, runtime: Runtime, sink: ExitSi
     .option('--prefix <path>', 'path prefix before /api/v1, e.g. /merchant')
     .option(
       '--pending-delay <ms>',
-      'pending payouts read back as success after this (default: 30000)',
+      'pending payouts settle, and returned ones turn failed, after this (default: 30000)',
     )
     .option('--webhook-url <url>', "the account's default webhook URL")
     .option('--latency <ms>', 'delay added before every answer')
@@ -111,6 +140,11 @@ export function registerSandbox(program: Command, runtime: Runtime, sink: ExitSi
       'inject a fault, repeatable: ENDPOINT:N:KIND[:SECONDS] with ENDPOINT create|status|any and KIND 500|429|413|cut|cut-before',
       collect,
     )
+    .option(
+      '--trigger <rule>',
+      'recipients containing MATCH are answered STATUS, and read LATER after MS (default: the pending delay), before the built-in triggers; repeatable: MATCH:STATUS[:LATER][:MS] (default: PAYOUTS_SANDBOX_TRIGGERS)',
+      collect,
+    )
     .addHelpText(
       'after',
       examples(
@@ -118,6 +152,7 @@ export function registerSandbox(program: Command, runtime: Runtime, sink: ExitSi
         'payouts sandbox --port 8080 --prefix /merchant --pending-delay 5000',
         'payouts sandbox --fault create:2:500 --fault create:3:429:5 --fault create:4:cut',
         'payouts sandbox --port 0 --json',
+        'payouts sandbox --trigger +bounce:success:failed:5000 --trigger @slow.example:pending:120000',
         'PAYOUTS_CLIENT_ID=sandbox-client-id PAYOUTS_CLIENT_SECRET=sandbox-client-secret \\\n      payouts --base-url http://127.0.0.1:8080 status REF',
       ),
     );

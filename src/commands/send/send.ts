@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { httpUrl } from '../../api/base-url.js';
 import type { Runtime } from '../../context.js';
-import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
+import { exitCodesHelp } from '../../exit-codes.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
@@ -32,6 +32,7 @@ interface SendFlags {
   failedOut?: string;
   reportEncoding?: 'excel' | 'utf8';
   reportDelimiter?: string;
+  reportLocale?: string;
   all?: boolean;
   sandbox?: boolean;
   stateUrl?: string;
@@ -166,7 +167,11 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     )
     .option(
       '--report-delimiter <char>',
-      'the delimiter of --report: "," (default), ";" for Excel where "," is the decimal separator (as in Germany or France), or "tab"',
+      'the delimiter of --report and --failed-out: ",", ";" or "tab" (default: as the CSV files were read, else ",")',
+    )
+    .option(
+      '--report-locale <lang>',
+      'write --report and --failed-out for spreadsheets in LANG: de, fr, es, it, nl (";" and a decimal comma) or en ("," and a point) (default: as the CSV files were read)',
     )
     .option('--all', 'list every row in the results table, not only those needing attention')
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
@@ -208,7 +213,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         'payouts send --approved p3f2a9c --yes     # send the approved run, without its files',
         'cat run.ndjson | payouts send - --format ndjson --yes',
       )}
-${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
+${exitCodesHelp('send')}`,
     );
   defineAction<[string[]], SendFlags>(cmd, runtime, sink, async (ctx, flags, files) => {
     const [
@@ -218,6 +223,7 @@ ${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
       { stateDir, configDir },
       { stateUrlOf },
       { lockWaitFor },
+      { parseReportLocale },
     ] = await Promise.all([
       import('../../core/send/run.js'),
       import('../../input/index.js'),
@@ -225,6 +231,7 @@ ${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
       import('../../paths.js'),
       import('../state-url.js'),
       import('../../state/db.js'),
+      import('../../core/report-style.js'),
     ]);
     if (!files.length && flags.approved === undefined) {
       throw new UsageError("missing required argument 'files': give the payout files to send");
@@ -269,6 +276,9 @@ ${exitCodesHelp(COMMAND_EXIT_CODES.send)}`,
         ...(flags.reportDelimiter === undefined
           ? {}
           : { reportDelimiter: parseDelimiterOption(flags.reportDelimiter, '--report-delimiter') }),
+        ...(flags.reportLocale === undefined
+          ? {}
+          : { reportLocale: parseReportLocale(flags.reportLocale) }),
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
         checkService: Boolean(flags.checkService),

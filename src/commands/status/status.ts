@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
-import { COMMAND_EXIT_CODES, exitCodesHelp } from '../../exit-codes.js';
+import { exitCodesHelp } from '../../exit-codes.js';
 import type { CommandContext } from '../../context.js';
 import type { LookupOutcome } from '../../core/status/lookup.js';
 import type { NotFoundContext } from '../../core/status/near.js';
@@ -57,7 +57,7 @@ With --json: one document with the counts and one result per reference (docs/jso
 reference that does not exist has "outcome": "not_found". With --watch, status changes are
 printed on stderr as they happen; --json prints only the final document.
 
-${exitCodesHelp(COMMAND_EXIT_CODES.status)}`,
+${exitCodesHelp('status')}`,
     );
   defineAction<[string[]], StatusOptions>(cmd, runtime, sink, async (ctx, opts, refs) => {
     // Loaded here, not at start-up: csv-parse and undici cost time every other command would pay.

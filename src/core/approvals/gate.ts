@@ -1,13 +1,6 @@
-/**
- * Approvals as `payouts send` meets them: --prepare records a run, a send under the rule
- * needs an approved run of exactly its payouts, and --approved sends one from the history.
- */
-import { join } from 'node:path';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { PayoutRequest } from '../../api/types.js';
 import { type ApprovalBlock, ApprovalStateError, UsageError } from '../../errors.js';
-import { replaceFile } from '../../files.js';
-import { guardFormula } from '../../input/formula.js';
 import { type CurrencyTotals, formatMinor, moneyText } from '../../money/amount.js';
 import { shortTime } from '../../output/table.js';
 import type { CurrencyTable } from '../../money/currencies.js';
@@ -82,7 +75,7 @@ function hashed(run: GatedRun): { rows: PreparedPayout[]; content: string; bound
 }
 
 /** What a send goes with that an approved run does not: service, batch, webhook. */
-function boundDifferences(mine: Bound, approved: Bound): string[] {
+export function boundDifferences(mine: Bound, approved: Bound): string[] {
   const out: string[] = [];
   const say = (v: string | null) => (v === null ? '(none)' : displayText(v));
   for (const [what, key] of [
@@ -338,91 +331,8 @@ export async function recordPrepared(
   );
 }
 
-/** A CSV cell, quoted when it must be (RFC 4180). */
-function cell(text: string | null): string {
-  if (text === null) return '';
-  return /[",\r\n]/.test(text) || text !== text.trim() ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/**
- * `send --approved RUN`: the approved run's payouts from the history, written to a CSV file
- * in `dir` for the send to read as it reads any file; the run with its batch and webhook.
- */
-export async function approvedFile(
-  url: string,
-  prepId: string,
-  dir: string,
-  pid: number,
-): Promise<{ path: string; prep: PreparedRun }> {
-  return withShared(url, async (h) => {
-    const prep = await findPrepared(h, prepId);
-    if (!prep)
-      throw new UsageError(
-        `no prepared run id starts with ${JSON.stringify(prepId)}: see payouts runs`,
-      );
-    const state = prepState(prep);
-    if (state !== 'approved' && state !== 'sent') throw notApproved(prep);
-    const figures = await preparedFigures(h, prep);
-    if (figures.claims.length) {
-      throw new UsageError(
-        `run ${prep.prep_id} says ${figures.claims.join('; ')}: it was not recorded by payouts, and is not sent; nothing was sent`,
-      );
-    }
-    const path = join(dir, `approved-${prep.prep_id}-${pid}.csv`);
-    replaceFile(path, (append) => append(approvedCsv(figures.payouts)));
-    return { path, prep };
-  });
-}
-
-/**
- * The CSV text of an approved run's payouts; with retries, a retry file's columns (the
- * original in reference_id, the reference sent in new_reference_id), so the send links them.
- */
-function approvedCsv(payouts: PreparedPayout[]): string {
-  const retries = payouts.some((p) => p.retry_of !== null);
-  const lines = payouts.map((p) => {
-    const refs = !retries
-      ? [p.reference_id]
-      : p.retry_of === null
-        ? [p.reference_id, '']
-        : [p.retry_of, p.reference_id];
-    // With a new_reference_id column it reads as a retry file, whose cells intake unguards.
-    const cells = [...refs, p.amount, p.currency, p.recipient, p.description];
-    return cells.map((c) => cell(retries && c !== null ? guardFormula(c) : c)).join(',');
-  });
-  const head = `reference_id,${retries ? 'new_reference_id,' : ''}amount,currency,recipient,description`;
-  return `${head}\n${lines.join('\n')}\n`;
-}
-
-/**
- * `send --approved RUN` goes to the service the run was approved for, with its batch
- * reference and webhook URL: a UsageError (nothing sent) naming what an option or the
- * configured base URL would change.
- */
-export function refuseOtherBound(
-  prep: PreparedRun,
-  asked: { service?: string; batch_reference?: string; webhook_url?: string },
-): void {
-  const approved = {
-    service: serviceIdentity(prep.service),
-    batch_reference: prep.batch_reference,
-    webhook_url: prep.webhook_url,
-  };
-  const mine = {
-    service: asked.service === undefined ? approved.service : serviceIdentity(asked.service),
-    batch_reference: asked.batch_reference ?? approved.batch_reference,
-    webhook_url: asked.webhook_url ?? approved.webhook_url,
-  };
-  const diff = boundDifferences(mine, approved);
-  if (diff.length) {
-    throw new UsageError(
-      `run ${prep.prep_id} was approved to go as it was prepared: ${diff.join('; ')}. Leave out the option, or prepare the payouts again for it; nothing was sent`,
-    );
-  }
-}
-
 /** Why `send --approved` of a run not approved sends nothing: awaiting, rejected or expired. */
-function notApproved(prep: PreparedRun): ApprovalStateError {
+export function notApproved(prep: PreparedRun): ApprovalStateError {
   const state = prepState(prep);
   const e = prep.events.find((x) => x.decision === 'rejected');
   if (state === 'rejected' && e) {
@@ -450,19 +360,4 @@ function notApproved(prep: PreparedRun): ApprovalStateError {
 /** The command that prepares these files, for messages. */
 export function prepareCommandOf(files: string[]): string {
   return `payouts send ${files.map(shellWord).join(' ')} --prepare`;
-}
-
-/** The `approval` of a send's --json document: the prepared run, who approved it and when. */
-export function approvalDocOf(prep: PreparedRun) {
-  const approvals = prep.events.filter((e) => e.decision === 'approved');
-  return {
-    prepared_run_id: prep.prep_id,
-    approvers: approvals.map((e) => ({
-      role: e.by_role,
-      os_user: e.os_user,
-      host: e.host,
-      at: e.at,
-    })),
-    approved_at: approvals.at(-1)?.at ?? null,
-  };
 }

@@ -8,14 +8,9 @@ import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import type { PreparedPayout, PreparedRun } from '../../state/pg/approvals.js';
 import { totalsDoc } from '../send/render.js';
-import {
-  type Comparison,
-  type PreparedScreen,
-  type RowChange,
-  type ShownState,
-  totalsOf,
-} from './screen.js';
-import type { OriginState, OriginVerdict } from '../send/retries.js';
+import type { OriginState } from '../send/fates.js';
+import type { Comparison, PreparedScreen, RetryVerdict, RowChange, ShownState } from './screen.js';
+import { totalsOf } from './screen.js';
 
 /** The version of the prepared-run document; a change that breaks a reader raises it. */
 export const PREPARED_SCHEMA_VERSION = 1;
@@ -119,7 +114,7 @@ function earlierCounts(s: PreparedScreen) {
  * "retries X, which was paid (run … on …): the send will refuse this row": a retry row's
  * original as the history holds it, in the words a send refuses the row with (retries.ts).
  */
-function retryWords(retryOf: string, v: OriginVerdict | undefined, sentEarlier: boolean): string {
+function retryWords(retryOf: string, v: RetryVerdict | undefined, sentEarlier: boolean): string {
   const head = `retries ${retryOf}${v?.which ?? ''}`;
   if (!v) return head;
   if (v.refused) return `${head}: the send will refuse this row`;

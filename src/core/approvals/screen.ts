@@ -12,12 +12,16 @@ import {
   preparedPayouts,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
-import { earlierHits, paidRecipientsIn } from '../../state/pg/prepared-views.js';
+import { paidRecipientsIn } from '../../state/pg/prepared-views.js';
 import { HASH_VERSION, serviceIdOf } from '../../state/hash.js';
-import { listRunsIn, liveRunsIn, type RunSummary } from '../../state/runs.js';
+import { liveRunsIn, type RunSummary, runsByIdIn } from '../../state/runs.js';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { StagedPayout } from '../../domain/records.js';
-import { type OriginVerdict, retryVerdicts } from '../send/retries.js';
+import { type HeldKind, heldKind } from '../../domain/statuses.js';
+import type { StagedRetry } from '../../state/index.js';
+import { decide } from '../send/decide.js';
+import type { Decision, Fate, OriginState } from '../send/fates.js';
+import { originWords } from '../send/refusals.js';
 import { prepState } from './common.js';
 
 /** Where a prepared run stands, with its send: `sending` and `partly sent` while unfinished. */
@@ -47,16 +51,22 @@ export function shownState(p: PreparedRun, runs: Map<string, SendingRun>): Shown
 }
 
 /**
- * The runs of a shared history by id, those being sent marked running; none read when no
- * prepared run of `prepared` was sent (the list of runs costs a read of the whole history).
+ * The runs that sent prepared runs of `prepared`, by id, those being sent marked running:
+ * each read by its id, with its counts as kept (run-counts.ts), whatever the history's size.
  */
 export async function sendingRuns(
   h: PgHistory,
   prepared: PreparedRun[],
 ): Promise<Map<string, SendingRun>> {
-  if (!prepared.some((p) => p.events.some((e) => e.decision === 'sent'))) return new Map();
+  const ids = prepared.flatMap((p) =>
+    p.events.flatMap((e) => (e.decision === 'sent' && e.run_id ? [e.run_id] : [])),
+  );
+  if (!ids.length) return new Map();
   const read = (sql: string, params: unknown[]) => h.rows(sql, params);
-  const [runs, live] = await Promise.all([listRunsIn(read), liveRunsIn(read)]);
+  const keep = async (sql: string, params: unknown[]) => {
+    await h.rows(sql, params);
+  };
+  const [runs, live] = await Promise.all([runsByIdIn(read, ids, keep), liveRunsIn(read)]);
   return new Map(runs.map((r) => [r.run_id, { ...r, running: live.has(r.run_id) }]));
 }
 
@@ -104,6 +114,17 @@ export interface Comparison {
 /** What earlier runs of the service hold of a reference. */
 export type Earlier = 'sent' | 'pending' | 'failed';
 
+/** A retry row's original, judged as a send judges it, in the words the send refuses it with. */
+export interface RetryVerdict {
+  state: OriginState;
+  /** Whether a send refuses the row (exit 2, nothing sent) for what the history holds. */
+  refused: boolean;
+  /** What follows "retries X": ", which was paid (run … on …)", ", already retried as …". */
+  which: string;
+  /** What to do about a refused row ('' when `which` already says it). */
+  fix: string;
+}
+
 /** Everything the approver's screen shows. */
 export interface PreparedScreen {
   run: PreparedRun;
@@ -119,7 +140,7 @@ export interface PreparedScreen {
   /** Other prepared runs of the service holding exactly these payouts, not rejected or expired. */
   duplicates: Array<{ run: PreparedRun; state: ShownState }>;
   /** By row, each retry row's original as the history holds it, judged as a send will. */
-  retries: Map<number, OriginVerdict>;
+  retries: Map<number, RetryVerdict>;
   currencies: CurrencyTable;
 }
 
@@ -192,60 +213,81 @@ function largestOf(rows: PreparedPayout[], currencies: CurrencyTable): PreparedP
   });
 }
 
-/** What earlier runs hold of each reference: sent beats pending beats failed. */
-async function earlierOf(
-  h: PgHistory,
-  sid: string,
-  rows: PreparedPayout[],
-): Promise<Map<string, Earlier>> {
-  const rank: Record<Earlier, number> = { sent: 3, pending: 2, failed: 1 };
-  const out = new Map<string, Earlier>();
-  const refs = rows.map((r) => r.reference_id);
-  const hits = await earlierHits(h, sid, refs);
-  for (const hit of hits) {
-    const status = hit.status?.toLowerCase();
-    const kind: Earlier =
-      hit.state !== 'done'
-        ? 'pending'
-        : status === 'success'
-          ? 'sent'
-          : status === 'failed' || status === 'canceled'
-            ? 'failed'
-            : 'pending';
-    const had = out.get(hit.reference_id);
-    if (!had || rank[kind] > rank[had]) out.set(hit.reference_id, kind);
-  }
-  return out;
+/** Each held kind as the screen's Sent earlier: line counts it: sent beats pending beats failed. */
+const EARLIER: Record<HeldKind, Earlier> = {
+  success: 'sent',
+  pending: 'pending',
+  doubt: 'pending',
+  failed: 'failed',
+};
+const RANK: Record<Earlier, number> = { sent: 3, pending: 2, failed: 1 };
+
+/** What a row's fate says it holds earlier, if anything (in doubt is pending: it is read back). */
+function earlierOfFate(fate: Fate | undefined): Earlier | undefined {
+  if (fate?.kind === 'read-back') return 'pending';
+  if (fate?.kind === 'sent-earlier')
+    return EARLIER[heldKind({ state: 'done', ...fate.earlier.outcome })];
+  if (fate?.kind !== 'refused') return undefined;
+  const { refusal } = fate;
+  if (refusal.kind === 'failed-earlier') return 'failed';
+  if (refusal.kind !== 'held-other') return undefined;
+  const kinds = refusal.held.map((h) => EARLIER[heldKind(h)]);
+  return kinds.sort((a, b) => RANK[b] - RANK[a])[0];
 }
 
-/** Retry rows looked up at once (one JSON array a query, as a send's pages). */
-const RETRY_PAGE = 5_000;
+/** Prepared rows looked up at once (one JSON array a query, as a send's pages). */
+const PAGE = 5_000;
 
 /**
- * What the history holds of each retry row's original and its chain, looked up as a send
- * looks up its own (PgHistory.prior), and judged by the words a send refuses the row with.
+ * Each row of a prepared run decided from the history alone, as a send decides it (its
+ * original for a retry row): what earlier runs hold of each reference, and each retry row's
+ * original in the words a send refuses the row with.
  */
-async function retriesOf(
-  h: PgHistory,
-  service: string,
-  rows: PreparedPayout[],
-): Promise<Map<number, OriginVerdict>> {
-  const retries = rows.flatMap((r) =>
-    r.retry_of === null ? [] : [{ ...r, retry_of: r.retry_of }],
-  );
-  if (!retries.length) return new Map();
-  const staged: StagedPayout[] = retries.map((r) => ({
+async function judged(h: PgHistory, service: string, rows: PreparedPayout[]) {
+  const staged: StagedPayout[] = rows.map((r) => ({
     ...r,
     file: null,
     line: null,
     location: null,
-    // The approval hash is not a payout hash: none, so no held row is compared with it.
+    // The approval hash is not a payout hash: none, so the held rows' hashes decide.
     hash: null,
     hash_version: HASH_VERSION,
   }));
   const pages: StagedPayout[][] = [];
-  for (let i = 0; i < staged.length; i += RETRY_PAGE) pages.push(staged.slice(i, i + RETRY_PAGE));
-  return retryVerdicts(retries, await h.prior(serviceIdentity(service), pages));
+  for (let i = 0; i < staged.length; i += PAGE) pages.push(staged.slice(i, i + PAGE));
+  const held = await h.prior(serviceIdentity(service), pages);
+  const decision = decide({ held, retries: retryRowsOf(rows) }, 'screen');
+  const earlier = new Map<string, Earlier>();
+  for (const r of rows) {
+    const e = earlierOfFate(decision.fates.get(r.row));
+    if (e) earlier.set(r.reference_id, e);
+  }
+  return { earlier, retries: retryVerdicts(decision) };
+}
+
+/** The prepared run's retry rows, as a send stages them (a row named by its number). */
+function retryRowsOf(rows: PreparedPayout[]): StagedRetry[] {
+  const own = new Map(rows.map((r) => [r.reference_id, r.row]));
+  return rows.flatMap((r) => {
+    if (r.retry_of === null) return [];
+    const at = own.get(r.retry_of);
+    const place = { file: '', location: `row ${r.row + 1}` };
+    const alsoSent = at === undefined ? {} : { alsoSent: { file: '', location: `row ${at + 1}` } };
+    return [
+      { row: r.row, reference_id: r.reference_id, retry_of: r.retry_of, ...place, ...alsoSent },
+    ];
+  });
+}
+
+/** Each retry row's verdict: refused as the send refuses it, in the send's words. */
+export function retryVerdicts(decision: Decision): Map<number, RetryVerdict> {
+  const out = new Map<number, RetryVerdict>();
+  for (const [row, origin] of decision.origins) {
+    const fate = decision.fates.get(row);
+    const refused = fate?.kind === 'refused' && fate.refusal.kind === 'retry';
+    out.set(row, { state: origin.state, refused, ...originWords(origin) });
+  }
+  return out;
 }
 
 /** The earlier prepared runs a run is compared with: a rejected predecessor, the last approved. */
@@ -308,9 +350,8 @@ export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<Prep
     newRows: rows.filter((r) => !paid.has(r.recipient)),
     largest: largestOf(rows, currencies),
     comparisons,
-    earlier: await earlierOf(h, sid, rows),
+    ...(await judged(h, p.service, rows)),
     duplicates,
-    retries: await retriesOf(h, p.service, rows),
     currencies,
   };
 }

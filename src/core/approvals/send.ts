@@ -1,90 +1,162 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { UsageError } from '../../errors.js';
-import { ExitCode } from '../../exit-codes.js';
-import { shellWord } from '../../output/display.js';
-import { shortTime } from '../../output/table.js';
+/**
+ * The approval check at send time (docs/approvals.md): the summary's `New recipients:` (who
+ * this history never paid at the service) and `Approval:` (what the team's rule says of the
+ * send's payouts, its --json `approval_status`) lines; the refusal of a run that would move
+ * money without the approval the rule asks (before any lock or lookup when it moves whatever
+ * the service answers, and again once decided); the claim of the approved run under the
+ * lock; and the `approval` of the send's --json document.
+ */
 import type { PayoutRequest } from '../../api/types.js';
+import { ApprovalStateError, type UsageError } from '../../errors.js';
+import { CurrencyTotals, moneyText } from '../../money/amount.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import { shortTime } from '../../output/table.js';
 import {
-  privateTmp,
+  type RunIntake,
   runIdFor,
+  stagedAmountsTo,
   stagedPages,
   stagedPayouts,
+  stagedRecipients,
   stagedRetries,
 } from '../../state/index.js';
 import type { PreparedRun } from '../../state/pg/approvals.js';
-import { refuseFailedEarlier } from '../send/failed-earlier.js';
-import type { SendOptions } from '../send/options.js';
+import { moves, type RunSplit } from '../send/fates.js';
 import { totalsDoc } from '../send/render.js';
-import { priorState } from '../send/resume.js';
-import type { SendDeps } from '../send/staging.js';
-import { checkMaxTotals, splitRun } from '../send/split.js';
-import { type Destination, summaryText } from '../send/summary.js';
-import type { PriorRow } from '../../domain/history.js';
-import type { CurrencyTable } from '../../money/currencies.js';
-import type { Output } from '../../output/output.js';
-import type { RunIntake } from '../../state/index.js';
-import type { RunPlan } from '../send/plan.js';
-import { SANDBOX_SERVICE_KEY } from '../service.js';
+import type { SendContext } from '../send/staging.js';
 import {
   type ApprovalStatus,
   approvalStatus,
-  approvedFile,
   claimApproval,
+  type GatedRun,
   prepareCommandOf,
-  recordPrepared,
-  refuseOtherBound,
 } from './gate.js';
+import { minorOf } from './screen.js';
+
+/** What the rule says of a run: the Approval: line, its word, and the run that allows it. */
+export interface ApprovalNote {
+  approval: string;
+  /** The Approval line's word, for --json (`approval_status`). */
+  state: 'approved' | 'needed' | 'not_needed' | 'not_checked';
+  approved?: PreparedRun;
+  /** Set where the rule refuses the run: a send throws it, a dry run only says so. */
+  refusal?: ApprovalStateError | UsageError;
+}
+
+/** A run's --json `approval_status`: what the Approval line says, for a script. */
+export function approvalStatusDoc(note: ApprovalNote) {
+  return {
+    state: note.state,
+    prepared_run_id:
+      note.approved?.prep_id ??
+      (note.refusal instanceof ApprovalStateError ? note.refusal.approval.prepared_run_id : null) ??
+      null,
+    text: note.approval,
+  };
+}
+
+/** The note of a run that sends nothing (every payout was sent earlier): the rule is about what moves. */
+export const NOTHING_TO_SEND: ApprovalNote = {
+  approval: 'not needed: nothing to send',
+  state: 'not_needed',
+};
 
 /**
- * `send --approved RUN`: writes the approved run's payouts to a private file, sent as any file
- * is (so every check of a send applies to them), and removes it afterwards.
+ * The note of a run to the service `serviceKey`: not checked without a shared history (the
+ * team's rule lives there), not needed in the sandbox; else the rule's word on its payouts.
  */
-export async function sendApproved(
-  opts: SendOptions & { approved: string },
-  deps: SendDeps & { stateUrl: string },
-  sendFiles: (opts: SendOptions, deps: SendDeps) => Promise<number>,
-): Promise<number> {
-  if (opts.files.length) {
-    throw new UsageError(
-      `send --approved ${opts.approved} sends the approved run's payouts from the shared history: give no files`,
-    );
-  }
-  const dir = privateTmp(join(deps.stateDir, 'tmp'));
-  const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
-  try {
-    const where = await deps.preview();
-    refuseOtherBound(prep, {
-      service: where.serviceKey === SANDBOX_SERVICE_KEY ? undefined : where.baseUrl,
-      batch_reference: opts.batchReference,
-      webhook_url: opts.webhookUrl,
-    });
-    const from = {
-      ...opts,
-      files: [path],
-      format: 'csv' as const,
-      batchReference: prep.batch_reference ?? undefined,
-      webhookUrl: prep.webhook_url ?? undefined,
+export async function approvalNoteOf(
+  ctx: SendContext,
+  where: { serviceKey: string; sandbox: boolean },
+): Promise<ApprovalNote> {
+  if (where.sandbox)
+    return { approval: 'not needed: the sandbox moves no money', state: 'not_needed' };
+  if (!ctx.deps.stateUrl) {
+    return {
+      approval: "not checked: this history is local (the team's rule lives in its shared history)",
+      state: 'not_checked',
     };
-    return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
-  } finally {
-    rmSync(path, { force: true });
   }
+  return noteOf(await approvalStatus(gated(ctx, where.serviceKey)));
 }
 
-/** What preparing and the approval gate need of a send run (`SendRun` fits). */
-export interface GatedSend {
-  readonly opts: SendOptions;
-  readonly deps: SendDeps;
-  readonly plan: RunPlan;
-  readonly currencies: CurrencyTable;
-  readonly output: Output;
-  readonly rows: RunIntake;
-  priorRows(serviceKey: string): Promise<PriorRow[]>;
-  /** Those of the recipients the service's runs paid before; null: the history has no run of it. */
-  paidRecipients(serviceKey: string, recipients: () => string[]): Promise<Set<string> | null>;
-  destination(where: { baseUrl?: string; profile?: string }): Destination;
+/** The Approval: line of what the rule says of a send: approved, not needed, or needed. */
+export function noteOf(status: ApprovalStatus): ApprovalNote {
+  if (status.kind === 'approved') {
+    return { approval: approvedText(status.prep), state: 'approved', approved: status.prep };
+  }
+  if (status.kind === 'not needed')
+    return { approval: `not needed: ${status.why}`, state: 'not_needed' };
+  return neededNote(status);
 }
+
+/** "approved: p3f2… by bob at 13:14". */
+function approvedText(prep: PreparedRun): string {
+  const e = prep.events.find((x) => x.decision === 'approved');
+  const at = e ? shortTime(e.at).slice(11) : '?';
+  return `approved: ${prep.prep_id} by ${e?.by_role ?? '?'} at ${at}`;
+}
+
+/** The note of a run the rule refuses, and the refusal a send throws. */
+function neededNote(status: Extract<ApprovalStatus, { kind: 'needed' }>): ApprovalNote {
+  const { refusal } = status;
+  const a = refusal instanceof ApprovalStateError ? refusal.approval : undefined;
+  const what = !a
+    ? 'these payouts go with another service, batch or webhook than the approved run'
+    : a.state === 'rejected'
+      ? `run ${a.prepared_run_id} was rejected${a.reason ? `: ${JSON.stringify(a.reason)}` : ''}`
+      : a.state === 'expired'
+        ? `run ${a.prepared_run_id} expired`
+        : a.prepared_run_id
+          ? `run ${a.prepared_run_id} awaits another person's approval`
+          : 'no approved run holds these payouts';
+  return { approval: `needed: ${what} (the send will be refused)`, state: 'needed', refusal };
+}
+
+/**
+ * Refuses now, before any lock or lookup, a run the rule refuses that moves money whatever the
+ * service answers (the rule is about what moves: a run that may send nothing waits for them).
+ */
+export function refuseEarly(note: ApprovalNote, split: RunSplit): void {
+  if (note.refusal && moves(split)) throw note.refusal;
+}
+
+/** Never sent without the approval the rule asks, whatever was read or decided before. */
+export function refuseUnapproved(note: ApprovalNote, sendsNothing: boolean): void {
+  if (note.refusal && !sendsNothing) throw note.refusal;
+}
+
+/**
+ * Before anything is sent, under the lock: records that this run sends its approved run, once
+ * (`claimApproval`); a UsageError, nothing sent, when the approval may not send it.
+ */
+export function claimRun(
+  ctx: SendContext,
+  serviceKey: string,
+  approved: PreparedRun,
+  sendsNothing: boolean,
+): Promise<void> {
+  return claimApproval(ctx.deps.stateUrl!, approved, {
+    runId: runIdFor(serviceKey, ctx.plan.inputHash),
+    sendsNothing,
+  });
+}
+
+/** The `approval` of a send's --json document: the prepared run, who approved it and when. */
+export function approvalDocOf(prep: PreparedRun) {
+  const approvals = prep.events.filter((e) => e.decision === 'approved');
+  return {
+    prepared_run_id: prep.prep_id,
+    approvers: approvals.map((e) => ({
+      role: e.by_role,
+      os_user: e.os_user,
+      host: e.host,
+      at: e.at,
+    })),
+    approved_at: approvals.at(-1)?.at ?? null,
+  };
+}
+
 /** A dry run's staged payouts (no descriptions kept), as the gate takes them. */
 function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutRequest }> {
   const out: Array<{ row: number; payout: PayoutRequest }> = [];
@@ -98,106 +170,93 @@ function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutReq
 }
 
 /** What the gate needs of a run: its payouts (a retry's with its original), totals, and the command that prepares it. */
-function gated(run: GatedSend, serviceKey: string) {
+export function gated(ctx: SendContext, serviceKey: string): GatedRun {
+  const { opts, plan, staging } = ctx;
   return {
-    url: run.deps.stateUrl!,
+    url: ctx.deps.stateUrl!,
     serviceKey,
     // Read only once the rule is known to apply.
     get payouts() {
-      if (run.opts.dryRun) return stagedOfDryRun(run.rows);
-      const retryOf = new Map(stagedRetries(run.rows).map((r) => [r.row, r.retry_of]));
-      return stagedPayouts(run.rows).map((s) => ({ ...s, retry_of: retryOf.get(s.row) }));
+      if (opts.dryRun) return stagedOfDryRun(staging.rows);
+      const retryOf = new Map(stagedRetries(staging.rows).map((r) => [r.row, r.retry_of]));
+      return stagedPayouts(staging.rows).map((s) => ({ ...s, retry_of: retryOf.get(s.row) }));
     },
-    totals: run.plan.totals,
-    currencies: run.currencies,
-    prepareCommand: prepareCommandOf(run.opts.files),
-    batchReference: run.plan.batchReference,
-    webhookUrl: run.plan.webhookUrl,
-    approvedPrep: run.deps.approvedName?.replace(/^approved:/, ''),
-    withoutDescriptions: run.opts.dryRun,
+    totals: plan.totals,
+    currencies: ctx.currencies,
+    prepareCommand: prepareCommandOf(opts.files),
+    batchReference: plan.batchReference,
+    webhookUrl: plan.webhookUrl,
+    approvedPrep: ctx.deps.approvedName?.replace(/^approved:/, ''),
+    withoutDescriptions: opts.dryRun,
   };
 }
 
-/** What the approval rule says of this run (the summary's Approval: line). */
-export function approvalStatusOf(run: GatedSend, serviceKey: string): Promise<ApprovalStatus> {
-  return approvalStatus(gated(run, serviceKey));
+/** The summary's lines about the history and the rule. */
+export interface SummaryNotes extends ApprovalNote {
+  newRecipients: string;
+  /** What the --json document says of the Approval line (`approval_status`). */
+  status: ReturnType<typeof approvalStatusDoc>;
+  /** What the rule says of the files, kept under nothingToSendNotes: a run decided again may find something to send. */
+  files?: SummaryNotes;
 }
 
 /**
- * Before anything is sent, under the lock: records that this run sends its approved run,
- * once (`claimApproval`); a UsageError, nothing sent, when the approval may not send it.
+ * "3, EUR 12,400.00", "none", or "all" when the history holds no
+ * run of the service: then no row is read, which a first send of a million rows would feel.
  */
-export function claimRun(
-  run: GatedSend,
-  serviceKey: string,
-  approved: PreparedRun,
-  sendsNothing: boolean,
-): Promise<void> {
-  return claimApproval(run.deps.stateUrl!, approved, {
-    runId: runIdFor(serviceKey, run.plan.inputHash),
-    sendsNothing,
+export async function newRecipientsText(ctx: SendContext, serviceKey: string): Promise<string> {
+  const { rows, history } = ctx.staging;
+  let recipients: string[] = [];
+  const paid = await history.paidRecipients(rows, serviceKey, () => {
+    recipients = stagedRecipients(rows);
+    return recipients;
   });
+  if (paid === null) {
+    return `all: this history has paid no one at this service yet (${totalsWords(ctx.plan.totals, ctx.currencies)})`;
+  }
+  const fresh = recipients.filter((r) => !paid.has(r));
+  if (!fresh.length) return 'none: this history paid every recipient before';
+  const totals = new CurrencyTotals();
+  for (const p of stagedAmountsTo(rows, JSON.stringify(fresh)))
+    totals.add(p.currency, minorOf(p.amount, p.currency, ctx.currencies));
+  return `${fresh.length}, ${totalsWords(totals, ctx.currencies)}`;
+}
+
+/** "EUR 12,400.00, USD 5.00". */
+function totalsWords(totals: CurrencyTotals, currencies: CurrencyTable): string {
+  return Object.entries(totalsDoc(totals, currencies))
+    .map(([cur, t]) => moneyText(cur, t.total))
+    .join(', ');
 }
 
 /**
- * --prepare: checks the files as a send does (what earlier runs hold, --max-total), shows
- * the summary, and records the run as prepared for another person's approval; sends nothing.
+ * The notes of a run that sends nothing (every payout was sent earlier): the rule is about
+ * what moves, so it does not apply; nor is any approved run used (no `approval` in --json).
  */
-export async function prepareRun(run: GatedSend): Promise<number> {
-  const { opts, plan, currencies, output, deps } = run;
-  const where = await deps.preview();
-  if (where.serviceKey === undefined || where.baseUrl === undefined) {
-    throw new UsageError(
-      'send --prepare needs the service it is for: set its base URL (--base-url, PAYOUTS_BASE_URL or the profile)',
-    );
-  }
-  const prior = priorState(await run.priorRows(where.serviceKey));
-  refuseFailedEarlier(prior, run.rows, runIdFor(where.serviceKey, plan.inputHash));
-  const split = splitRun(plan, prior, currencies, opts.chunkSize);
-  checkMaxTotals(split, opts.maxTotals, currencies);
-  const { summaryNotes } = await import('../send/notes.js');
-  const notes = await summaryNotes(run, { ...where, sandbox: false });
-  notes.approval = notes.approved
-    ? `${notes.approval} (an approved run already holds exactly these payouts)`
-    : notes.refusal
-      ? 'needed: another person approves this prepared run'
-      : `${notes.approval} (it is prepared all the same)`;
-  const view = { plan, split, dest: run.destination(where), maxTotals: opts.maxTotals, notes };
-  if (!output.json) output.info(summaryText(view, currencies, output.errColor));
-  const prep = await recordPrepared(gated(run, where.serviceKey), {
-    service: where.baseUrl,
-    inputs: plan.sources.map((s) => s.name),
-    totals: totalsDoc(plan.totals, currencies),
-    ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
-    ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
-    ...(opts.note ? { note: opts.note } : {}),
-  });
-  const doc = await preparedDocOf(deps.stateUrl!, prep);
-  if (output.json) {
-    output.document(doc);
-    return ExitCode.ok;
-  }
-  for (const d of doc.duplicates) {
-    output.warn(
-      `run ${d.prepared_run_id} (${d.state}) already holds exactly these payouts: one of the two is enough; the other expires unused`,
-    );
-  }
-  output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
-  output.info(
-    `Another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it`,
-  );
-  return ExitCode.ok;
+export function nothingToSendNotes(files?: SummaryNotes): SummaryNotes {
+  return {
+    newRecipients: 'none: nothing to send',
+    ...NOTHING_TO_SEND,
+    status: approvalStatusDoc(NOTHING_TO_SEND),
+    ...(files ? { files } : {}),
+  };
 }
 
-/** A prepared run's one --json document, read back from the history. */
-async function preparedDocOf(
-  url: string,
-  prep: PreparedRun,
-): Promise<ReturnType<typeof import('./screen-view.js').preparedDoc>> {
-  const [{ withShared }, { preparedScreen }, { preparedDoc }] = await Promise.all([
-    import('./common.js'),
-    import('./screen.js'),
-    import('./screen-view.js'),
-  ]);
-  return withShared(url, async (h) => preparedDoc(await preparedScreen(h, prep)));
+/** The notes of a run to the service `serviceKey` (undefined: no service configured). */
+export async function summaryNotes(
+  ctx: SendContext,
+  where: { serviceKey?: string; sandbox: boolean },
+): Promise<SummaryNotes> {
+  const { serviceKey } = where;
+  if (serviceKey === undefined) {
+    const note: ApprovalNote = {
+      approval: 'not checked: no service is configured',
+      state: 'not_checked',
+    };
+    const newRecipients = 'not known: no service is configured';
+    return { newRecipients, ...note, status: approvalStatusDoc(note) };
+  }
+  const newRecipients = await newRecipientsText(ctx, serviceKey);
+  const note = await approvalNoteOf(ctx, { serviceKey, sandbox: where.sandbox });
+  return { newRecipients, ...note, status: approvalStatusDoc(note) };
 }

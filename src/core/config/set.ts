@@ -16,6 +16,13 @@ export interface SetResult {
   path: string;
 }
 
+/** What `config set` did: the document, and whether the file changed. */
+export interface SetOutcome {
+  set: SetResult;
+  /** False when the value was already so (a removal of what no one set writes nothing). */
+  changed: boolean;
+}
+
 /** Seconds of a quiet time: a number from 1 to 3600, or "default" (undefined). */
 function quietSeconds(text: string): number | undefined {
   const t = text.trim();
@@ -41,7 +48,7 @@ export async function setProfileSetting(
   profile: string,
   change: { key: string; value: string },
   io: SetIo = {},
-): Promise<SetResult> {
+): Promise<SetOutcome> {
   if (change.key === 'state_url') return setStateUrl(store, profile, change.value, io);
   if (change.key === 'base_url') return setBaseUrl(store, profile, change.value);
   if (change.key !== 'quiet_time') {
@@ -50,8 +57,8 @@ export async function setProfileSetting(
     );
   }
   const seconds = quietSeconds(change.value);
-  store.saveProfile(profile, { quietTime: seconds });
-  return { profile, key: change.key, value: seconds ?? null, path: store.path };
+  const changed = store.saveProfile(profile, { quietTime: seconds });
+  return { set: { profile, key: change.key, value: seconds ?? null, path: store.path }, changed };
 }
 
 /**
@@ -65,7 +72,7 @@ async function setStateUrl(
   profile: string,
   value: string,
   io: SetIo,
-): Promise<SetResult> {
+): Promise<SetOutcome> {
   const text = value.trim();
   let url =
     text === '' || text === 'default'
@@ -77,20 +84,20 @@ async function setStateUrl(
     );
     url = withPassword(url, answer);
   }
-  store.saveProfile(profile, { stateUrl: url });
+  const changed = store.saveProfile(profile, { stateUrl: url });
   const shown = url === undefined ? null : redactStateUrl(url);
-  return { profile, key: 'state_url', value: shown, path: store.path };
+  return { set: { profile, key: 'state_url', value: shown, path: store.path }, changed };
 }
 
 /**
  * Stores a profile's base URL without credentials (`config set base_url URL`): what a person
  * who only prepares or approves runs needs ("default" or "" removes it).
  */
-function setBaseUrl(store: ConfigStore, profile: string, value: string): SetResult {
+function setBaseUrl(store: ConfigStore, profile: string, value: string): SetOutcome {
   const text = value.trim();
   const url = text === '' || text === 'default' ? undefined : normalizeBaseUrl(text, 'base_url');
-  store.saveProfile(profile, { baseUrl: url });
-  return { profile, key: 'base_url', value: url ?? null, path: store.path };
+  const changed = store.saveProfile(profile, { baseUrl: url });
+  return { set: { profile, key: 'base_url', value: url ?? null, path: store.path }, changed };
 }
 
 /**

@@ -9,12 +9,13 @@ import {
   listPrepared,
   type PreparedRun,
   preparedFigures,
+  sessionRole,
   withFigures,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { preparedRowTotals } from '../../state/pg/prepared-views.js';
 import { showScreen } from '../approvals/approve.js';
-import { eventLines, withShared } from '../approvals/common.js';
+import { approversOf, eventLines, withShared } from '../approvals/common.js';
 import { preparedScreen, sendingRuns, shownState } from '../approvals/screen.js';
 import { preparedDoc, preparedHead, totalsText } from '../approvals/screen-view.js';
 
@@ -49,6 +50,30 @@ export function preparedRuns(url: string): Promise<ListedPrepared[]> {
   return withShared(url, async (h) => (await listed(h)).map((l) => l.doc));
 }
 
+/** What awaits a role's approval: the role, and each prepared run with its approvals so far. */
+export interface Awaiting {
+  role: string;
+  runs: Array<ListedPrepared & { approvals: { given: number; needed: number } }>;
+}
+
+/**
+ * The prepared runs awaiting the reader's approval, the newest first: neither decided,
+ * expired nor sent, not prepared by the reader's role and not approved by it already.
+ */
+export function awaitingApproval(url: string): Promise<Awaiting> {
+  return withShared(url, async (h) => {
+    const [role, all] = await Promise.all([sessionRole(h), listed(h)]);
+    const runs = all
+      .filter(({ run, doc }) => doc.state === 'prepared' && run.prepared_by !== role)
+      .filter(({ run }) => !approversOf(run).includes(role))
+      .map(({ run, doc }) => ({
+        ...doc,
+        approvals: { given: approversOf(run).length, needed: run.approvers_needed },
+      }));
+    return { role, runs };
+  });
+}
+
 /** The prepared run whose approval run `runId` sent, if any, and as listed. */
 export function approvalOf(
   url: string,
@@ -60,17 +85,21 @@ export function approvalOf(
   });
 }
 
-/** Who made the latest decision on a prepared run, for the list. */
+/** Who made the latest decision on a prepared run, for the list, and a rejection's reason. */
 function byText(p: ListedPrepared): string {
   const last = p.events.at(-1);
+  if (last?.decision === 'rejected' && last.reason) {
+    return ` by ${last.by.role}: ${JSON.stringify(last.reason)}`;
+  }
   if (last) return ` by ${last.by.role}`;
   return p.state === 'prepared' ? ` by ${p.prepared_by.role}` : '';
 }
 
-/** The prepared runs' table of `payouts runs`, after the runs'. */
+/** The prepared runs' table of `payouts runs` (after the runs') and `approvals list`. */
 export async function printPreparedTable(
-  prepared: ListedPrepared[],
+  prepared: Array<ListedPrepared & { approvals?: Awaiting['runs'][number]['approvals'] }>,
   output: Output,
+  heading = 'Prepared runs (payouts approve RUN):',
 ): Promise<void> {
   if (!prepared.length) return;
   const grouped = output.stdoutIsTerminal;
@@ -78,12 +107,14 @@ export async function printPreparedTable(
     p.prepared_run_id,
     shortTime(p.created_at),
     displayText(p.prepared_by.role),
-    `${p.state}${displayText(byText(p))}`,
+    p.approvals
+      ? `${p.approvals.given} of ${p.approvals.needed} approvals, expires ${shortTime(p.expires_at)}`
+      : `${p.state}${displayText(byText(p))}`,
     String(p.payout_count),
     totalsText(p.totals, grouped),
     displayText(p.note ?? ''),
   ]);
-  output.printAside('Prepared runs (payouts approve RUN):');
+  output.printAside(heading);
   output.print(
     await output.table(
       ['prepared run', 'prepared (UTC)', 'prepared by', 'state', 'payouts', 'totals', 'note'],

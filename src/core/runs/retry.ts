@@ -7,8 +7,9 @@ import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { heldReferences, type RowReader, type RunDetail } from '../../state/index.js';
 import { type ReportEncoding, type RetryRow, retryHint, writeRetryFile } from '../send/report.js';
+import { type CsvStyle, historyStyleOf, styleText } from '../report-style.js';
 import { colourStatus } from '../send/render.js';
-import { statusKind } from '../../domain/statuses.js';
+import { heldKind } from '../../domain/statuses.js';
 import type { HeldRef } from '../../domain/chain.js';
 
 /** What `runs show --failed-out` is asked to write. */
@@ -22,6 +23,8 @@ export interface RetryRequest {
   encoding?: ReportEncoding;
   /** payouts' own folders (state, config): no file in them is written over. */
   kept?: string[];
+  /** --report-locale: else the conventions the run's files were read in. */
+  locale?: CsvStyle;
 }
 
 /**
@@ -31,7 +34,8 @@ export interface RetryRequest {
 export function retryRows(run: RunDetail, suffix?: string): Array<RetryRow & { status: string }> {
   const rows: Array<RetryRow & { status: string }> = [];
   for (const p of run.payouts) {
-    if (p.state.state !== 'confirmed' || statusKind(p.state.status) !== 'failed') continue;
+    if (p.state.state !== 'confirmed') continue;
+    if (heldKind({ state: 'done', status: p.state.status }) !== 'failed') continue;
     if (p.retried) continue;
     rows.push({
       reference_id: p.reference_id,
@@ -117,7 +121,8 @@ export async function writeRunRetry(
   if (req.suffix !== undefined && rows.length) {
     await checkNewReferences(rows, run.summary.service, deps.read, req.suffix);
   }
-  await writeRetryFile(resolve(req.cwd, req.path), rows, req.encoding);
+  const { style, source } = historyStyleOf(req.locale, run.summary);
+  await writeRetryFile(resolve(req.cwd, req.path), rows, { encoding: req.encoding, style });
   const runId = run.summary.run_id;
   const retried = retriedLine(run);
   if (retried) output.info(retried);
@@ -140,7 +145,8 @@ export async function writeRunRetry(
   ]);
   output.print(await output.table(head, body, { drop: ['recipient'] }));
   const n = rows.length;
-  const what = `${n} failed or canceled payout${n === 1 ? '' : 's'} of run ${runId} written to ${req.path}`;
+  const how = styleText(style, source, req.encoding);
+  const what = `${n} failed or canceled payout${n === 1 ? '' : 's'} of run ${runId} written to ${req.path} (${how})`;
   if (req.suffix === undefined) output.info(`${what}: ${retryHint(req.path)}`);
   else {
     output.info(

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import { UsageError } from '../../errors.js';
 import { formatServiceAmount } from '../../money/amount.js';
@@ -8,20 +6,20 @@ import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
-  listRuns,
-  listRunsIn,
   liveRunsIn,
-  openStateDb,
   type RunDetail,
   type RowReader,
+  type RowWriter,
   type RunSummary,
+  type RunsPage,
   readRunIn,
-  STATE_DB,
-  type StateDb,
+  runPageIn,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
 import { statusKind } from '../../domain/statuses.js';
+import { serviceStatusJson } from '../documents.js';
+import { type RunsSource, withRunReader } from './reader.js';
 import type { RetryRequest } from './retry.js';
 import { moneyText } from '../../money/amount.js';
 
@@ -114,7 +112,7 @@ function payoutJson(p: RunDetail['payouts'][number]) {
     amount: p.amount,
     currency: p.currency,
     state: STATE_NAMES[s.state],
-    status: stated?.status ?? null,
+    ...(stated ? serviceStatusJson(stated.status) : { status: null, service_status: null }),
     transaction_id: stated?.transaction_id ?? null,
     charges:
       stated?.charges === undefined
@@ -123,78 +121,80 @@ function payoutJson(p: RunDetail['payouts'][number]) {
     message: stated?.message ?? null,
     sent_at: s.state === 'in-flight' ? s.at : null,
     retried: p.retried ? retriedJson(p.retried) : null,
+    recorded_by: stated?.recorded_by ?? null,
   };
 }
 
+/** Runs `payouts runs` shows at a time. */
+export const RUNS_PAGE = 20;
+
+/** Which runs `payouts runs` shows: a page (from 1), or every run. */
+export interface RunListing {
+  page: number;
+  all: boolean;
+}
+
+/** The runs of a page, a shared history's that a live session is sending marked running. */
+async function listedRuns(
+  from: RunsSource,
+  want: RunsPage,
+  read: RowReader,
+  keep: RowWriter,
+): Promise<{ runs: ListedRun[]; total: number }> {
+  const listed = await runPageIn(read, want, keep);
+  if (!from.stateUrl) return listed;
+  const live = await liveRunsIn(read);
+  return { ...listed, runs: listed.runs.map((r) => ({ ...r, running: live.has(r.run_id) })) };
+}
+
 /**
- * Runs `read` on the state database; undefined when there is none (nothing was ever
- * sent), so that listing runs creates nothing.
+ * `payouts runs`: the recorded runs, the most recently active first, a page of RUNS_PAGE at a
+ * time (a history's size costs the page nothing: runs are read by their index and each run's
+ * counts are kept as of its last commit), or every run.
  */
-async function withStateDb<T>(
-  stateDir: string,
+export async function showRunList(
+  from: RunsSource,
   output: Output,
-  read: (db: StateDb) => T,
-): Promise<T | undefined> {
-  if (!existsSync(join(stateDir, STATE_DB))) {
-    return undefined;
-  }
-  const db = await openStateDb(stateDir, { notice: (m) => output.warn(m) });
-  try {
-    return read(db);
-  } finally {
-    db.close();
-  }
-}
-
-/** Where runs are read: the state folder, or a shared history (postgres://…) when given. */
-export interface RunsSource {
-  stateDir: string;
-  stateUrl?: string;
-  /** Ends the wait for a shared history's connection at once (a Ctrl-C). */
-  stop?: AbortSignal;
-}
-
-/** The runs of a shared history, those a live session is sending marked running. */
-async function sharedRuns(read: RowReader): Promise<ListedRun[]> {
-  const [runs, live] = await Promise.all([listRunsIn(read), liveRunsIn(read)]);
-  return runs.map((r) => ({ ...r, running: live.has(r.run_id) }));
-}
-
-/** Runs `read` on a shared history. */
-async function withHistory<T>(
-  url: string,
-  read: (rows: RowReader) => Promise<T>,
-  stop?: AbortSignal,
-): Promise<T> {
-  const { PgHistory } = await import('../../state/pg/history.js');
-  const history = await PgHistory.open(url, stop);
-  try {
-    return await read((sql, params) => history.rows(sql, params));
-  } finally {
-    await history.close();
-  }
-}
-
-/** `payouts runs`: the recorded runs, the most recently active first. */
-export async function showRunList(from: RunsSource, output: Output): Promise<number> {
-  const runs: ListedRun[] =
-    (from.stateUrl
-      ? await withHistory(from.stateUrl, sharedRuns)
-      : await withStateDb(from.stateDir, output, listRuns)) ?? [];
+  listing: RunListing = { page: 1, all: false },
+): Promise<number> {
+  const want: RunsPage = listing.all
+    ? { from: 0, size: Number.POSITIVE_INFINITY }
+    : { from: (listing.page - 1) * RUNS_PAGE, size: RUNS_PAGE };
+  const { runs, total } = (await withRunReader(from, output, (read, keep) =>
+    listedRuns(from, want, read, keep),
+  )) ?? { runs: [], total: 0 };
+  const more = want.from + runs.length < total;
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
   if (output.json) {
-    output.document({ runs: runs.map(runJson), prepared_runs: preps });
+    output.document({
+      runs: runs.map(runJson),
+      total_runs: total,
+      next_page: more ? listing.page + 1 : null,
+      prepared_runs: preps,
+    });
     return 0;
   }
-  if (!runs.length && !preps.length) {
+  if (!total && !preps.length) {
     output.print('No runs journaled yet.');
     return 0;
   }
   if (runs.length) await printRunTable(runs, output);
+  output.info(pageLine(want, runs.length, total, listing.page, more));
   // After the runs, so that a script reading the first table's header reads the runs'.
   await prepared?.printPreparedTable(preps, output);
   return 0;
+}
+
+/** Which runs a page showed of how many, and how to see more. */
+function pageLine(want: RunsPage, shown: number, total: number, page: number, more: boolean) {
+  const pages = Math.max(1, Math.ceil(total / RUNS_PAGE));
+  if (!shown)
+    return `Page ${page} holds no runs: there are ${total} (${pages} pages of ${RUNS_PAGE})`;
+  const which = `Runs ${want.from + 1} to ${want.from + shown} of ${total}, the most recently active first`;
+  return more
+    ? `${which}: \`payouts runs --page ${page + 1}\` shows the next ${RUNS_PAGE}, \`payouts runs --all\` every run`
+    : which;
 }
 
 /** The runs' table, and the command that finishes each run left unfinished. */
@@ -231,8 +231,15 @@ const RUNS_HEAD = [
   'states',
 ];
 
-/** The state of one payout of a run, for its table. */
-function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[] {
+/**
+ * The state of one payout of a run, for its table; a result recorded by another role than the
+ * run's sender (`sender`) names that role.
+ */
+function stateCells(
+  p: RunDetail['payouts'][number],
+  c: ChalkInstance,
+  sender: string | null,
+): string[] {
   const s = p.state;
   if (s.state === 'confirmed') {
     const r = p.retried;
@@ -240,8 +247,12 @@ function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[]
     const chain = r
       ? `, retried as ${displayText(r.ref)} in run ${r.runId}: ${colourStatus(r.status ?? 'unknown', c)}`
       : '';
+    const by =
+      s.recorded_by !== undefined && s.recorded_by !== sender
+        ? ` (recorded by role ${displayText(s.recorded_by)})`
+        : '';
     return [
-      colourStatus(s.status, c) + chain,
+      colourStatus(s.status, c) + by + chain,
       displayText(s.transaction_id ?? ''),
       displayText(s.message ?? ''),
     ];
@@ -260,25 +271,6 @@ export function retriedJson(r: HeldRef): { reference_id: string; run_id: string;
   };
 }
 
-/**
- * Runs `read` on the store runs are read from (a shared history, else state.db); undefined
- * when there is no state.db (nothing was ever sent), so that reading creates nothing.
- */
-export async function withRunReader<T>(
-  from: RunsSource,
-  output: Output,
-  read: (rows: RowReader) => Promise<T>,
-): Promise<T | undefined> {
-  if (from.stateUrl) return withHistory(from.stateUrl, read, from.stop);
-  if (!existsSync(join(from.stateDir, STATE_DB))) return undefined;
-  const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
-  try {
-    return await read(async (sql, params) => db.prepare(sql).all(...params));
-  } finally {
-    db.close();
-  }
-}
-
 /** `payouts runs show ID`: one run's payouts, their amounts and states; with `retry`, its --failed-out file. */
 export async function showRun(
   from: RunsSource,
@@ -292,8 +284,8 @@ export async function showRun(
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
     if (await prepared.showPrepared(from.stateUrl, id, output, all)) return 0;
   }
-  const shown = await withRunReader(from, output, async (read) => {
-    const found = await readRunIn(read, id);
+  const shown = await withRunReader(from, output, async (read, keep) => {
+    const found = await readRunIn(read, id, keep);
     const running = from.stateUrl ? (await liveRunsIn(read)).has(found.summary.run_id) : undefined;
     const run = { ...found, summary: { ...found.summary, running } };
     if (!retry) return { run, written: undefined };
@@ -332,7 +324,7 @@ export async function showRun(
     displayText(p.reference_id),
     // Grouped for people; the rows on a pipe are for a program, their digits plain.
     moneyText(displayText(p.currency), p.amount, output.stdoutIsTerminal),
-    ...stateCells(p, output.color),
+    ...stateCells(p, output.color, summary.sent_by.db_user),
   ]);
   if (rows.length)
     output.print(

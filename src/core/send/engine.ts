@@ -5,21 +5,16 @@ import type { PayoutOutcome } from '../../domain/outcome.js';
 import { OUTCOME_UNKNOWN } from '../../domain/statuses.js';
 import { ApiError, NetworkError } from '../../errors.js';
 import type { RunOutcomes } from '../../state/index.js';
-import { type Answered, Pace, type Permit } from '../pace.js';
-import {
-  DEFAULT_SEND_RETRY,
-  type EngineDeps,
-  type EngineSettings,
-  type PendingPayout,
-} from './engine-deps.js';
+import { Pace, type Permit } from '../pace.js';
+import type { EngineDeps, EngineSettings, PendingPayout } from './options.js';
 import { timingFor } from '../timing.js';
 import { Aside } from './aside.js';
 import { type AheadTicket, IntentsAhead } from './intents-ahead.js';
 import { type ReadBackResult, readBack } from './readback.js';
 import { payouts, type Queued, Settler } from './settle.js';
-import { judgeExchange } from './verdict.js';
+import { judgeExchange, paceSignal } from './verdict.js';
 
-export { DEFAULT_SEND_RETRY, type EngineDeps, type EngineSettings, type PendingPayout };
+export { DEFAULT_SEND_RETRY } from './options.js';
 
 /** See Timing.quietMs: the default when the caller gives none. */
 const DEFAULT_QUIET_MS = timingFor(undefined).quietMs;
@@ -37,15 +32,6 @@ const INTENTS_AHEAD = 2;
 const INTENT_MAX_AGE_SHARE = 1 / 50;
 /** Requests in doubt that may wait aside at once (or the most in flight, when more). */
 const ASIDE_AT_LEAST = 4;
-
-/** What an exchange tells the pace: a 429, an answer (its latency counts), or neither. */
-function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
-  const status = exchange.answer?.status;
-  if (status === 503) return { kind: 'overloaded' };
-  if (status === undefined || status >= 500) return { kind: 'failed' };
-  if (status === 429) return { kind: 'throttled', retryAfterMs: exchange.answer?.retryAfterMs };
-  return { kind: 'ok' };
-}
 
 /**
  * Sends payouts in chunks, a bounded number at a time, with the journal written ahead of
@@ -201,46 +187,16 @@ export class SendEngine {
     return this.deps.interrupt.aborted || this.fatal !== undefined;
   }
 
-  /** Records a payout that an earlier run (or attempt) already sent, without sending it. */
-  addSentEarlier(
-    p: PayoutRequest,
-    known: Omit<PayoutOutcome, 'reference_id' | 'amount' | 'currency'>,
-  ): void {
-    this.deps.outcomes.set(this.rows++, {
-      reference_id: p.reference_id,
-      amount: p.amount,
-      currency: p.currency,
-      ...known,
-      sent_earlier: true,
-    });
-  }
-
-  /** Records a payout the run stopped before reaching: it was never sent. */
-  notReached(p: PayoutRequest): void {
-    this.deps.outcomes.set(this.rows++, {
-      reference_id: p.reference_id,
-      amount: p.amount,
-      currency: p.currency,
-      status: 'not_sent',
-    });
-  }
-
   /**
-   * Records a payout an earlier attempt may have sent whose read-back did not finish: its
-   * outcome is unknown until the next run reads it back.
+   * Records the outcome of a payout this run does not send (sent earlier, not reached, or in
+   * doubt from an earlier attempt), as the next row; one in doubt is read back next time.
    */
-  inDoubt(p: PayoutRequest): void {
-    this.unknown.push(p.reference_id);
-    this.deps.outcomes.set(this.rows++, {
-      reference_id: p.reference_id,
-      amount: p.amount,
-      currency: p.currency,
-      status: OUTCOME_UNKNOWN,
-      message: 'outcome unknown: an earlier request carried it, and it was not read back',
-    });
+  record(p: PayoutRequest, o: Partial<PayoutOutcome> & { status: string }): void {
+    if (o.status === OUTCOME_UNKNOWN) this.unknown.push(p.reference_id);
+    this.deps.outcomes.set(this.rows++, outcomeOf(p, o));
   }
 
-  /** Rows numbered so far: the next enqueue, addSentEarlier or notReached takes this one. */
+  /** Rows numbered so far: the next enqueue or record takes this one. */
   get rowCount(): number {
     return this.rows;
   }
@@ -328,16 +284,7 @@ export class SendEngine {
   /** Records as not sent the payouts of a finished chunk that got no outcome (stopped early). */
   private settleLeftovers(chunk: Queued[]): void {
     const store = this.deps.outcomes;
-    for (const i of chunk) {
-      if (store.has(i.row)) continue;
-      const p = i.payout;
-      store.set(i.row, {
-        reference_id: p.reference_id,
-        amount: p.amount,
-        currency: p.currency,
-        status: 'not_sent',
-      });
-    }
+    for (const i of chunk) if (!store.has(i.row)) store.set(i.row, outcomeOf(i.payout, NOT_SENT));
   }
 
   /** The request body of a chunk. */
@@ -435,13 +382,17 @@ export class SendEngine {
 
   /** Sets a payout's outcome, keeping its input amount and currency. */
   private setOutcome(item: Queued, o: Partial<PayoutOutcome> & { status: string }): void {
-    const p = item.payout;
     // The store keeps a row's "sent earlier" mark.
-    this.deps.outcomes.set(item.row, {
-      reference_id: p.reference_id,
-      amount: p.amount,
-      currency: p.currency,
-      ...o,
-    });
+    this.deps.outcomes.set(item.row, outcomeOf(item.payout, o));
   }
 }
+
+/** A payout's outcome: its reference, input amount and currency, and what became of it. */
+function outcomeOf(
+  p: PayoutRequest,
+  o: Partial<PayoutOutcome> & { status: string },
+): PayoutOutcome {
+  return { reference_id: p.reference_id, amount: p.amount, currency: p.currency, ...o };
+}
+
+const NOT_SENT = { status: 'not_sent' };

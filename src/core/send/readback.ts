@@ -1,6 +1,8 @@
+/** Reading payouts back by reference, and when "not found" is proof (docs/never-twice.md). */
 import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
-import type { PayoutRecord } from '../../api/types.js';
+import type { PayoutRecord, PayoutRequest } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
+import type { PayoutOutcome } from '../../domain/outcome.js';
 import type { Pace } from '../pace.js';
 import { CredentialsError, errorMessage } from '../../errors.js';
 import { type LookupOutcome, lookupAll, type PayoutReader } from '../status/lookup.js';
@@ -34,6 +36,56 @@ export type ReadBackOutcome =
    */
   | { kind: 'not-found' }
   | { kind: 'unknown'; why: string };
+
+/** Outcome fields from a payout record read back by GET. */
+export function fromRecord(rec: PayoutRecord): Pick<PayoutOutcome, 'status' | 'transaction_id'> {
+  return {
+    status: rec.status,
+    transaction_id: typeof rec.transaction_id === 'string' ? rec.transaction_id : undefined,
+  };
+}
+
+/** What one lookup of a payout establishes: its record, checked against the payout. */
+export function readBackOf(payout: PayoutRequest, o: LookupOutcome): ReadBackOutcome {
+  if (o.kind === 'not_found') return { kind: 'not-found' };
+  if (o.kind === 'error') return { kind: 'unknown', why: o.error.message };
+  const m = matchRecord(payout, o.record);
+  if (m.kind === 'ours') return { kind: 'found', record: o.record };
+  if (m.kind === 'other-payout') return { kind: 'other-payout', record: o.record, why: m.why };
+  return { kind: 'unknown', why: m.why };
+}
+
+/** A payout a read-back settled: the result it states, and the record or the other payout. */
+export interface ReadBackSettled<T> {
+  item: T;
+  /** Found ours: its record's status; another payout under our reference: failed, saying so. */
+  result: Pick<PayoutOutcome, 'status' | 'transaction_id' | 'message'>;
+  found?: PayoutRecord;
+  /** Why the payout the service holds under the reference is another. */
+  other?: string;
+}
+
+/** The payouts of a read-back by what it established, each in the order of `items`. */
+export interface ReadBackParts<T> {
+  settled: Array<ReadBackSettled<T>>;
+  notFound: T[];
+  unknown: Array<[T, string]>;
+}
+
+/** Sorts the payouts of a read-back by its outcomes: the one switch over them. */
+export function partsOf<T extends Sent>(items: readonly T[], r: ReadBackResult): ReadBackParts<T> {
+  const parts: ReadBackParts<T> = { settled: [], notFound: [], unknown: [] };
+  for (const item of items) {
+    const o = r.outcomes.get(item.payout.reference_id);
+    if (o?.kind === 'found') {
+      parts.settled.push({ item, result: fromRecord(o.record), found: o.record });
+    } else if (o?.kind === 'other-payout') {
+      parts.settled.push({ item, result: { status: 'failed', message: o.why }, other: o.why });
+    } else if (o?.kind === 'not-found') parts.notFound.push(item);
+    else parts.unknown.push([item, o?.why ?? 'it was not read back']);
+  }
+  return parts;
+}
 
 /** The outcomes of a read-back, and a credentials error that stopped it, if one did. */
 export interface ReadBackResult {
@@ -123,19 +175,9 @@ async function readOnce<T extends Sent>(
   const missing: string[] = [];
   found.forEach((o, k) => {
     const payout = items[k]!.payout;
-    const ref = payout.reference_id;
-    if (o.kind === 'not_found') {
-      missing.push(ref);
-      out.outcomes.set(ref, { kind: 'not-found' });
-    } else if (o.kind === 'error') {
-      out.outcomes.set(ref, { kind: 'unknown', why: o.error.message });
-    } else {
-      const m = matchRecord(payout, o.record);
-      if (m.kind === 'ours') out.outcomes.set(ref, { kind: 'found', record: o.record });
-      else if (m.kind === 'other-payout')
-        out.outcomes.set(ref, { kind: 'other-payout', record: o.record, why: m.why });
-      else out.outcomes.set(ref, { kind: 'unknown', why: m.why });
-    }
+    const outcome = readBackOf(payout, o);
+    if (outcome.kind === 'not-found') missing.push(payout.reference_id);
+    out.outcomes.set(payout.reference_id, outcome);
   });
   return missing;
 }

@@ -1,3 +1,4 @@
+/** The files a send writes when asked: --report (every row's outcome) and --failed-out (a retry file). */
 import { replaceFile } from '../../files.js';
 import { guardFormula } from '../../input/formula.js';
 import type { CurrencyTable } from '../../money/currencies.js';
@@ -5,6 +6,7 @@ import type { ReportRow } from '../../state/index.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
 import { shellWord } from '../../output/display.js';
 import { formatCharges } from './render.js';
+import { amountCell, amountHeader, type CsvStyle, PLAIN_STYLE } from '../report-style.js';
 
 /** Quotes a CSV cell when it holds the delimiter, a quote, a line break or edge spaces. */
 export function csvCell(value: string, delimiter = ','): string {
@@ -35,14 +37,18 @@ const REPORT_HEADER = [
 export type ReportEncoding = 'excel' | 'utf8';
 
 /** The byte-order mark and line end of a report written in `encoding`. */
-function reportStyle(encoding: ReportEncoding): { bom: string; eol: string } {
+function bytesOf(encoding: ReportEncoding = 'excel'): { bom: string; eol: string } {
   return encoding === 'utf8' ? { bom: '', eol: '\n' } : { bom: '\ufeff', eol: '\r\n' };
 }
 
-/** How --report is written: --report-encoding, and --report-delimiter ("," unless given). */
+/**
+ * How --report and --failed-out are written: --report-encoding, and the style of their cells
+ * (core/report-style.ts: the delimiter, and the decimal mark of amounts and charges, whose
+ * header then says `(decimal comma)`); "," and a point unless given.
+ */
 export interface ReportFormat {
   encoding?: ReportEncoding;
-  delimiter?: string;
+  style?: CsvStyle;
 }
 
 /** Writes the --report CSV: every input row with its outcome, formula-safe for spreadsheets. */
@@ -52,11 +58,16 @@ export async function writeReport(
   currencies: CurrencyTable,
   format: ReportFormat = {},
 ): Promise<void> {
-  const { bom, eol } = reportStyle(format.encoding ?? 'excel');
-  const d = format.delimiter ?? ',';
+  const { bom, eol } = bytesOf(format.encoding);
+  const style = format.style ?? PLAIN_STYLE;
+  const d = style.delimiter;
+  const header = REPORT_HEADER.map((h) =>
+    h === 'amount' || h === 'charges' ? amountHeader(h, style) : h,
+  );
   replaceFile(path, (append) => {
-    append(`${bom}${REPORT_HEADER.join(d)}${eol}`);
+    append(`${bom}${header.map((h) => csvCell(h, d)).join(d)}${eol}`);
     const text = (v: string | undefined) => csvCell(guardFormula(v ?? ''), d);
+    const money = (v: string) => csvCell(amountCell(v, style), d);
     for (const p of rows) {
       const o = p.outcome;
       const cells = [
@@ -64,13 +75,13 @@ export async function writeReport(
         // The row's number: the last one in "line 12", "item 3" or "sheet Sheet1 row 12".
         /\d+$/.exec(p.location)?.[0] ?? '',
         text(p.reference_id),
-        p.amount,
+        money(p.amount),
         text(p.currency),
         text(p.recipient),
         text(p.description),
         text(o?.status ?? NOT_SENT),
         text(o?.transaction_id),
-        o ? formatCharges(o, currencies) : '',
+        o ? money(formatCharges(o, currencies)) : '',
         text(o?.message),
         o?.sent_earlier ? 'true' : '',
       ];
@@ -100,28 +111,35 @@ export const RETRY_HEADER = [
   'description',
 ];
 
-/** Writes a retry file (--failed-out): a valid input CSV whose new_reference_id column is to be filled in. */
+/**
+ * Writes a retry file (--failed-out): a valid input CSV whose new_reference_id column is to be
+ * filled in, in the style of the run's input (its amount header says a decimal comma, so
+ * `payouts send` reads it back without flags).
+ */
 export async function writeRetryFile(
   path: string,
   rows: Iterable<RetryRow>,
-  encoding: ReportEncoding = 'excel',
+  format: ReportFormat = {},
 ): Promise<number> {
   let count = 0;
-  const { bom, eol } = reportStyle(encoding);
+  const { bom, eol } = bytesOf(format.encoding);
+  const style = format.style ?? PLAIN_STYLE;
+  const d = style.delimiter;
+  const header = RETRY_HEADER.map((h) => (h === 'amount' ? amountHeader(h, style) : h));
   replaceFile(path, (append) => {
-    append(`${bom}${RETRY_HEADER.join(',')}${eol}`);
+    append(`${bom}${header.map((h) => csvCell(h, d)).join(d)}${eol}`);
     for (const p of rows) {
       count += 1;
       // Guarded for the spreadsheet it is opened in; intake removes the guard (input/formula.ts).
       const cells = [
         p.reference_id,
         p.new_reference_id,
-        p.amount,
+        amountCell(p.amount, style),
         p.currency,
         p.recipient,
         p.description ?? '',
       ];
-      append(`${cells.map((c) => csvCell(guardFormula(c))).join(',')}${eol}`);
+      append(`${cells.map((c) => csvCell(guardFormula(c), d)).join(d)}${eol}`);
     }
   });
   return count;
@@ -136,9 +154,9 @@ export async function writeRetryFile(
 export function writeFailedOut(
   path: string,
   rows: Iterable<ReportRow>,
-  encoding: ReportEncoding = 'excel',
+  format: ReportFormat = {},
 ): Promise<number> {
-  return writeRetryFile(path, knownUnpaid(rows), encoding);
+  return writeRetryFile(path, knownUnpaid(rows), format);
 }
 
 /** The rows known not to have been paid, as retry rows with no new reference yet. */

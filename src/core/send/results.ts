@@ -30,9 +30,24 @@ import {
   resultsTable,
   totalsDoc,
 } from './render.js';
-import { nextSteps } from './next-steps.js';
+import { runReportStyle } from './options.js';
 import { retryHint, writeFailedOut, writeReport } from './report.js';
-import type { Finished, RunView } from './finished.js';
+import { styleText } from '../report-style.js';
+import { statusKind } from '../../domain/statuses.js';
+import { shellWord } from '../../output/display.js';
+import type { ServiceConnection } from '../service.js';
+import type { SendContext } from './staging.js';
+
+/** A run once its requests have settled, for its results. */
+export interface Finished {
+  service: ServiceConnection;
+  engine: SendEngine;
+  runId: string;
+  /** An error thrown once the run had begun (the engine's own is `engine.fatal`). */
+  thrown?: unknown;
+  /** What the Approval: line said (`approval_status`), and the approval that let it go (`approval`). */
+  approval?: { status?: unknown; doc?: unknown };
+}
 
 /** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
 function* resultListText(items: Iterable<string>): Generator<string> {
@@ -103,20 +118,19 @@ async function tryWrite(write: () => Promise<unknown>): Promise<Written> {
   }
 }
 
+/** What became of the report and failed-rows files. */
+type FilesWritten = { report?: Written; failedOut?: Written };
+
 /**
- * Writes the report and failed-rows files the user asked for (each checked before anything
- * was sent, so a failure now is the disk's or the folder's); what becomes of each.
+ * Writes the report and failed-rows files the user asked for, in the run's conventions (each
+ * checked before anything was sent, so a failure now is the disk's or the folder's).
  */
-async function writeFiles(
-  run: RunView,
-  engine: SendEngine,
-): Promise<{ report?: Written; failedOut?: Written }> {
-  const { opts, currencies } = run;
+async function writeFiles(ctx: SendContext, engine: SendEngine): Promise<FilesWritten> {
+  const { opts, currencies } = ctx;
   const outcomes = engine.outcomes;
-  const encoding = opts.reportEncoding;
-  const at = (path: string) => resolve(run.deps.cwd ?? '.', path);
+  const format = { encoding: opts.reportEncoding, style: runReportStyle(opts, ctx.plan).style };
+  const at = (path: string) => resolve(ctx.deps.cwd ?? '.', path);
   const { reportPath, failedOutPath } = opts;
-  const format = { encoding, delimiter: opts.reportDelimiter };
   return {
     report:
       reportPath === undefined
@@ -127,23 +141,22 @@ async function writeFiles(
     failedOut:
       failedOutPath === undefined
         ? undefined
-        : await tryWrite(() => writeFailedOut(at(failedOutPath), outcomes.reportRows(), encoding)),
+        : await tryWrite(() => writeFailedOut(at(failedOutPath), outcomes.reportRows(), format)),
   };
 }
 
 /**
- * Says what became of the files asked for: written, or not (an error line naming the file and
- * why, with how to have it again; the run's results and exit code stand as they are).
+ * Says what became of the files asked for: written, and how (the user's conventions, said
+ * once), or not (an error line naming the file and why, with how to have it again; the run's
+ * results and exit code stand as they are).
  */
-function tellFiles(
-  run: RunView,
-  done: Finished,
-  files: Awaited<ReturnType<typeof writeFiles>>,
-): void {
-  const { opts, output } = run;
+function tellFiles(ctx: SendContext, done: Finished, files: FilesWritten): void {
+  const { opts, output } = ctx;
   const { report, failedOut } = files;
+  const { style, source } = runReportStyle(opts, ctx.plan);
+  const how = styleText(style, source, opts.reportEncoding);
   if (opts.reportPath && report) {
-    if ('rows' in report) output.info(`Report written to ${opts.reportPath}`);
+    if ('rows' in report) output.info(`Report written to ${opts.reportPath}: ${how}`);
     else
       output.error(
         `--report ${opts.reportPath} could not be written (${report.failed}); nothing was left in its place. The run's results are as shown: \`payouts runs show ${done.runId}\` lists them again`,
@@ -152,9 +165,9 @@ function tellFiles(
   if (opts.failedOutPath && failedOut) {
     if ('rows' in failedOut) {
       const n = failedOut.rows;
-      output.info(
-        `${n} row${n === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}${n ? `: ${retryHint(opts.failedOutPath)}` : ''}`,
-      );
+      const rows = `${n} row${n === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`;
+      const written = report && 'rows' in report ? 'as the report' : how;
+      output.info(`${rows} (${written})${n ? `: ${retryHint(opts.failedOutPath)}` : ''}`);
     } else
       output.error(
         `--failed-out ${opts.failedOutPath} could not be written (${failedOut.failed}); nothing was left in its place. The run's results are as shown: \`payouts runs show ${done.runId} --failed-out FILE\` writes its failed and canceled payouts`,
@@ -163,12 +176,12 @@ function tellFiles(
 }
 
 /** The counts and charge totals of a run's outcomes. */
-function summaryOf(run: RunView, engine: SendEngine): ResultsSummary {
+function summaryOf(ctx: SendContext, engine: SendEngine): ResultsSummary {
   const outcomes = engine.outcomes;
   return {
     total: outcomes.size,
     counts: outcomes.countsOf(),
-    charges: formatChargeTotals(outcomes.chargeEntries(), run.currencies),
+    charges: formatChargeTotals(outcomes.chargeEntries(), ctx.currencies),
     chargesUnknown: outcomes.chargesUnknownCount(),
   };
 }
@@ -178,12 +191,12 @@ function summaryOf(run: RunView, engine: SendEngine): ResultsSummary {
  * (the closing line says what the next run does with those); else the error that stopped
  * the run decides with the statuses.
  */
-function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending {
+function endingOf(ctx: SendContext, done: Finished, summary: ResultsSummary): Ending {
   const { engine } = done;
   const codes: ExitCodeValue[] = [exitCodeForStatuses(engine.outcomes.statusKinds())];
   const error = runError(done.thrown ?? engine.fatal, summary);
-  if (run.deps.interrupt.aborted) {
-    const { currencies } = run;
+  if (ctx.deps.interrupt.aborted) {
+    const { currencies } = ctx;
     const notSent = notSentTotals(engine.outcomes.values(), currencies);
     const line = interruptedLine(summary, notSent, engine.unknown.length);
     const interruption = new InterruptedError(line);
@@ -196,19 +209,19 @@ function endingOf(run: RunView, done: Finished, summary: ResultsSummary): Ending
 
 /** Prints the --json document: the head, then every result. */
 async function printDocument(
-  run: RunView,
+  ctx: SendContext,
   done: Finished,
   ending: Ending,
   summary: ResultsSummary,
 ): Promise<void> {
-  const { plan, currencies, output } = run;
+  const { plan, currencies, output } = ctx;
   const { engine } = done;
   const head = resultsHead(summary, {
     batchReference: plan.batchReference ?? [...engine.batchReferences][0],
     runId: done.runId,
     sandbox: done.service.sandbox,
     unknown: engine.unknown,
-    interrupted: run.deps.interrupt.aborted,
+    interrupted: ctx.deps.interrupt.aborted,
     pace: engine.pace.record,
     payoutCount: plan.payoutCount,
     totals: totalsDoc(plan.totals, currencies),
@@ -216,8 +229,8 @@ async function printDocument(
     error: ending.error && errorObject(ending.error, ending.exitCode),
   });
   const approval = {
-    ...(run.approvalStatus ? { approval_status: run.approvalStatus } : {}),
-    ...(run.approvalDoc ? { approval: run.approvalDoc } : {}),
+    ...(done.approval?.status ? { approval_status: done.approval.status } : {}),
+    ...(done.approval?.doc ? { approval: done.approval.doc } : {}),
   };
   await output.printJsonWithRawList(
     { ...head, ...approval },
@@ -227,8 +240,12 @@ async function printDocument(
 }
 
 /** Prints the table and the closing line. */
-async function printTable(run: RunView, done: Finished, summary: ResultsSummary): Promise<void> {
-  const { opts, currencies, output } = run;
+async function printTable(
+  ctx: SendContext,
+  done: Finished,
+  summary: ResultsSummary,
+): Promise<void> {
+  const { opts, currencies, output } = ctx;
   const outcomes = done.engine.outcomes;
   const rows = {
     total: summary.total,
@@ -244,26 +261,26 @@ async function printTable(run: RunView, done: Finished, summary: ResultsSummary)
 }
 
 /** Renders a finished run's results, writes its reports and decides the exit code. */
-export async function finishRun(run: RunView, done: Finished): Promise<number> {
-  const { output } = run;
+export async function finishRun(ctx: SendContext, done: Finished): Promise<number> {
+  const { output } = ctx;
   // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
   // says they were not recorded.
   done.thrown ??= done.engine.outcomes.save();
   // A file that cannot be written is told beside the results: the run's outcome is the payouts'.
-  const files = await writeFiles(run, done.engine);
-  const summary = summaryOf(run, done.engine);
-  const ending = endingOf(run, done, summary);
-  if (output.json) await printDocument(run, done, ending, summary);
-  else await printTable(run, done, summary);
-  tellFiles(run, done, files);
-  reportEnding(run, done, ending);
-  for (const line of nextSteps(run, done, summary)) output.info(line);
+  const files = await writeFiles(ctx, done.engine);
+  const summary = summaryOf(ctx, done.engine);
+  const ending = endingOf(ctx, done, summary);
+  if (output.json) await printDocument(ctx, done, ending, summary);
+  else await printTable(ctx, done, summary);
+  tellFiles(ctx, done, files);
+  reportEnding(ctx, done, ending);
+  for (const line of nextSteps(ctx, done, summary)) output.info(line);
   return ending.exitCode;
 }
 
 /** Says on stderr (and after the table) what stopped the run. */
-function reportEnding(run: RunView, done: Finished, ending: Ending): void {
-  const { output } = run;
+function reportEnding(ctx: SendContext, done: Finished, ending: Ending): void {
+  const { output } = ctx;
   const { engine } = done;
   if (ending.interrupted) {
     // Not a warning: log scanners count those, and a stop is what the job asked for.
@@ -283,4 +300,58 @@ function reportEnding(run: RunView, done: Finished, ending: Ending): void {
     if (engine.unknown.length)
       output.info(`Outcome unknown: ${engine.unknown.map(displayText).join(', ')}`);
   }
+}
+
+/** Pending payouts named one by one in the command that watches them; more need a file. */
+const WATCH_INLINE = 5;
+
+/** "1 payout is", "2 payouts are". */
+function are(n: number): string {
+  return n === 1 ? '1 payout is' : `${n} payouts are`;
+}
+
+/** The references of payouts not final yet (pending, or a status not documented), up to `max`. */
+function openReferences(run: Finished, max: number): string[] {
+  const refs: string[] = [];
+  for (const o of run.engine.outcomes.values()) {
+    const kind = statusKind(o.status);
+    if (kind !== 'pending' && kind !== 'undocumented') continue;
+    refs.push(o.reference_id);
+    if (refs.length > max) break;
+  }
+  return refs;
+}
+
+/** The line that says how to watch the payouts not final yet, with the exact command. */
+function watchLine(ctx: SendContext, done: Finished, open: number): string {
+  const service = (ctx.deps.serviceArgs ?? []).map(shellWord).join(' ');
+  const tail = `--watch${service ? ` ${service}` : ''}`;
+  const refs = openReferences(done, WATCH_INLINE);
+  if (refs.length <= WATCH_INLINE) {
+    return `${are(open)} not final yet; to watch until they are: payouts status ${refs.map(shellWord).join(' ')} ${tail}`;
+  }
+  const report = ctx.opts.reportPath;
+  if (report) {
+    return `${are(open)} not final yet; to watch until they are: payouts status --from ${shellWord(report)} ${tail}`;
+  }
+  return `${are(open)} not final yet: run the same command again with --report FILE (what was sent is not sent again), then watch them with: payouts status --from FILE ${tail}`;
+}
+
+/**
+ * What to do next, for the end of a finished or stopped send: how to watch the payouts not
+ * final yet, where the failed ones are (or the flag that writes them), and the run's id.
+ */
+export function nextSteps(ctx: SendContext, done: Finished, summary: ResultsSummary): string[] {
+  const lines: string[] = [];
+  const n = summary.counts;
+  // Unknown counts outcomes in doubt too, which a later run reads back; those are not watched.
+  const open = n.pending + Math.max(0, n.unknown - done.engine.unknown.length);
+  if (open) lines.push(watchLine(ctx, done, open));
+  if (n.failed && !ctx.opts.failedOutPath) {
+    lines.push(
+      `${n.failed} payout${n.failed === 1 ? '' : 's'} failed or ${n.failed === 1 ? 'was' : 'were'} canceled: a failed payout needs a new reference_id; \`payouts runs show ${done.runId} --failed-out FILE\` writes ${n.failed === 1 ? 'it' : 'them'} to a file to send again`,
+    );
+  }
+  lines.push(`Run ${done.runId}: payouts runs show ${done.runId}`);
+  return lines;
 }

@@ -1,5 +1,6 @@
+/** A request settled: what its verdict proves recorded, what it leaves open read back, what follows. */
 import type { PayoutClient } from '../../api/client.js';
-import type { CreateAnswer, CreateResponse, CreateResult, PayoutRecord } from '../../api/types.js';
+import type { CreateAnswer, CreateResponse, CreateResult } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
 import { isDocumentedStatus, statusKind } from '../../domain/statuses.js';
@@ -7,8 +8,8 @@ import { OutcomeUnknownError, RedirectError } from '../../errors.js';
 import type { RunState } from '../../state/index.js';
 import type { Pace } from '../pace.js';
 import type { Aside } from './aside.js';
-import type { EngineDeps, PendingPayout } from './engine-deps.js';
-import { type ReadBackDeps, readBack } from './readback.js';
+import type { EngineDeps, PendingPayout } from './options.js';
+import { fromRecord, partsOf, type ReadBackDeps, readBack } from './readback.js';
 import { judgeResults, type ReadBackReason, type RequestVerdict } from './verdict.js';
 
 /** A queued payout with its row number (input order) in the outcome store. */
@@ -56,14 +57,6 @@ export interface SettleRun {
   shrinkChunks(size: number): boolean;
   /** Sets a payout's outcome, keeping its input amount and currency. */
   setOutcome(item: Queued, o: Partial<PayoutOutcome> & { status: string }): void;
-}
-
-/** Outcome fields from a payout record read back by GET. */
-export function fromRecord(rec: PayoutRecord): Pick<PayoutOutcome, 'status' | 'transaction_id'> {
-  return {
-    status: rec.status,
-    transaction_id: typeof rec.transaction_id === 'string' ? rec.transaction_id : undefined,
-  };
 }
 
 /** "1 payout" or "N payouts". */
@@ -217,25 +210,20 @@ export class Settler {
       this.readBackDeps(),
     );
     if (this.run.abandoned()) return;
-    const stated: Array<[Queued, CreateResult]> = [];
+    const stateds = new Map(pairs);
+    const { settled, notFound, unknown } = partsOf([...stateds.keys()], r);
+    const stated: Array<[Queued, CreateResult]> = notFound.map((i) => [i, stateds.get(i)!]);
     const earlier: Array<[Queued, CreateResult]> = [];
-    const unknown: Array<[Queued, string]> = [];
-    for (const [item, result] of pairs) {
-      const o = r.outcomes.get(item.payout.reference_id);
-      if (o?.kind === 'found' && statusKind(o.record.status) !== 'failed') {
+    for (const { item, found, other } of settled) {
+      const result = stateds.get(item)!;
+      if (found && statusKind(found.status) !== 'failed') {
         const said = result.message ? ` (${result.message})` : '';
-        const message = `the service answered failed${said} and holds this payout as ${o.record.status}: paid earlier, not by this run`;
-        earlier.push([
-          item,
-          { reference_id: result.reference_id, ...fromRecord(o.record), message },
-        ]);
-      } else if (o?.kind === 'other-payout') {
-        stated.push([
-          item,
-          { ...result, message: [result.message, o.why].filter(Boolean).join('; ') },
-        ]);
-      } else if (o?.kind === 'found' || o?.kind === 'not-found') stated.push([item, result]);
-      else unknown.push([item, o?.why ?? 'it was not read back']);
+        const message = `the service answered failed${said} and holds this payout as ${found.status}: paid earlier, not by this run`;
+        earlier.push([item, { reference_id: result.reference_id, ...fromRecord(found), message }]);
+      } else {
+        const message = [result.message, other].filter(Boolean).join('; ');
+        stated.push([item, other ? { ...result, message } : result]);
+      }
     }
     this.recordResults(req, stated);
     this.recordResults(req, earlier, { sent_earlier: true, found_at_service: true });
@@ -307,19 +295,14 @@ export class Settler {
     this.deps.aside.stepAside(req);
     const r = await readBack(items, quiet, this.readBackDeps());
     if (this.run.abandoned()) return [];
-    const found: Array<[Queued, CreateResult]> = [];
-    const notFound: Queued[] = [];
-    const unknown: Array<[Queued, string]> = [];
-    for (const item of items) {
-      const o = r.outcomes.get(item.payout.reference_id);
-      const ref = item.payout.reference_id;
-      if (o?.kind === 'found') found.push([item, { reference_id: ref, ...fromRecord(o.record) }]);
-      else if (o?.kind === 'other-payout')
-        found.push([item, { reference_id: ref, status: 'failed', message: o.why }]);
-      else if (o?.kind === 'not-found') notFound.push(item);
-      else unknown.push([item, o?.why ?? 'it was not read back']);
-    }
-    this.recordResults(req, found);
+    const { settled, notFound, unknown } = partsOf(items, r);
+    this.recordResults(
+      req,
+      settled.map(({ item, result }) => [
+        item,
+        { reference_id: item.payout.reference_id, ...result },
+      ]),
+    );
     if (notFound.length) {
       const refs = notFound.map((i) => i.payout.reference_id);
       this.deps.journal.recordNotApplied(req, refs, 'not found when read back');

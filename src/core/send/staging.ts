@@ -21,7 +21,8 @@ import {
 } from '../../state/writer.js';
 import type { ServiceConnection } from '../service.js';
 import type { SendOptions } from './options.js';
-import { type HashedSource, hashedFileSource, spoolStdin } from './sources.js';
+import type { RunPlan } from './plan.js';
+import { type HashedSource, hashedFileSource, spoolStdin } from './plan.js';
 
 /** What `send` needs from its surroundings; it reads nothing from the process itself. */
 export interface SendDeps {
@@ -97,6 +98,19 @@ export interface Staging {
   history: HistoryStore<RunIntake>;
   /** Where a send's commits go: its thread starts while pass 1 reads (a dry run has none). */
   writer?: StateWriter;
+}
+
+/**
+ * What every step of a send reads, passed from step to step as it is: the options and what the
+ * send needs from outside, what pass 1 learnt of the files, the staged rows and their history.
+ */
+export interface SendContext {
+  opts: SendOptions;
+  deps: SendDeps;
+  output: Output;
+  currencies: CurrencyTable;
+  plan: RunPlan;
+  staging: Staging;
 }
 
 /** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */

@@ -1,3 +1,4 @@
+/** The summary before a send (and a dry run's), the question, and the dry run's --json document. */
 import type { ChalkInstance } from 'chalk';
 import { serializeCreateRequest } from '../../api/body.js';
 import type { CreateRequest } from '../../api/types.js';
@@ -7,10 +8,13 @@ import { count, displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
 import { sendDocHead } from '../documents.js';
 import type { Renames } from '../../input/types.js';
-import type { MaxTotal } from './options.js';
+import { historyLabel, redactWord } from '../../state/pg/url.js';
+import type { Ask, Decision, EarlierRun, RunSplit } from './fates.js';
+import { foundOf } from './fates.js';
+import { concurrencyOf, type MaxTotal } from './options.js';
 import type { RunPlan } from './plan.js';
 import { totalsDoc, totalsText } from './render.js';
-import type { EarlierRun, RunSplit } from './split.js';
+import type { SendContext } from './staging.js';
 
 /** Where the run goes, for the summary. */
 export interface Destination {
@@ -21,6 +25,53 @@ export interface Destination {
   concurrency: { initial: number; max: number };
   /** Where earlier sends are looked up: `shared (postgres://…@host/db)` or `this folder only`. */
   history: string;
+}
+
+/** Where a run goes, for its summary. */
+export function destinationOf(
+  ctx: Pick<SendContext, 'opts' | 'deps'>,
+  where: { baseUrl?: string; profile?: string },
+): Destination {
+  const { opts, deps } = ctx;
+  return {
+    ...where,
+    sandbox: opts.sandbox,
+    chunkSize: opts.chunkSize,
+    concurrency: concurrencyOf(opts),
+    history: deps.stateUrl && !opts.sandbox ? historyLabel(deps.stateUrl) : 'this folder only',
+  };
+}
+
+/** How many payouts a dry run names of those the service holds; the rest are counted. */
+const NAMED = 10;
+
+/**
+ * What --dry-run --check-service found: which of the payouts looked up the service holds (a
+ * send counts them as sent earlier, whoever recorded them), or that it holds none.
+ */
+export function heldAtServiceLine(asked: Ask[], decision: Decision): string {
+  const looked = asked.filter((a) => a.payout).length;
+  if (looked === 0)
+    return 'Nothing to look up at the service: earlier runs of this history hold every payout.';
+  const found = foundOf(decision, asked);
+  if (found.length === 0) return `The service holds none of the ${payouts(looked)} looked up.`;
+  const named = found
+    .slice(0, NAMED)
+    .map((f) => `${displayText(f.ref)} (${f.earlier.outcome.status})`);
+  const more = found.length > NAMED ? ` and ${found.length - NAMED} more` : '';
+  return `The service holds ${found.length} of the ${payouts(looked)} looked up: ${named.join(', ')}${more}. A send counts them as sent earlier.`;
+}
+
+/** A dry run without --check-service says what a send looks up first: the originals of its retry rows. */
+export function notLookedUpLine(decision: Decision): string | undefined {
+  const originals = new Set<string>();
+  for (const f of decision.fates.values()) {
+    if ((f.kind === 'send' || f.kind === 'read-back') && f.unasked) originals.add(f.unasked);
+  }
+  const n = originals.size;
+  if (!n) return undefined;
+  const them = n === 1 ? 'the payout a retry row retries' : `the ${n} payouts the retry rows retry`;
+  return `Not looked up: a send first asks the service whether ${them} failed (--check-service asks now).`;
 }
 
 /** What the summary before a send (or a dry run) shows. */
@@ -191,7 +242,9 @@ export function summaryText(
     lines.push(field('Approval:', view.notes.approval, c));
   }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
-  lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
+  // A webhook URL's password (https://user:token@…) is never shown, as no URL's is.
+  const webhook = plan.webhookUrl === undefined ? undefined : redactWord(plan.webhookUrl);
+  lines.push(field('Webhook:', shown(webhook, '(account default)'), c));
   return lines.join('\n');
 }
 

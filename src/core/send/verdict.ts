@@ -2,6 +2,7 @@ import type { CreateAnswer, CreateResult, PayoutRecord, PayoutRequest } from '..
 import { type ApiError, type CredentialsError, NetworkError } from '../../errors.js';
 import { sameDecimal } from '../../money/amount.js';
 import { isDocumentedStatus } from '../../domain/statuses.js';
+import type { Answered } from '../pace.js';
 
 /**
  * The one rule of "never pay twice" (the README's table mirrors it). A payout is recorded
@@ -190,4 +191,13 @@ export function matchRecord(p: PayoutRequest, rec: PayoutRecord): RecordMatch {
 /** Any thrown value as an Error. */
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/** What an exchange tells the pace: a 429, an answer (its latency counts), or neither. */
+export function paceSignal(exchange: { answer?: CreateAnswer }): Answered {
+  const status = exchange.answer?.status;
+  if (status === 503) return { kind: 'overloaded' };
+  if (status === undefined || status >= 500) return { kind: 'failed' };
+  if (status === 429) return { kind: 'throttled', retryAfterMs: exchange.answer?.retryAfterMs };
+  return { kind: 'ok' };
 }

@@ -1,9 +1,13 @@
 import type { Clock } from '../../clock.js';
-import { BusyError, InterruptedError } from '../../errors.js';
+import type { LockQueue, ServiceLock } from '../../domain/history.js';
+import { BusyError, InterruptedError, PayoutsError } from '../../errors.js';
+import { count } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 
 /** How often a send waiting with --wait tries the service's lock again. */
 const RETRY_MS = 1_000;
+/** How often the first in line tries: the lock it is next for stays idle no longer than this. */
+const NEXT_RETRY_MS = 200;
 
 /** What waiting for another send's lock needs. */
 export interface LockWait {
@@ -14,51 +18,92 @@ export interface LockWait {
   interrupt: AbortSignal;
 }
 
-/**
- * `send --wait`: takes the lock, and while another send holds it tries again every second,
- * with a live line naming the holder (and the time left, when limited). Past the limit, the
- * last BusyError; a stop while waiting, InterruptedError: nothing was sent either way.
- */
-export async function waitForLock<L>(take: () => Promise<L>, how: LockWait): Promise<L> {
-  let busy: BusyError;
+/** "; 2 sends wait before this one", or nothing when none does. */
+function aheadText(busy: BusyError): string {
+  if (busy.ahead <= 0) return '';
+  return `; ${count(busy.ahead, 'send waits', 'sends wait')} before this one`;
+}
+
+/** The live line while waiting: whom for, and how many are ahead (or that the history is away). */
+function waitingLine(busy: BusyError): string {
+  if (busy.cause instanceof PayoutsError) return `Waiting for ${busy.holder}: reconnecting`;
+  return `Waiting for the send of ${busy.holder} to finish${aheadText(busy)}`;
+}
+
+/** What a try gave: the lock, or why not yet (a BusyError, the history unreachable among them). */
+async function attempt(place: LockQueue): Promise<ServiceLock | BusyError> {
   try {
-    return await take();
+    return await place.take();
   } catch (error) {
-    if (!(error instanceof BusyError)) throw error;
-    busy = error;
+    if (error instanceof BusyError) return error;
+    throw error;
   }
+}
+
+/**
+ * Past the limit: the last BusyError (exit 8), or, when the history could not be reached at
+ * the last try, why (exit 7).
+ */
+function gaveUp(busy: BusyError): PayoutsError {
+  return busy.cause instanceof PayoutsError ? busy.cause : busy;
+}
+
+/**
+ * `send --wait`: joins the queue of the sends waiting for the service's lock and takes it in
+ * turn; while others hold it or asked first, tries again every second (the first in line five
+ * times a second), with a live line naming the holder, how many wait ahead (and the time left,
+ * when limited). Past the limit, the last
+ * BusyError; a stop while waiting, InterruptedError: nothing was sent either way. The place is
+ * given up however the wait ends.
+ */
+export async function waitForLock(
+  join: () => Promise<LockQueue>,
+  how: LockWait,
+): Promise<ServiceLock> {
+  const place = await join();
+  try {
+    const first = await attempt(place);
+    if (!(first instanceof BusyError)) return first;
+    return await waitTurn(place, first, how);
+  } finally {
+    await place.leave().catch(() => {});
+  }
+}
+
+/** The wait itself, once the first try found the lock held (or others ahead). */
+async function waitTurn(place: LockQueue, first: BusyError, how: LockWait): Promise<ServiceLock> {
   const { clock, output } = how;
+  let busy = first;
+  const holders = new Set([busy.holder]);
   const began = clock.now();
   const until = began + how.seconds * 1000;
   const limited = Number.isFinite(until);
   output.info(
-    `Another send to this service is running (${busy.holder}): waiting for it to finish${limited ? `, at most ${how.seconds} s` : ''}; Ctrl-C stops waiting, nothing is sent`,
+    `Another send to this service is running (${busy.holder}): waiting for it to finish${aheadText(busy)}${limited ? `, at most ${how.seconds} s` : ''}; Ctrl-C stops waiting, nothing is sent`,
   );
-  const line = (holder: string) => `Waiting for the send of ${holder} to finish`;
-  const progress = await output.progress(line(busy.holder));
+  const progress = await output.progress(waitingLine(busy));
   const endWait = limited ? progress.wait('gives up in', until - clock.now()) : () => {};
   try {
     for (;;) {
       const left = until - clock.now();
-      if (left <= 0) throw busy;
+      if (left <= 0) throw gaveUp(busy);
       try {
-        await clock.sleep(Math.min(RETRY_MS, left), how.interrupt);
+        const every = busy.ahead === 0 ? NEXT_RETRY_MS : RETRY_MS;
+        await clock.sleep(Math.min(every, left), how.interrupt);
       } catch {
         throw new InterruptedError('stopped while waiting for another send: nothing was sent');
       }
-      let taken: L;
-      try {
-        taken = await take();
-      } catch (error) {
-        if (!(error instanceof BusyError)) throw error;
-        busy = error;
-        progress.update(line(busy.holder));
+      const got = await attempt(place);
+      if (got instanceof BusyError) {
+        busy = got;
+        if (!(busy.cause instanceof PayoutsError)) holders.add(busy.holder);
+        progress.update(waitingLine(busy));
         continue;
       }
       endWait();
       progress.stop();
-      output.info(waitedLine(busy.holder, clock.now() - began));
-      return taken;
+      output.info(waitedLine([...holders], clock.now() - began));
+      return got;
     }
   } finally {
     endWait();
@@ -66,9 +111,15 @@ export async function waitForLock<L>(take: () => Promise<L>, how: LockWait): Pro
   }
 }
 
-/** The line when the wait ends: "The other send (…) finished after 31 s; this one goes on". */
-export function waitedLine(holder: string, ms: number): string {
+/**
+ * The line when the wait ends: "The other send (…) finished after 31 s; this one goes on", or,
+ * when several went first, "The 3 sends ahead of this one finished after 2 min 5 s; …".
+ */
+export function waitedLine(holders: string | string[], ms: number): string {
   const s = Math.max(1, Math.round(ms / 1000));
   const took = s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `The other send (${holder}) finished after ${took}; this one goes on`;
+  const who = typeof holders === 'string' ? [holders] : holders;
+  const them =
+    who.length === 1 ? `The other send (${who[0]})` : `The ${who.length} sends ahead of this one`;
+  return `${them} finished after ${took}; this one goes on`;
 }

@@ -8,10 +8,10 @@ import {
   nearReferences,
   retryLinks,
 } from '../../state/index.js';
-import { type RunsSource, withRunReader } from '../runs/runs.js';
+import { type RunsSource, withRunReader } from '../runs/reader.js';
 import { tailOf } from '../../domain/chain.js';
 
-/** References not found looked up in the history at most: each is one scan of its service's runs. */
+/** References not found looked up in the history at most: each is one lookup of a few thousand. */
 const MAX_NEAR_LOOKUPS = 20;
 
 /** What a "not found" answer is told with: the service asked, and near references in the history. */
@@ -68,8 +68,9 @@ function closeness(ref: string, near: string): number {
 
 /**
  * Finds, for references the service did not find, the references this history holds for the
- * same service that differ only by case, `-`, `_` or spaces, or one character. The history is
- * a help here, never a reason to fail: when it cannot be read, nothing is suggested.
+ * same service one edit (a character added, dropped or changed) or a case change away
+ * (src/state/near.ts). The history is a help here, never a reason to fail: when it cannot be
+ * read, nothing is suggested.
  */
 export async function nearInHistory(
   refs: string[],
@@ -79,10 +80,11 @@ export async function nearInHistory(
 ): Promise<Map<string, HeldReference[]>> {
   const near = new Map<string, HeldReference[]>();
   if (!refs.length || refs.length > MAX_NEAR_LOOKUPS) return near;
+  const dialect = from.stateUrl ? 'pg' : 'sqlite';
   try {
     await withRunReader(from, output, async (read) => {
       for (const ref of refs) {
-        const found = await nearReferences(read, serviceKey, ref);
+        const found = await nearReferences(read, dialect, serviceKey, ref);
         // Stable: of equally close references, the most recent stays first.
         found.sort((a, b) => closeness(ref, a.reference_id) - closeness(ref, b.reference_id));
         if (found.length) near.set(ref, found.slice(0, 3));

@@ -5,102 +5,19 @@ import { isoMinorUnits } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
-import { type ErrorObject, errorObject, statusDocHead } from '../documents.js';
+import { errorObject } from '../documents.js';
 import { NotFoundError } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { LONG_RUN_ROWS } from '../send/render.js';
 import { serviceStatusKind } from '../../domain/statuses.js';
 import type { LookupOutcome } from './lookup.js';
+import { statusDocument } from './document.js';
 import { didYouMean, type NotFoundContext, notFoundText } from './near.js';
 import { isSettled } from './watch.js';
 import type { HeldRef } from '../../domain/chain.js';
-import { retriedJson } from '../runs/runs.js';
 
-/** The message of a not-found reference, as the service words it. */
-export const NOT_FOUND_MESSAGE = 'Payout not found';
-
-/**
- * The record as --json gives it: as the service sent it, but for the amount, which is a
- * decimal string like every amount of ours (in the currency's decimals when it is known).
- */
-function recordJson(record: PayoutRecord): Record<string, unknown> {
-  const amount = record.amount;
-  if (typeof amount !== 'number') return { ...record };
-  const cur = typeof record.currency === 'string' ? record.currency.toUpperCase() : '';
-  return { ...record, amount: formatServiceNumber(amount, isoMinorUnits(cur)) };
-}
-
-/** What the history says of a failed payout: the service's reason, and the retry that took it on. */
-export function historyJson(ref: string, ctx: NotFoundContext | undefined) {
-  const reason = ctx?.reasons?.get(ref);
-  const retried = ctx?.retried?.get(ref);
-  if (reason === undefined && !retried) return {};
-  return {
-    history: { reason: reason ?? null, retried: retried ? retriedJson(retried) : null },
-  };
-}
-
-/** The JSON form of one outcome: every key present, null where it does not apply. */
-export function outcomeJson(o: LookupOutcome, ctx?: NotFoundContext) {
-  if (o.kind === 'found') {
-    const status = typeof o.record.status === 'string' ? o.record.status : null;
-    return {
-      reference_id: o.reference_id,
-      outcome: 'found',
-      status,
-      error: null,
-      record: recordJson(o.record),
-      ...historyJson(o.reference_id, ctx),
-    };
-  }
-  const error = o.kind === 'not_found' ? NOT_FOUND_MESSAGE : o.error.message;
-  return { reference_id: o.reference_id, outcome: o.kind, status: null, error, record: null };
-}
-
-/** What a status document says besides its results. */
-export interface StatusDocFacts {
-  watch: boolean;
-  timedOut: boolean;
-  exitCode: number;
-  error: ErrorObject;
-  /** What the history says of the references (near ones, reasons, retries). */
-  history?: NotFoundContext;
-}
-
-/** Counts of a status document: by documented status, not found, error, and any other status. */
-function statusCounts(outcomes: LookupOutcome[]) {
-  const c = { success: 0, pending: 0, failed: 0, unknown: 0, notFound: 0, error: 0 };
-  for (const o of outcomes) {
-    if (o.kind === 'not_found') c.notFound += 1;
-    else if (o.kind === 'error') c.error += 1;
-    else {
-      const kind = serviceStatusKind(o.record.status);
-      if (kind === 'success' || kind === 'pending' || kind === 'failed') c[kind] += 1;
-      else c.unknown += 1;
-    }
-  }
-  return c;
-}
-
-/** The --json document of `payouts status`: its fixed keys, then one result per reference. */
-export function statusDocument(outcomes: LookupOutcome[], facts: StatusDocFacts) {
-  const c = statusCounts(outcomes);
-  return {
-    ...statusDocHead({ watch: facts.watch }),
-    exit_code: facts.exitCode,
-    interrupted: facts.exitCode === ExitCode.interrupted,
-    timed_out: facts.timedOut,
-    reference_count: outcomes.length,
-    success_count: c.success,
-    pending_count: c.pending,
-    failed_count: c.failed,
-    unknown_count: c.unknown,
-    not_found_count: c.notFound,
-    error_count: c.error,
-    error: facts.error,
-    results: outcomes.map((o) => outcomeJson(o, facts.history)),
-  };
-}
+/** The --json document, which the status command prints (document.ts). */
+export { statusDocument };
 
 /**
  * A status as it came, escaped, and coloured: green success, red failed or canceled, yellow

@@ -13,10 +13,9 @@ import {
   minorToNumber,
   type PayoutStatus,
   referenceOf,
-  triggeredStatus,
-  triggerMessage,
   type ValidPayout,
 } from '../payout-rules.js';
+import { type TriggerRule, triggerFor, triggerMessage } from '../triggers.js';
 
 /** A create result (interface 2.4), with the reason of a failure. */
 interface CreateResult {
@@ -45,6 +44,7 @@ interface Batch {
   createdMs: number;
   createdAt: string;
   pendingDelayMs: number;
+  triggers: readonly TriggerRule[];
   lines: LedgerLine[];
   results: CreateResult[];
   stored: StoredPayout[];
@@ -117,10 +117,18 @@ function readCreateRequest(raw: string, max: number | undefined): CreateRequest 
   return { items: req.payouts, webhookUrl, batchReference };
 }
 
-/** The stored form of a valid payout, with the status its recipient triggers. */
+/** When a payout a trigger makes change later reads its later status, and what that is; none: never. */
+function laterChange(batch: Batch, rule: TriggerRule | undefined) {
+  if (rule?.later === undefined) return {};
+  const at = batch.createdMs + (rule.afterMs ?? batch.pendingDelayMs);
+  return { settles_at: new Date(at).toISOString(), later_status: rule.later };
+}
+
+/** The stored form of a valid payout, with the status its recipient triggers, now and later. */
 function storedPayout(batch: Batch, v: ValidPayout): StoredPayout {
-  const status = triggeredStatus(v.recipient);
-  const message = triggerMessage(status);
+  const rule = triggerFor(v.recipient, batch.triggers, v.reference_id);
+  const status = rule?.status ?? 'success';
+  const message = triggerMessage(rule);
   return {
     reference_id: v.reference_id,
     status,
@@ -132,9 +140,7 @@ function storedPayout(batch: Batch, v: ValidPayout): StoredPayout {
     transaction_id: newTransactionId(),
     charges: chargesMinor(status, v.minor).toString(),
     created_at: batch.createdAt,
-    ...(status === 'pending'
-      ? { settles_at: new Date(batch.createdMs + batch.pendingDelayMs).toISOString() }
-      : {}),
+    ...laterChange(batch, rule),
     batch_reference: batch.batchReference,
     ...(message ? { message } : {}),
   };
@@ -193,6 +199,7 @@ async function applyPayouts(
       createdMs,
       createdAt: new Date(createdMs).toISOString(),
       pendingDelayMs: ctx.pendingDelayMs,
+      triggers: ctx.triggers,
       lines: [],
       results: [],
       stored: [],
@@ -204,13 +211,13 @@ async function applyPayouts(
   });
 }
 
-/** Sends the webhooks of freshly stored payouts, and arms the pending -> success ones. */
+/** Sends the webhooks of freshly stored payouts, and arms those of their later changes. */
 function notify(ctx: SandboxContext, stored: StoredPayout[], url: string | undefined): void {
   if (!url) return;
   for (const p of stored) {
-    // As created: even with a zero delay, a pending payout is announced as pending first.
+    // As created: even with a zero delay, a payout is announced as answered first.
     ctx.webhooks.send(url, payoutRecord(p, Number.NEGATIVE_INFINITY));
-    if (p.status === 'pending' && p.settles_at) {
+    if (p.settles_at) {
       const settlesAt = Date.parse(p.settles_at);
       ctx.timers.later(Math.max(0, settlesAt - ctx.now()), () =>
         ctx.webhooks.send(url, payoutRecord(p, settlesAt)),

@@ -8,31 +8,33 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { BusyError, PayoutsError, UsageError } from '../../errors.js';
+import { PayoutsError, UsageError } from '../../errors.js';
 import { serviceId } from '../hash.js';
 import { clientWorkFor, placeholders } from '../dialect.js';
 import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
 import type { PriorRow } from '../../domain/history.js';
 import { type PriorHit, priorOfPage } from '../prior.js';
 import { type ChainHit, ChainWalk } from '../chains.js';
-import { ADVISORY_CLASS } from '../runs.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
+import type { ServiceLock } from '../../domain/history.js';
 import { PG_MIGRATIONS, STEPS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
-import { connectTo, failure } from './failure.js';
-import {
-  insertPayouts,
-  insertRun,
-  oneStatement,
-  type SharedRunHeader,
-  recordSender,
-  rekeyServices,
-  sameRows,
-} from './statements.js';
+import { connectTo, failure, namingOwner } from './failure.js';
+import { insertPayouts, oneStatement, rekeyServices, sameRows } from './statements.js';
+import { type Adopting, adoption } from '../adopt.js';
+import { type Sender, thisMachine } from '../intake.js';
 import { type HistoryProbe, probeHistory } from './probe.js';
-import { redactStateUrl } from './url.js';
+import { redactPasswords, redactStateUrl } from './url.js';
+import {
+  LOCK_CLASS,
+  type LockHolder,
+  releaseServiceLock,
+  takeServiceLock,
+  WaiterPlace,
+  type WaiterSession,
+} from './service-lock.js';
 
-export type { HistoryProbe };
+export type { HistoryProbe, LockHolder };
 
 const SQL = JOURNAL_SQL.pg;
 const LOOKUP = lookupSql('pg');
@@ -40,19 +42,15 @@ const LOOKUP = lookupSql('pg');
 /** What this client does itself after a step of PG_MIGRATIONS, by its index. */
 const PG_MIGRATION_WORK = clientWorkFor(STEPS, 'pg');
 
-/** The first key of every advisory lock payouts takes. */
-const LOCK_CLASS = ADVISORY_CLASS;
 /** The second key of the lock that serialises migrations. */
 const MIGRATION_LOCK = 0;
 
-/** Who holds a service's lock, as the holder wrote it. */
-export interface LockHolder {
-  host: string;
-  user: string;
-  pid: number;
-  started_at: string;
-  command: string;
-}
+/** Who asks for a service's lock: the holder it records, host and user the machine's unless given. */
+export type LockMe = Omit<LockHolder, 'host' | 'user'> & {
+  host?: string;
+  user?: string;
+  runId?: string;
+};
 
 /** The run a send adopts in the shared history. */
 export interface SharedRun {
@@ -63,11 +61,6 @@ export interface SharedRun {
   copied: CopyProgress;
 }
 
-/** The 32-bit lock key of a service: the first 8 hex digits of its id. */
-function lockKey(service: string): number {
-  return Number.parseInt(service.slice(0, 8), 16) | 0;
-}
-
 /** A connection to a shared history. */
 export class PgHistory {
   /** Queries one after the other: a transaction's statements must not interleave with others'. */
@@ -76,11 +69,61 @@ export class PgHistory {
   private sender: LockHolder | undefined;
   /** Runs' payouts still being copied in, awaited by close(). */
   private readonly copying: Array<Promise<void>> = [];
+  /** The session as the server names it (payouts_session()): what its attempts carry. */
+  private me = '';
+  /** Service locks this session holds: while any is held, a lost session is not replaced. */
+  private locksHeld = 0;
+  /** Whether the session's connection was lost (the server stopped, the network dropped). */
+  private connectionLost = false;
 
   private constructor(
-    private readonly client: pg.Client,
+    private client: pg.Client,
     private readonly url: string,
-  ) {}
+  ) {
+    this.watch(client);
+  }
+
+  /** Notes when a session's connection ends: only the waiting may then take another. */
+  private watch(client: pg.Client): void {
+    const lost = () => {
+      if (client === this.client) this.connectionLost = true;
+    };
+    client.on('end', lost);
+    client.on('error', lost);
+  }
+
+  /** Whether the session was lost. */
+  get lost(): boolean {
+    return this.connectionLost;
+  }
+
+  /**
+   * A new session in place of a lost one, for a send that waits for the lock (send --wait):
+   * refused once this session held a lock or recorded a run, whose work died with it.
+   */
+  async reconnect(): Promise<void> {
+    if (this.locksHeld > 0 || this.sender !== undefined || this.copying.length > 0) {
+      throw new PayoutsError(
+        `the connection to the shared history at ${this.where} was lost while this run held its lock: run the same command again; it reads back what this run left in doubt`,
+      );
+    }
+    const fresh = await connectTo(this.url);
+    const old = this.client;
+    this.client = fresh;
+    this.connectionLost = false;
+    this.watch(fresh);
+    await old.end().catch(() => {});
+    // Another session, another name: its attempts carry this one's (the server checks).
+    await this.nameSession();
+  }
+
+  /** Asks the server the session's name (payouts_session()), which its attempts carry. */
+  private async nameSession(): Promise<void> {
+    this.me = await this.serial('naming its session', async (c) => {
+      const r = await c.query<{ me: string }>('SELECT payouts_session() AS me');
+      return r.rows[0]!.me;
+    });
+  }
 
   /** The address as it may be shown. */
   get where(): string {
@@ -95,6 +138,7 @@ export class PgHistory {
     const history = new PgHistory(await connectTo(url, stop), url);
     try {
       await history.migrate();
+      await history.nameSession();
     } catch (err) {
       await history.close();
       throw err;
@@ -117,8 +161,8 @@ export class PgHistory {
   /** Runs `work` after everything queued before it; errors name the history, not its password. */
   private serial<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
     const run = this.queue.then(
-      () => work(this.client),
-      () => work(this.client),
+      () => namingOwner(this.client, work),
+      () => namingOwner(this.client, work),
     );
     this.queue = run.catch(() => {});
     return run.catch((err: unknown) => {
@@ -200,90 +244,59 @@ export class PgHistory {
   /**
    * Takes the service's lock for this session, and records who holds it and which run; a
    * BusyError naming the holder's user, host, start time and what it is doing when another
-   * session holds it.
+   * session holds it, or the first of the sends queued for it. `ticket`: the waiter whose
+   * turn it may be (WaiterPlace).
    */
-  async lockService(
-    serviceKey: string,
-    me: Omit<LockHolder, 'host' | 'user'> & { host?: string; user?: string; runId?: string },
-  ): Promise<{ release(): Promise<void> }> {
+  async lockService(serviceKey: string, me: LockMe, ticket?: number): Promise<ServiceLock> {
     const service = serviceId(serviceKey);
-    const key = lockKey(service);
-    const holder: LockHolder = {
-      host: me.host ?? osHostname(),
-      user: me.user ?? userInfo().username,
-      pid: me.pid,
-      started_at: me.started_at,
-      command: me.command,
-    };
-    await this.serial('taking the run lock', async (c) => {
-      const got = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
-        LOCK_CLASS,
-        key,
-      ]);
-      if (!got.rows[0]?.ok) throw await this.busy(c, service);
-      await c.query(
-        `INSERT INTO locks (service_id, host, os_user, pid, started_at, command, db_user, run_id,
-           phase, backend_pid)
-         VALUES ($1, $2, $3, $4, $5, $6, session_user, $7, 'sending', pg_backend_pid())
-         ON CONFLICT (service_id) DO UPDATE SET host = excluded.host, os_user = excluded.os_user,
-           pid = excluded.pid, started_at = excluded.started_at, command = excluded.command,
-           db_user = excluded.db_user, run_id = excluded.run_id, phase = excluded.phase,
-           backend_pid = excluded.backend_pid`,
-        [
-          service,
-          holder.host,
-          holder.user,
-          holder.pid,
-          holder.started_at,
-          holder.command,
-          me.runId ?? null,
-        ],
-      );
-    });
+    const holder = this.holderOf(me);
+    await this.serial('taking the run lock', (c) =>
+      takeServiceLock(c, {
+        service,
+        holder,
+        where: this.where,
+        ...(me.runId ? { runId: me.runId } : {}),
+        ...(ticket !== undefined ? { ticket } : {}),
+      }),
+    );
     this.sender = holder;
+    this.locksHeld += 1;
     let released = false;
     return {
       release: async () => {
         if (released) return;
         released = true;
-        await this.serial('giving back the run lock', async (c) => {
-          await c.query('DELETE FROM locks WHERE service_id = $1 AND host = $2 AND pid = $3', [
-            service,
-            holder.host,
-            holder.pid,
-          ]);
-          await c.query('SELECT pg_advisory_unlock($1, $2)', [LOCK_CLASS, key]);
-        });
+        this.locksHeld -= 1;
+        await this.serial('giving back the run lock', (c) =>
+          releaseServiceLock(c, service, holder),
+        );
       },
     };
   }
 
-  /** The error for a service whose lock another session holds. */
-  private async busy(c: pg.Client, service: string): Promise<BusyError> {
-    const r = await c.query<{
-      host: string;
-      os_user: string;
-      db_user: string | null;
-      pid: number;
-      started_at: string;
-      command: string;
-      phase: string;
-    }>(
-      'SELECT host, os_user, db_user, pid, started_at, command, phase FROM locks WHERE service_id = $1',
-      [service],
-    );
-    const h = r.rows[0];
-    const role = h?.db_user ? `, database role ${h.db_user}` : '';
-    // A run takes the lock only once its question is answered, so its holder is sending.
-    const doing = h?.phase ?? 'sending';
-    const who = h
-      ? `on host ${h.host}, user ${h.os_user}${role}, pid ${h.pid}, started ${h.started_at}, ${doing}: ${JSON.stringify(h.command)}`
-      : 'it has not recorded its host yet';
-    const short = h ? `${h.os_user}@${h.host}, ${doing} since ${h.started_at}` : 'another send';
-    return new BusyError(
-      `another payouts send to this service is running, sharing the history at ${this.where} (${who}); nothing was sent. Wait for it to finish, or run again with --wait to wait for it: its lock is given back when it ends, or when its connection to the database does`,
-      short,
-    );
+  /** Who `me` is as the lock records it: the machine's host and user unless given. */
+  private holderOf(me: LockMe): LockHolder {
+    return {
+      host: me.host ?? osHostname(),
+      user: me.user ?? userInfo().username,
+      pid: me.pid,
+      started_at: me.started_at,
+      // Every role that shares the history reads this row, and every sender who meets the
+      // lock is shown it: no password of any URL in it (issue 48).
+      command: redactPasswords(me.command),
+    };
+  }
+
+  /** Joins the queue of the sends waiting for the service's lock (send --wait), last. */
+  joinLockQueue(serviceKey: string, me: LockMe): Promise<WaiterPlace> {
+    const session: WaiterSession = {
+      where: this.where,
+      read: (doing, work) => this.serial(doing, work),
+      lockAs: (ticket) => this.lockService(serviceKey, me, ticket),
+      isLost: () => this.lost,
+      reconnect: () => this.reconnect(),
+    };
+    return WaiterPlace.join(session, serviceId(serviceKey), this.holderOf(me));
   }
 
   /**
@@ -321,47 +334,46 @@ export class PgHistory {
   }
 
   /**
-   * Adopts a send's staged payouts as its run: resumed when a run of the same id holds the
-   * very same payouts, otherwise recorded anew (an older run of that id keeps its states
-   * under a suffixed id). `keepSender`: a resumed run that sends nothing keeps who sent it.
+   * Adopts a send's staged payouts as its run (adopt.ts: resumed when a run of the same id
+   * holds the very same payouts, otherwise recorded anew), with its first page of payouts;
+   * the rest follow while it sends. `a.sender` undefined: a resumed run keeps who sent it.
    */
-  async adopt(
-    header: SharedRunHeader,
-    pages: () => Iterable<StagedPayout[]>,
-    keepSender = false,
-  ): Promise<SharedRun> {
+  async adopt(a: Adopting, pages: () => Iterable<StagedPayout[]>): Promise<SharedRun> {
     const rest = pages()[Symbol.iterator]();
     const run = await this.tx('recording the run', async (c) => {
-      const old = await c.query<{ id: number; payout_count: number }>(pgText(SQL.findRun), [
-        header.runId,
-      ]);
-      const o = old.rows[0];
-      if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
-        await c.query(pgText(SQL.resumeRun), [header.now, o.id]);
-        if (!keepSender) await recordSender(c, o.id, this.sender);
-        await c.query(pgText(SQL.forgetReports), [o.id]);
-        const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [o.id]);
-        const copied = new CopyProgress(header.payout_count, true);
-        return { id: o.id, resumed: true, lastReq: n.rows[0]?.n ?? 0, copied };
+      const steps = adoption('pg', a, 0);
+      let answer: unknown;
+      let s = steps.next();
+      for (; !s.done; s = steps.next(answer)) {
+        const step = s.value;
+        if ('same' in step) answer = await sameRows(c, step.same, pages());
+        else if ('get' in step) answer = (await c.query(pgText(step.get), step.params)).rows[0];
+        else await c.query(pgText(step.run), step.params);
       }
-      if (o) {
-        await c.query(pgText(SQL.supersede), [o.id]);
+      const { id, resumed } = s.value;
+      if (resumed) {
+        const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [id]);
+        const copied = new CopyProgress(a.header.payout_count, true);
+        return { id, resumed, lastReq: n.rows[0]?.n ?? 0, copied };
       }
-      const id = await insertRun(c, header);
-      await recordSender(c, id, this.sender);
       // The first page goes with the run; the rest follow while it sends (copyRest).
       const first = rest.next();
-      const rows = first.done ? 0 : lastRowOf(first.value) + 1;
       if (!first.done) await insertPayouts(c, id, first.value);
-      return {
-        id,
-        resumed: false,
-        lastReq: 0,
-        copied: new CopyProgress(rows, first.done === true),
-      };
+      const rows = first.done ? 0 : lastRowOf(first.value) + 1;
+      return { id, resumed, lastReq: 0, copied: new CopyProgress(rows, first.done === true) };
     });
     if (!run.resumed) this.copyRest(run, rest);
     return run;
+  }
+
+  /** This session as the server names it: the attempts and withdrawals it records carry it. */
+  get session(): string {
+    return this.me;
+  }
+
+  /** Who sends through this session: the lock's holder, else this machine. */
+  get senderOf(): Sender {
+    return this.sender ? { host: this.sender.host, user: this.sender.user } : thisMachine();
   }
 
   /**

@@ -1,10 +1,11 @@
 /** A shared history on PostgreSQL as a send's HistoryStore (src/domain/history.ts). */
-import type { HistoryStore } from '../../domain/history.js';
+import type { HistoryStore, LockRequest } from '../../domain/history.js';
 import { openScratchDb } from '../db.js';
 import { RunIntake } from '../intake.js';
 import { stagedPages } from '../prior.js';
 import { serviceId } from '../hash.js';
-import { PgHistory } from './history.js';
+import { type LockMe, PgHistory } from './history.js';
+import { adoptLocally } from '../adopt.js';
 import { paidRecipientsIn } from './prepared-views.js';
 
 /**
@@ -12,6 +13,17 @@ import { paidRecipientsIn } from './prepared-views.js';
  * sent, the others while it sends.
  */
 const COPY_PAGE_ROWS = 1_000;
+
+/** Who asks for a service's lock, as PgHistory records it. */
+function lockMe(holder: { host?: string; user?: string }, me: LockRequest): LockMe {
+  return {
+    ...holder,
+    pid: me.pid,
+    started_at: me.startedAt,
+    command: me.command,
+    ...(me.runId ? { runId: me.runId } : {}),
+  };
+}
 
 /**
  * Connects to a shared history (pg is loaded only then). A send stages its rows in a private
@@ -31,14 +43,8 @@ export async function sharedHistory(
       if (how.dryRun) return RunIntake.scratch();
       return RunIntake.begin(openScratchDb(), { pid: how.pid, inputs: how.inputs, now: how.now });
     },
-    lockService: (serviceKey, me) =>
-      history.lockService(serviceKey, {
-        ...holder,
-        pid: me.pid,
-        started_at: me.startedAt,
-        command: me.command,
-        ...(me.runId ? { runId: me.runId } : {}),
-      }),
+    lockService: (serviceKey, me) => history.lockService(serviceKey, lockMe(holder, me)),
+    joinLockQueue: (serviceKey, me) => history.joinLockQueue(serviceKey, lockMe(holder, me)),
     prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
     holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),
     paidRecipients: async (_staged, serviceKey, recipients) =>
@@ -46,13 +52,19 @@ export async function sharedHistory(
         ? paidRecipientsIn(history, serviceId(serviceKey), recipients())
         : null,
     async adopt(staged, run) {
-      const shared = await history.adopt(
-        { ...run.header, runId: run.runId, serviceKey: run.serviceKey, now: run.now },
-        () => stagedPages(staged, COPY_PAGE_ROWS),
-        // A run resumed only to find everything sent keeps its sender: it sends nothing.
-        run.sendsNothing === true,
+      // A run resumed only to find everything sent keeps its sender: it sends nothing.
+      const sender = run.sendsNothing === true ? undefined : history.senderOf;
+      const shared = await history.adopt({ ...run, sender }, () =>
+        stagedPages(staged, COPY_PAGE_ROWS),
       );
-      return { mirror: history.mirrorOf(shared.id, shared.copied), lastReqFloor: shared.lastReq };
+      // The local copy of this one run: its staged rows become the run there too.
+      const local = adoptLocally(staged.db, staged, { ...run, sender: undefined });
+      return {
+        run: local,
+        mirror: history.mirrorOf(shared.id, shared.copied),
+        lastReqFloor: shared.lastReq,
+        session: history.session,
+      };
     },
     close: () => history.close(),
   };

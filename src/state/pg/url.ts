@@ -58,6 +58,20 @@ export function historyLabel(url: string): string {
 }
 
 /**
+ * A text that may hold URLs (a command line, a lock row): each word holding `://` with what
+ * may be its password masked. A quoted word ('…', as shellWord writes one with a space) is
+ * one word, so a password with a space in it is masked whole.
+ */
+export function redactPasswords(text: string): string {
+  return text.replace(/'[^']*'|[^\s']+/g, redactWord);
+}
+
+/** One word of a command line (a URL, an option's value) with what may be a password masked. */
+export function redactWord(word: string): string {
+  return word.includes('://') || /password=/i.test(word) ? maskUnparsed(word) : word;
+}
+
+/**
  * A URL that does not parse, with what may be its password masked: everything between the
  * user's colon and the last @, and any password= parameter, so no way of writing it shows.
  */

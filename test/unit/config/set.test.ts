@@ -21,7 +21,7 @@ describe('config set state_url', () => {
   it('asks a person at a terminal for the password and keeps it, never showing it', async () => {
     const s = store();
     const asked: string[] = [];
-    const set = await setProfileSetting(
+    const { set, changed } = await setProfileSetting(
       s,
       'default',
       { key: 'state_url', value: URL_ },
@@ -36,6 +36,7 @@ describe('config set state_url', () => {
       `Password for ${URL_} (not shown; empty: none kept, PGPASSWORD or ~/.pgpass give it): `,
     ]);
     expect(set.value).toBe('postgres://ana:***@db.example.com/payouts?sslmode=verify-full');
+    expect(changed).toBe(true);
     expect(s.profile('default')?.stateUrl).toBe(
       'postgres://ana:p%40ss@db.example.com/payouts?sslmode=verify-full',
     );

@@ -61,6 +61,16 @@ describe('ConfigStore', () => {
     expect(store.profile('p')).toBeUndefined();
   });
 
+  it('removing a setting no one stored writes nothing: no empty profile appears', () => {
+    const store = new ConfigStore(freshDir());
+    expect(store.saveProfile('slow', { quietTime: undefined })).toBe(false);
+    expect(store.profileNames()).toEqual([]);
+    expect(store.saveProfile('slow', { quietTime: 120 })).toBe(true);
+    expect(store.saveProfile('slow', { quietTime: 120 })).toBe(false);
+    expect(store.saveProfile('slow', { quietTime: undefined })).toBe(true);
+    expect(store.profile('slow')).toEqual({});
+  });
+
   it('does not mistake Object.prototype members for profiles', () => {
     const store = new ConfigStore(freshDir());
     expect(store.profile('constructor')).toBeUndefined();

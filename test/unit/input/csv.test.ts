@@ -8,7 +8,7 @@ describe('CSV spreadsheet exports', () => {
     const r = await intakeFixture('excel-bom-crlf.csv');
     expect(r.problems).toEqual([]);
     expect(r.warnings).toEqual([]);
-    expect(r.meta).toEqual({ rows: 3 });
+    expect(r.meta).toEqual({ rows: 3, csv: { delimiter: ',', decimalComma: false } });
     expect(
       r.payouts.map((p) => [
         p.location,
@@ -46,6 +46,40 @@ describe('CSV spreadsheet exports', () => {
     ]);
     expect(r.payouts.map((p) => p.reference_id)).toEqual(['DE-12']);
     expect(r.meta.rows).toBe(3);
+  });
+
+  it('says how the file was read: its delimiter, and a decimal comma', async () => {
+    const text = 'reference_id;amount;currency;recipient\nDE-10;12,50;EUR;max@example.de\n';
+    const r = await intakeCsv(text, { decimalComma: true });
+    expect(r.problems).toEqual([]);
+    expect(r.meta.csv).toEqual({ delimiter: ';', decimalComma: true });
+    const tabs = await intakeCsv('reference_id\tamount\tcurrency\trecipient\nT-1\t1.50\tEUR\tx\n');
+    expect(tabs.meta.csv).toEqual({ delimiter: '\t', decimalComma: false });
+  });
+
+  it('reads a decimal comma without the flag when the amount header says so', async () => {
+    // As `payouts` writes a retry file for a spreadsheet that reads 1234,56.
+    const text =
+      '\ufeffreference_id;new_reference_id;Amount (Decimal Comma);currency;recipient\r\n' +
+      'N-1;N-1-R1;6105,84;EUR;felix@example.com\r\nN-2;;1.234,5;EUR;ana@example.com\r\n';
+    const r = await intakeCsv(text);
+    expect(r.problems).toEqual([]);
+    expect(r.warnings).toEqual([]);
+    expect(r.payouts.map((p) => [p.reference_id, p.amount.text, p.retry_of])).toEqual([
+      ['N-1-R1', '6105.84', 'N-1'],
+      ['N-2', '1234.5', undefined],
+    ]);
+    expect(r.meta.csv).toEqual({ delimiter: ';', decimalComma: true });
+  });
+
+  it('reads no decimal comma from a marked column other than the amount', async () => {
+    const text =
+      'reference_id;amount;currency;recipient;charges (decimal comma)\nN-1;6105,84;EUR;f@x.example;61,06\n';
+    const r = await intakeCsv(text);
+    expect(r.lines).toEqual([
+      'test.csv line 2: amount "6105,84": looks like a decimal comma: pass --decimal-comma (or write 6105.84)',
+    ]);
+    expect(r.warnings[0]).toContain('ignoring column "charges (decimal comma)"');
   });
 
   it('detects tabs in a .tsv file, keeping commas and quoted fields', async () => {

@@ -55,7 +55,7 @@ describe('.xlsx amounts', () => {
   it('reads a text cell as its text and a number as the shortest decimal of its double', async () => {
     const r = await readBook(amounts('0.10', 0.1, 1234.5, 0.1 + 0.2, 48000));
     expect(r.lines).toEqual([
-      'run.xlsx sheet Payouts row 5: amount "0.30000000000000004": this currency allows at most 2 decimals: round the amount to 2 decimals',
+      'run.xlsx sheet Payouts row 5: amount "0.30000000000000004": cell B5 holds 0.30000000000000004, which Excel shows as 0.3: the stored number of a calculation carries binary rounding; round it in the sheet (=ROUND(…,2), in a German Excel =RUNDEN(…;2)) or type the amount as text',
     ]);
     expect(r.payouts.map((p) => [p.location, p.amount.text, p.amount.minor])).toEqual([
       ['sheet Payouts row 2', '0.10', 10n],
@@ -63,6 +63,16 @@ describe('.xlsx amounts', () => {
       ['sheet Payouts row 4', '1234.5', 123450n],
       ['sheet Payouts row 6', '48000', 4800000n],
     ]);
+  });
+
+  it('names a formula whose saved value carries binary rounding, and keeps exact ones', async () => {
+    const r = await readBook(
+      amounts({ t: 'n', v: 1.1 * 3, f: 'A2*3' }, { t: 'n', v: 3.3, f: 'ROUND(A3*3,2)' }),
+    );
+    expect(r.lines).toEqual([
+      'run.xlsx sheet Payouts row 2: amount "3.3000000000000003": cell B2 holds 3.3000000000000003, which Excel shows as 3.3: the stored number of =A2*3 carries binary rounding; round it in the sheet (=ROUND(…,2), in a German Excel =RUNDEN(…;2)) or type the amount as text',
+    ]);
+    expect(r.payouts.map((p) => p.amount.text)).toEqual(['3.3']);
   });
 
   it('writes exponents out and refuses more decimals than the currency has', async () => {

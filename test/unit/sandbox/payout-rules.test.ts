@@ -8,7 +8,6 @@ import {
   minorToNumber,
   plainDigits,
   toMinorUnits,
-  triggeredStatus,
 } from '../../../src/sandbox/payout-rules.js';
 
 describe('fee rule', () => {
@@ -69,21 +68,6 @@ describe('decimal text', () => {
     expect(toMinorUnits('12345678901234567.89', 2)).toBe(1234567890123456789n);
     expect(toMinorUnits('0.1', 3)).toBe(100n);
     expect(toMinorUnits('1.001', 2)).toBeUndefined();
-  });
-});
-
-describe('triggers', () => {
-  it('picks the status from the recipient, case-insensitively', () => {
-    expect(triggeredStatus('bob+failed@example.com')).toBe('failed');
-    expect(triggeredStatus('BOB+CANCELED@example.com')).toBe('canceled');
-    expect(triggeredStatus('+15550100+Pending')).toBe('pending');
-    expect(triggeredStatus('bob@example.com')).toBe('success');
-    expect(triggeredStatus('bob-failed@example.com')).toBe('success');
-  });
-
-  it('prefers failed over canceled over pending', () => {
-    expect(triggeredStatus('x+pending+failed')).toBe('failed');
-    expect(triggeredStatus('x+pending+canceled')).toBe('canceled');
   });
 });
 

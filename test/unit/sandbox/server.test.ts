@@ -451,6 +451,94 @@ describe('status triggers', () => {
     }
     expect(status).toBe('success');
   });
+
+  it('answers a late failure pending, then reads it failed once the delay has passed', async () => {
+    let clock = Date.parse('2025-03-01T10:00:00.000Z');
+    const sb = await fx.start({ pendingDelayMs: 5000, now: () => clock });
+    const r = await createPayouts(sb.baseUrl, {
+      payouts: [payout('lf', { recipient: 'x+late-failed', amount: 100 })],
+    });
+    expect(r.body.data).toMatchObject({ success_count: 1, failed_count: 0 });
+    expect(r.body.data.results[0]).toMatchObject({
+      status: 'pending',
+      charges: 1,
+      message: 'Sandbox trigger: recipient asked for pending, then failed',
+    });
+    clock += 4999;
+    expect((await getStatus(sb.baseUrl, 'lf')).body.data.status).toBe('pending');
+    clock += 1;
+    expect((await getStatus(sb.baseUrl, 'lf')).body.data).toMatchObject({
+      status: 'failed',
+      updated_at: '2025-03-01T10:00:05.000Z',
+    });
+  });
+
+  it('answers a return success, then reads it failed or canceled', async () => {
+    let clock = Date.parse('2025-03-01T10:00:00.000Z');
+    const sb = await fx.start({ pendingDelayMs: 60_000, now: () => clock });
+    const r = await createPayouts(sb.baseUrl, {
+      payouts: [
+        payout('rt', { recipient: 'bo+returned@example.com' }),
+        payout('rc', { recipient: 'bo+recalled@example.com' }),
+      ],
+    });
+    expect(r.body.data.results.map((x: { status: string }) => x.status)).toEqual([
+      'success',
+      'success',
+    ]);
+    expect(r.body.data.results[0].message).toBeUndefined();
+    expect((await getStatus(sb.baseUrl, 'rt')).body.data.status).toBe('success');
+    clock += 60_000;
+    expect((await getStatus(sb.baseUrl, 'rt')).body.data).toMatchObject({
+      status: 'failed',
+      updated_at: '2025-03-01T10:01:00.000Z',
+    });
+    expect((await getStatus(sb.baseUrl, 'rc')).body.data.status).toBe('canceled');
+  });
+
+  it("applies the user's triggers first, with their own delays", async () => {
+    let clock = Date.parse('2025-03-01T10:00:00.000Z');
+    const sb = await fx.start({
+      now: () => clock,
+      triggers: [
+        { match: '@bank.example', status: 'success', later: 'failed', afterMs: 10 },
+        // Overrides the built-in +pending, whose delay would be 30 s.
+        { match: '+pending', status: 'pending', later: 'canceled', afterMs: 20 },
+      ],
+    });
+    await createPayouts(sb.baseUrl, {
+      payouts: [
+        payout('u1', { recipient: 'ana@bank.example' }),
+        payout('u2', { recipient: 'x+pending' }),
+        payout('u3', { recipient: 'x+failed@bank.example' }),
+      ],
+    });
+    const status = async (ref: string) => (await getStatus(sb.baseUrl, ref)).body.data.status;
+    expect([await status('u1'), await status('u2'), await status('u3')]).toEqual([
+      'success',
+      'pending',
+      'success',
+    ]);
+    clock += 20;
+    expect([await status('u1'), await status('u2'), await status('u3')]).toEqual([
+      'failed',
+      'canceled',
+      'failed',
+    ]);
+  });
+
+  it('reads what a payout became from the ledger, in another process started later', async () => {
+    let clock = Date.parse('2025-03-01T10:00:00.000Z');
+    const stateDir = fx.state();
+    const first = await fx.start({ stateDir, pendingDelayMs: 1000, now: () => clock });
+    await createPayouts(first.baseUrl, { payouts: [payout('x1', { recipient: 'x+late-failed' })] });
+    await first.close();
+    // Another delay in the reader: the change was fixed when the payout was created.
+    const second = await fx.start({ stateDir, pendingDelayMs: 3_600_000, now: () => clock });
+    expect((await getStatus(second.baseUrl, 'x1')).body.data.status).toBe('pending');
+    clock += 1000;
+    expect((await getStatus(second.baseUrl, 'x1')).body.data.status).toBe('failed');
+  });
 });
 
 describe('check payout status', () => {

@@ -141,6 +141,17 @@ describe('webhooks', () => {
     expect(success.event_id).not.toBe(pending.event_id);
   });
 
+  it('announces a return: the success, then the failure when the delay passes', async () => {
+    const hook = await fx.receiver();
+    const sb = await fx.start({ pendingDelayMs: 100, defaultWebhookUrl: hook.url });
+    await createPayouts(sb.baseUrl, { payouts: [payout('rw', { recipient: 'x+returned' })] });
+    const success = (await hook.next()) as Event;
+    expect(success).toMatchObject({ event: 'payout.success', data: { status: 'success' } });
+    const failed = (await hook.next()) as Event;
+    expect(failed).toMatchObject({ event: 'payout.failed', data: { status: 'failed' } });
+    expect(Date.parse(failed.data.updated_at) - Date.parse(failed.data.created_at)).toBe(100);
+  });
+
   it('close() cancels the pending -> success timer and in-flight deliveries', async () => {
     // A receiver that never answers: the delivery stays in flight until the sandbox drops it.
     const hook = await fx.receiver(() => 200, new Promise(() => {}));

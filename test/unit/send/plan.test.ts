@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LookalikeReferences } from '../../../src/core/send/lookalikes.js';
+import { LookalikeReferences } from '../../../src/input/lookalikes.js';
 import { planRun } from '../../../src/core/send/plan.js';
-import type { HashedSource } from '../../../src/core/send/sources.js';
+import type { HashedSource } from '../../../src/core/send/plan.js';
 import { formatProblem, InputError } from '../../../src/errors.js';
 import { CurrencyTable } from '../../../src/money/currencies.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { proofProblem } from '../../../src/core/send/retry-proof.js';
+import { proofProblem } from '../../../src/core/send/refusals.js';
 import type { HeldRef } from '../../../src/domain/chain.js';
 
 // What the service's answer about a retried original does to the retry row: only failed or

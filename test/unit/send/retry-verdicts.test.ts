@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { retriesText } from '../../../src/core/approvals/screen-view.js';
-import type { PreparedScreen } from '../../../src/core/approvals/screen.js';
-import { retryVerdicts } from '../../../src/core/send/retries.js';
+import { type PreparedScreen, retryVerdicts } from '../../../src/core/approvals/screen.js';
+import { decide } from '../../../src/core/send/decide.js';
 import type { PriorRow } from '../../../src/domain/history.js';
 
 // The approver's screen judges a retry row's original as the send does: only failed or
@@ -13,6 +13,15 @@ const payout = (reference_id: string) => ({
   currency: 'EUR',
   recipient: 'r@ex.com',
 });
+
+/** The screen's verdicts: the retry rows decided from the history alone, as a send decides them. */
+function verdictsOf(
+  retries: Array<{ row: number; reference_id: string; retry_of: string }>,
+  rows: PriorRow[],
+) {
+  const staged = retries.map((r) => ({ ...r, file: 'retry.csv', location: `line ${r.row + 2}` }));
+  return retryVerdicts(decide({ held: rows, retries: staged }, 'screen'));
+}
 
 /** What the history holds of `ref` for retry row `row` (`via`: a reference of its chain). */
 function held(
@@ -57,7 +66,7 @@ describe('retryVerdicts', () => {
     held(6, 'G', { via: 'G' }),
     held(6, 'G-R0', { via: 'G-R0', retry_of: 'G' }),
   ];
-  const verdicts = retryVerdicts(retries, rows);
+  const verdicts = verdictsOf(retries, rows);
 
   it('refuses all but a failed or canceled original, as the send does', () => {
     const states = retries.map((r) => {
@@ -89,7 +98,7 @@ describe('retryVerdicts', () => {
     );
     const fine = new Map([...verdicts].filter(([row]) => row === 3 || row === 4));
     expect(retriesText(screen(fine))).toBe('2, each of a payout that failed or was canceled');
-    const unheld = retryVerdicts([{ row: 0, reference_id: 'Z-R1', retry_of: 'Z' }], []);
+    const unheld = verdictsOf([{ row: 0, reference_id: 'Z-R1', retry_of: 'Z' }], []);
     expect(retriesText(screen(unheld))).toBe(
       '1, of which 1 retries a payout this history does not hold: the send asks the service first',
     );

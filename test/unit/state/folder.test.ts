@@ -52,6 +52,9 @@ describe('checkStateFolder', () => {
     const { dir } = stateFolder();
     mkdirSync(join(dir, 'locks'), { mode: 0o700 });
     writeFileSync(join(dir, 'locks', 'send-1.lock'), '{}', { mode: 0o600 });
+    // The sends waiting for that lock (--wait) queue as files in a folder beside it.
+    mkdirSync(join(dir, 'locks', 'send-1.lock.queue'), { mode: 0o700 });
+    writeFileSync(join(dir, 'locks', 'send-1.lock.queue', '1-a.waiter'), '{}', { mode: 0o600 });
     expect(refusal(join(dir, 'not-yet'))).toBeUndefined();
     expect(refusal(dir)).toBeUndefined();
   });
@@ -89,13 +92,28 @@ describe('checkStateFolder', () => {
     expect(readFileSync(victim, 'utf8')).toBe('the operator keeps this\n');
   });
 
-  it('refuses a link or a FIFO planted among the locks or temporary files', () => {
+  it('refuses a link or a FIFO planted among the locks, their queues or temporary files', () => {
     const { dir, victim } = stateFolder();
     mkdirSync(join(dir, 'locks'), { mode: 0o700 });
     execFileSync('mkfifo', [join(dir, 'locks', 'send-0123.lock')]);
     expect(refusal(dir)?.message).toMatch(
       /locks\/send-0123\.lock, in payouts' state folder, is a named pipe/,
     );
+    rmSync(join(dir, 'locks', 'send-0123.lock'));
+    // A lock's queue: a folder of files, neither a link nor holding one.
+    const queue = join(dir, 'locks', 'send-0123.lock.queue');
+    symlinkSync(dir, queue);
+    expect(refusal(dir)?.message).toMatch(/send-0123\.lock\.queue, .* is a symbolic link/);
+    rmSync(queue);
+    mkdirSync(queue, { mode: 0o700 });
+    symlinkSync(victim, join(queue, '1-a.waiter'));
+    expect(refusal(dir)?.message).toMatch(
+      /send-0123\.lock\.queue\/1-a\.waiter, .* is a symbolic link/,
+    );
+    // Any other folder among the locks is not payouts'.
+    rmSync(join(dir, 'locks'), { recursive: true });
+    mkdirSync(join(dir, 'locks', 'send-0123.lock'), { recursive: true, mode: 0o700 });
+    expect(refusal(dir)?.message).toMatch(/send-0123\.lock, in payouts' state folder, is a folder/);
     rmSync(join(dir, 'locks'), { recursive: true });
     mkdirSync(join(dir, 'tmp'), { mode: 0o700 });
     symlinkSync(victim, join(dir, 'tmp', 'approved-p1-1.csv'));

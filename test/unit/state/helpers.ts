@@ -2,12 +2,24 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { type PriorState, priorState } from '../../../src/core/send/resume.js';
+import { adoptLocally } from '../../../src/state/adopt.js';
+import { thisMachine } from '../../../src/state/intake.js';
+import { decide } from '../../../src/core/send/decide.js';
+import {
+  type InFlight,
+  inFlightOf,
+  type SentEarlier,
+  sentEarlier,
+  stopping,
+} from '../../../src/core/send/fates.js';
+import { refusalError } from '../../../src/core/send/refusals.js';
+import type { PriorRow } from '../../../src/domain/history.js';
 import {
   openStateDb,
   priorRows,
   payoutHash,
   RunIntake,
+  runIdFor,
   type RunState,
   RunState as State,
   type StateDb,
@@ -67,15 +79,37 @@ export function stage(db: StateDb, refs: string[], amount?: string): RunIntake {
   return rows;
 }
 
+/** What a run finds of its payouts in the history: those sent earlier (failed too), those in flight. */
+export interface Prior {
+  settled: Map<number, SentEarlier>;
+  inFlight: Map<string, InFlight>;
+}
+
+/**
+ * The payouts a dry run decides were sent earlier or are in flight, from the history's rows
+ * (decide.ts); a reference held as another payout is refused, as the dry run refuses it.
+ */
+export function priorFrom(rows: PriorRow[]): Prior {
+  const decision = decide({ held: rows, retries: [] }, 'dry-run');
+  const refused = stopping(decision);
+  if (refused.length) throw refusalError(refused, { places: () => new Map() });
+  const settled = sentEarlier(decision);
+  for (const [row, f] of decision.fates) {
+    if (f.kind === 'refused' && f.refusal.kind === 'failed-earlier')
+      settled.set(row, f.refusal.earlier);
+  }
+  return { settled, inFlight: inFlightOf(decision) };
+}
+
 /** What a send of `refs` finds before it asks: staged, looked up (of SERVICE unless given), discarded. */
 export function priorOf(
   db: StateDb,
   refs: string[],
   opts: { serviceKey?: string; amount?: string } = {},
-): PriorState {
+): Prior {
   const rows = stage(db, refs, opts.amount);
   try {
-    return priorState(priorRows(rows, opts.serviceKey ?? SERVICE, ''));
+    return priorFrom(priorRows(rows, opts.serviceKey ?? SERVICE, ''));
   } finally {
     rows.discard();
   }
@@ -95,20 +129,31 @@ export function openRun(
   } = {},
 ): RunState {
   const rows = stage(db, refs, opts.amount);
-  return State.open({
-    db,
-    intake: rows,
-    serviceKey: opts.serviceKey ?? SERVICE,
-    chargeMinor: () => undefined,
-    now: opts.now ?? fakeClock(),
-    ...(opts.writer ? { writer: opts.writer } : {}),
+  const serviceKey = opts.serviceKey ?? SERVICE;
+  const inputHash = opts.inputHash ?? 'a'.repeat(64);
+  const now = opts.now ?? fakeClock();
+  const runId = runIdFor(serviceKey, inputHash);
+  // As a send on state.db does: the store adopts the staged rows, then the state opens.
+  const run = adoptLocally(db, rows, {
+    runId,
+    serviceKey,
+    now: now().toISOString(),
+    sender: thisMachine(),
     header: {
-      service: opts.serviceKey ?? SERVICE,
+      service: serviceKey,
       client_id: opts.clientId ?? 'abc-client-id',
       inputs: ['payouts.csv'],
-      input_hash: opts.inputHash ?? 'a'.repeat(64),
+      input_hash: inputHash,
       payout_count: refs.length,
     },
+  });
+  return State.open({
+    db,
+    run,
+    runId,
+    chargeMinor: () => undefined,
+    now,
+    ...(opts.writer ? { writer: opts.writer } : {}),
   });
 }
 

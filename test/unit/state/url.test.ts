@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   chooseStateUrl,
+  redactPasswords,
   redactStateUrl,
+  redactWord,
   withoutPassword,
   withPassword,
 } from '../../../src/state/pg/url.js';
@@ -111,5 +113,42 @@ describe('state URLs', () => {
       'postgres://u@h.invalid:x/db?password=***&sslpassword=***',
     );
     expect(redactStateUrl('postgres://:s3cret@[::1/db')).toBe('postgres://:***@[::1/db');
+  });
+});
+
+describe('passwords in a recorded command line', () => {
+  it('masks every way a URL or a parameter carries one, and nothing else', () => {
+    const cases: Array<[string, string]> = [
+      [
+        'payouts send a.csv --state-url postgres://ana:s3cret@db.invalid/pay --yes',
+        'payouts send a.csv --state-url postgres://ana:***@db.invalid/pay --yes',
+      ],
+      // As shellWord quotes a word with a space; an unencoded @ in the password.
+      [
+        "payouts send a.csv --state-url 'postgres://ana:s3 cret@db.invalid/pay'",
+        "payouts send a.csv --state-url 'postgres://ana:***@db.invalid/pay'",
+      ],
+      [
+        '--state-url postgres://ana:p@ss@db.invalid/pay',
+        '--state-url postgres://ana:***@db.invalid/pay',
+      ],
+      [
+        '--state-url postgres://db.invalid/pay?user=ana&password=s3cret&sslmode=require',
+        '--state-url postgres://db.invalid/pay?user=ana&password=***&sslmode=require',
+      ],
+      [
+        '--webhook-url https://u:tok@hooks.invalid/x',
+        '--webhook-url https://u:***@hooks.invalid/x',
+      ],
+    ];
+    for (const [line, masked] of cases) {
+      expect(redactPasswords(line)).toBe(masked);
+      expect(redactPasswords(line)).not.toMatch(/s3 ?cret|p@ss|tok@/);
+    }
+    const plain = "payouts send 'my file.csv' --base-url http://127.0.0.1:8080 --map amount=Betrag";
+    expect(redactPasswords(plain)).toBe(plain);
+    expect(redactWord('postgres://ana@db.invalid:5432/pay')).toBe(
+      'postgres://ana@db.invalid:5432/pay',
+    );
   });
 });

@@ -1,0 +1,286 @@
+/**
+ * The service's lock (one sending run per service; `--wait` waits for another's), and a decided
+ * run under it: its state opened (the staged rows become the run, or
+ * resume it), what an earlier attempt left in flight read back, then every row handed to the
+ * engine in row order, or recorded as sent earlier; whatever stops the run, every row gets an
+ * outcome.
+ */
+import { systemClock } from '../../clock.js';
+import { OUTCOME_UNKNOWN } from '../../domain/statuses.js';
+import { OutcomeUnknownError } from '../../errors.js';
+import type { Progress } from '../../output/output.js';
+import { type OutcomeResult, RunState, runIdFor } from '../../state/index.js';
+import type { ServiceConnection } from '../service.js';
+import { SendingLine } from './aside.js';
+import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
+import {
+  type Decision,
+  type InFlight,
+  inFlightOf,
+  type SentEarlier,
+  sentEarlier,
+} from './fates.js';
+import { concurrencyOf, runReportStyle } from './options.js';
+import { storedStyle } from '../report-style.js';
+import { partsOf } from './readback.js';
+import { chargeMinorOf } from './render.js';
+import type { SendContext } from './staging.js';
+import { waitForLock } from './wait-lock.js';
+import { payouts } from './summary.js';
+
+/** A run's decision as it is sent: the payouts sent earlier (not sent again) and those to read back. */
+export interface Decided {
+  decision: Decision;
+  nothingToSend: boolean;
+  /** Payouts --check-service found at the service, recorded as the run's results. */
+  found: OutcomeResult[];
+}
+
+/** What is left of a decision while sending: what was sent earlier, what is to read back. */
+interface Left {
+  earlier: Map<number, SentEarlier>;
+  inFlight: Map<string, InFlight>;
+}
+
+/** A connected run's state and engine, from opening its state to its last outcome. */
+export interface Sending {
+  state: RunState;
+  engine: SendEngine;
+  /** An error thrown once the run had begun: its rows are reported all the same. */
+  thrown?: unknown;
+}
+
+/** Sends what `decided` left to send; every row gets an outcome, whatever stops the run. */
+export async function sendDecided(
+  ctx: SendContext,
+  service: ServiceConnection,
+  decided: Decided,
+): Promise<Sending> {
+  const { output, plan } = ctx;
+  const left: Left = {
+    earlier: sentEarlier(decided.decision),
+    inFlight: inFlightOf(decided.decision),
+  };
+  const state = await openRunState(ctx, service, decided.nothingToSend);
+  state.recordOutcome(-1, decided.found);
+  const progress = decided.nothingToSend ? undefined : await output.progress('Sending payouts…');
+  // The live line counts what this run may send, not the payouts sent earlier.
+  const sending = plan.payoutCount - left.earlier.size;
+  const engine = newRunEngine(ctx, service, state, { progress, sending });
+  let thrown: unknown;
+  try {
+    await readBackInFlight(ctx, left, { engine, state });
+    await sendRows(state, left, engine);
+    await engine.finish();
+  } catch (error) {
+    thrown = error;
+    await windDown(error, { state, left, engine });
+  } finally {
+    progress?.stop();
+  }
+  try {
+    await state.close();
+  } catch (error) {
+    thrown ??= error;
+  }
+  return { state, engine, thrown };
+}
+
+/**
+ * Opens the run's state: the staged rows become the run, or resume it when sent before. With
+ * a shared history, the run is adopted there first, and every commit goes there as well; the
+ * commits go to the writer that staging started.
+ */
+async function openRunState(
+  ctx: SendContext,
+  service: ServiceConnection,
+  sendsNothing: boolean,
+): Promise<RunState> {
+  const { plan, deps, staging } = ctx;
+  const now = () => new Date((deps.clock ?? systemClock).now());
+  const header = {
+    service: service.sandbox ? 'sandbox' : service.settings.baseUrl,
+    client_id: service.settings.clientId,
+    inputs: plan.sources.map((s) => s.name),
+    input_hash: plan.inputHash,
+    payout_count: plan.payoutCount,
+    ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
+    csv_style: storedStyle(runReportStyle(ctx.opts, plan).style),
+  };
+  const runId = runIdFor(service.serviceKey, plan.inputHash);
+  const adopted = await staging.history.adopt(staging.rows, {
+    runId,
+    serviceKey: service.serviceKey,
+    header,
+    now: now().toISOString(),
+    sendsNothing,
+  });
+  const state = RunState.open({
+    ...(staging.writer ? { writer: staging.writer } : {}),
+    db: staging.rows.db,
+    runId,
+    chargeMinor: chargeMinorOf(ctx.currencies),
+    ...(deps.clock ? { now } : {}),
+    ...adopted,
+  });
+  staging.kept = true;
+  return state;
+}
+
+/**
+ * The engine of a run, reporting progress and waits on `live.progress` (a spinner's line),
+ * counted out of the `live.sending` payouts this run may send.
+ */
+function newRunEngine(
+  ctx: SendContext,
+  service: ServiceConnection,
+  state: RunState,
+  live: { progress: Progress | undefined; sending: number },
+): SendEngine {
+  const { opts, plan, deps, output } = ctx;
+  const clock = deps.clock ?? systemClock;
+  const began = clock.now();
+  const line = new SendingLine(live.progress, live.sending, () => ({
+    inFlight: engine.pace.inFlight,
+    aside: engine.aside.count,
+    rate: (n) => Math.round((n * 1000) / Math.max(1, clock.now() - began)),
+  }));
+  const engine: SendEngine = new SendEngine(
+    {
+      client: service.client,
+      journal: state,
+      outcomes: state.outcomes,
+      interrupt: deps.interrupt,
+      finishNow: deps.finishNow,
+      interactive: output.interactive,
+      warn: (m) => output.warn(m),
+      progress: (d) => line.advance(d.payouts),
+      paceChanged: (limit, why) => output.debug(`pace: ${limit} requests at a time (${why})`),
+      wait: (what, ms, text) => line.wait(what, ms, text),
+      clock: deps.clock,
+    },
+    {
+      chunkSize: opts.chunkSize,
+      concurrency: concurrencyOf(opts),
+      batchReference: plan.batchReference,
+      webhookUrl: plan.webhookUrl,
+      retry: deps.retry ?? DEFAULT_SEND_RETRY,
+      quietMs: service.timing.quietMs,
+    },
+  );
+  return engine;
+}
+
+/** Reads back the payouts an earlier attempt left in flight, before anything new is sent. */
+async function readBackInFlight(
+  ctx: SendContext,
+  left: Left,
+  run: { engine: SendEngine; state: RunState },
+): Promise<void> {
+  if (!left.inFlight.size) return;
+  ctx.output.info(
+    `Reading back ${payouts(left.inFlight.size)} whose earlier request has no recorded outcome…`,
+  );
+  const items = [...left.inFlight.values()];
+  const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
+  const r = await run.engine.readBackEarlier(items, sentAt);
+  const { state } = run;
+  const parts = partsOf(items, r);
+  const found = parts.settled.map(({ item, result }) => ({
+    ref: item.payout.reference_id,
+    ...result,
+  }));
+  if (found.length) state.recordOutcome(-1, found);
+  for (const { item, result } of parts.settled) {
+    const { currency, amount } = item.payout;
+    left.earlier.set(item.row, { outcome: result, currency, amount, runId: state.runId, at: null });
+    left.inFlight.delete(item.payout.reference_id);
+  }
+  const notFound = parts.notFound.map((i) => i.payout.reference_id);
+  if (notFound.length) state.recordNotApplied(-1, notFound, 'not found when read back');
+  for (const ref of notFound) left.inFlight.delete(ref);
+  const unknown = parts.unknown.map(([i]) => i.payout.reference_id);
+  if (!unknown.length) return;
+  state.recordUnknown(unknown, 'could not be read back');
+  throw (
+    r.fatal ??
+    new OutcomeUnknownError(
+      `${unknown.length} payout${unknown.length === 1 ? '' : 's'} of an earlier attempt may have been sent, and could not be read back from the service; nothing new was sent: run the same command again when the service answers`,
+      unknown,
+    )
+  );
+}
+
+/** A payout an earlier attempt may have sent whose read-back did not finish: read back next time. */
+const IN_DOUBT = {
+  status: OUTCOME_UNKNOWN,
+  message: 'outcome unknown: an earlier request carried it, and it was not read back',
+};
+
+/**
+ * Hands the run's payouts to the engine in row order, from row `from` on, or records them as
+ * sent earlier. Once the run stops, the rest are not sent, and those an earlier attempt left
+ * in flight (not read back) are in doubt.
+ */
+async function sendRows(state: RunState, left: Left, engine: SendEngine, from = 0): Promise<void> {
+  for (const { row, payout, hash } of state.payouts()) {
+    if (row < from) continue;
+    const known = left.earlier.get(row);
+    if (known) {
+      engine.record(payout, { ...known.outcome, sent_earlier: true });
+      continue;
+    }
+    // Every row has an outcome, whatever stopped the run: those never reached were not sent.
+    if (engine.stopping) {
+      const inDoubt = left.inFlight.get(payout.reference_id)?.row === row;
+      engine.record(payout, inDoubt ? IN_DOUBT : { status: 'not_sent' });
+      continue;
+    }
+    engine.enqueue({ payout, hash });
+    await engine.ready();
+  }
+}
+
+/**
+ * After an error thrown mid-run: no new request starts, those in flight settle, and every
+ * row gets an outcome, so the results and --report still list them all.
+ */
+async function windDown(
+  error: unknown,
+  run: { state: RunState; left: Left; engine: SendEngine },
+): Promise<void> {
+  const { engine } = run;
+  engine.fatal ??= error instanceof Error ? error : new Error(String(error));
+  try {
+    await engine.finish();
+  } catch {
+    // The error that stopped the run is the one reported.
+  }
+  await sendRows(run.state, run.left, engine, engine.rowCount);
+}
+
+/**
+ * The service's lock, naming this run; with --wait, its place in the queue of those waiting,
+ * waited for on a live line naming who holds it and how many are ahead (wait-lock.ts).
+ */
+export function takeLock(
+  ctx: SendContext,
+  service: Pick<ServiceConnection, 'serviceKey'>,
+): Promise<{ release(): Promise<void> }> {
+  const { deps, plan, opts } = ctx;
+  const clock = deps.clock ?? systemClock;
+  const me = {
+    pid: deps.pid,
+    command: deps.commandLine,
+    startedAt: new Date(clock.now()).toISOString(),
+    runId: runIdFor(service.serviceKey, plan.inputHash),
+  };
+  const { history } = ctx.staging;
+  if (opts.waitSeconds === undefined) return history.lockService(service.serviceKey, me);
+  return waitForLock(() => history.joinLockQueue(service.serviceKey, me), {
+    seconds: opts.waitSeconds,
+    output: ctx.output,
+    clock,
+    interrupt: deps.interrupt,
+  });
+}

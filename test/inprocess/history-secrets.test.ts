@@ -1,0 +1,156 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { PG_MIGRATIONS } from '../../src/state/schema.js';
+import { holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
+import { freshDatabase, query, recycledDatabase, schemaOf, teamRoles } from '../helpers/pg.js';
+
+// Issue 48, item 1: a person's PostgreSQL password, given on the command line, reached every
+// role of the shared history through the lock row's recorded command line, and every sender
+// who met the lock through the exit-8 message. Since issue 52 a command line carries no such
+// password at all (refused); a password elsewhere on it (a webhook URL's) is still masked.
+
+const fixture = ledgerPerTest();
+
+/** A payout file of `n` rows PREFIX-1… */
+function payoutFile(dir: string, prefix: string, n: number): string {
+  const file = join(dir, `${prefix.toLowerCase()}.csv`);
+  const rows = Array.from({ length: n }, (_, i) => `${prefix}-${i + 1},1.00,EUR,r${i}@ex.com`);
+  writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+  return file;
+}
+
+/** Every row of every table and view of the history's schema, as text, read as `url`'s role. */
+async function everyRow(url: string): Promise<string> {
+  const schema = schemaOf(url);
+  const rels = await query<{ name: string }>(
+    url,
+    `SELECT c.relname AS name FROM pg_class c
+      WHERE c.relnamespace = $1::regnamespace AND c.relkind IN ('r', 'v')`,
+    [schema],
+  );
+  const texts: string[] = [];
+  for (const { name } of rels) {
+    const rows = await query<{ row: string }>(url, `SELECT t::text AS row FROM ${name} t`);
+    texts.push(`${name}: ${rows.map((r) => r.row).join('\n')}`);
+  }
+  return texts.join('\n');
+}
+
+/** A webhook URL whose user part holds a token: a password on the command line, to be masked. */
+const WEBHOOK_TOKEN = 'HookTok-7c1e9a';
+const WEBHOOK = `https://hook:${WEBHOOK_TOKEN}@hooks.example.invalid/payouts`;
+
+describe('no password in the shared history', () => {
+  it('--state-url with a password is refused: exit 2, nothing sent, nothing recorded', async () => {
+    const url = await recycledDatabase();
+    const { ana } = await teamRoles(url);
+    const password = new URL(ana).password;
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const file = payoutFile(home.dir, 'ANA', 3);
+    for (const json of [[], ['--json']]) {
+      const r = await runMain(['send', file, '--yes', ...json, '--state-url', ana], {
+        env: svc.env(home.env),
+        clock: new FakeClock(),
+      });
+      expect(r.code).toBe(2);
+      expect(`${r.stdout}${r.stderr}`).toMatch(/carries a password on the command line/);
+      expect(`${r.stdout}${r.stderr}`).not.toContain(password);
+    }
+    expect(svc.creates).toBe(0);
+    // Not a run, a staged row or a lock row: the history was never opened.
+    const recorded = await query<{ n: number }>(
+      url,
+      `SELECT (SELECT count(*) FROM runs)::int + (SELECT count(*) FROM payouts)::int
+            + (SELECT count(*) FROM locks)::int AS n`,
+    );
+    expect(recorded[0]!.n).toBe(0);
+    expect(await everyRow(url)).not.toContain(password);
+  });
+
+  it('a send whose command line holds a password: not in any table, lock row or message', async () => {
+    const url = await recycledDatabase();
+    const { ana, bob } = await teamRoles(url);
+    const password = new URL(ana).password;
+    const secrets = [password, WEBHOOK_TOKEN];
+    const { policy, posted, release } = holdsFirst();
+    const svc = await fixture.start(policy);
+    const [anaHome, bobHome] = [fixture.home(), fixture.home()];
+    const file = payoutFile(anaHome.dir, 'ANA', 3);
+    // Ana's password comes from the environment; her command line holds the webhook's token.
+    const argv = ['send', file, '--yes', '--chunk-size', '1', '--concurrency', '1'];
+    const sending = runMain([...argv, '--webhook-url', WEBHOOK], {
+      env: { ...svc.env(anaHome.env), PAYOUTS_STATE_URL: ana },
+      clock: new FakeClock(),
+    });
+    await posted;
+    try {
+      // While ana's send holds the service: bob reads every table with plain SQL, and sends.
+      const seen = await everyRow(bob);
+      expect(seen).toMatch(/locks: .*payouts send .*--webhook-url/);
+      expect(seen).toContain('hook:***@hooks.example.invalid');
+      const other = payoutFile(bobHome.dir, 'BOB', 1);
+      const env = { ...svc.env(bobHome.env), PAYOUTS_STATE_URL: bob };
+      const busy = await runMain(['send', other, '--yes'], { env, clock: new FakeClock() });
+      const busyJson = await runMain(['send', other, '--yes', '--json'], {
+        env,
+        clock: new FakeClock(),
+      });
+      for (const r of [busy, busyJson]) {
+        expect(r.code).toBe(8);
+        expect(`${r.stdout}${r.stderr}`).toMatch(/sending: .*--webhook-url/);
+        for (const secret of secrets) expect(`${r.stdout}${r.stderr}`).not.toContain(secret);
+      }
+      for (const secret of secrets) expect(seen).not.toContain(secret);
+    } finally {
+      release();
+    }
+    const done = await sending;
+    expect(done.code).toBe(0);
+    const after = await everyRow(url);
+    for (const secret of secrets) {
+      expect(`${done.stdout}${done.stderr}`).not.toContain(secret);
+      expect(after).not.toContain(secret);
+    }
+    const runs = await runMain(['runs', '--json'], {
+      env: { ...svc.env(bobHome.env), PAYOUTS_STATE_URL: bob },
+    });
+    expect(runs.code).toBe(0);
+    for (const secret of secrets) expect(runs.stdout).not.toContain(secret);
+  });
+
+  it('a lock row a send killed before this version left is masked when the history migrates', async () => {
+    const admin = await freshDatabase();
+    const step = PG_MIGRATIONS.findIndex((m) => m.includes('passwords were masked'));
+    expect(step).toBeGreaterThan(0);
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    try {
+      for (const s of PG_MIGRATIONS.slice(0, step)) if (s) await c.query(s);
+      await c.query('CREATE TABLE schema_version (version INTEGER NOT NULL)');
+      await c.query('INSERT INTO schema_version VALUES ($1)', [step]);
+      await c.query(
+        `INSERT INTO locks (service_id, host, os_user, pid, started_at, command)
+         VALUES ('s1', 'h', 'ana', 1, 'then', 'payouts send a.csv --state-url postgres://ana:hunter2@db/x'),
+                ('s2', 'h', 'bob', 2, 'then', 'payouts send b.csv --yes')`,
+      );
+    } finally {
+      await c.end();
+    }
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const r = await runMain(['runs'], { env: { ...svc.env(home.env), PAYOUTS_STATE_URL: admin } });
+    expect(r.code).toBe(0);
+    const rows = await query<{ command: string }>(
+      admin,
+      'SELECT command FROM locks ORDER BY service_id',
+    );
+    expect(rows.map((x) => x.command)).toEqual([
+      'payouts send (a command line recorded before passwords were masked)',
+      'payouts send b.csv --yes',
+    ]);
+  });
+});
