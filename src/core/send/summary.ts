@@ -180,7 +180,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
   const { split } = view;
   if (!split || split.toSend.count === split.files.count) {
     const n = view.plan.payoutCount;
-    lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
+    lines.push(field('To send now:', n === 1 ? 'the payout' : `all ${n} payouts`, c));
   }
   return lines;
 }

@@ -1,0 +1,47 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ledgerPerTest } from '../helpers/ledger-service.js';
+import { FakeClock, runMain } from '../helpers/main.js';
+
+// Issue 49, item 5: every word of a send true, and its grammar that of one payout or many.
+
+const fixture = ledgerPerTest();
+
+/** A CSV file of rows (reference, amount, recipient), in EUR. */
+function csv(dir: string, name: string, rows: Array<[string, string, string]>): string {
+  const path = join(dir, name);
+  const lines = rows.map(([ref, amount, to]) => `${ref},${amount},EUR,${to}`);
+  writeFileSync(path, `reference_id,amount,currency,recipient\n${lines.join('\n')}\n`);
+  return path;
+}
+
+describe('the grammar of one payout', () => {
+  it('one pending payout is watched as "it", two as "them"', async () => {
+    const home = fixture.home();
+    const one = csv(home.dir, 'one.csv', [['W-1', '5.00', 'w1+pending@example.com']]);
+    const r = await runMain(['send', one, '--sandbox'], { env: home.env, clock: new FakeClock() });
+    expect(r.code, r.stderr).toBe(5);
+    expect(r.stderr).toContain(
+      '1 payout is not final yet; to watch it until it is: payouts status W-1 --watch --sandbox',
+    );
+    expect(r.stderr).not.toContain('until they are');
+    const two = csv(home.dir, 'two.csv', [
+      ['W-2', '5.00', 'w2+pending@example.com'],
+      ['W-3', '6.00', 'w3+pending@example.com'],
+    ]);
+    const r2 = await runMain(['send', two, '--sandbox'], { env: home.env, clock: new FakeClock() });
+    expect(r2.stderr).toContain(
+      '2 payouts are not final yet; to watch them until they are: payouts status W-2 W-3 --watch --sandbox',
+    );
+  });
+
+  it('the summary of a file of one payout says "To send now: the payout"', async () => {
+    const home = fixture.home();
+    const one = csv(home.dir, 'one.csv', [['G-1', '5.00', 'g1@example.com']]);
+    const r = await runMain(['send', one, '--dry-run'], { env: home.env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^To send now: +the payout$/m);
+    expect(r.stderr).not.toContain('the one payout');
+  });
+});
