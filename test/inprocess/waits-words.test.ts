@@ -45,3 +45,33 @@ describe('the grammar of one payout', () => {
     expect(r.stderr).not.toContain('the one payout');
   });
 });
+
+describe('the charges of a payout paid by its retry', () => {
+  it('are its retry\'s recorded charges, not "unknown"', async () => {
+    const home = fixture.home();
+    const run = (args: string[]) =>
+      runMain([...args, '--sandbox'], { env: home.env, clock: new FakeClock() });
+    const nov = csv(home.dir, 'nov.csv', [
+      ['C-1', '10.00', 'c1+failed@example.com'],
+      ['C-2', '11.00', 'c2@example.com'],
+    ]);
+    expect((await run(['send', nov])).code).toBe(4);
+    // The failed payout is retried under C-1-R1, to a recipient the sandbox pays.
+    const retry = join(home.dir, 'retry.csv');
+    writeFileSync(
+      retry,
+      'reference_id,new_reference_id,amount,currency,recipient\nC-1,C-1-R1,10.00,EUR,c1@example.com\n',
+    );
+    expect((await run(['send', retry])).code).toBe(0);
+    const again = await run(['send', nov]);
+    expect(again.code, again.stderr).toBe(0);
+    // C-2's 0.11 and C-1-R1's 0.10: every charge is recorded.
+    expect(again.stderr).toMatch(/charges EUR 0\.21$/m);
+    expect(again.stderr).not.toContain('unknown charges');
+    const doc = JSON.parse((await run(['send', nov, '--json'])).stdout);
+    expect(doc.charges).toEqual({ EUR: '0.21' });
+    expect(doc.charges_unknown_count).toBe(0);
+    const c1 = doc.results.find((x: { reference_id: string }) => x.reference_id === 'C-1');
+    expect(c1).toMatchObject({ status: 'success', charges: '0.10', sent_earlier: true });
+  });
+});
