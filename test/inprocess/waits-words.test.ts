@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
-import { FakeClock, runMain } from '../helpers/main.js';
+import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
+import { recycledDatabase, teamRoles } from '../helpers/pg.js';
 
 // Issue 49, item 5: every word of a send true, and its grammar that of one payout or many.
 
@@ -73,5 +74,61 @@ describe('the charges of a payout paid by its retry', () => {
     expect(doc.charges_unknown_count).toBe(0);
     const c1 = doc.results.find((x: { reference_id: string }) => x.reference_id === 'C-1');
     expect(c1).toMatchObject({ status: 'success', charges: '0.10', sent_earlier: true });
+  });
+});
+
+describe('the send command a next step names', () => {
+  it('repeats the flags a German export needs, after --prepare and approve, and it runs', async () => {
+    const admin = await recycledDatabase();
+    const svc = await fixture.start();
+    const [anaHome, bobHome] = [fixture.home(), fixture.home()];
+    const run = (home: typeof anaHome, url: string, args: string[], opts: MainOptions = {}) =>
+      runMain(args, {
+        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
+        clock: new FakeClock(),
+        ...opts,
+      });
+    expect((await run(anaHome, admin, ['approvals', 'require'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    // Windows-1252, ";" and decimal commas, German column names: read only with three flags.
+    const file = join(anaHome.dir, 'dez.csv');
+    const text = [
+      'Referenz;Betrag;currency;recipient;description',
+      'DEZ-1;3.061,76;EUR;felix@example.com;Gehalt Dezember Felix Höß',
+      'DEZ-2;2.500,00;EUR;jana@example.com;Gehalt Dezember Jana',
+    ].join('\r\n');
+    writeFileSync(file, Buffer.from(`${text}\r\n`, 'latin1'));
+    const flags = [
+      '--encoding',
+      'windows-1252',
+      '--decimal-comma',
+      '--map',
+      'reference_id=Referenz,amount=Betrag',
+    ];
+    const typed = `${file} --encoding windows-1252 --decimal-comma --map reference_id=Referenz,amount=Betrag`;
+
+    // Refused for want of approval: the command that prepares it reads the file as this did.
+    const plain = await run(anaHome, ana, ['send', file, ...flags, '--yes']);
+    expect(plain.code, plain.stderr).toBe(9);
+    expect(plain.stderr).toContain(`Prepare them with \`payouts send ${typed} --prepare\``);
+
+    const prepared = await run(anaHome, ana, ['send', file, ...flags, '--prepare']);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const prep = /^Prepared run (p[0-9a-f]{15})/m.exec(prepared.stdout)?.[1];
+    expect(prep).toBeDefined();
+    expect(prepared.stderr).toContain(
+      `then \`payouts send ${typed}\` or \`payouts send --approved ${prep}\` sends it`,
+    );
+
+    const approved = await run(bobHome, bob, ['approve', prep!, '--yes']);
+    expect(approved.code, approved.stderr).toBe(0);
+    const said = /`payouts send ([^`]*)` \(the same payouts\)/.exec(approved.stdout)?.[1];
+    expect(said).toBe(typed);
+    // The command as approve printed it sends the approved payouts.
+    const sent = await run(anaHome, ana, ['send', ...said!.split(' '), '--yes']);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stderr).toMatch(/^2 payouts: 2 succeeded/m);
+    expect(svc.held.get('DEZ-1')?.amount).toBe(3061.76);
+    expect(svc.appliedTwice()).toEqual([]);
   });
 });

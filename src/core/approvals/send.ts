@@ -185,6 +185,11 @@ function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutReq
   return out;
 }
 
+/** The options a next step's send repeats: how the files were read, and the service's. */
+export function sendArgsOf(ctx: SendContext): string[] {
+  return [...(ctx.deps.fileArgs ?? []), ...(ctx.deps.serviceArgs ?? [])];
+}
+
 /** What the gate needs of a run: its payouts (a retry's with its original), totals, and the command that prepares it. */
 export function gated(ctx: SendContext, serviceKey: string): GatedRun {
   const { opts, plan, staging } = ctx;
@@ -199,7 +204,7 @@ export function gated(ctx: SendContext, serviceKey: string): GatedRun {
     },
     totals: plan.totals,
     currencies: ctx.currencies,
-    prepareCommand: prepareCommandOf(opts.files),
+    prepareCommand: prepareCommandOf(opts.files, sendArgsOf(ctx)),
     batchReference: plan.batchReference,
     webhookUrl: plan.webhookUrl,
     approvedPrep: ctx.deps.approvedName?.replace(/^approved:/, ''),
