@@ -36,10 +36,25 @@ export interface ClientOptions {
   proxy?: ProxySettings;
   /** Receives the --debug trace, with the secret already redacted. */
   trace?: (line: string) => void;
-  /** Told, once per exchange, when an answer is slower than `slowAfterMs`: what it waits for. */
-  slow?: (note: string) => void;
+  /**
+   * Told when an answer is slower than `slowAfterMs`: what the exchange waits for and how long
+   * until it is given up, for a countdown; the function it returns ends the wait (the answer
+   * came, or the exchange was given up). Told again when the answer's headers come and its
+   * body is left the rest of the deadline.
+   */
+  slow?: (wait: SlowWait) => () => void;
   /** When an exchange counts as slow (default SLOW_MS). */
   slowAfterMs?: number;
+}
+
+/** A slow exchange, as `slow` is told of it. */
+export interface SlowWait {
+  /** "waiting for 127.0.0.1:8787 to answer a create request". */
+  what: string;
+  /** Milliseconds from now until the exchange is given up. */
+  leftMs: number;
+  /** What it is allowed in all, in milliseconds, for a line that cannot count down. */
+  timeoutMs: number;
 }
 
 /**
@@ -290,7 +305,7 @@ export class PayoutClient {
     this.traceRequest(method, url, body);
     const started = Date.now();
     const deadline = AbortSignal.timeout(this.deadlineMs);
-    const slow = this.slowTimer(method, url);
+    const slow = this.slowWatch(method, url, started);
     let res: RawResponse;
     try {
       const target = new URL(url);
@@ -302,6 +317,7 @@ export class PayoutClient {
         body,
         signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
+      slow?.answered();
       // A server or proxy that echoes the request headers must not make us print the secret:
       // the body is decoded first and its strings redacted, and the raw text is redacted too.
       const text = await r.body.text();
@@ -326,32 +342,52 @@ export class PayoutClient {
       this.opts.trace?.(`< ${ne.message}${ne.code ? ` [${ne.code}]` : ''}`);
       throw ne;
     } finally {
-      if (slow) clearTimeout(slow);
+      slow?.end();
     }
     this.traceResponse(res, Date.now() - started);
     return res;
   }
 
-  /** Tells `slow` what an exchange waits for once it has taken `slowAfterMs`. */
-  private slowTimer(method: string, url: string): NodeJS.Timeout | undefined {
+  /**
+   * Tells `slow` what an exchange waits for once it has taken `slowAfterMs`, and until when:
+   * its answer's timeout until the headers come, then the rest of its deadline.
+   */
+  private slowWatch(
+    method: string,
+    url: string,
+    started: number,
+  ): { answered(): void; end(): void } | undefined {
     const slow = this.opts.slow;
     if (!slow) return undefined;
     const what =
       method === 'POST'
         ? 'a create request'
         : `the lookup of ${decodeURIComponent(url.slice(url.lastIndexOf('/') + 1))}`;
-    const host = new URL(url).host;
+    const waiting = `waiting for ${new URL(url).host} to answer ${what}`;
     const after = this.opts.slowAfterMs ?? SLOW_MS;
-    const timer = setTimeout(
-      () =>
-        slow(
-          `waiting for ${host} to answer ${what}: ${after / 1000} s so far, given up to ${this.deadlineMs / 1000} s`,
-        ),
-      after,
-    );
-    // The note must never keep the process alive on its own.
-    timer.unref();
-    return timer;
+    let limit = Math.min(this.opts.responseTimeoutMs ?? 30_000, this.deadlineMs);
+    let ending: (() => void) | undefined;
+    const show = () => {
+      const leftMs = Math.max(0, limit - (Date.now() - started));
+      ending = slow({ what: waiting, leftMs, timeoutMs: limit });
+    };
+    // The wait must never keep the process alive on its own.
+    let timer = setTimeout(show, after).unref();
+    return {
+      // The headers came: a body slow to follow is told again, counted to the deadline.
+      answered: () => {
+        limit = this.deadlineMs;
+        if (!ending) return;
+        ending();
+        ending = undefined;
+        timer = setTimeout(show, after).unref();
+      },
+      end: () => {
+        clearTimeout(timer);
+        ending?.();
+        ending = undefined;
+      },
+    };
   }
 
   /** Traces a request for --debug, the secret replaced. */

@@ -132,3 +132,26 @@ describe('the send command a next step names', () => {
     expect(svc.appliedTwice()).toEqual([]);
   });
 });
+
+describe('a service that answers nothing', () => {
+  it('is told its cause once: the read-back that met it too says "for the same reason"', async () => {
+    const svc = await fixture.start(() => ({ hold: new Promise(() => {}) }));
+    svc.onGet = () => true;
+    const home = fixture.home();
+    const file = csv(home.dir, 'run.csv', [['Q-1', '5.00', 'q1@example.com']]);
+    const r = await runMain(['send', file, '--yes'], {
+      env: { ...svc.env(home.env), PAYOUTS_TIMEOUT: '0.2' },
+      clock: new FakeClock(),
+    });
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).toMatch(
+      /^warning: no (complete )?answer from 127\.0\.0\.1:\d+ within 0\.[23] s \(timed out\); the request may have been applied: reading 1 payout back before deciding anything$/m,
+    );
+    expect(r.stderr).toMatch(/^warning: could not read back 1 payout, for the same reason$/m);
+    // The warning, then the error that ends the run: not once more for each lookup.
+    expect(r.stderr.match(/answer from/g)).toHaveLength(2);
+    expect(r.stdout).toMatch(
+      /outcome unknown: no (complete )?answer from 127\.0\.0\.1:\d+ within 0\.[23] s \(timed out\); the request may have been applied; not read back, for the same reason/,
+    );
+  });
+});
