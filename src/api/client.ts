@@ -9,7 +9,10 @@ import {
   snippet,
 } from './envelope.js';
 import { checkCredential, Redactor, type Secret } from './secret.js';
+import { type SlowWait, watchSlow } from './slow.js';
 import type { CreateAnswer, CreateRequest, PayoutRecord } from './types.js';
+
+export type { SlowWait };
 
 /** Proxy settings, taken from the environment by the caller. */
 export interface ProxySettings {
@@ -45,16 +48,6 @@ export interface ClientOptions {
   slow?: (wait: SlowWait) => () => void;
   /** When an exchange counts as slow (default SLOW_MS). */
   slowAfterMs?: number;
-}
-
-/** A slow exchange, as `slow` is told of it. */
-export interface SlowWait {
-  /** "waiting for 127.0.0.1:8787 to answer a create request". */
-  what: string;
-  /** Milliseconds from now until the exchange is given up. */
-  leftMs: number;
-  /** What it is allowed in all, in milliseconds, for a line that cannot count down. */
-  timeoutMs: number;
 }
 
 /**
@@ -305,7 +298,17 @@ export class PayoutClient {
     this.traceRequest(method, url, body);
     const started = Date.now();
     const deadline = AbortSignal.timeout(this.deadlineMs);
-    const slow = this.slowWatch(method, url, started);
+    const slow =
+      this.opts.slow &&
+      watchSlow(
+        this.opts.slow,
+        { method, url, started },
+        {
+          afterMs: this.opts.slowAfterMs ?? SLOW_MS,
+          answerMs: Math.min(this.opts.responseTimeoutMs ?? 30_000, this.deadlineMs),
+          deadlineMs: this.deadlineMs,
+        },
+      );
     let res: RawResponse;
     try {
       const target = new URL(url);
@@ -346,48 +349,6 @@ export class PayoutClient {
     }
     this.traceResponse(res, Date.now() - started);
     return res;
-  }
-
-  /**
-   * Tells `slow` what an exchange waits for once it has taken `slowAfterMs`, and until when:
-   * its answer's timeout until the headers come, then the rest of its deadline.
-   */
-  private slowWatch(
-    method: string,
-    url: string,
-    started: number,
-  ): { answered(): void; end(): void } | undefined {
-    const slow = this.opts.slow;
-    if (!slow) return undefined;
-    const what =
-      method === 'POST'
-        ? 'a create request'
-        : `the lookup of ${decodeURIComponent(url.slice(url.lastIndexOf('/') + 1))}`;
-    const waiting = `waiting for ${new URL(url).host} to answer ${what}`;
-    const after = this.opts.slowAfterMs ?? SLOW_MS;
-    let limit = Math.min(this.opts.responseTimeoutMs ?? 30_000, this.deadlineMs);
-    let ending: (() => void) | undefined;
-    const show = () => {
-      const leftMs = Math.max(0, limit - (Date.now() - started));
-      ending = slow({ what: waiting, leftMs, timeoutMs: limit });
-    };
-    // The wait must never keep the process alive on its own.
-    let timer = setTimeout(show, after).unref();
-    return {
-      // The headers came: a body slow to follow is told again, counted to the deadline.
-      answered: () => {
-        limit = this.deadlineMs;
-        if (!ending) return;
-        ending();
-        ending = undefined;
-        timer = setTimeout(show, after).unref();
-      },
-      end: () => {
-        clearTimeout(timer);
-        ending?.();
-        ending = undefined;
-      },
-    };
   }
 
   /** Traces a request for --debug, the secret replaced. */

@@ -11,6 +11,7 @@ import { approvalHash, contentHash } from '../approval-hash.js';
 import { canonicalDecimal, serviceId } from '../hash.js';
 import type { PgHistory } from './history.js';
 import type { PayoutRow } from '../run-state.js';
+import { wordsOf } from '../runs.js';
 
 /** The OS user and host a row names beside the database role. */
 export interface Machine {
@@ -264,20 +265,6 @@ interface PreparedDbRow extends Omit<PreparedRun, 'inputs' | 'totals' | 'events'
   events: ApprovalEvent[] | null;
 }
 
-/**
- * A prepared run's send_args as recorded: a list of strings, else none. The column is as any
- * person's role may write it, so anything else there is read as nothing.
- */
-function sendArgsOf(text: string | null): string[] {
-  if (text === null) return [];
-  try {
-    const v: unknown = JSON.parse(text);
-    return Array.isArray(v) && v.every((w) => typeof w === 'string') ? v : [];
-  } catch {
-    return [];
-  }
-}
-
 /** Prepared runs matching a condition on `p`, the newest first. */
 function preparedWhere(h: PgHistory, where: string, params: unknown[]): Promise<PreparedRun[]> {
   return h.read('reading prepared runs', async (c) => {
@@ -297,7 +284,7 @@ function preparedWhere(h: PgHistory, where: string, params: unknown[]): Promise<
     return r.rows.map((p) => ({
       ...p,
       inputs: JSON.parse(p.inputs) as string[],
-      send_args: sendArgsOf(p.send_args),
+      send_args: wordsOf(p.send_args),
       totals: JSON.parse(p.totals) as PreparedRun['totals'],
       events: p.events ?? [],
     }));
