@@ -173,13 +173,16 @@ function optionWords(c: Command, o: Command['options'][number]): string[] {
 
 /**
  * The words of those of `longs` (such as "--encoding") given on the command line, in the
- * command's order, each value as parsed (unquoted): for a next step that repeats them.
+ * command's order, each value as parsed (unquoted): for a next step that repeats them. They
+ * are recorded where others read them (runs.send_args), so a URL's password is masked (a
+ * --webhook-url of user:token shows user:***, which `send` refuses until it is given again).
  */
 export function givenOptionWords(cmd: Command, longs: readonly string[]): string[] {
   return cmd.options
     .filter((o) => o.long !== undefined && longs.includes(o.long))
     .filter((o) => cmd.getOptionValueSource(o.attributeName()) === 'cli')
-    .flatMap((o) => optionWords(cmd, o));
+    .flatMap((o) => optionWords(cmd, o))
+    .map(redactWord);
 }
 
 /**

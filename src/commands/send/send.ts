@@ -90,15 +90,22 @@ export function parseMaxTotal(text: string): { currency: string; amountText: str
   return { currency: m[1]!.toUpperCase(), amountText: m[2]! };
 }
 
-/** Checks --webhook-url is an absolute http(s) URL. */
+/**
+ * Checks --webhook-url is an absolute http(s) URL, and not one whose password was masked where
+ * payouts recorded it (a finishing command repeats it as user:***): that one is given again.
+ */
 function webhookUrl(value: string): string {
-  httpUrl(
+  const url = httpUrl(
     value,
     () =>
       new InvalidArgumentError(
         `--webhook-url ${JSON.stringify(value)}: use an absolute URL such as https://hooks.example.com/payouts`,
       ),
   );
+  if (decodeURIComponent(url.password) === '***')
+    throw new InvalidArgumentError(
+      `--webhook-url ${JSON.stringify(value)}: its password shows as ***, as payouts records and shows it: give the webhook's URL with its real password`,
+    );
   return value;
 }
 
