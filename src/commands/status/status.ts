@@ -109,7 +109,12 @@ ${exitCodesHelp('status')}`,
           import('../../paths.js'),
           import('../state-url.js'),
         ]);
-        return { stateDir: stateDir(ctx.runtime.env), stateUrl: await stateUrlOf(ctx, undefined) };
+        // A stop ends the wait for a shared history at once: what it would add is left out.
+        return {
+          stateDir: stateDir(ctx.runtime.env),
+          stateUrl: await stateUrlOf(ctx, undefined),
+          stop: ctx.runtime.interrupt,
+        };
       };
       const { history, report } = await withHistory(checked, {
         service,

@@ -189,7 +189,7 @@ function settleRetried(fates: Map<number, Fate>, held: Held): void {
     const by = byRetry(s.outcome.status, tail);
     if (!tail || !by) continue;
     const how = by === 'paid_by_retry' ? 'paid by' : 'pending as';
-    // Its own status and transaction; the charges of the failed request are not the payout's.
+    // Its own status and transaction; its charges are its paying retry's.
     const { charges: _charges, ...own } = s.outcome;
     const retried_as = {
       reference_id: tail.ref,
@@ -198,6 +198,8 @@ function settleRetried(fates: Map<number, Fate>, held: Held): void {
     };
     const outcome = {
       ...own,
+      // What the payout cost is what its paying retry cost: its charges are recorded.
+      ...(tail.charges !== null ? { charges: Number(tail.charges) } : {}),
       message: `${s.outcome.status} earlier; retried: ${how} ${tail.ref} in ${runText(tail)}`,
       retried_as,
     };

@@ -1,19 +1,24 @@
-/** The summary before a send (and a dry run's), the question, and the dry run's --json document. */
+/**
+ * The summary before a send (and a dry run's), the question, the dry run's --json document, and
+ * the line that sums up a run stopped on the way.
+ */
 import type { ChalkInstance } from 'chalk';
 import { serializeCreateRequest } from '../../api/body.js';
 import type { CreateRequest } from '../../api/types.js';
-import { type CurrencyTotals, groupThousands } from '../../money/amount.js';
+import type { PayoutOutcome } from '../../domain/outcome.js';
+import { statusKind } from '../../domain/statuses.js';
+import { CurrencyTotals, groupThousands, parseAmount } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
 import { sendDocHead } from '../documents.js';
 import type { Renames } from '../../input/types.js';
-import { historyLabel } from '../../state/pg/url.js';
+import { historyLabel, redactWord } from '../../state/pg/url.js';
 import type { Ask, Decision, EarlierRun, RunSplit } from './fates.js';
 import { foundOf } from './fates.js';
 import { concurrencyOf, type MaxTotal } from './options.js';
 import type { RunPlan } from './plan.js';
-import { totalsDoc, totalsText } from './render.js';
+import { type ResultsSummary, totalsDoc, totalsText } from './render.js';
 import type { SendContext } from './staging.js';
 
 /** Where the run goes, for the summary. */
@@ -82,7 +87,7 @@ export interface SummaryView {
   dest: Destination;
   maxTotals: MaxTotal[];
   /** The history's new recipients and the approval rule's word (notes.ts). */
-  notes?: { newRecipients: string; approval: string; status?: unknown };
+  notes?: { newRecipients: string; approval: string; status?: unknown; silent?: boolean };
 }
 
 /** Width of the summary's labels. */
@@ -180,7 +185,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
   const { split } = view;
   if (!split || split.toSend.count === split.files.count) {
     const n = view.plan.payoutCount;
-    lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
+    lines.push(field('To send now:', n === 1 ? 'the payout' : `all ${n} payouts`, c));
   }
   return lines;
 }
@@ -239,10 +244,12 @@ export function summaryText(
   lines.push(field('History:', dest.history, c));
   if (view.notes) {
     lines.push(field('New recipients:', view.notes.newRecipients, c));
-    lines.push(field('Approval:', view.notes.approval, c));
+    if (!view.notes.silent) lines.push(field('Approval:', view.notes.approval, c));
   }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
-  lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
+  // A webhook URL's password (https://user:token@…) is never shown, as no URL's is.
+  const webhook = plan.webhookUrl === undefined ? undefined : redactWord(plan.webhookUrl);
+  lines.push(field('Webhook:', shown(webhook, '(account default)'), c));
   return lines.join('\n');
 }
 
@@ -262,9 +269,17 @@ export function questionText(split: RunSplit, currencies: CurrencyTable): string
   return `${what}? They cannot be taken back.`;
 }
 
-/** The lines of a run that sends nothing: its Approval: line, then nothingToSendLine. */
-export function nothingToSendText(split: RunSplit, approval: string, c: ChalkInstance): string {
-  return `${field('Approval:', approval, c)}\n${nothingToSendLine(split)}`;
+/**
+ * The lines of a run that sends nothing: nothingToSendLine, after an Approval: line only where
+ * it informs (the team's rule would ask an approval of these payouts, were they to move).
+ */
+export function nothingToSendText(
+  split: RunSplit,
+  approval: string | undefined,
+  c: ChalkInstance,
+): string {
+  const line = nothingToSendLine(split);
+  return approval === undefined ? line : `${field('Approval:', approval, c)}\n${line}`;
 }
 
 /**
@@ -325,4 +340,47 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
     },
     results: [],
   };
+}
+
+/** Per-currency totals of the payouts not sent, as "EUR 579,071.29, USD 12.00". */
+export function notSentTotals(
+  outcomes: Iterable<PayoutOutcome>,
+  currencies: CurrencyTable,
+): string {
+  const totals = new CurrencyTotals();
+  for (const o of outcomes) {
+    if (statusKind(o.status) !== 'not_sent') continue;
+    const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
+    if (r.ok) totals.add(o.currency, r.amount.minor);
+  }
+  return totalsText(totals, currencies);
+}
+
+/**
+ * What an interrupted run did with the money, in one line: "Interrupted: 800 of 2000 payouts
+ * sent (800 succeeded); 1200 not sent, EUR 579071.29. Run the same command again ...".
+ * Payouts in doubt (`inDoubt`: stopped while waiting to read them back) are never called
+ * "to send": the next run reads them back before it sends anything.
+ */
+export function interruptedLine(summary: ResultsSummary, notSent: string, inDoubt = 0): string {
+  const n = summary.counts;
+  const sent = summary.total - n.notSent;
+  const how = [
+    `${n.success} succeeded`,
+    n.failed - n.canceled && `${n.failed - n.canceled} failed`,
+    n.canceled && `${n.canceled} canceled`,
+    n.pending && `${n.pending} pending`,
+    n.unknown && `${n.unknown} unknown`,
+  ].filter(Boolean);
+  let line = `Interrupted: ${sent} of ${count(summary.total, 'payout')} sent (${how.join(', ')})`;
+  if (inDoubt) {
+    line += `; ${inDoubt} in doubt: ${inDoubt === 1 ? 'its' : 'their'} outcome is not known (the run stopped before reading ${inDoubt === 1 ? 'it' : 'them'} back)`;
+  }
+  if (n.notSent) line += `; ${n.notSent} not sent, ${notSent}`;
+  if (inDoubt) {
+    const then = n.notSent ? ', then sends those not sent' : '';
+    return `${line}. Run the same command again: it reads back the payouts in doubt before sending anything${then}; nothing will be sent twice.`;
+  }
+  if (!n.notSent) return `${line}.`;
+  return `${line}. Run the same command again to send them; nothing will be sent twice.`;
 }

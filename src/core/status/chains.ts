@@ -12,7 +12,7 @@ import { InterruptedError } from '../../errors.js';
 import { ExitCode, type ExitCodeValue, worstExitCode } from '../../exit-codes.js';
 import type { Output } from '../../output/output.js';
 import { historyPlace } from '../history-place.js';
-import type { RunsSource } from '../runs/runs.js';
+import type { RunsSource } from '../runs/reader.js';
 import { exitCodeForOutcome, type StatusReport } from './check.js';
 import { type LookupOutcome, LookupsInterrupted } from './lookup.js';
 import { failedInHistory, type NotFoundContext, nearInHistory } from './near.js';

@@ -16,6 +16,7 @@ function tail(kind: HeldRef['kind'], ref = 'R1'): HeldRef {
     kind,
     status,
     transactionId: null,
+    charges: null,
     message: null,
     at: null,
   };
