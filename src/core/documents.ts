@@ -100,6 +100,8 @@ export function sendDocHead(flags: { dryRun: boolean; sandbox: boolean }) {
     sent_earlier_count: null as number | null,
     found_at_service_count: null as number | null,
     paid_by_retry_count: null as number | null,
+    /** The retry rows --original-elsewhere let through: their originals this history never sent. */
+    original_elsewhere: [] as Array<{ reference_id: string; retry_of: string }>,
     charges: null as Record<string, string> | null,
     charges_unknown_count: null as number | null,
     outcome_unknown: [] as string[],

@@ -241,3 +241,52 @@ function pendingBody(results: Array<Record<string, unknown>>) {
     },
   };
 }
+
+describe.each(STORES)('a retry sent where its original’s history is not (%s)', (store) => {
+  const withStore = storeEnv(store, { migrated: true });
+
+  it('is refused (exit 2) naming the history; --original-elsewhere sends it, and says so', async () => {
+    const t = await retrySetUp(fixture, withStore, failsThese(new Set(['ROW-2'])));
+    // Another machine, with a state folder of its own, sent November.
+    const there = { ...t.svc.env(fixture.home().env), PAYOUTS_STATE_URL: '' };
+    const file = t.write('november.csv', [HEADER, row(1), row(2)]);
+    expect((await t.run(sendArgs(file), there)).code).toBe(4);
+    const retry = t.write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]);
+    const [creates, gets] = [t.svc.creates, t.svc.gets];
+
+    for (const args of [sendArgs(retry), ['send', retry, '--dry-run']]) {
+      const refused = await t.run(args);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(
+        'retry.csv line 2: new_reference_id "ROW-2-R1": retries reference_id "ROW-2", which this history never sent',
+      );
+      const where =
+        store === 'sqlite'
+          ? /the history in \S*state\.db never sent/
+          : /the shared history at postgres:\/\/\S* never sent/;
+      expect(refused.stderr).toMatch(where);
+      expect(refused.stderr).toContain('PAYOUTS_STATE_URL, docs/shared-history.md');
+      expect(refused.stderr).toContain('pass --original-elsewhere');
+    }
+    const doc = JSON.parse((await t.run(sendArgs(retry, '--json'))).stdout);
+    expect(doc).toMatchObject({ exit_code: 2, original_elsewhere: [] });
+    expect(doc.error.type).toBe('OriginalElsewhereError');
+    // Refused from the history alone: nothing asked, nothing sent.
+    expect([t.svc.creates, t.svc.gets]).toEqual([creates, gets]);
+
+    const dry = await t.run(['send', retry, '--dry-run', '--original-elsewhere']);
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toMatch(
+      /Originals: +1 not in this history, sent with --original-elsewhere once the service says each failed: ROW-2 \(retried as ROW-2-R1\)/,
+    );
+    const sent = await t.run(sendArgs(retry, '--original-elsewhere', '--json'));
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(JSON.parse(sent.stdout).original_elsewhere).toEqual([
+      { reference_id: 'ROW-2-R1', retry_of: 'ROW-2' },
+    ]);
+    // Only on the service's word that the original failed: one lookup, one payout.
+    expect(t.svc.gets - gets).toBe(1);
+    expect(t.svc.posts.get('ROW-2-R1')).toBe(1);
+    expect(t.svc.appliedTwice()).toEqual([]);
+  });
+});

@@ -20,7 +20,6 @@ import {
   type Fate,
   earlierOfHeld,
   failed,
-  foundAs,
   type InFlight,
   type LookupWhy,
   type Origin,
@@ -30,7 +29,7 @@ import {
   type RefusalKind,
   type RetryProblem,
 } from './fates.js';
-import { fromRecord, readBackOf } from './readback.js';
+import { foundAs, fromRecord, readBackOf } from './readback.js';
 import { runText } from './refusals.js';
 
 /** Who decides: a dry run, --prepare, a send (and a dry run with --check-service), the approver's screen, reconcile. */
@@ -46,8 +45,9 @@ export interface ModeRules {
 
 /** What differs between the modes: the one table. */
 export const MODES: Record<Mode, ModeRules> = {
-  // The summary without a service: failed-earlier rows are told ("Failed earlier:").
-  'dry-run': { asks: [], stops: ['held-other', 'retry'] },
+  // The summary without a service: failed-earlier rows are told ("Failed earlier:"); what the
+  // history alone refuses (a retry whose original it never sent too) stops it as a send.
+  'dry-run': { asks: [], stops: ['held-other', 'retry', 'original-elsewhere'] },
   // Checked as a send is, from the history alone: the send that follows asks the service.
   prepare: { asks: [], stops: REFUSALS },
   // A send; a dry run with --check-service decides so too, and says what the send will do.
@@ -78,12 +78,12 @@ export function decide(facts: Facts, mode: Mode, answers: Answers = NO_ANSWERS):
   if (asks.has('not-in-history')) for (const s of facts.staged ?? []) askUnknown(ctx, s);
   for (const [row, fate] of fates) fates.set(row, answered(ctx, fate));
   refuseFailedEarlier(fates, held, facts.runId);
-  const origins = judgeRetries(ctx, held);
+  const { origins, elsewhere } = judgeRetries(ctx, held);
   if (asks.has('not-final')) {
     for (const [row, fate] of fates)
       fates.set(row, notFinal(ctx, row, fate, held.payouts.get(row)!));
   }
-  return { fates, origins, stops: rules.stops };
+  return { fates, origins, stops: rules.stops, elsewhere };
 }
 
 /** The held rows of the staged references, by row, and each row's chain. */
@@ -189,27 +189,16 @@ function settleRetried(fates: Map<number, Fate>, held: Held): void {
     const by = byRetry(s.outcome.status, tail);
     if (!tail || !by) continue;
     const how = by === 'paid_by_retry' ? 'paid by' : 'pending as';
-    // Its own status and transaction; its charges are its paying retry's.
+    // Its own status and transaction; its charges are its paying retry's (what the payout cost).
     const { charges: _charges, ...own } = s.outcome;
-    const retried_as = {
-      reference_id: tail.ref,
-      run_id: tail.runId,
-      status: tail.status ?? tail.kind,
-    };
+    const retried = { reference_id: tail.ref, run_id: tail.runId, status: tail.status ?? '' };
     const outcome = {
       ...own,
-      // What the payout cost is what its paying retry cost: its charges are recorded.
       ...(tail.charges !== null ? { charges: Number(tail.charges) } : {}),
       message: `${s.outcome.status} earlier; retried: ${how} ${tail.ref} in ${runText(tail)}`,
-      retried_as,
+      retried_as: retried,
     };
-    const earlier = {
-      outcome,
-      currency: s.currency,
-      amount: s.amount,
-      runId: tail.runId,
-      at: tail.at,
-    };
+    const earlier = { ...s, outcome, runId: tail.runId, at: tail.at };
     fates.set(row, { kind: 'sent-earlier', earlier, how: 'retried' });
   }
 }
@@ -297,8 +286,9 @@ function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest):
  * payout, its new reference is another payout's, or its original was paid, may have been, or
  * was already retried; else it goes only on the service's word that its original failed.
  */
-function judgeRetries(ctx: Judging, held: Held): Map<number, Origin> {
+function judgeRetries(ctx: Judging, held: Held) {
   const origins = new Map<number, Origin>();
+  const elsewhere: StagedRetry[] = [];
   const first = new Map<string, StagedRetry>();
   for (const r of ctx.facts.retries) {
     const origin = originOf(r, held);
@@ -317,9 +307,23 @@ function judgeRetries(ctx: Judging, held: Held): Map<number, Origin> {
         ...(twin ? { twin } : {}),
       };
       ctx.fates.set(r.row, { kind: 'refused', refusal });
+    } else if (origin.state === 'not_in_history' && goes(had)) {
+      // A retry of it sent from a machine whose history this is not cannot be seen here.
+      if (!ctx.facts.originalElsewhere) {
+        const refusal: Refusal = { kind: 'original-elsewhere', retry: r };
+        ctx.fates.set(r.row, { kind: 'refused', refusal });
+        continue;
+      }
+      elsewhere.push(r);
+      prove(ctx, r, origin);
     } else prove(ctx, r, origin);
   }
-  return origins;
+  return { origins, elsewhere };
+}
+
+/** Whether a row's fate so far may move money: it was not sent earlier, nor refused. */
+function goes(fate: Fate | undefined): boolean {
+  return fate?.kind !== 'sent-earlier' && fate?.kind !== 'refused';
 }
 
 /** What a retry row does wrong, if anything, in the order a row is told it. */

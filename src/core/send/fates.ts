@@ -44,6 +44,8 @@ export const REFUSALS = [
   'held-other',
   /** A retry row that would pay a payout again or leave one unpaid, as the history tells. */
   'retry',
+  /** A retry row whose original this history never sent: a retry of it elsewhere is unseen. */
+  'original-elsewhere',
   /** The service holds its reference as another payout. */
   'other-payout',
   /** The service did not answer about the payout. */
@@ -64,6 +66,7 @@ export type RetryProblem = 'also-sent' | 'reference-used' | 'twin' | 'origin';
 export type Refusal =
   | { kind: 'held-other'; held: PriorRow[] }
   | { kind: 'retry'; retry: StagedRetry; problem: RetryProblem; origin: Origin; twin?: StagedRetry }
+  | { kind: 'original-elsewhere'; retry: StagedRetry }
   | { kind: 'other-payout'; ask: Ask; why: string }
   | { kind: 'unanswered'; ask: Ask; why: string }
   | { kind: 'failed-earlier'; row: number; ref: string; earlier: SentEarlier; tail?: HeldRef }
@@ -151,6 +154,8 @@ export interface Facts {
   runId?: string;
   /** Runs that another process sends now: what they hold in flight is theirs to decide. */
   live?: ReadonlySet<string>;
+  /** --original-elsewhere: a retry row whose original this history never sent is not refused. */
+  originalElsewhere?: boolean;
 }
 
 /** The service's answers, by reference. */
@@ -162,6 +167,8 @@ export interface Decision {
   origins: Map<number, Origin>;
   /** The refusals that stop the run in this mode; any other is told. */
   stops: readonly RefusalKind[];
+  /** The retry rows to send whose original this history never sent (--original-elsewhere). */
+  elsewhere: StagedRetry[];
 }
 
 /** A held row with a result, as sent earlier. */
@@ -178,11 +185,6 @@ export function earlierOfHeld(r: PriorRow): SentEarlier {
     runId: r.run_id,
     at: r.sent_at,
   };
-}
-
-/** A payout the service holds as ours, as sent earlier (by the run that recorded it, if one did). */
-export function foundAs(payout: PayoutRequest, outcome: KnownOutcome, runId = ''): SentEarlier {
-  return { outcome, currency: payout.currency, amount: payout.amount, runId, at: null };
 }
 
 /**
@@ -283,6 +285,8 @@ export interface RunSplit {
   failedEarlier: CurrencyTotals;
   /** Of the payouts sent earlier, those that failed and whose retry was paid (or is pending): the first few retries. */
   retried: { count: number; paid: string[]; pending: string[] };
+  /** The retry rows --original-elsewhere let through: their originals this history never sent. */
+  elsewhere: Array<{ reference_id: string; retry_of: string }>;
 }
 
 /** Per-currency totals of stored payouts, whose amounts pass 1 validated. */
@@ -360,6 +364,10 @@ export function splitOf(
     requestCount: Math.ceil(toSend.count / chunkSize),
     failedEarlier: totalsOf(parts.earlier.filter(failed), currencies),
     retried: { count: parts.retried.length, paid: refs(true), pending: refs(false) },
+    elsewhere: decision.elsewhere.map((r) => ({
+      reference_id: r.reference_id,
+      retry_of: r.retry_of,
+    })),
   };
 }
 
@@ -386,5 +394,6 @@ export function freshSplit(plan: Pick<RunPlan, 'totals' | 'requestCount'>): RunS
     requestCount: plan.requestCount,
     failedEarlier: none,
     retried: { count: 0, paid: [], pending: [] },
+    elsewhere: [],
   };
 }

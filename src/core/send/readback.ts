@@ -3,6 +3,7 @@ import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import type { PayoutRecord, PayoutRequest } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
+import type { KnownOutcome, SentEarlier } from './fates.js';
 import type { Pace } from '../pace.js';
 import { CredentialsError, errorMessage } from '../../errors.js';
 import { type LookupOutcome, lookupAll, type PayoutReader } from '../status/lookup.js';
@@ -223,4 +224,9 @@ function whyOnce(deps: ReadBackDeps): string {
   if (!deps.why || deps.why.told) return '';
   deps.why.told = true;
   return '. The wait is what keeps a payout from being paid twice: one whose answer was lost is sent again only once the service shows it does not have it';
+}
+
+/** A payout the service holds as ours, as sent earlier (by the run that recorded it, if one did). */
+export function foundAs(payout: PayoutRequest, outcome: KnownOutcome, runId = ''): SentEarlier {
+  return { outcome, currency: payout.currency, amount: payout.amount, runId, at: null };
 }

@@ -151,6 +151,8 @@ export interface ResultsExtra {
   totals?: Record<string, { count: number; total: string }>;
   exitCode?: number;
   error?: ErrorObject;
+  /** The retry rows --original-elsewhere let through (RunSplit.elsewhere). */
+  elsewhere?: Array<{ reference_id: string; retry_of: string }>;
 }
 
 /** The fields of a finished run's --json document that come before its results. */
@@ -173,6 +175,7 @@ export function resultsHead(summary: ResultsSummary, extra: ResultsExtra): SendD
     sent_earlier_count: c.sentEarlier,
     found_at_service_count: c.foundAtService,
     paid_by_retry_count: c.paidByRetry,
+    original_elsewhere: extra.elsewhere ?? [],
     charges: summary.charges,
     charges_unknown_count: summary.chargesUnknown,
     outcome_unknown: extra.unknown,

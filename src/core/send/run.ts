@@ -261,7 +261,18 @@ async function send(ctx: SendContext): Promise<number> {
     const final = decided.notes;
     const approval = { status: final.status, doc: final.approved && approvalDocOf(final.approved) };
     const { engine, state, thrown } = sent;
-    return await finishRun(ctx, { service, engine, runId: state.runId, thrown, approval });
+    const elsewhere = decided.decision.elsewhere.map(({ reference_id, retry_of }) => ({
+      reference_id,
+      retry_of,
+    }));
+    return await finishRun(ctx, {
+      service,
+      engine,
+      runId: state.runId,
+      thrown,
+      approval,
+      elsewhere,
+    });
   } finally {
     // Closing waits for the requests in flight, which a run ended at once does not.
     const closed = service.close();

@@ -1,13 +1,8 @@
-/**
- * The summary before a send (and a dry run's), the question, the dry run's --json document, and
- * the line that sums up a run stopped on the way.
- */
+/** The summary before a send (and a dry run's), the question, and the dry run's --json document. */
 import type { ChalkInstance } from 'chalk';
 import { serializeCreateRequest } from '../../api/body.js';
 import type { CreateRequest } from '../../api/types.js';
-import type { PayoutOutcome } from '../../domain/outcome.js';
-import { statusKind } from '../../domain/statuses.js';
-import { CurrencyTotals, groupThousands, parseAmount } from '../../money/amount.js';
+import { type CurrencyTotals, groupThousands } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
@@ -18,7 +13,7 @@ import type { Ask, Decision, EarlierRun, RunSplit } from './fates.js';
 import { foundOf } from './fates.js';
 import { concurrencyOf, type MaxTotal } from './options.js';
 import type { RunPlan } from './plan.js';
-import { type ResultsSummary, totalsDoc, totalsText } from './render.js';
+import { totalsDoc, totalsText } from './render.js';
 import type { SendContext } from './staging.js';
 
 /** Where the run goes, for the summary. */
@@ -201,6 +196,18 @@ export function retriedText(split: RunSplit): string {
   return `${count}, ${parts.join('; ')}${more ? ` and ${more} more` : ''}`;
 }
 
+/**
+ * "2 not in this history, sent with --original-elsewhere: NOV-0047 (retried as NOV-0047-R1), …":
+ * the retry rows whose original this history never sent, which the option let through.
+ */
+function elsewhereText(split: RunSplit): string {
+  const shown = split.elsewhere
+    .slice(0, 3)
+    .map((r) => `${displayText(r.retry_of)} (retried as ${displayText(r.reference_id)})`);
+  const more = split.elsewhere.length - shown.length;
+  return `${split.elsewhere.length} not in this history, sent with --original-elsewhere once the service says each failed: ${shown.join(', ')}${more ? ` and ${more} more` : ''}`;
+}
+
 /** "3 rows under their new_reference_id: A -> A-R1, B -> B-R1, C -> C-R1", for a person to check. */
 function renamedText(r: Renames): string {
   const pairs = r.examples.map(([from, to]) => `${displayText(from)} -> ${displayText(to)}`);
@@ -242,6 +249,7 @@ export function summaryText(
   lines.push(field('Service:', shown(dest.baseUrl, '(not set)'), c));
   lines.push(field('Profile:', shown(dest.profile, '(not set)'), c));
   lines.push(field('History:', dest.history, c));
+  if (split?.elsewhere.length) lines.push(field('Originals:', elsewhereText(split), c));
   if (view.notes) {
     lines.push(field('New recipients:', view.notes.newRecipients, c));
     if (!view.notes.silent) lines.push(field('Approval:', view.notes.approval, c));
@@ -327,6 +335,7 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
     totals: totalsDoc(plan.totals, currencies),
     request_count: plan.requestCount,
     sent_earlier: partDoc(split?.sentEarlier ?? null, currencies),
+    original_elsewhere: split?.elsewhere ?? [],
     to_read_back: partDoc(split?.readBack ?? null, currencies),
     to_send: {
       ...partDoc(split?.toSend ?? plan.totals, currencies),
@@ -340,47 +349,4 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
     },
     results: [],
   };
-}
-
-/** Per-currency totals of the payouts not sent, as "EUR 579,071.29, USD 12.00". */
-export function notSentTotals(
-  outcomes: Iterable<PayoutOutcome>,
-  currencies: CurrencyTable,
-): string {
-  const totals = new CurrencyTotals();
-  for (const o of outcomes) {
-    if (statusKind(o.status) !== 'not_sent') continue;
-    const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
-    if (r.ok) totals.add(o.currency, r.amount.minor);
-  }
-  return totalsText(totals, currencies);
-}
-
-/**
- * What an interrupted run did with the money, in one line: "Interrupted: 800 of 2000 payouts
- * sent (800 succeeded); 1200 not sent, EUR 579071.29. Run the same command again ...".
- * Payouts in doubt (`inDoubt`: stopped while waiting to read them back) are never called
- * "to send": the next run reads them back before it sends anything.
- */
-export function interruptedLine(summary: ResultsSummary, notSent: string, inDoubt = 0): string {
-  const n = summary.counts;
-  const sent = summary.total - n.notSent;
-  const how = [
-    `${n.success} succeeded`,
-    n.failed - n.canceled && `${n.failed - n.canceled} failed`,
-    n.canceled && `${n.canceled} canceled`,
-    n.pending && `${n.pending} pending`,
-    n.unknown && `${n.unknown} unknown`,
-  ].filter(Boolean);
-  let line = `Interrupted: ${sent} of ${count(summary.total, 'payout')} sent (${how.join(', ')})`;
-  if (inDoubt) {
-    line += `; ${inDoubt} in doubt: ${inDoubt === 1 ? 'its' : 'their'} outcome is not known (the run stopped before reading ${inDoubt === 1 ? 'it' : 'them'} back)`;
-  }
-  if (n.notSent) line += `; ${n.notSent} not sent, ${notSent}`;
-  if (inDoubt) {
-    const then = n.notSent ? ', then sends those not sent' : '';
-    return `${line}. Run the same command again: it reads back the payouts in doubt before sending anything${then}; nothing will be sent twice.`;
-  }
-  if (!n.notSent) return `${line}.`;
-  return `${line}. Run the same command again to send them; nothing will be sent twice.`;
 }
