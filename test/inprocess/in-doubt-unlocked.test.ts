@@ -135,7 +135,10 @@ describe.each(STORES)('payouts in doubt and the lock (%s)', (store) => {
       const unknown = results.filter((r) => r.status === 'unknown');
       expect(unknown.map((r) => r.reference_id)).toEqual(['A-3', 'A-4']);
       expect(unknown[0]!.message).toMatch(
-        /another payouts send is reading back the earlier request that carried it \(run [0-9a-f]+\); this run left it to that send/,
+        /a request of run [0-9a-f]+ carried it, and another payouts send running now decides that run \(it reads it back, or is sending it\); this run left it to that send/,
+      );
+      expect(left.stderr).toMatch(
+        /2 payouts in doubt are decided by another payouts send running now \(run [0-9a-f]+: it reads them back, or is sending them\); this run left them to that send and sent the rest\. Run the same command again once it has finished/,
       );
       // Not read back, not sent: the rest was.
       expect(svc.gets).toBe(gets);

@@ -258,7 +258,7 @@ const IN_DOUBT = {
 function decidedElsewhere(runId: string): { status: string; message: string } {
   return {
     status: OUTCOME_UNKNOWN,
-    message: `outcome unknown: another payouts send is reading back the earlier request that carried it (run ${runId}); this run left it to that send`,
+    message: `outcome unknown: a request of run ${runId} carried it, and another payouts send running now decides that run (it reads it back, or is sending it); this run left it to that send`,
   };
 }
 
@@ -268,7 +268,7 @@ function leftToOthers(left: Left): OutcomeUnknownError | undefined {
   if (!n) return undefined;
   const runs = [...new Set(left.deciding.values())].join(', ');
   return new OutcomeUnknownError(
-    `${payouts(n)} in doubt ${n === 1 ? 'is' : 'are'} being read back by another payouts send (run ${runs}), which decides ${n === 1 ? 'it' : 'them'}: this run left ${n === 1 ? 'it' : 'them'} to that send and sent the rest. Run the same command again once it has finished; nothing will be sent twice`,
+    `${payouts(n)} in doubt ${n === 1 ? 'is' : 'are'} decided by another payouts send running now (run ${runs}: it reads ${n === 1 ? 'it' : 'them'} back, or is sending ${n === 1 ? 'it' : 'them'}); this run left ${n === 1 ? 'it' : 'them'} to that send and sent the rest. Run the same command again once it has finished; nothing will be sent twice`,
     [],
   );
 }
