@@ -14,8 +14,10 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { APPROVAL_GUARDS, GUARDS, RULE_OWNER } from './pg/guards.js';
+import { APPROVAL_GUARDS } from './pg/approval-guards.js';
+import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
 import { LOCK_WAITERS } from './pg/queue-table.js';
+import { NARROW_ROWS, ONE_SERVICE_PER_URL } from './first-steps.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -67,6 +69,15 @@ const PAYOUTS: TableDef = {
   columns: PAYOUT_COLUMNS,
   primaryKey: BY_ROW,
   clustered: true,
+};
+
+/**
+ * The payouts table as the steps leave it (a later step added `retry_of`): what inserts of
+ * payouts are made from (journal-sql.ts). A step that adds a column adds it here too.
+ */
+export const PAYOUTS_NOW: TableDef = {
+  ...PAYOUTS,
+  columns: [...PAYOUT_COLUMNS, ['retry_of', 'text']],
 };
 
 /** Step 1's payouts: one wide row per payout, its state and outcome in it (gone since step 2). */
@@ -141,6 +152,26 @@ export const REPORTS: TableDef = {
   primaryKey: BY_ROW,
   clustered: true,
 };
+
+/**
+ * Every request's payouts, appended with its intent (issue 48), by `session` (on PostgreSQL the
+ * server's name for it, payouts_session(), which a trigger checks; else the run's).
+ */
+export const ATTEMPTS: TableDef = {
+  name: 'attempts',
+  columns: [
+    ['run', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['req', 'int', 'NOT NULL'],
+    ['at', 'text', 'NOT NULL'],
+    ['session', 'text', 'NOT NULL'],
+  ],
+  primaryKey: ['run', 'row', 'req'],
+  clustered: true,
+};
+
+/** A request that never went or provably did not apply; only its own session's counts (lookupSql). */
+export const WITHDRAWALS: TableDef = { ...ATTEMPTS, name: 'withdrawals' };
 
 /** Who holds a service's advisory lock on PostgreSQL (its command line without passwords). */
 const LOCKS: TableDef = {
@@ -273,39 +304,6 @@ const JOURNAL_RETRY_OF = JOURNAL.select.replace(
   'coalesce(d.at, i.updated_at) AS updated_at, p.retry_of',
 );
 
-/** Step 2's move of the wide rows into the narrow tables. */
-const NARROW_ROWS = `
-  INSERT INTO intents
-    SELECT run, row, CASE state WHEN 'done' THEN 'in_flight' ELSE state END, req, sent_at, note,
-      updated_at
-    FROM payouts WHERE state != 'queued' AND (state != 'done' OR sent_at IS NOT NULL);
-  INSERT INTO results
-    SELECT run, row, req, status, transaction_id, charges, message, updated_at
-    FROM payouts WHERE state = 'done';
-  INSERT INTO reports
-    SELECT run, row, outcome_status, outcome_transaction_id, outcome_charges, outcome_message,
-      sent_earlier
-    FROM payouts WHERE outcome_status IS NOT NULL;`;
-
-/**
- * Step 3: a service is its base URL alone (it was the base URL and the Client-Id), so runs
- * under every Client-Id share one history and one lock. runs.service already holds the base
- * URL (or "sandbox") and runs.client_id the key each run used; the ids are derived afresh.
- * Runs of the same input under two keys become one id: the newest keeps it, older ones get
- * the suffix a superseded run gets.
- */
-const ONE_SERVICE_PER_URL = `
-  CREATE TEMP TABLE run_ids AS
-    SELECT id, sha256_16(service || char(10) || input_hash) AS run_id,
-      id = max(id) OVER (PARTITION BY service, input_hash, length(run_id) = 16) AND length(run_id) = 16 AS newest
-    FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL AND input_hash IS NOT NULL;
-  UPDATE runs SET service_id = sha256_16(service) WHERE service IS NOT NULL;
-  UPDATE runs SET run_id = (SELECT run_id || '-' || runs.id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids);
-  UPDATE runs SET run_id = (SELECT run_id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids WHERE newest);
-  DROP TABLE temp.run_ids`;
-
 /**
  * Every step, in order. To add a table: append `{ ops: [{ table: DEF }, { index: … }] }` with
  * DEF a TableDef above; to change one, append a step (a new column: `{ sql: 'ALTER TABLE …
@@ -433,6 +431,24 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: 'GRANT SELECT, INSERT, UPDATE ON run_counts TO PUBLIC' },
     ],
   },
+  // Issue 48: every request's payouts kept, append-only (intents taken as they were: each an
+  // attempt, a free one withdrawn).
+  {
+    ops: [
+      { table: ATTEMPTS },
+      { table: WITHDRAWALS },
+      {
+        sql: `INSERT INTO attempts (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(sent_at, updated_at, ''), 'history' FROM intents;
+  INSERT INTO withdrawals (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(updated_at, ''), 'history' FROM intents
+    WHERE state = 'free'`,
+      },
+      { pg: ATTEMPTS_KEPT },
+    ],
+  },
+  // Issue 48: who recorded a result or sent a run is the database's (session_user; null in state.db).
+  { ops: [{ sql: 'ALTER TABLE results ADD COLUMN by_role TEXT' }, { pg: RECORDER }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
@@ -440,3 +456,34 @@ export const MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'sqlite');
 
 /** A shared history's steps: step i takes `schema_version` from i to i + 1. */
 export const PG_MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'pg');
+
+/** A table of an integer key and a text. */
+const keyed = (name: string, key: string, text: string): TableDef => ({
+  name,
+  columns: [
+    [key, 'int', 'PRIMARY KEY'],
+    [text, 'text', 'NOT NULL'],
+  ],
+});
+
+/**
+ * A dry run's private database (intake.ts), never a history: a chunk of payouts a row of
+ * `staged_chunks` (docs/journal.md), one row per payout in the view `staged`.
+ */
+export const STAGING: readonly SchemaStep[] = [
+  {
+    only: 'sqlite',
+    ops: [
+      { table: keyed('staged_files', 'id', 'name') },
+      { table: keyed('staged_chunks', 'first_row', 'payouts') },
+      {
+        view: 'staged',
+        select: `  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
+    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
+    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
+    j.value ->> 7 AS retry_of
+  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`,
+      },
+    ],
+  },
+];
