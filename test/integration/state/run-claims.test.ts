@@ -5,7 +5,7 @@ import { localHistory } from '../../../src/state/local-history.js';
 import { sharedHistory } from '../../../src/state/pg/store.js';
 import { localRunClaims, runClaimPath } from '../../../src/state/send-lock.js';
 import { recycledDatabase, STORES, type Store } from '../../helpers/pg.js';
-import { tempStateDir } from './helpers.js';
+import { tempStateDir } from '../../unit/state/helpers.js';
 
 // Issue 51 item 1: a send claims the runs it decides (its own, and those holding its payouts
 // in doubt); another send meeting those payouts leaves them to it while the claim is held.
