@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ledgerPerTest, type Posted } from '../helpers/ledger-service.js';
+import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
 import { clockStoppedAtLongWait, FakeClock, type MainResult, runMain } from '../helpers/main.js';
 
 // Issue 51 item 5: a --json consumer of a million-row run takes the results as a stream:
@@ -22,22 +22,7 @@ function linesOf(r: MainResult): Line[] {
 
 /** Six payouts, the fourth refused by the service (failed), in a fresh home. */
 async function sixPayouts() {
-  const svc = await fixture.start((_n, posted: Posted[]) =>
-    posted[0]?.reference_id === 'P-4'
-      ? {
-          heldAs: 'failed',
-          body: (results) => ({
-            success: true,
-            message: ['Payouts processed'],
-            data: {
-              success_count: 0,
-              failed_count: 1,
-              results: results.map((x) => ({ ...x, status: 'failed', message: 'Account closed' })),
-            },
-          }),
-        }
-      : {},
-  );
+  const svc = await fixture.start(failsThese(new Set(['P-4'])));
   const home = fixture.home();
   const file = join(home.dir, 'six.csv');
   const rows = Array.from({ length: 6 }, (_, i) => `P-${i + 1},${i + 1}.10,EUR,p${i}@example.com`);
