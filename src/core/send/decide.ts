@@ -18,7 +18,6 @@ import {
   type Decision,
   type Facts,
   type Fate,
-  earlierOfHeld,
   failed,
   type InFlight,
   type LookupWhy,
@@ -29,7 +28,7 @@ import {
   type RefusalKind,
   type RetryProblem,
 } from './fates.js';
-import { foundAs, fromRecord, readBackOf } from './readback.js';
+import { earlierOfHeld, foundAs, fromRecord, readBackOf } from './readback.js';
 import { runText } from './refusals.js';
 
 /** Who decides: a dry run, --prepare, a send (and a dry run with --check-service), the approver's screen, reconcile. */
