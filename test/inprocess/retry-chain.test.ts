@@ -2,7 +2,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
-import { type CreatePolicy, failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
+import {
+  type CreatePolicy,
+  failsThese,
+  holdsPending,
+  ledgerPerTest,
+} from '../helpers/ledger-service.js';
 import { STORES, storeEnv } from '../helpers/pg.js';
 import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
 
@@ -150,21 +155,7 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
   it('follows a chain past a retry that failed, and refuses a retry of one that is pending', async () => {
     // ROW-2's first retry fails too; ROW-5's is held pending by the service.
     const failing = failsThese(new Set(['ROW-2', 'ROW-5', 'ROW-9', 'ROW-2-R1']));
-    const policy: CreatePolicy = (n, posted, svc) =>
-      posted[0]?.reference_id === 'ROW-5-R1'
-        ? {
-            heldAs: 'pending',
-            body: (results) => ({
-              success: true,
-              message: ['Payouts processed'],
-              data: {
-                success_count: 0,
-                failed_count: 0,
-                results: results.map((x) => ({ ...x, status: 'pending' })),
-              },
-            }),
-          }
-        : failing(n, posted, svc);
+    const policy = holdsPending(new Set(['ROW-5-R1']), failing);
     const { svc, home, file, run, write } = await setUp(withStore, policy);
     const runId = runIdOf((await run(sendArgs(file))).stderr);
     const first = write('first.csv', [RETRY_HEADER, row(2, 'ROW-2-R1'), row(5, 'ROW-5-R1')]);

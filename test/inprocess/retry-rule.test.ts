@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
-import { failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
+import { failsThese, holdsPending, ledgerPerTest } from '../helpers/ledger-service.js';
 import { STORES, storeEnv } from '../helpers/pg.js';
 import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
 
@@ -206,12 +206,8 @@ describe.each(STORES)('send of a file whose failed payout its retry paid (%s)', 
   });
 
   it('counts one whose retry is pending as pending (exit 5), and watches the retry', async () => {
-    const failing = failsThese(new Set(['ROW-2']));
-    const t = await retrySetUp(fixture, withStore, (n, posted, svc) =>
-      posted[0]?.reference_id === 'ROW-2-R1'
-        ? { heldAs: 'pending', body: pendingBody }
-        : failing(n, posted, svc),
-    );
+    const policy = holdsPending(new Set(['ROW-2-R1']), failsThese(new Set(['ROW-2'])));
+    const t = await retrySetUp(fixture, withStore, policy);
     const file = t.write('november.csv', [HEADER, row(1), row(2)]);
     await t.run(sendArgs(file));
     const retry = t.write('retry.csv', [RETRY_HEADER, row(2, 'ROW-2-R1')]);
@@ -228,19 +224,6 @@ describe.each(STORES)('send of a file whose failed payout its retry paid (%s)', 
     expect(again.stderr).toContain('payouts status ROW-2-R1 --watch');
   });
 });
-
-/** A create answer holding every posted payout as pending. */
-function pendingBody(results: Array<Record<string, unknown>>) {
-  return {
-    success: true,
-    message: ['Payouts processed'],
-    data: {
-      success_count: 0,
-      failed_count: 0,
-      results: results.map((x) => ({ ...x, status: 'pending' })),
-    },
-  };
-}
 
 describe.each(STORES)('a retry sent where its original’s history is not (%s)', (store) => {
   const withStore = storeEnv(store, { migrated: true });

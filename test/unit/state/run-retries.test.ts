@@ -1,26 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { HeldRef } from '../../../src/domain/chain.js';
 import { countByRetry } from '../../../src/state/run-retries.js';
+import { heldLink } from './helpers.js';
 
 // A run's counts by the one rule: a failed or canceled payout its retry paid moves to
 // succeeded (and is counted in paid_by_retry), one whose retry is pending to pending; the
 // counts still add up to the run's payouts.
 
 /** The last retry of a chain, of a kind. */
-function tail(kind: HeldRef['kind'], ref = 'R1'): HeldRef {
-  const status = kind === 'doubt' ? null : kind;
-  return {
-    ref,
-    retryOf: 'X',
-    runId: 'run-b',
-    kind,
-    status,
-    transactionId: null,
-    charges: null,
-    message: null,
-    at: null,
-  };
-}
+const tail = (kind: HeldRef['kind']) => heldLink('R1', 'X', kind);
 
 describe('countByRetry', () => {
   const counts = { success: 5, failed: 3, canceled: 2, pending: 1, in_flight: 0 };
