@@ -54,6 +54,7 @@ interface PreparedDoc {
   approve_command: string;
   new_recipients: {
     count: number;
+    all: boolean;
     totals: Record<string, { total: string }>;
     recipients: Array<{ recipient: string }>;
   };
@@ -70,9 +71,15 @@ interface PreparedDoc {
       change: string;
       before: { recipient: string; amount: string } | null;
       after: { recipient: string; amount: string } | null;
+      matched_by: string | null;
     }>;
   }>;
-  earlier: { sent_count: number; to_send_count: number };
+  earlier: { sent_count: number; other_count: number; to_send_count: number };
+  reviews: Array<{
+    decision: string;
+    reason: string | null;
+    screen: { lines: string[]; compared_with: unknown } | null;
+  }>;
   duplicates: Array<{ prepared_run_id: string; state: string }>;
   payouts: Array<{ reference_id: string; attention: string[] }>;
 }
@@ -109,6 +116,9 @@ describe('the approval story: two months of payroll', () => {
     expect(nov.payout_count).toBe(5);
     expect(nov.totals.EUR!.total).toBe('40000.00');
     expect(nov.new_recipients.count).toBe(5);
+    // Everyone new: said once, not on each row.
+    expect(nov.new_recipients.all).toBe(true);
+    expect(nov.payouts.flatMap((p) => p.attention)).not.toContain('new recipient');
     expect(nov.approve_command).toBe(`payouts approve ${nov.prepared_run_id}`);
     expect(nov.expires_at).toMatch(/^\d{4}-\d\d-\d\dT/);
     const waiting = await ci(nov.prepared_run_id);
@@ -136,13 +146,29 @@ describe('the approval story: two months of payroll', () => {
     expect(dec.new_recipients.recipients[0]!.recipient).toBe('mallory+new@evil.example');
     expect(dec.new_recipients.totals.EUR!.total).toBe('8000.00');
     const vsNov = dec.compared_with[0]!;
+    // The same series (nov.csv, dec.csv); e3's pay redirected is one change, not a hire and a leaver.
     expect(vsNov).toMatchObject({
       relation: 'last_approved',
       prepared_run_id: nov.prepared_run_id,
+      series: { by: 'input_name', pattern: '<month>.csv' },
       matched_by: 'recipient',
-      added_count: 1,
-      removed_count: 1,
-      changed_count: 1,
+      added_count: 0,
+      removed_count: 0,
+      changed_count: 2,
+      recipient_changed_count: 1,
+    });
+    expect(vsNov.changes[0]).toEqual({
+      change: 'changed',
+      before: { reference_id: 'NOV-3', amount: '8000.00', currency: 'EUR', recipient: 'e3@ex.com' },
+      after: {
+        reference_id: 'DEC-3',
+        amount: '8000.00',
+        currency: 'EUR',
+        recipient: 'mallory+new@evil.example',
+      },
+      matched_by: 'reference_pattern',
+      matched_on: '<month>-3',
+      fields: ['recipient'],
     });
     expect(vsNov.totals_then.EUR!.total).toBe('40000.00');
     expect(vsNov.totals_now.EUR!.total).toBe('77000.00');
@@ -155,14 +181,20 @@ describe('the approval story: two months of payroll', () => {
       terminal: { columns: 160 },
     });
     expect(screen.code).toBe(0);
+    expect(screen.stdout).toMatch(/^Service: +http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(screen.stdout).toMatch(
+      /^ {2}recipient changed: DEC-3 EUR 8,000\.00: was e3@ex\.com \(NOV-3\), now mallory\+new@evil\.example; matched by reference pattern "<month>-3"$/m,
+    );
+    expect(screen.stdout).toMatch(/^ {2}of this series: input name pattern "<month>\.csv"$/m);
+    expect(screen.stdout).not.toMatch(/added: |removed: /);
     expect(screen.stdout).toMatch(
       /New recipients: 1, EUR 8,000\.00 \(1 payout\): mallory\+new@evil\.example/,
     );
     expect(screen.stdout).toMatch(/EUR 40,000\.00 then, EUR 77,000\.00 now \(\+92\.5 %\)/);
-    const table = screen.stdout.split('\n');
+    const table = screen.stdout.split('\n').filter((l) => /^\S/.test(l));
     const head = table.findIndex((l) => /^row +reference_id +amount/.test(l));
     expect(table[head + 1]).toMatch(
-      /^3 +DEC-3 +8,000\.00 +EUR +mallory\+new@evil\.example +new recipient/,
+      /^3 +DEC-3 +8,000\.00 +EUR +mallory\+new@evil\.example +new recipient; recipient changed: was e3@ex\.com, now mallory/,
     );
     expect(table[head + 2]).toMatch(/^5 +DEC-5 +45,000\.00 .*was EUR 8,000\.00 to e5@ex\.com/);
 
@@ -184,6 +216,16 @@ describe('the approval story: two months of payroll', () => {
     const clerk = await run(anaHome, ana, ['send', decFile, '--yes']);
     expect(clerk.code).toBe(10);
     expect(clerk.stderr).toContain(reason);
+    // The decision keeps the screen it was made on.
+    const asRejected = parseJsonStdout<PreparedDoc>(
+      await run(bobHome, bob, ['runs', 'show', dec.prepared_run_id, '--json']),
+    );
+    expect(asRejected.reviews).toHaveLength(1);
+    expect(asRejected.reviews[0]).toMatchObject({ decision: 'rejected', reason });
+    expect(asRejected.reviews[0]!.screen!.compared_with).toEqual(dec.compared_with);
+    expect(asRejected.reviews[0]!.screen!.lines).toContain(
+      'New recipients: 1, EUR 8,000.00 (1 payout): mallory+new@evil.example',
+    );
 
     // Corrected and prepared again: compared with the rejected run, row by row.
     const fixed = payroll(anaHome.dir, 'dec-fixed.csv', month('DEC', '45000.00'));
@@ -199,6 +241,14 @@ describe('the approval story: two months of payroll', () => {
       before: { recipient: 'mallory+new@evil.example' },
       after: { recipient: 'e3@ex.com' },
     });
+    // What changed since the approved November is still flagged after the rejection.
+    const flags = (ref: string) => dec2.payouts.find((p) => p.reference_id === ref)!.attention;
+    expect(flags('DEC-5')).toContain(
+      `was EUR 8,000.00 to e5@ex.com (NOV-5 in ${nov.prepared_run_id})`,
+    );
+    expect(flags('DEC-3')).toContain(
+      `recipient changed: was mallory+new@evil.example, now e3@ex.com (in ${dec.prepared_run_id})`,
+    );
     // A dry run says the send would be refused, and why.
     const dry = await run(anaHome, ana, ['send', fixed, '--dry-run']);
     expect(dry.code).toBe(0);
@@ -262,6 +312,31 @@ describe('the approval story: two months of payroll', () => {
     expect(decRun.sent_by.db_user).toMatch(/^ana_/);
     const decPrep = listed.prepared_runs.find((r) => r.prepared_run_id === dec2.prepared_run_id);
     expect(decPrep!.state).toBe('sent');
+    // The rejected run's record is as Bob rejected it, though its corrected twin is sent: the
+    // comparison he saw is kept, and its row to mallory never reads "sent earlier".
+    const rejectedNow = parseJsonStdout<PreparedDoc>(
+      await run(bobHome, bob, ['runs', 'show', dec.prepared_run_id, '--json']),
+    );
+    expect(rejectedNow.reviews).toEqual(asRejected.reviews);
+    const mallory = rejectedNow.payouts.find((p) => p.reference_id === 'DEC-3')!.attention;
+    expect(mallory).not.toContain('sent earlier');
+    expect(mallory.join('; ')).toMatch(
+      /its reference_id is another payout's: EUR 8,000\.00 to e3@ex\.com \(run [0-9a-f]{16}\); not this payout/,
+    );
+    expect(rejectedNow.earlier).toMatchObject({ sent_count: 4, other_count: 1 });
+    const record = await run(bobHome, bob, ['runs', 'show', dec.prepared_run_id], {
+      terminal: { columns: 200 },
+    });
+    expect(record.stdout).toMatch(
+      /^As reviewed by role bob_\w+ \(.*\) at .* UTC, who rejected it: "DEC-3 goes to a new address: check it with e3":$/m,
+    );
+    expect(record.stdout).toMatch(/^ {4}recipient changed: DEC-3 EUR 8,000\.00: was e3@ex\.com/m);
+    expect(record.stdout).toMatch(
+      /^Now:\n {2}Sent earlier: +4 sent, .*1 under a reference_id that is another payout's/m,
+    );
+    expect(record.stdout).toMatch(
+      /^row +reference_id +amount +currency +recipient +as reviewed +now$/m,
+    );
     const after = await run(bobHome, bob, ['runs', 'show', dec2.prepared_run_id, '--json']);
     expect(parseJsonStdout<PreparedDoc>(after).earlier).toEqual(
       expect.objectContaining({ sent_count: 5, to_send_count: 0 }),

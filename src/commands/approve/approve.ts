@@ -62,19 +62,22 @@ ${exitCodesHelp('approve')}`,
       if (!flags.reject && flags.reason !== undefined) {
         throw new UsageError('--reason goes with --reject');
       }
-      const [{ stateUrlOf }, { needsSharedHistory }, { approveRun }] = await Promise.all([
-        import('../state-url.js'),
-        import('../../core/approvals/common.js'),
-        import('../../core/approvals/approve.js'),
-      ]);
+      const [{ stateUrlOf, readerBaseUrl }, { needsSharedHistory }, { approveRun }] =
+        await Promise.all([
+          import('../state-url.js'),
+          import('../../core/approvals/common.js'),
+          import('../../core/approvals/approve.js'),
+        ]);
       const url = await stateUrlOf(ctx, flags.stateUrl);
       if (url === undefined) throw needsSharedHistory('approve');
+      const baseUrl = await readerBaseUrl(ctx);
       return approveRun(
         {
           url,
           prepId,
           yes: Boolean(flags.yes),
           all: Boolean(flags.all),
+          ...(baseUrl === undefined ? {} : { baseUrl }),
           ...(flags.reject ? { reject: { reason: flags.reason!.trim() } } : {}),
         },
         ctx.output,

@@ -30,7 +30,7 @@ import { SANDBOX_SERVICE_KEY } from '../service.js';
 import { prepState, withShared } from './common.js';
 import { boundDifferences, notApproved, recordPrepared } from './gate.js';
 import { preparedScreen } from './screen.js';
-import { preparedDoc } from './screen-view.js';
+import { preparedDoc } from './screen-doc.js';
 import { gated, summaryNotes } from './send.js';
 
 /**

@@ -457,14 +457,15 @@ export function withFigures(p: PreparedRun, f: PreparedFigures): PreparedRun {
 export function recordEvent(
   h: PgHistory,
   prep: PreparedRun,
-  event: { decision: ApprovalEvent['decision']; reason?: string; run_id?: string },
+  event: { decision: ApprovalEvent['decision']; reason?: string; run_id?: string; review?: string },
   who: Machine,
 ): Promise<void> {
   return h.write('recording the decision', async (c) => {
     try {
+      // A decision and the screen it was made on: one row, so one transaction.
       await c.query(
-        `INSERT INTO approvals (prep, decision, reason, by_role, os_user, host, run_id, at)
-         VALUES ($1, $2, $3, '', $4, $5, $6, '')`,
+        `INSERT INTO approvals (prep, decision, reason, by_role, os_user, host, run_id, at, review)
+         VALUES ($1, $2, $3, '', $4, $5, $6, '', $7)`,
         [
           prep.id,
           event.decision,
@@ -472,6 +473,7 @@ export function recordEvent(
           who.os_user,
           who.host,
           event.run_id ?? null,
+          event.review ?? null,
         ],
       );
     } catch (err) {

@@ -1,0 +1,68 @@
+/**
+ * What a summary compares a run with (src/core/series.ts): the latest runs of a service, a
+ * few payouts of one of them, and the payouts the history holds under some references (a
+ * retry's original, a reference sent as another payout). Written once for both databases, as
+ * journal-sql.ts writes its lookups; every read is bounded, by an index and a LIMIT.
+ */
+import type { Dialect } from './dialect.js';
+import { jsonTexts } from './journal-sql.js';
+
+/** A run of a service, as a series is told from its header. */
+export interface EarlierRun {
+  run_id: string;
+  /** JSON array of its inputs' names. */
+  inputs: string;
+  batch_reference: string | null;
+  created_at: string;
+}
+
+/** A payout an earlier run holds: what a comparison shows of it, and the run. */
+export interface HeldPayout {
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  description: string | null;
+  run_id: string;
+}
+
+/** The runs compared at most: the latest of the service. */
+export const EARLIER_RUNS = 10;
+
+/**
+ * The service's latest runs but one (its own id, a resumed run's), newest first: parameters
+ * are the service id and the run id left out.
+ */
+export function latestRunsSql(schema?: string): string {
+  const s = schema ? `${schema}.` : '';
+  return `SELECT run_id, inputs, batch_reference, created_at FROM ${s}runs
+    WHERE service_id = ? AND run_id IS NOT NULL AND run_id <> ? AND payout_count > 0
+    ORDER BY id DESC LIMIT ${EARLIER_RUNS}`;
+}
+
+/** A run's first payouts in row order, at most a limit: parameters are the run id and the limit. */
+export function runPayoutsSql(schema?: string): string {
+  const s = schema ? `${schema}.` : '';
+  return `SELECT p.reference_id, p.amount, p.currency, p.recipient, p.description, r.run_id
+    FROM ${s}runs r JOIN ${s}payouts p ON p.run = r.id
+    WHERE r.run_id = ? ORDER BY p.row LIMIT ?`;
+}
+
+/**
+ * The payouts runs of the service hold under references given as one JSON array, the latest
+ * run's first: parameters are the array and the service id.
+ */
+export function heldPayoutsSql(d: Dialect, schema?: string): string {
+  const s = schema ? `${schema}.` : '';
+  return `SELECT p.reference_id, p.amount, p.currency, p.recipient, p.description, r.run_id
+    FROM ${jsonTexts(d)} j JOIN ${s}payouts p ON p.reference_id = j.value
+      JOIN ${s}runs r ON r.id = p.run
+    WHERE r.service_id = ? ORDER BY p.run DESC`;
+}
+
+/** The latest held payout of each reference. */
+export function latestOf(rows: HeldPayout[]): Map<string, HeldPayout> {
+  const out = new Map<string, HeldPayout>();
+  for (const r of rows) if (!out.has(r.reference_id)) out.set(r.reference_id, r);
+  return out;
+}
