@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
 import { errorCode, errorMessage, InternalError, NetworkError } from '../errors.js';
+import { isLoopbackUrl, loopbackLookup } from './base-url.js';
 import { serializeCreateRequest } from './body.js';
 import {
   parseAnswer,
@@ -9,7 +10,10 @@ import {
   snippet,
 } from './envelope.js';
 import { checkCredential, Redactor, type Secret } from './secret.js';
+import { type SlowWait, watchSlow } from './slow.js';
 import type { CreateAnswer, CreateRequest, PayoutRecord } from './types.js';
+
+export type { SlowWait };
 
 /** Proxy settings, taken from the environment by the caller. */
 export interface ProxySettings {
@@ -36,8 +40,13 @@ export interface ClientOptions {
   proxy?: ProxySettings;
   /** Receives the --debug trace, with the secret already redacted. */
   trace?: (line: string) => void;
-  /** Told, once per exchange, when an answer is slower than `slowAfterMs`: what it waits for. */
-  slow?: (note: string) => void;
+  /**
+   * Told when an answer is slower than `slowAfterMs`: what the exchange waits for and how long
+   * until it is given up, for a countdown; the function it returns ends the wait (the answer
+   * came, or the exchange was given up). Told again when the answer's headers come and its
+   * body is left the rest of the deadline.
+   */
+  slow?: (wait: SlowWait) => () => void;
   /** When an exchange counts as slow (default SLOW_MS). */
   slowAfterMs?: number;
 }
@@ -196,6 +205,17 @@ function timeoutsOf(opts: ClientOptions) {
   };
 }
 
+/** A connection pool straight to the service; to a loopback one without any lookup. */
+function directAgent(opts: ClientOptions): Agent {
+  const timeouts = timeoutsOf(opts);
+  const lookup = isLoopbackUrl(opts.baseUrl) ? { lookup: loopbackLookup } : {};
+  return new Agent({
+    ...timeouts,
+    connect: { ...timeouts.connect, ...lookup },
+    connections: CONNECTIONS,
+  });
+}
+
 /** The overall deadline of one exchange for these options. */
 function deadlineOf(opts: ClientOptions): number {
   return (
@@ -222,10 +242,15 @@ export class PayoutClient {
   private readonly redactor: Redactor;
   private readonly deadlineMs: number;
 
-  /** Opens a client, through undici's proxy agent when a proxy is configured. */
+  /**
+   * Opens a client, through undici's proxy agent when a proxy is configured; never for a
+   * loopback base URL, whose plain http would hand the Client-Secret to the proxy.
+   */
   static async open(opts: ClientOptions): Promise<PayoutClient> {
     const p = opts.proxy ?? {};
-    if (!p.httpProxy && !p.httpsProxy) return new PayoutClient(opts);
+    if (isLoopbackUrl(opts.baseUrl) || (!p.httpProxy && !p.httpsProxy)) {
+      return new PayoutClient({ ...opts, proxy: undefined });
+    }
     return new PayoutClient(
       opts,
       new EnvHttpProxyAgent({ ...timeoutsOf(opts), connections: CONNECTIONS, ...p }),
@@ -244,7 +269,7 @@ export class PayoutClient {
     this.redactor = new Redactor(opts.clientSecret.reveal());
     this.deadlineMs = deadlineOf(opts);
     this.apiBase = `${opts.baseUrl}/api/v1`;
-    this.dispatcher = dispatcher ?? new Agent({ ...timeoutsOf(opts), connections: CONNECTIONS });
+    this.dispatcher = dispatcher ?? directAgent(opts);
   }
 
   /** The URL a create request goes to. */
@@ -290,7 +315,17 @@ export class PayoutClient {
     this.traceRequest(method, url, body);
     const started = Date.now();
     const deadline = AbortSignal.timeout(this.deadlineMs);
-    const slow = this.slowTimer(method, url);
+    const slow =
+      this.opts.slow &&
+      watchSlow(
+        this.opts.slow,
+        { method, url, started },
+        {
+          afterMs: this.opts.slowAfterMs ?? SLOW_MS,
+          answerMs: Math.min(this.opts.responseTimeoutMs ?? 30_000, this.deadlineMs),
+          deadlineMs: this.deadlineMs,
+        },
+      );
     let res: RawResponse;
     try {
       const target = new URL(url);
@@ -302,6 +337,7 @@ export class PayoutClient {
         body,
         signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
+      slow?.answered();
       // A server or proxy that echoes the request headers must not make us print the secret:
       // the body is decoded first and its strings redacted, and the raw text is redacted too.
       const text = await r.body.text();
@@ -326,32 +362,10 @@ export class PayoutClient {
       this.opts.trace?.(`< ${ne.message}${ne.code ? ` [${ne.code}]` : ''}`);
       throw ne;
     } finally {
-      if (slow) clearTimeout(slow);
+      slow?.end();
     }
     this.traceResponse(res, Date.now() - started);
     return res;
-  }
-
-  /** Tells `slow` what an exchange waits for once it has taken `slowAfterMs`. */
-  private slowTimer(method: string, url: string): NodeJS.Timeout | undefined {
-    const slow = this.opts.slow;
-    if (!slow) return undefined;
-    const what =
-      method === 'POST'
-        ? 'a create request'
-        : `the lookup of ${decodeURIComponent(url.slice(url.lastIndexOf('/') + 1))}`;
-    const host = new URL(url).host;
-    const after = this.opts.slowAfterMs ?? SLOW_MS;
-    const timer = setTimeout(
-      () =>
-        slow(
-          `waiting for ${host} to answer ${what}: ${after / 1000} s so far, given up to ${this.deadlineMs / 1000} s`,
-        ),
-      after,
-    );
-    // The note must never keep the process alive on its own.
-    timer.unref();
-    return timer;
   }
 
   /** Traces a request for --debug, the secret replaced. */

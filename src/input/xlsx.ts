@@ -6,6 +6,7 @@ import type { CellObject } from '@e965/xlsx';
 import { errorMessage } from '../errors.js';
 import { plainNumberText } from '../money/amount.js';
 import type { PayoutChecker } from './fields.js';
+import { unguardFormula } from './formula.js';
 import { type HeaderColumns, matchHeader, renamesMeta, rowReference } from './header.js';
 import { normalizeHeader } from './options.js';
 import { readErrorMessage } from './source.js';
@@ -236,7 +237,8 @@ function headerText(cell: CellObject | undefined): string {
 /** Reads the cells of one sheet as payout rows. */
 class SheetRows {
   private readonly label: string;
-  private columns: HeaderColumns | undefined;
+  /** The header's columns, once it is read. */
+  columns: HeaderColumns | undefined;
   readonly renames: Renames = { count: 0, examples: [] };
   /** Rows holding a number as reference_id or recipient: the first row, and how many. */
   private numericIds: { row: number; count: number; fields: Set<PayoutField> } | undefined;
@@ -268,7 +270,12 @@ class SheetRows {
   row(cells: CellObject[], row: number): void {
     const c = this.columns!;
     this.rows++;
-    const read = (i: number, field: PayoutField) => this.cell(cells[i], i, row, field);
+    // A retry file saved from a spreadsheet keeps the formula guard it was written with.
+    const retry = c.newReference !== -1;
+    const read = (i: number, field: PayoutField) => {
+      const text = this.cell(cells[i], i, row, field);
+      return retry && text !== null ? unguardFormula(text) : text;
+    };
     const ref = rowReference(
       c,
       (i) => read(i, 'reference_id'),
@@ -466,5 +473,5 @@ export async function readXlsx(source: InputSource, s: XlsxSettings): Promise<Fi
   if (rows.rows === 0) {
     s.checker.report(sheetLabel(sheet.name), undefined, undefined, 'no payouts in this sheet');
   }
-  return { rows: rows.rows, sheet: sheet.name, ...renamesMeta(rows.renames) };
+  return { rows: rows.rows, sheet: sheet.name, ...renamesMeta(rows.renames, rows.columns) };
 }

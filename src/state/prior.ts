@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
 import { lostContents, migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
 import { newerSchemaError, type StateError, stateError } from './errors.js';
+import { checkStateFolder } from './folder.js';
 import type { PriorRow } from '../domain/history.js';
 import type { RunIntake } from './intake.js';
 import { HASH_VERSION, serviceId } from './hash.js';
@@ -87,6 +88,16 @@ export function paidRecipients(
   return readHistory(intake, stateDir, read) ?? null;
 }
 
+/**
+ * Whether this state folder's history was copied into a shared one (`state push` gave it an
+ * id): its team shares a history since, where the approval rule lives. Read where priorRows reads.
+ */
+export function pushedHistory(intake: RunIntake, stateDir: string): boolean {
+  const read = (schema: string) =>
+    intake.db.prepare(`SELECT 1 FROM ${schema}.meta WHERE key = 'history_id'`).get() !== undefined;
+  return readHistory(intake, stateDir, read) ?? false;
+}
+
 /** Where a run's staged rows are: a dry run's view, or the run's rows of payouts. */
 function stagedFrom(intake: RunIntake): string {
   return intake.owned ? 'staged' : `payouts WHERE run = ${intake.id}`;
@@ -127,6 +138,7 @@ function readHistory<T>(
   const { db } = intake;
   const path = join(stateDir, STATE_DB);
   if (!existsSync(path)) return undefined;
+  checkStateFolder(stateDir);
   const lost = lostContents(path, stateDir);
   // Databases are attached and detached outside a transaction.
   intake.finish();

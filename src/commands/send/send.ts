@@ -5,7 +5,14 @@ import { exitCodesHelp } from '../../exit-codes.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
-import { collect, commandLineOf, defineAction, type ExitSink, examples } from '../command.js';
+import {
+  collect,
+  commandLineOf,
+  defineAction,
+  type ExitSink,
+  examples,
+  givenOptionWords,
+} from '../command.js';
 import { intOption } from '../options.js';
 
 /** Raw option values of `payouts send`, as commander parses them. */
@@ -43,6 +50,23 @@ interface SendFlags {
   approved?: string;
 }
 
+/**
+ * The options that say how the files are read, and what the approval binds besides them: a
+ * command that sends the same files again (after --prepare, after approve) repeats them.
+ */
+const FILE_OPTIONS = [
+  '--format',
+  '--sheet',
+  '--include-hidden',
+  '--delimiter',
+  '--encoding',
+  '--decimal-comma',
+  '--map',
+  '--allow-currency',
+  '--batch-reference',
+  '--webhook-url',
+];
+
 /** Parses --allow-currency CODE or CODE:DIGITS. */
 export function parseAllowCurrency(text: string): [string, number] {
   const m = /^([A-Za-z]{3})(?::([0-4]))?$/.exec(text.trim());
@@ -66,15 +90,22 @@ export function parseMaxTotal(text: string): { currency: string; amountText: str
   return { currency: m[1]!.toUpperCase(), amountText: m[2]! };
 }
 
-/** Checks --webhook-url is an absolute http(s) URL. */
+/**
+ * Checks --webhook-url is an absolute http(s) URL, and not one whose password was masked where
+ * payouts recorded it (a finishing command repeats it as user:***): that one is given again.
+ */
 function webhookUrl(value: string): string {
-  httpUrl(
+  const url = httpUrl(
     value,
     () =>
       new InvalidArgumentError(
         `--webhook-url ${JSON.stringify(value)}: use an absolute URL such as https://hooks.example.com/payouts`,
       ),
   );
+  if (decodeURIComponent(url.password) === '***')
+    throw new InvalidArgumentError(
+      `--webhook-url ${JSON.stringify(value)}: its password shows as ***, as payouts records and shows it: give the webhook's URL with its real password`,
+    );
   return value;
 }
 
@@ -177,7 +208,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .option(
       '--state-url <url>',
-      'a history shared with the team, postgres://USER:PASSWORD@HOST/DB (default: PAYOUTS_STATE_URL, else the state folder)',
+      'a history shared with the team, postgres://USER@HOST/DB?sslmode=verify-full, its password in PGPASSWORD or ~/.pgpass, never here (default: PAYOUTS_STATE_URL, else the state folder)',
     )
     .option(
       '--check-service',
@@ -220,7 +251,7 @@ ${exitCodesHelp('send')}`,
       { runSend },
       { parseMapOption, parseDelimiterOption },
       { openService, loadSettings, serviceKeyOf },
-      { stateDir },
+      { stateDir, configDir },
       { stateUrlOf },
       { lockWaitFor },
       { parseReportLocale },
@@ -293,12 +324,15 @@ ${exitCodesHelp('send')}`,
         output: ctx.output,
         stdin: ctx.runtime.stdin,
         stateDir: stateDir(ctx.runtime.env),
+        configDir: configDir(ctx.runtime.env),
+        cwd: ctx.runtime.cwd,
         stateWait: lockWaitFor(ctx.runtime.env.PAYOUTS_STATE_WAIT),
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,
         finishNow: ctx.runtime.finishNow,
         clock: ctx.runtime.clock,
         commandLine: commandLineOf(cmd, files),
+        fileArgs: givenOptionWords(cmd, FILE_OPTIONS),
         serviceArgs: [
           ...(flags.sandbox ? ['--sandbox'] : []),
           ...(ctx.globals.profile ? ['--profile', ctx.globals.profile] : []),

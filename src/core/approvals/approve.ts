@@ -12,6 +12,7 @@ import {
 import type { PgHistory } from '../../state/pg/history.js';
 import { approversOf, eventLines, prepState, thisMachine, whoText, withShared } from './common.js';
 import { keptScreen, reviewsOf } from './review.js';
+import { sendCommandOf } from './gate.js';
 import { type PreparedScreen, preparedScreen } from './screen.js';
 import { attentionOf, type PreparedDoc, preparedDoc } from './screen-doc.js';
 import { screenLines, screenTable, totalsText, whenText } from './screen-view.js';
@@ -145,7 +146,7 @@ export async function approveRun(req: ApproveRequest, output: Output): Promise<n
       doc.state === 'prepared'
         ? `Approved run ${p.prep_id}: ${approversOf(p).length} of ${p.approvers_needed} approvals; another person approves it with \`payouts approve ${p.prep_id}\`.`
         : doc.state === 'approved'
-          ? `Approved run ${p.prep_id}. \`payouts send ${p.inputs.join(' ')}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.`
+          ? `Approved run ${p.prep_id}. \`${sendCommandOf(p.inputs, p.send_args)}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.`
           : `Rejected run ${p.prep_id}: nothing of it will be sent.`,
       ...eventLines(p),
     ].join('\n'),

@@ -3,13 +3,14 @@
  * person's approval, checked as a send is from the history; `send --approved RUN` writes the
  * approved run's payouts to a private file, sent as any file is.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { serviceIdentity } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
+import { replaceFile } from '../../files.js';
+import { guardFormula } from '../../input/formula.js';
 import { SEND_PREPARE } from '../documents.js';
 import { ExitCode } from '../../exit-codes.js';
-import { shellWord } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
 import { privateTmp, runIdFor } from '../../state/index.js';
 import {
@@ -28,10 +29,10 @@ import type { SendContext, SendDeps } from '../send/staging.js';
 import { destinationOf, summaryText } from '../send/summary.js';
 import { SANDBOX_SERVICE_KEY } from '../service.js';
 import { prepState, withShared } from './common.js';
-import { boundDifferences, notApproved, recordPrepared } from './gate.js';
+import { boundDifferences, notApproved, recordPrepared, sendCommandOf } from './gate.js';
 import { preparedScreen } from './screen.js';
 import { preparedDoc } from './screen-doc.js';
-import { gated, summaryNotes } from './send.js';
+import { gated, sendArgsOf, summaryNotes } from './send.js';
 
 /**
  * --prepare: checks the files as a send does from the history (what earlier runs hold,
@@ -65,6 +66,7 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
     ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
     ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
     ...(opts.note ? { note: opts.note } : {}),
+    send_args: sendArgsOf(ctx),
   });
   const doc = await withShared(deps.stateUrl!, async (h) =>
     preparedDoc(await preparedScreen(h, prep)),
@@ -81,7 +83,7 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
   }
   output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
   output.info(
-    `Another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it`,
+    `Another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); then \`${sendCommandOf(opts.files, prep.send_args)}\` or \`payouts send --approved ${prep.prep_id}\` sends it`,
   );
   return ExitCode.ok;
 }
@@ -153,7 +155,7 @@ export async function approvedFile(
       );
     }
     const path = join(dir, `approved-${prep.prep_id}-${pid}.csv`);
-    writeFileSync(path, approvedCsv(figures.payouts), { mode: 0o600 });
+    replaceFile(path, (append) => append(approvedCsv(figures.payouts)));
     return { path, prep };
   });
 }
@@ -170,7 +172,9 @@ function approvedCsv(payouts: PreparedPayout[]): string {
       : p.retry_of === null
         ? [p.reference_id, '']
         : [p.retry_of, p.reference_id];
-    return [...refs, p.amount, p.currency, p.recipient, p.description].map(cell).join(',');
+    // With a new_reference_id column it reads as a retry file, whose cells intake unguards.
+    const cells = [...refs, p.amount, p.currency, p.recipient, p.description];
+    return cells.map((c) => cell(retries && c !== null ? guardFormula(c) : c)).join(',');
   });
   const head = `reference_id,${retries ? 'new_reference_id,' : ''}amount,currency,recipient,description`;
   return `${head}\n${lines.join('\n')}\n`;

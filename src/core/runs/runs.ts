@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import { UsageError } from '../../errors.js';
 import { formatServiceAmount } from '../../money/amount.js';
@@ -9,7 +7,6 @@ import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
   liveRunsIn,
-  openStateDb,
   type RunDetail,
   type RowReader,
   type RowWriter,
@@ -17,13 +14,12 @@ import {
   type RunsPage,
   readRunIn,
   runPageIn,
-  STATE_DB,
-  stateDbKeeper,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
 import { statusKind } from '../../domain/statuses.js';
 import { serviceStatusJson } from '../documents.js';
+import { type RunsSource, withRunReader } from './reader.js';
 import type { RetryRequest } from './retry.js';
 import { moneyText } from '../../money/amount.js';
 
@@ -63,8 +59,8 @@ export function finishCommand(r: ListedRun): string | undefined {
   if (r.counts.in_flight === 0 && r.counts.not_sent === 0) return undefined;
   const to = r.service === 'sandbox' ? '--sandbox' : `--base-url ${shellWord(r.service)}`;
   const approved = /^approved:(p[0-9a-f]+)$/.exec(r.inputs[0] ?? '')?.[1];
-  const what = approved ? `--approved ${approved}` : r.inputs.map(shellWord).join(' ');
-  return `payouts send ${what} ${to}`;
+  const words = approved ? ['--approved', approved] : [...r.inputs, ...r.send_args];
+  return `payouts send ${words.map(shellWord).join(' ')} ${to}`;
 }
 
 /** What is left of a run, and the command that finishes it, in a sentence. */
@@ -129,12 +125,6 @@ function payoutJson(p: RunDetail['payouts'][number]) {
   };
 }
 
-/** Where runs are read: the state folder, or a shared history (postgres://…) when given. */
-export interface RunsSource {
-  stateDir: string;
-  stateUrl?: string;
-}
-
 /** Runs `payouts runs` shows at a time. */
 export const RUNS_PAGE = 20;
 
@@ -155,25 +145,6 @@ async function listedRuns(
   if (!from.stateUrl) return listed;
   const live = await liveRunsIn(read);
   return { ...listed, runs: listed.runs.map((r) => ({ ...r, running: live.has(r.run_id) })) };
-}
-
-/** Runs `read` on a shared history. */
-async function withHistory<T>(
-  url: string,
-  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
-): Promise<T> {
-  const { PgHistory } = await import('../../state/pg/history.js');
-  const history = await PgHistory.open(url);
-  try {
-    return await read(
-      (sql, params) => history.rows(sql, params),
-      async (sql, params) => {
-        await history.rows(sql, params);
-      },
-    );
-  } finally {
-    await history.close();
-  }
 }
 
 /**
@@ -300,27 +271,6 @@ export function retriedJson(r: HeldRef): { reference_id: string; run_id: string;
   };
 }
 
-/**
- * Runs `read` on the store runs are read from (a shared history, else state.db); undefined
- * when there is no state.db (nothing was ever sent), so that reading creates nothing. `keep`
- * writes a run's counts for the next listing (run-counts.ts): a failure there changes nothing.
- */
-export async function withRunReader<T>(
-  from: RunsSource,
-  output: Output,
-  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
-): Promise<T | undefined> {
-  if (from.stateUrl) return withHistory(from.stateUrl, read);
-  const file = join(from.stateDir, STATE_DB);
-  if (!existsSync(file)) return undefined;
-  const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
-  try {
-    return await read(async (sql, params) => db.prepare(sql).all(...params), stateDbKeeper(file));
-  } finally {
-    db.close();
-  }
-}
-
 /** `payouts runs show ID`: one run's payouts and states; `retry`: its --failed-out file; `view`: a prepared run's. */
 export async function showRun(
   from: RunsSource,
@@ -329,6 +279,7 @@ export async function showRun(
   retry?: RetryRequest,
   view: { all?: boolean; baseUrl?: string } = {},
 ): Promise<number> {
+  if (retry) (await import('./retry.js')).checkRetryTarget(retry);
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
     if (await prepared.showPrepared(from.stateUrl, id, output, view)) return 0;

@@ -11,6 +11,7 @@ import { CurrencyTable } from '../../money/currencies.js';
 import { runIdFor } from '../../state/index.js';
 import {
   approvalDocOf,
+  approvalNoteOf,
   claimRun,
   nothingToSendNotes,
   refuseEarly,
@@ -39,7 +40,7 @@ import {
   sendsNothing,
   splitOf,
 } from './fates.js';
-import type { SendOptions } from './options.js';
+import { checkOutputFiles, type SendOptions } from './options.js';
 import { planRun } from './plan.js';
 import { checkMaxTotals } from './refusals.js';
 import { finishRun } from './results.js';
@@ -73,6 +74,7 @@ export type { SendDeps };
  * code. `--approved RUN` sends the approved run's payouts as a file (`approvals/prepare.ts`).
  */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
+  checkOutputFiles(opts, deps);
   if ((opts.prepare || opts.approved !== undefined) && !deps.stateUrl) {
     const { needsSharedHistory } = await import('../approvals/common.js');
     throw needsSharedHistory(opts.prepare ? 'send --prepare' : 'send --approved');
@@ -147,8 +149,11 @@ async function preview(ctx: SendContext): Promise<number> {
   checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
   // The rule is about what moves: a run that sends nothing needs no approval.
   const notes =
-    split && sendsNothing(split)
-      ? nothingToSendNotes()
+    split && sendsNothing(split) && where.serviceKey !== undefined
+      ? nothingToSendNotes(
+          undefined,
+          await approvalNoteOf(ctx, { serviceKey: where.serviceKey, sandbox: opts.sandbox }),
+        )
       : await summaryNotes(ctx, { ...where, sandbox: opts.sandbox });
   const view = { plan, split, dest: destinationOf(ctx, where), maxTotals: opts.maxTotals, notes };
   if (output.json) {
@@ -322,7 +327,9 @@ async function decideShown(ctx: SendContext, side: SendSide, read: Read): Promis
     if (!service.sandbox && first)
       await checkCredentials(service.client, first.reference_id, ctx.deps.interrupt);
     const notes = nothingToSendNotes(files);
-    output.info(nothingToSendText(split, notes.approval, output.errColor));
+    output.info(
+      nothingToSendText(split, notes.silent ? undefined : notes.approval, output.errColor),
+    );
     return { ...shown, notes };
   }
   const dest = destinationOf(ctx, {

@@ -8,7 +8,7 @@ import { count, displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
 import { sendDocHead } from '../documents.js';
 import type { Renames } from '../../input/types.js';
-import { historyLabel } from '../../state/pg/url.js';
+import { historyLabel, redactWord } from '../../state/pg/url.js';
 import type { Ask, Decision, EarlierRun, RunSplit } from './fates.js';
 import { foundOf } from './fates.js';
 import { concurrencyOf, type MaxTotal } from './options.js';
@@ -82,7 +82,7 @@ export interface SummaryView {
   dest: Destination;
   maxTotals: MaxTotal[];
   /** The history's new recipients and the approval rule's word (notes.ts). */
-  notes?: { newRecipients: string; approval: string; status?: unknown };
+  notes?: { newRecipients: string; approval: string; status?: unknown; silent?: boolean };
 }
 
 /** Width of the summary's labels. */
@@ -180,7 +180,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
   const { split } = view;
   if (!split || split.toSend.count === split.files.count) {
     const n = view.plan.payoutCount;
-    lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
+    lines.push(field('To send now:', n === 1 ? 'the payout' : `all ${n} payouts`, c));
   }
   return lines;
 }
@@ -239,10 +239,12 @@ export function summaryText(
   lines.push(field('History:', dest.history, c));
   if (view.notes) {
     lines.push(field('New recipients:', view.notes.newRecipients, c));
-    lines.push(field('Approval:', view.notes.approval, c));
+    if (!view.notes.silent) lines.push(field('Approval:', view.notes.approval, c));
   }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
-  lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
+  // A webhook URL's password (https://user:token@…) is never shown, as no URL's is.
+  const webhook = plan.webhookUrl === undefined ? undefined : redactWord(plan.webhookUrl);
+  lines.push(field('Webhook:', shown(webhook, '(account default)'), c));
   return lines.join('\n');
 }
 
@@ -262,9 +264,17 @@ export function questionText(split: RunSplit, currencies: CurrencyTable): string
   return `${what}? They cannot be taken back.`;
 }
 
-/** The lines of a run that sends nothing: its Approval: line, then nothingToSendLine. */
-export function nothingToSendText(split: RunSplit, approval: string, c: ChalkInstance): string {
-  return `${field('Approval:', approval, c)}\n${nothingToSendLine(split)}`;
+/**
+ * The lines of a run that sends nothing: nothingToSendLine, after an Approval: line only where
+ * it informs (the team's rule would ask an approval of these payouts, were they to move).
+ */
+export function nothingToSendText(
+  split: RunSplit,
+  approval: string | undefined,
+  c: ChalkInstance,
+): string {
+  const line = nothingToSendLine(split);
+  return approval === undefined ? line : `${field('Approval:', approval, c)}\n${line}`;
 }
 
 /**

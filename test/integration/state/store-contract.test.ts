@@ -11,7 +11,14 @@ import { PgHistory } from '../../../src/state/pg/history.js';
 import { adoptLocally } from '../../../src/state/adopt.js';
 import { localHistory } from '../../../src/state/local-history.js';
 import { query, recycledDatabase, STORES, type Store } from '../../helpers/pg.js';
-import { fakeClock, type Prior, priorFrom, SERVICE, stage, tempStateDir } from './helpers.js';
+import {
+  fakeClock,
+  type Prior,
+  priorFrom,
+  SERVICE,
+  stage,
+  tempStateDir,
+} from '../../unit/state/helpers.js';
 
 // One contract, two stores: what a run commits, what a later run finds, and how a run is
 // resumed read the same from state.db and from a shared history on PostgreSQL.

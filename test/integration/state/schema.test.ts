@@ -10,7 +10,7 @@ import {
 import { PgHistory } from '../../../src/state/pg/history.js';
 import { MIGRATIONS, PG_MIGRATIONS, STEPS } from '../../../src/state/schema.js';
 import { freshDatabase, query } from '../../helpers/pg.js';
-import { openDb, tempStateDir } from './helpers.js';
+import { openDb, tempStateDir } from '../../unit/state/helpers.js';
 
 // One definition serves both databases: the tables a store holds, column for column, and a
 // step appended once reaches both.
