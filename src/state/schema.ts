@@ -15,7 +15,7 @@
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
 import { APPROVAL_GUARDS } from './pg/approval-guards.js';
-import { ATTEMPTS_KEPT, GUARDS, RECORDER, REVIEWED, RULE_OWNER } from './pg/guards.js';
+import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
 import { LOCK_WAITERS } from './pg/queue-table.js';
 import { NARROW_ROWS, ONE_SERVICE_PER_URL } from './first-steps.js';
 
@@ -457,8 +457,9 @@ export const STEPS: readonly SchemaStep[] = [
       { sql: 'ALTER TABLE runs ADD COLUMN send_args TEXT' },
     ],
   },
-  // Issue 49: a decision keeps the approver's screen it was made on (docs/approvals.md).
-  { ops: [{ sql: 'ALTER TABLE approvals ADD COLUMN review TEXT' }, { pg: REVIEWED }] },
+  // Issue 49: a decision keeps the approver's screen it was made on, in its own row of
+  // approvals, append-only as every row there (docs/approvals.md).
+  { ops: [{ sql: 'ALTER TABLE approvals ADD COLUMN review TEXT' }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

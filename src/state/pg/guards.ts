@@ -336,28 +336,3 @@ CREATE TRIGGER results_by BEFORE INSERT OR UPDATE ON results
   FOR EACH ROW EXECUTE FUNCTION payouts_result_by();
 CREATE TRIGGER runs_by BEFORE INSERT OR UPDATE ON runs
   FOR EACH ROW EXECUTE FUNCTION payouts_run_by()`;
-
-/**
- * Issue 49's step (PostgreSQL): a decision keeps the screen it was made on (`approvals.review`,
- * a JSON object with its `lines`), in the same row, so in the same transaction, append-only as
- * every row of `approvals`; a `sent` event keeps none. Its trigger fires after `approvals_who`
- * (PostgreSQL orders a table's triggers by name), whose refusals say more.
- */
-export const REVIEWED = `${inSchema([
-  fn(
-    'payouts_reviewed',
-    `  IF NEW.decision = 'sent' THEN
-    IF NEW.review IS NOT NULL THEN
-      ${refuse('a sent event keeps no review')}
-    END IF;
-    RETURN NEW;
-  END IF;
-  IF NEW.review IS NULL OR pg_catalog.json_typeof(NEW.review::json) IS DISTINCT FROM 'object'
-      OR pg_catalog.json_typeof(NEW.review::json -> 'lines') IS DISTINCT FROM 'array' THEN
-    ${refuse('a decision on prepared run id % keeps the screen it was made on (review)', 'NEW.prep', '23514')}
-  END IF;
-  RETURN NEW;`,
-  ),
-])};
-CREATE TRIGGER approvals_with_review BEFORE INSERT ON approvals
-  FOR EACH ROW EXECUTE FUNCTION payouts_reviewed()`;
