@@ -4,6 +4,8 @@
  * summary with its series' last run. Pure and deterministic: every match says which field made
  * it, so a person can check it.
  */
+import { groupThousands } from '../money/amount.js';
+import { displayText } from '../output/display.js';
 import { canonicalDecimal } from '../state/hash.js';
 
 /** Month names a text may carry (English and German, in full and as 3 letters), lower case. */
@@ -292,10 +294,16 @@ export function retryChange(original: RowSide, retry: RowSide): RowChange | unde
     false,
   );
   if (!fields.length) return undefined;
+  const only = (r: RowSide): RowSide => ({
+    reference_id: r.reference_id,
+    amount: r.amount,
+    currency: r.currency,
+    recipient: r.recipient,
+  });
   return {
     change: 'changed',
-    before: original,
-    after: retry,
+    before: only(original),
+    after: only(retry),
     matched_by: 'retry_of',
     matched_on: original.reference_id,
     fields,
@@ -305,4 +313,69 @@ export function retryChange(original: RowSide, retry: RowSide): RowChange | unde
 /** How many changes change a recipient. */
 export function recipientChanges(changes: readonly RowChange[]): number {
   return changes.filter((c) => c.fields.includes('recipient')).length;
+}
+
+/** An amount for a person: "EUR 45,000.00". */
+export function amountText(amount: string, currency: string): string {
+  return `${currency} ${groupThousands(amount)}`;
+}
+
+/** Why a run is of this one's series, in words. */
+export function seriesText(w: SeriesWhy): string {
+  if (w.by === 'recipients') return `${w.pattern} shared`;
+  const what = w.by === 'batch_reference' ? 'batch reference' : 'input name';
+  return `${what} pattern ${JSON.stringify(w.pattern)}`;
+}
+
+/** "3 added, 1 removed, 2 changed (1 recipient changed)". */
+export function countsText(changes: readonly RowChange[]): string {
+  const count = (k: RowChange['change']) => changes.filter((x) => x.change === k).length;
+  const moved = recipientChanges(changes);
+  const also = moved ? ` (${moved} recipient${moved === 1 ? '' : 's'} changed)` : '';
+  return `${count('added')} added, ${count('removed')} removed, ${count('changed')} changed${also}`;
+}
+
+/**
+ * Each change a line, indented, the first `most` (undefined: all), then how many more and
+ * where they are (`more`); `usual`: how most rows matched, not repeated on each.
+ */
+export function changeLines(
+  changes: readonly RowChange[],
+  opts: { most?: number; usual?: string; more?: string } = {},
+): string[] {
+  const shown = opts.most === undefined ? changes : changes.slice(0, opts.most);
+  const lines = shown.map((x) => `  ${changeText(x, opts.usual)}`);
+  const more = changes.length - shown.length;
+  if (more) lines.push(`  and ${more} more (${opts.more ?? '--all lists them, as does --json'})`);
+  return lines;
+}
+
+/** What paired two rows, in words: "; matched by description "gehalt <month> felix 20"". */
+function matchedText(x: RowChange, usual?: string): string {
+  if (!x.matched_by || x.matched_by === usual || x.matched_by === 'retry_of') return '';
+  const by = x.matched_by.replace('_', ' ');
+  return `; matched by ${by}${x.matched_on === null ? '' : ` ${JSON.stringify(x.matched_on)}`}`;
+}
+
+/**
+ * A row's change in words: "recipient changed: DEC-3 EUR 8,000.00: was e3@ex.com (NOV-3), now
+ * mallory@…; matched by reference pattern "<month>-3"", "changed: DEC-5 EUR 45,000.00 to …,
+ * was NOV-5 EUR 8,000.00 to …", "added: …", "removed: …".
+ */
+export function changeText(x: RowChange, usual?: string): string {
+  const words = (r: RowSide) =>
+    `${displayText(r.reference_id)} ${amountText(r.amount, r.currency)} to ${displayText(r.recipient)}`;
+  if (x.change === 'added') return `added: ${words(x.after!)}`;
+  if (x.change === 'removed') return `removed: ${words(x.before!)}`;
+  const b = x.before!;
+  const a = x.after!;
+  const how = matchedText(x, usual);
+  const original = x.matched_by === 'retry_of' ? 'its original ' : '';
+  if (!x.fields.includes('recipient'))
+    return `changed: ${words(a)}, was ${original}${words(b)}${how}`;
+  const amount =
+    x.fields.includes('amount') || x.fields.includes('currency')
+      ? `, ${amountText(b.amount, b.currency)}`
+      : '';
+  return `recipient changed: ${displayText(a.reference_id)} ${amountText(a.amount, a.currency)}: was ${displayText(b.recipient)} (${original}${displayText(b.reference_id)}${amount}), now ${displayText(a.recipient)}${how}`;
 }

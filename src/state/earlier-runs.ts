@@ -2,29 +2,17 @@
  * What a summary compares a run with (src/core/series.ts): the latest runs of a service, a
  * few payouts of one of them, and the payouts the history holds under some references (a
  * retry's original, a reference sent as another payout). Written once for both databases, as
- * journal-sql.ts writes its lookups; every read is bounded, by an index and a LIMIT.
+ * journal-sql.ts writes its lookups; each read goes through an index, the runs' and a run's
+ * payouts with a LIMIT, whatever the history's size.
  */
+import type { EarlierRun, HeldPayout } from '../domain/history.js';
 import type { Dialect } from './dialect.js';
+import { serviceId } from './hash.js';
+import type { RunIntake } from './intake.js';
 import { jsonTexts } from './journal-sql.js';
+import { readHistory } from './prior.js';
 
-/** A run of a service, as a series is told from its header. */
-export interface EarlierRun {
-  run_id: string;
-  /** JSON array of its inputs' names. */
-  inputs: string;
-  batch_reference: string | null;
-  created_at: string;
-}
-
-/** A payout an earlier run holds: what a comparison shows of it, and the run. */
-export interface HeldPayout {
-  reference_id: string;
-  amount: string;
-  currency: string;
-  recipient: string;
-  description: string | null;
-  run_id: string;
-}
+export type { EarlierRun, HeldPayout } from '../domain/history.js';
 
 /** The runs compared at most: the latest of the service. */
 export const EARLIER_RUNS = 10;
@@ -65,4 +53,43 @@ export function latestOf(rows: HeldPayout[]): Map<string, HeldPayout> {
   const out = new Map<string, HeldPayout>();
   for (const r of rows) if (!out.has(r.reference_id)) out.set(r.reference_id, r);
   return out;
+}
+
+/** The service's latest runs but `except`, read where priorRows reads (state.db). */
+export function latestRuns(
+  intake: RunIntake,
+  stateDir: string,
+  serviceKey: string,
+  except: string,
+): EarlierRun[] {
+  const read = (schema: string) =>
+    intake.db.prepare(latestRunsSql(schema)).all(serviceId(serviceKey), except) as EarlierRun[];
+  return readHistory(intake, stateDir, read) ?? [];
+}
+
+/** A run's first payouts, at most `limit`, read where priorRows reads (state.db). */
+export function runPayouts(
+  intake: RunIntake,
+  stateDir: string,
+  runId: string,
+  limit: number,
+): HeldPayout[] {
+  const read = (schema: string) =>
+    intake.db.prepare(runPayoutsSql(schema)).all(runId, limit) as HeldPayout[];
+  return readHistory(intake, stateDir, read) ?? [];
+}
+
+/** What runs of the service hold under `refs`, read where priorRows reads (state.db). */
+export function heldPayouts(
+  intake: RunIntake,
+  stateDir: string,
+  serviceKey: string,
+  refs: string[],
+): HeldPayout[] {
+  if (!refs.length) return [];
+  const read = (schema: string) =>
+    intake.db
+      .prepare(heldPayoutsSql('sqlite', schema))
+      .all(JSON.stringify(refs), serviceId(serviceKey)) as HeldPayout[];
+  return readHistory(intake, stateDir, read) ?? [];
 }

@@ -61,6 +61,7 @@ interface PreparedDoc {
   compared_with: Array<{
     relation: string;
     prepared_run_id: string;
+    series: { by: string; pattern: string };
     matched_by: string;
     added_count: number;
     removed_count: number;
@@ -340,6 +341,61 @@ describe('the approval story: two months of payroll', () => {
     const after = await run(bobHome, bob, ['runs', 'show', dec2.prepared_run_id, '--json']);
     expect(parseJsonStdout<PreparedDoc>(after).earlier).toEqual(
       expect.objectContaining({ sent_count: 5, to_send_count: 0 }),
+    );
+  });
+
+  it('two approvers: both named on the Approval: line, in the comparison, each review kept', async () => {
+    const admin = await recycledDatabase();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const run = (url: string, args: string[]) =>
+      runMain(args, {
+        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
+        clock: new FakeClock(),
+      });
+    expect((await run(admin, ['approvals', 'require', '--approvers', '2'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    const { bob: carol } = await teamRoles(admin);
+    const jan = payroll(home.dir, 'jan.csv', month('JAN', '8000.00'));
+    const prep = parseJsonStdout<PreparedDoc>(await run(ana, ['send', jan, '--prepare', '--json']));
+    const first = await run(bob, ['approve', prep.prepared_run_id, '--yes']);
+    expect(first.stdout).toMatch(/1 of 2 approvals/);
+    expect((await run(carol, ['approve', prep.prepared_run_id, '--yes'])).code).toBe(0);
+    const dry = await run(ana, ['send', jan, '--dry-run']);
+    expect(dry.stderr).toMatch(
+      new RegExp(
+        `^Approval: +approved: ${prep.prepared_run_id} by bob_\\w+ at \\d\\d:\\d\\d and bob_\\w+ at \\d\\d:\\d\\d$`,
+        'm',
+      ),
+    );
+    const roles = [bob, carol].map((u) => new URL(u).username);
+    expect(dry.stderr).toContain(`by ${roles[0]} at`);
+    expect(dry.stderr).toContain(`and ${roles[1]} at`);
+    expect((await run(ana, ['send', jan, '--yes'])).code).toBe(0);
+    // Each decision keeps the screen it was made on; the next month names both approvers.
+    const shown = parseJsonStdout<PreparedDoc>(
+      await run(bob, ['runs', 'show', prep.prepared_run_id, '--json']),
+    );
+    expect(shown.reviews.map((r) => r.decision)).toEqual(['approved', 'approved']);
+    const record = await run(bob, ['runs', 'show', prep.prepared_run_id]);
+    for (const role of roles)
+      expect(record.stderr).toMatch(
+        new RegExp(`^As reviewed by role ${role} .*, who approved it:$`, 'm'),
+      );
+    const febFile = payroll(home.dir, 'feb.csv', month('FEB', '8000.00'));
+    const feb = parseJsonStdout<PreparedDoc>(
+      await run(ana, ['send', febFile, '--prepare', '--json']),
+    );
+    expect(feb.compared_with[0]).toMatchObject({
+      prepared_run_id: prep.prepared_run_id,
+      series: { by: 'input_name', pattern: '<month>.csv' },
+    });
+    const screen = await run(carol, ['runs', 'show', feb.prepared_run_id]);
+    expect(screen.stderr).toMatch(
+      new RegExp(
+        `^Against the last approved run ${prep.prepared_run_id} \\(sent; approved by ${roles[0]} at [^)]* and ${roles[1]} at [^)]*\\): 0 added, 0 removed, 0 changed, matched by recipient$`,
+        'm',
+      ),
     );
   });
 

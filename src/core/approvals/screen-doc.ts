@@ -3,9 +3,8 @@
  * `runs show PREP` and `send --prepare`, and its body: what the approver's screen shows of the
  * payouts, kept as it was reviewed with each decision (review.ts).
  */
-import { groupThousands } from '../../money/amount.js';
 import type { PreparedPayout, PreparedRun } from '../../state/pg/approvals.js';
-import { recipientChanges, type RowChange } from '../series.js';
+import { amountText, recipientChanges, type RowChange } from '../series.js';
 import { totalsDoc } from '../send/render.js';
 import type { Comparison, PreparedScreen, RetryVerdict, ShownState } from './screen.js';
 import { totalsOf } from './screen.js';
@@ -118,11 +117,6 @@ export function earlierCounts(s: PreparedScreen) {
     other_count: n('other'),
     to_send_count: s.rows.length - known,
   };
-}
-
-/** An amount for a person: "EUR 45,000.00". */
-export function amountText(amount: string, currency: string): string {
-  return `${currency} ${groupThousands(amount)}`;
 }
 
 /**

@@ -7,10 +7,10 @@ import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import type { PreparedPayout } from '../../state/pg/approvals.js';
-import { recipientChanges, type RowChange, type SeriesWhy } from '../series.js';
+import { amountText, changeLines, countsText, seriesText } from '../series.js';
 import type { OriginState } from '../send/fates.js';
 import { totalsDoc } from '../send/render.js';
-import { amountText, earlierCounts, newRecipientsDoc, type Totals } from './screen-doc.js';
+import { earlierCounts, newRecipientsDoc, type Totals } from './screen-doc.js';
 import type { Comparison, PreparedScreen } from './screen.js';
 
 /** Rows the table shows without --all. */
@@ -107,21 +107,6 @@ function decidedText(c: Comparison): string {
   return `${said} by ${parts.join(' and ')}${why}`;
 }
 
-/** Why a run is of this one's series, in words. */
-export function seriesText(w: SeriesWhy): string {
-  if (w.by === 'recipients') return `${w.pattern} shared`;
-  const what = w.by === 'batch_reference' ? 'batch reference' : 'input name';
-  return `${what} pattern ${JSON.stringify(w.pattern)}`;
-}
-
-/** "3 added, 1 removed, 2 changed (1 recipient changed)". */
-export function countsText(changes: readonly RowChange[]): string {
-  const count = (k: RowChange['change']) => changes.filter((x) => x.change === k).length;
-  const moved = recipientChanges(changes);
-  const also = moved ? ` (${moved} recipient${moved === 1 ? '' : 's'} changed)` : '';
-  return `${count('added')} added, ${count('removed')} removed, ${count('changed')} changed${also}`;
-}
-
 /** A comparison's lines: the counts, the series, the totals then and now, the changed rows. */
 function comparisonLines(c: Comparison, s: PreparedScreen, all: boolean): string[] {
   const what = c.relation === 'rejected_predecessor' ? 'the rejected run' : 'the last approved run';
@@ -139,41 +124,10 @@ function comparisonLines(c: Comparison, s: PreparedScreen, all: boolean): string
       `  ${fmt(c.totalsBefore)} then, ${fmt(s.totals)} now${change(c.totalsBefore.minorOf(cur), s.totals.minorOf(cur))}`,
     );
   }
-  return [...lines, ...changeLines(c.changes, all, c.matched_by)];
-}
-
-/** Each change a line, the first NAMED unless `all`; `usual`: how most rows matched. */
-export function changeLines(changes: readonly RowChange[], all: boolean, usual?: string): string[] {
-  const shown = all ? changes : changes.slice(0, NAMED);
-  const lines = shown.map((x) => `  ${changeText(x, usual)}`);
-  const more = changes.length - shown.length;
-  if (more) lines.push(`  and ${more} more (--all lists them, as does --json)`);
-  return lines;
-}
-
-/** What paired two rows, in words: "matched by description "gehalt <month> felix 20"". */
-function matchedText(x: RowChange, usual?: string): string {
-  if (!x.matched_by || x.matched_by === usual) return '';
-  const by = x.matched_by.replace('_', ' ');
-  if (x.matched_by === 'retry_of') return `; its original`;
-  return `; matched by ${by}${x.matched_on === null ? '' : ` ${JSON.stringify(x.matched_on)}`}`;
-}
-
-/** A row's change in words: "recipient changed: DEC-3 EUR 8,000.00: was e3@… (NOV-3), now …". */
-export function changeText(x: RowChange, usual?: string): string {
-  const words = (r: NonNullable<RowChange['after']>) =>
-    `${displayText(r.reference_id)} ${amountText(r.amount, r.currency)} to ${displayText(r.recipient)}`;
-  if (x.change === 'added') return `added: ${words(x.after!)}`;
-  if (x.change === 'removed') return `removed: ${words(x.before!)}`;
-  const b = x.before!;
-  const a = x.after!;
-  const how = matchedText(x, usual);
-  if (!x.fields.includes('recipient')) return `changed: ${words(a)}, was ${words(b)}${how}`;
-  const amount =
-    b.amount === a.amount && b.currency === a.currency
-      ? ''
-      : `, was ${amountText(b.amount, b.currency)}`;
-  return `recipient changed: ${displayText(a.reference_id)} ${amountText(a.amount, a.currency)}: was ${displayText(b.recipient)} (${displayText(b.reference_id)}${amount}), now ${displayText(a.recipient)}${how}`;
+  return [
+    ...lines,
+    ...changeLines(c.changes, { most: all ? undefined : NAMED, usual: c.matched_by }),
+  ];
 }
 
 /** A label and its value, as send's summary aligns them. */
@@ -247,7 +201,7 @@ export function bodyLines(s: PreparedScreen, all: boolean): string[] {
   const retries = retriesText(s);
   if (retries) lines.push(field('Retries:', displayText(retries)));
   const moved = [...s.retryChanges.values()];
-  if (moved.length) lines.push(...changeLines(moved, all));
+  if (moved.length) lines.push(...changeLines(moved, { most: all ? undefined : NAMED }));
   if (!s.comparisons.length)
     lines.push(field('Compared:', 'no earlier approved or rejected run of this series'));
   for (const c of s.comparisons) lines.push(...comparisonLines(c, s, all));
