@@ -31,9 +31,10 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
       'after',
       `${examples('payouts approve p3f2a9c', 'payouts approve p3f2a9c --reject --reason "wrong month"')}
 Shows every payout (those that call for attention first: new recipients, changes since the
-last approved or the rejected run, paid earlier, the largest), then asks. A refusal records
-nothing: your own run, already decided or sent, not confirmed, or no shared history (exit 2);
-rejected (10); expired (11).
+last approved or the rejected run of its series, a changed recipient named, paid earlier, the
+largest), then asks; the decision keeps that screen. A refusal records nothing: your own
+run, already decided or sent, not confirmed, or no shared history (exit 2); rejected (10);
+expired (11).
 
 ${exitCodesHelp('approve')}`,
     );
