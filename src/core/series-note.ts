@@ -52,12 +52,11 @@ interface LastOfSeries {
  * The newest of the service's latest runs that is of this run's series (src/core/series.ts);
  * a run with more than twice this run's payouts (and 100) is not compared.
  */
-async function lastOfSeries(c: Comparing, mine: MatchRow[]): Promise<LastOfSeries | undefined> {
-  const runs = await c.history.latestRuns(
-    c.rows,
-    c.serviceKey,
-    runIdFor(c.serviceKey, c.run.inputHash),
-  );
+async function lastOfSeries(
+  c: Comparing,
+  runs: EarlierRun[],
+  mine: MatchRow[],
+): Promise<LastOfSeries | undefined> {
   const recipients = new Set(mine.map((r) => r.recipient));
   const limit = Math.min(2 * mine.length + 100, MAX_COMPARED);
   for (const run of runs) {
@@ -165,8 +164,13 @@ function totalsLine(doc: ReturnType<typeof comparedDoc>): string {
  */
 export async function seriesNoteOf(c: Comparing): Promise<SeriesNote | undefined> {
   if (c.run.payoutCount > MAX_COMPARED) return undefined;
+  const own = runIdFor(c.serviceKey, c.run.inputHash);
+  const runs = await c.history.latestRuns(c.rows, c.serviceKey, own);
+  // A first run of the service, retrying nothing, reads none of its rows again.
+  if (!runs.length && !c.rows.retryCount) return undefined;
   const mine = stagedRows(c.rows);
-  const [last, moved] = await Promise.all([lastOfSeries(c, mine), retryChangesOf(c, mine)]);
+  const last = await lastOfSeries(c, runs, mine);
+  const moved = await retryChangesOf(c, mine);
   const lines: Array<[string, string]> = [];
   const compared = last ? comparedDoc(last, mine, c.currencies) : null;
   const more = { most: NAMED, more: 'see --json' };

@@ -559,6 +559,47 @@ describe('the approval story: two months of payroll', () => {
     expect(await state()).toBe('partly sent');
   });
 
+  it("a comparison names 10 changes, --all every one; a 2-row file is of no payroll's series", async () => {
+    const { admin, home, env } = await ruled();
+    const { ana, bob } = await teamRoles(admin);
+    const rows = (tag: string, amount: (i: number) => string) =>
+      Array.from({ length: 12 }, (_, i): [string, string, string] => [
+        `${tag}-${i + 1}`,
+        amount(i),
+        `p${i + 1}@ex.com`,
+      ]);
+    const prepare = async (name: string, r: Array<[string, string, string]>) =>
+      parseJsonStdout<PreparedDoc>(
+        await runMain(['send', payroll(home.dir, name, r), '--prepare', '--json'], {
+          env: env(ana),
+        }),
+      ).prepared_run_id;
+    const mar = await prepare(
+      'mar.csv',
+      rows('MAR', () => '100.00'),
+    );
+    expect((await runMain(['approve', mar, '--yes'], { env: env(bob) })).code).toBe(0);
+    const apr = await prepare(
+      'apr.csv',
+      rows('APR', (i) => `${101 + i}.00`),
+    );
+    const shown = await runMain(['runs', 'show', apr], { env: env(bob) });
+    const changed = (text: string) => text.split('\n').filter((l) => /^ {2}changed: /.test(l));
+    expect(changed(shown.stderr)).toHaveLength(10);
+    expect(shown.stderr).toMatch(/^ {2}and 2 more \(--all lists them, as does --json\)$/m);
+    const all = await runMain(['runs', 'show', apr, '--all'], { env: env(bob) });
+    expect(changed(all.stderr)).toHaveLength(12);
+    expect(all.stderr).not.toMatch(/ more \(--all/);
+    // A 2-row retry-like file of other people is compared with neither month.
+    const two = await prepare('fix.csv', [
+      ['FIX-1', '5.00', 'x@ex.com'],
+      ['FIX-2', '6.00', 'y@ex.com'],
+    ]);
+    const fix = await runMain(['runs', 'show', two], { env: env(bob) });
+    expect(fix.stderr).toMatch(/^Compared: +no earlier approved or rejected run of this series$/m);
+    expect(fix.stderr).not.toMatch(/ %\)/);
+  });
+
   it('the screen counts the payout rows, pages past 50 rows, and is plain rows on a pipe', async () => {
     const { admin, home, env } = await ruled();
     const { ana, bob } = await teamRoles(admin);

@@ -127,7 +127,7 @@ export function changeWords(c: RowChange, where: string): string {
   const b = c.before!;
   const a = c.after!;
   const ref = b.reference_id === a.reference_id ? '' : `${b.reference_id} `;
-  const at = `(${ref}${where})`;
+  const at = c.matched_by === 'retry_of' ? `(its original ${b.reference_id})` : `(${ref}${where})`;
   if (!c.fields.includes('recipient'))
     return `was ${amountText(b.amount, b.currency)} to ${b.recipient} ${at}`;
   const amount = c.fields.some((f) => f === 'amount' || f === 'currency')
@@ -185,7 +185,7 @@ export function attentionOf(s: PreparedScreen): Map<number, string[]> {
     if (r.retry_of !== null)
       words.push(retryWords(r.retry_of, s.retries.get(r.row), s.earlier.has(r.reference_id)));
     const moved = s.retryChanges.get(r.row);
-    if (moved) words.push(changeWords(moved, 'its original'));
+    if (moved) words.push(changeWords(moved, ''));
     words.push(...comparedWords(s, r));
     const e = earlierWords(s, r);
     if (e) words.push(e);
