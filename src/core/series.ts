@@ -7,6 +7,7 @@
 import { groupThousands } from '../money/amount.js';
 import { displayText } from '../output/display.js';
 import { canonicalDecimal } from '../state/hash.js';
+import type { PayoutRow } from '../state/run-state.js';
 
 /** Month names a text may carry (English and German, in full and as 3 letters), lower case. */
 const MONTHS = new Set(
@@ -102,16 +103,8 @@ export function seriesByRecipients(
   return { by: 'recipients', pattern: `${shared} of ${most} recipients` };
 }
 
-/** A payout as two runs are compared on it. */
-export interface MatchRow {
-  row: number;
-  reference_id: string;
-  amount: string;
-  currency: string;
-  recipient: string;
-  /** Null where it is not known (a dry run keeps none). */
-  description: string | null;
-}
+/** A payout as two runs are compared on it: its description null where not known (a dry run keeps none). */
+export type MatchRow = PayoutRow;
 
 /** One side of a change: the payout as it was, or is. */
 export interface RowSide {

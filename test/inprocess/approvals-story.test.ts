@@ -21,12 +21,12 @@ function payroll(dir: string, name: string, rows: Array<[string, string, string]
 }
 
 /** An empty history its owner (`admin`) turned the rule on for, a service and a home. */
-async function ruled(policy?: CreatePolicy) {
+async function ruled(policy?: CreatePolicy, rule: string[] = []) {
   const admin = await recycledDatabase();
   const svc = await fixture.start(policy);
   const home = fixture.home();
   const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
-  expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+  expect((await runMain(['approvals', 'require', ...rule], { env: env(admin) })).code).toBe(0);
   return { admin, svc, home, env };
 }
 
@@ -345,15 +345,8 @@ describe('the approval story: two months of payroll', () => {
   });
 
   it('two approvers: both named on the Approval: line, in the comparison, each review kept', async () => {
-    const admin = await recycledDatabase();
-    const svc = await fixture.start();
-    const home = fixture.home();
-    const run = (url: string, args: string[]) =>
-      runMain(args, {
-        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
-        clock: new FakeClock(),
-      });
-    expect((await run(admin, ['approvals', 'require', '--approvers', '2'])).code).toBe(0);
+    const { admin, home, env } = await ruled(undefined, ['--approvers', '2']);
+    const run = (url: string, args: string[]) => runMain(args, { env: env(url) });
     const { ana, bob } = await teamRoles(admin);
     const { bob: carol } = await teamRoles(admin);
     const jan = payroll(home.dir, 'jan.csv', month('JAN', '8000.00'));
