@@ -28,12 +28,16 @@ export function latestRunsSql(schema?: string): string {
     ORDER BY id DESC LIMIT ${EARLIER_RUNS}`;
 }
 
-/** A run's first payouts in row order, at most a limit: parameters are the run id and the limit. */
+/**
+ * A run's first payouts in row order, at most a limit: parameters are the run id, the run id
+ * again and the limit. The run's key is a scalar, so both planners walk `payouts` by its
+ * primary key (run, row) and stop at the limit, however large the run.
+ */
 export function runPayoutsSql(schema?: string): string {
   const s = schema ? `${schema}.` : '';
-  return `SELECT p.reference_id, p.amount, p.currency, p.recipient, p.description, r.run_id
-    FROM ${s}runs r JOIN ${s}payouts p ON p.run = r.id
-    WHERE r.run_id = ? ORDER BY p.row LIMIT ?`;
+  return `SELECT p.reference_id, p.amount, p.currency, p.recipient, p.description, CAST(? AS TEXT) AS run_id
+    FROM ${s}payouts p WHERE p.run = (SELECT r.id FROM ${s}runs r WHERE r.run_id = ?)
+    ORDER BY p.row LIMIT ?`;
 }
 
 /**
@@ -75,7 +79,7 @@ export function runPayouts(
   limit: number,
 ): HeldPayout[] {
   const read = (schema: string) =>
-    intake.db.prepare(runPayoutsSql(schema)).all(runId, limit) as HeldPayout[];
+    intake.db.prepare(runPayoutsSql(schema)).all(runId, runId, limit) as HeldPayout[];
   return readHistory(intake, stateDir, read) ?? [];
 }
 

@@ -56,7 +56,7 @@ export async function sharedHistory(
     latestRuns: async (_staged, serviceKey, except) =>
       (await history.rows(latestRunsSql(), [serviceId(serviceKey), except])) as EarlierRun[],
     runPayouts: async (_staged, runId, limit) =>
-      (await history.rows(runPayoutsSql(), [runId, limit])) as HeldPayout[],
+      (await history.rows(runPayoutsSql(), [runId, runId, limit])) as HeldPayout[],
     heldPayouts: async (_staged, serviceKey, refs) =>
       refs.length
         ? ((await history.rows(heldPayoutsSql('pg'), [
