@@ -457,6 +457,9 @@ export const STEPS: readonly SchemaStep[] = [
       { sql: 'ALTER TABLE runs ADD COLUMN send_args TEXT' },
     ],
   },
+  // Issue 49: a decision keeps the approver's screen it was made on, in its own row of
+  // approvals, append-only as every row there (docs/approvals.md).
+  { ops: [{ sql: 'ALTER TABLE approvals ADD COLUMN review TEXT' }] },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */

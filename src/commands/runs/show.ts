@@ -66,8 +66,10 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
       import('../../paths.js'),
       import('../../core/report-style.js'),
     ]);
-    const { stateUrlOf } = await import('../state-url.js');
+    const { stateUrlOf, readerBaseUrl } = await import('../state-url.js');
     const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
+    // A prepared run's screen spells the service as the reader's send does.
+    const baseUrl = stateUrl && id.startsWith('p') ? await readerBaseUrl(ctx) : undefined;
     const retry =
       flags.failedOut === undefined
         ? undefined
@@ -81,12 +83,9 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
               ? {}
               : { locale: parseReportLocale(flags.reportLocale) }),
           };
-    return showRun(
-      { stateDir: stateDir(ctx.runtime.env), stateUrl },
-      id,
-      ctx.output,
-      retry,
-      Boolean(flags.all),
-    );
+    return showRun({ stateDir: stateDir(ctx.runtime.env), stateUrl }, id, ctx.output, retry, {
+      all: Boolean(flags.all),
+      ...(baseUrl === undefined ? {} : { baseUrl }),
+    });
   });
 }

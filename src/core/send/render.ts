@@ -175,7 +175,10 @@ export function resultsHead(summary: ResultsSummary, extra: ResultsExtra): SendD
     sent_earlier_count: c.sentEarlier,
     found_at_service_count: c.foundAtService,
     paid_by_retry_count: c.paidByRetry,
-    original_elsewhere: extra.elsewhere ?? [],
+    original_elsewhere: (extra.elsewhere ?? []).map((r) => ({
+      reference_id: r.reference_id,
+      retry_of: r.retry_of,
+    })),
     charges: summary.charges,
     charges_unknown_count: summary.chargesUnknown,
     outcome_unknown: extra.unknown,

@@ -264,20 +264,15 @@ async function send(staged: SendContext): Promise<number> {
       sent.thrown ??= error;
     }
     const final = decided.notes;
-    const approval = { status: final.status, doc: final.approved && approvalDocOf(final.approved) };
+    const approval = {
+      status: final.status,
+      doc: final.approved && approvalDocOf(final.approved),
+      changes: final.changes?.doc,
+    };
     const { engine, state, thrown } = sent;
-    const elsewhere = decided.decision.elsewhere.map(({ reference_id, retry_of }) => ({
-      reference_id,
-      retry_of,
-    }));
-    return await finishRun(ctx, {
-      service,
-      engine,
-      runId: state.runId,
-      thrown,
-      approval,
-      elsewhere,
-    });
+    const { elsewhere } = decided.decision;
+    const runId = state.runId;
+    return await finishRun(ctx, { service, engine, runId, thrown, approval, elsewhere });
   } finally {
     await claims.release().catch(() => {});
     // Closing waits for the requests in flight, which a run ended at once does not.
