@@ -48,3 +48,11 @@ export {
 export { isNear, nearReferences } from './near.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';
 export { privateTmp } from './tmp.js';
+export {
+  type HeldColumns,
+  HELD_COLUMNS,
+  type HeldPayout,
+  heldPayoutOf,
+  heldPayouts,
+  recordChecks,
+} from './checks.js';

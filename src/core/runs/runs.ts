@@ -158,17 +158,15 @@ async function listedRuns(
 /** Runs `read` on a shared history. */
 async function withHistory<T>(
   url: string,
-  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
+  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
 ): Promise<T> {
   const { PgHistory } = await import('../../state/pg/history.js');
   const history = await PgHistory.open(url);
+  const write: RowWriter = async (sql, params) => {
+    await history.rows(sql, params);
+  };
   try {
-    return await read(
-      (sql, params) => history.rows(sql, params),
-      async (sql, params) => {
-        await history.rows(sql, params);
-      },
-    );
+    return await read((sql, params) => history.rows(sql, params), write, write);
   } finally {
     await history.close();
   }
@@ -290,19 +288,26 @@ export function retriedJson(r: HeldRef): { reference_id: string; run_id: string;
 /**
  * Runs `read` on the store runs are read from (a shared history, else state.db); undefined
  * when there is no state.db (nothing was ever sent), so that reading creates nothing. `keep`
- * writes a run's counts for the next listing (run-counts.ts): a failure there changes nothing.
+ * writes a run's counts for the next listing (run-counts.ts): a failure there changes nothing;
+ * `write` adds what must be kept (the service's word: checks.ts), waiting for state.db's lock.
  */
 export async function withRunReader<T>(
   from: RunsSource,
   output: Output,
-  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
+  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
 ): Promise<T | undefined> {
   if (from.stateUrl) return withHistory(from.stateUrl, read);
   const file = join(from.stateDir, STATE_DB);
   if (!existsSync(file)) return undefined;
   const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
   try {
-    return await read(async (sql, params) => db.prepare(sql).all(...params), stateDbKeeper(file));
+    return await read(
+      async (sql, params) => db.prepare(sql).all(...params),
+      stateDbKeeper(file),
+      async (sql, params) => {
+        db.prepare(sql).run(...params);
+      },
+    );
   } finally {
     db.close();
   }

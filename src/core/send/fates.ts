@@ -152,6 +152,8 @@ export interface Facts {
   runId?: string;
   /** Runs that another process sends now: what they hold in flight is theirs to decide. */
   live?: ReadonlySet<string>;
+  /** Reconcile of a run or a period: every payout is asked, final ones too. */
+  every?: boolean;
 }
 
 /** The service's answers, by reference. */

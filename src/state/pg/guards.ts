@@ -20,7 +20,7 @@ const SERVICE_ID = (key: string) =>
   `pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(${key}, 'UTF8')), 'hex'), 16)`;
 
 /** A trigger function of the history's schema, with the fixed search_path. */
-function fn(name: string, body: string, declare = ''): string {
+export function fn(name: string, body: string, declare = ''): string {
   return `CREATE OR REPLACE FUNCTION @S@.${name}() RETURNS trigger LANGUAGE plpgsql
   SET search_path = pg_catalog, @S@, pg_temp AS $$
 ${declare ? `DECLARE ${declare}\n` : ''}BEGIN
@@ -29,7 +29,7 @@ END $$`;
 }
 
 /** Raises a refusal in the words the client shows ("payouts: …"). */
-const refuse = (text: string, args = '', code = '42501') =>
+export const refuse = (text: string, args = '', code = '42501') =>
   `RAISE EXCEPTION 'payouts: ${text}'${args ? `, ${args}` : ''} USING ERRCODE = '${code}';`;
 
 /** What a rule row is given whoever writes it: who set it, when, and its service's id. */
@@ -199,7 +199,7 @@ const FUNCTIONS = [
 ];
 
 /** The statements of the step: the functions, made in the migrating session's schema. */
-function inSchema(statements: string[]): string {
+export function inSchema(statements: string[]): string {
   const each = statements.map(
     (s) => `  EXECUTE replace($q$${s}$q$, '@S@', quote_ident(current_schema()));`,
   );
