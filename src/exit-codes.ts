@@ -44,10 +44,13 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
     ExitCode.internal,
     'internal error, or a run that ended with work unfinished (a bug: report it with `--debug` output)',
   ],
-  [ExitCode.usage, 'usage error or invalid input; nothing was sent'],
+  [
+    ExitCode.usage,
+    "usage error, invalid input, or a shared history's refusal (a grant, its rules); nothing was sent",
+  ],
   [
     ExitCode.credentials,
-    "credentials missing, unusable or rejected (or this machine's IP is not allowed)",
+    "credentials (or a shared history's login) missing, unusable or rejected (or this machine's IP is not allowed)",
   ],
   [ExitCode.failed, 'a payout failed, was canceled or was not sent'],
   [
@@ -57,7 +60,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
   [ExitCode.notFound, 'payout not found (`status`)'],
   [
     ExitCode.unreachable,
-    "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md): run again",
+    "service or shared history unreachable, its answer unreadable, a payout's outcome unknown, or [`state.db` unusable](docs/state-db.md)",
   ],
   [
     ExitCode.busy,
@@ -74,6 +77,27 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [ExitCodeValue, string]>
   [ExitCode.expired, 'the prepared run or its approval expired; nothing was sent'],
   [ExitCode.interrupted, 'interrupted (Ctrl-C, SIGTERM, SIGHUP, Ctrl-Break, a killed `npx`)'],
 ];
+
+/**
+ * Whether running the same command again can help, per code (the README's "Run again?" column):
+ * a CI job retries on "yes" and stops on "no"; "later" once something else happened (a
+ * pending payout settled: `payouts status`; another person approved).
+ */
+export const EXIT_CODE_RETRY: Readonly<Record<ExitCodeValue, 'yes' | 'no' | 'later' | ''>> = {
+  0: 'no',
+  1: 'no',
+  2: 'no',
+  3: 'no',
+  4: 'no',
+  5: 'later',
+  6: 'no',
+  7: 'yes',
+  8: 'yes',
+  9: 'later',
+  10: 'no',
+  11: 'no',
+  130: 'yes',
+};
 
 /** The codes each command can end with (besides 1 and 130, which any can), by its path. */
 export const COMMAND_EXIT_CODES: Readonly<Record<string, readonly ExitCodeValue[]>> = {
@@ -96,13 +120,16 @@ const OWN_ZERO: Readonly<Record<string, string>> = {
 
 /** The README's table of exit codes, as Markdown. */
 export function exitCodeTable(): string {
-  const rows = EXIT_CODE_MEANINGS.map(([code, meaning]) => `| ${code} | ${meaning} |`);
-  return ['| Code | Meaning |', '|---|---|', ...rows].join('\n');
+  const rows = EXIT_CODE_MEANINGS.map(
+    ([code, meaning]) => `| ${code} | ${meaning} | ${EXIT_CODE_RETRY[code]} |`,
+  );
+  return ['| Code | Meaning | Run again? |', '|---|---|---|', ...rows].join('\n');
 }
 
 /** A meaning as plain text for --help: Markdown's links and code marks taken out. */
-function plainMeaning(meaning: string): string {
-  return meaning.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replaceAll('`', '');
+function plainMeaning(meaning: string, code: ExitCodeValue): string {
+  const again = EXIT_CODE_RETRY[code] === 'yes' && code !== ExitCode.busy ? ': run again' : '';
+  return (meaning + again).replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replaceAll('`', '');
 }
 
 /**
@@ -116,7 +143,7 @@ export function exitCodesHelp(command?: string): string {
   const own = command === undefined ? undefined : OWN_ZERO[command];
   const lines = shown.map(
     ([c, meaning]) =>
-      `  ${String(c).padEnd(3)}  ${plainMeaning(c === ExitCode.ok && own ? own : meaning)}`,
+      `  ${String(c).padEnd(3)}  ${plainMeaning(c === ExitCode.ok && own ? own : meaning, c)}`,
   );
   const rank = RANK.filter((c) => listed === undefined || listed.includes(c)).join(' > ');
   return `Exit codes (when several apply: ${rank}):\n${lines.join('\n')}\n`;

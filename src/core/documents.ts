@@ -12,12 +12,37 @@ import {
   OutcomeUnknownError,
   type Problem,
 } from '../errors.js';
+import { isDocumentedStatus, statusKind } from '../domain/statuses.js';
 
 /**
  * The version of every --json document. Fields are only ever added; a change that removes,
  * renames or retypes one raises it.
  */
 export const SCHEMA_VERSION = 1;
+
+/** The `command` of the prepared run `send --prepare` prints (one `command` value per shape). */
+export const SEND_PREPARE = 'send prepare';
+
+/**
+ * What `status` says of a status the interface does not document (such as "processing"): the
+ * enumerated `status` stays strict, and the service's word travels in `service_status`.
+ */
+export const UNDOCUMENTED = 'undocumented';
+
+/**
+ * `status` and `service_status` of a send result: a documented status, the CLI's own (not_sent,
+ * unknown: the service stated none) or "undocumented"; and the status the service stated.
+ */
+export function sendStatusJson(status: string): { status: string; service_status: string | null } {
+  const kind = statusKind(status);
+  if (kind === 'not_sent' || kind === 'outcome_unknown') return { status, service_status: null };
+  return { status: kind === 'undocumented' ? UNDOCUMENTED : status, service_status: status };
+}
+
+/** `status` and `service_status` of a status the service stated (a lookup, a recorded result). */
+export function serviceStatusJson(status: string): { status: string; service_status: string } {
+  return { status: isDocumentedStatus(status) ? status : UNDOCUMENTED, service_status: status };
+}
 
 /** The keys every document of a command other than send and status starts with. */
 export function documentHead(command: string) {

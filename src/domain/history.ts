@@ -77,10 +77,17 @@ export interface LockQueue {
 
 /** What opening a run needs beyond the rows staged in the local database. */
 export interface AdoptedRun {
+  /**
+   * The run in the local database the store staged it in (state.db, or a shared history's
+   * local copy), where its commits go first: the staged rows, or the run they resume.
+   */
+  run: { id: number; resumed: boolean };
   /** Where every commit of the run goes as well, before it counts as done. */
   mirror?: JournalMirror;
   /** The highest request id the history holds for the run. */
   lastReqFloor?: number;
+  /** Who writes the run's attempts, as the store names its session (a shared history's). */
+  session?: string;
 }
 
 /**

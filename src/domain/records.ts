@@ -9,14 +9,20 @@ export type StatedByRef = [string, string, string | null, string | null, string 
 
 /** One thing a commit writes. */
 export type JournalRecord =
-  /** The intent of request `req`: these rows are in flight as of `at`. */
-  | { kind: 'intent'; req: number; at: string; rows: readonly number[] }
+  /**
+   * The intent of request `req`: these rows are in flight as of `at`, and were in a request
+   * for good (an attempt, recorded by `session`: the store's word for who writes).
+   */
+  | { kind: 'intent'; req: number; at: string; rows: readonly number[]; session: string }
   /** Results read back, by reference. */
   | { kind: 'done'; req: number; at: string; list: StatedByRef[] }
   /** Seen by the service, status not known: in flight, unless settled. */
   | { kind: 'seen'; req: number; at: string; refs: string[] }
-  /** The request provably did not apply (req -1: whichever request it was). */
-  | { kind: 'not-applied'; req: number; at: string; refs: string[]; why: string }
+  /**
+   * The request provably did not apply (req -1: whichever request it was); a request of
+   * `session` itself is withdrawn, which no other session can do.
+   */
+  | { kind: 'not-applied'; req: number; at: string; refs: string[]; why: string; session: string }
   /** The outcome could not be established. */
   | { kind: 'unknown'; at: string; refs: string[]; why: string }
   /** Rows of `results`, 8 values each: run, row, req, status, transaction id, charges, message, at. */

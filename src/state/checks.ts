@@ -9,7 +9,7 @@ import type { Check } from '../domain/checks.js';
 import type { PayoutRequest } from '../domain/payout.js';
 import type { Dialect } from './dialect.js';
 import { serviceId } from './hash.js';
-import { jsonTexts, type RowsInsert, rowsStatements } from './journal-sql.js';
+import { CHECK_ROWS, jsonTexts, rowsStatements } from './journal-sql.js';
 import type { RowReader, RowWriter } from './run-counts.js';
 
 /** A payout of a run of the service, as the history holds it now (the view `journal`). */
@@ -106,15 +106,6 @@ export async function heldPayouts(
   }
   return out;
 }
-
-/** Rows of `checks` but its id (the store's) and `by_role` (the database's). */
-const CHECK_ROWS: RowsInsert = {
-  head: `INSERT INTO checks (run, row, held, status, transaction_id, updated_at, checked_at,
-    checked_by)`,
-  width: 8,
-  types: ['int', 'int', 'int', 'text', 'text', 'text', 'text', 'text'],
-  tail: '',
-};
 
 /** Appends checks, many to a statement (one on PostgreSQL). */
 export async function recordChecks(

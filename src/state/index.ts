@@ -30,20 +30,20 @@ export { failureReasons, retryLinks } from './retry-links.js';
 export {
   type HeldReference,
   heldReferences,
-  listRuns,
   listRunsIn,
   liveRunsIn,
   type PayoutState,
   type RowReader,
   type RunDetail,
   type RunSummary,
-  readRun,
   readRunIn,
   type RowWriter,
+  rowWriterOf,
   type RunsPage,
   runPageIn,
   runsByIdIn,
   stateDbKeeper,
+  stateDbWriter,
 } from './runs.js';
 export { isNear, nearReferences } from './near.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';

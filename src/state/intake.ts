@@ -9,6 +9,27 @@ import { isPidAlive } from '../lock.js';
 import { openPrivateDb, rowWriter, type StateDb } from './db.js';
 import { HASH_VERSION, payoutHash } from './hash.js';
 import { RefIndex, refHash } from './ref-index.js';
+import { PAYOUT_ROWS } from './journal-sql.js';
+import { migrationsFor } from './dialect.js';
+import { STAGING } from './schema.js';
+
+/** Who sends a run: the machine and its OS user (a shared history adds the database role). */
+export interface Sender {
+  host: string;
+  user: string | null;
+}
+
+/** This machine as a run's sender; the user null where the system cannot name it (no passwd entry). */
+export function thisMachine(): Sender {
+  let user: string | null = null;
+  try {
+    user = userInfo().username;
+  } catch {}
+  return { host: hostname(), user };
+}
+
+/** The tables of a dry run's private database (schema.ts). */
+const STAGING_SQL = migrationsFor(STAGING, 'sqlite').join('');
 
 /**
  * Writes pass 1's rows in another thread (the send's writer thread, writer.ts), so the main
@@ -21,15 +42,6 @@ export interface RowStager {
   flush(): Promise<void>;
   /** The same, waiting in this thread: a lookup in the middle of pass 1 (a repeated reference). */
   flushSync(): void;
-}
-
-/** The OS user running payouts; null where the system cannot name it (no passwd entry). */
-function osUser(): string | null {
-  try {
-    return userInfo().username;
-  } catch {
-    return null;
-  }
 }
 
 /** Rows inserted per transaction: one commit per batch keeps pass 1 quick. */
@@ -79,24 +91,6 @@ function locationOf(p: IntakeRow): string {
   return p.line !== undefined ? `line ${p.line}` : (p.location ?? '');
 }
 
-/**
- * The tables of a dry run's private database. Its rows are kept a chunk to a row of
- * `staged_chunks` (a JSON array of [reference, file, line, location, amount, currency,
- * recipient] per payout, `location` null when the place is "line <line>"): one insert per
- * chunk costs a fraction of one per payout. The view `staged` has one row per payout, for
- * what the summary, and a lookup of earlier sends, need (a later step may ATTACH state.db and
- * join its payouts on reference_id, which its index serves).
- */
-const STAGED_TABLES = `
-CREATE TABLE staged_files (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-CREATE TABLE staged_chunks (first_row INTEGER PRIMARY KEY, payouts TEXT NOT NULL);
-CREATE VIEW staged AS
-  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
-    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
-    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
-    j.value ->> 7 AS retry_of
-  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`;
-
 /** Where a run's rows go: how a row waits to be written, and the statements that write and read rows. */
 interface RowTable {
   /** Appends what one row needs written to `out`. */
@@ -108,15 +102,14 @@ interface RowTable {
 }
 
 /** Values per payouts row, in the order of payoutsInsert's columns. */
-export const PAYOUT_WIDTH = 13;
+export const PAYOUT_WIDTH = PAYOUT_ROWS.width;
 /** Where a row's hash goes among its values (see payoutsTable's values). */
 const HASH_AT = 10;
 
 /** Inserts payouts rows, ROWS_PER_INSERT per statement (here and in the writer thread). */
 export function payoutsInsert(db: StateDb): (values: unknown[]) => void {
   return rowWriter(db, {
-    head: `INSERT INTO payouts (run, row, reference_id, file, line, location, amount,
-      currency, recipient, description, hash, hash_version, retry_of)`,
+    head: PAYOUT_ROWS.head,
     width: PAYOUT_WIDTH,
     perStatement: ROWS_PER_INSERT,
   });
@@ -242,6 +235,7 @@ export class RunIntake {
   /** Starts staging a run's rows; removes what runs staged by processes now gone left. */
   static begin(db: StateDb, opts: { pid: number; inputs: string[]; now: Date }): RunIntake {
     const at = opts.now.toISOString();
+    const me = thisMachine();
     const id = db.transaction(() => {
       const staged = db
         .prepare('SELECT id, staged_by FROM runs WHERE staged_by IS NOT NULL')
@@ -254,7 +248,7 @@ export class RunIntake {
           .prepare(
             'INSERT INTO runs (inputs, staged_by, created_at, updated_at, host, os_user) VALUES (?, ?, ?, ?, ?, ?)',
           )
-          .run(JSON.stringify(opts.inputs), opts.pid, at, at, hostname(), osUser()).lastInsertRowid,
+          .run(JSON.stringify(opts.inputs), opts.pid, at, at, me.host, me.user).lastInsertRowid,
       );
     })();
     const intake = new RunIntake(db, id, payoutsTable(db));
@@ -274,7 +268,7 @@ export class RunIntake {
    */
   static scratch(): RunIntake {
     const db = openPrivateDb();
-    db.exec(STAGED_TABLES);
+    db.exec(STAGING_SQL);
     return new RunIntake(db, 0, stagedTable(db), true);
   }
 

@@ -2,7 +2,8 @@
 import type { HistoryStore } from '../domain/history.js';
 import { openStateDb } from './db.js';
 import type { LockWait } from './errors.js';
-import { RunIntake } from './intake.js';
+import { RunIntake, thisMachine } from './intake.js';
+import { adoptLocally } from './adopt.js';
 import { hasHistory, paidRecipients, priorRows } from './prior.js';
 import { acquireSendLock, joinSendLockQueue } from './send-lock.js';
 
@@ -29,8 +30,13 @@ export function localHistory(
     holdsService: async (staged, serviceKey) => hasHistory(staged, serviceKey),
     paidRecipients: async (staged, serviceKey, recipients) =>
       paidRecipients(staged, serviceKey, stateDir, recipients),
-    // The staged rows are in state.db already: RunState.open adopts them.
-    adopt: async () => ({}),
+    // The staged rows are in state.db already: they become the run there.
+    adopt: async (staged, run) => ({
+      run: adoptLocally(staged.db, staged, {
+        ...run,
+        sender: run.sendsNothing === true ? undefined : thisMachine(),
+      }),
+    }),
     close: async () => {},
   };
 }

@@ -117,15 +117,3 @@ export async function countedIn<R extends CountedRow>(
   }
   return out;
 }
-
-/** countedIn for state.db's synchronous reads (counted afresh, nothing kept). */
-export function countedNow<R extends CountedRow>(
-  all: (sql: string, params: unknown[]) => unknown[],
-  rows: R[],
-): Array<R & Counts> {
-  return rows.map((row) => {
-    if (current(row)) return { ...row, ...countsOf(row) };
-    const [fresh] = all(COUNT, [row.id, row.id, row.id]) as Array<Record<string, unknown>>;
-    return { ...row, ...countsOf(fresh ?? {}) };
-  });
-}

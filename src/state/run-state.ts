@@ -1,10 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { PayoutRequest } from '../api/types.js';
-import type { RunHeader } from '../domain/history.js';
 import type { PayoutOutcome } from '../domain/outcome.js';
 import type { JournalMirror, JournalRecord, StatedByRef } from '../domain/records.js';
 import { checkpoint, lockWaitOf, type StateDb } from './db.js';
-import { runIdFor, serviceId } from './hash.js';
-import { type RunIntake, removeRun } from './intake.js';
+import type { AdoptedId } from './adopt.js';
 import { JOURNAL_SQL } from './journal-sql.js';
 import type { OutcomeResult } from './outcome-result.js';
 import { type ChargeMinor, RunOutcomes } from './outcomes.js';
@@ -15,16 +14,20 @@ const SQL = JOURNAL_SQL.sqlite;
 /** Options of RunState.open. */
 export interface OpenRunOptions {
   db: StateDb;
-  /** The rows pass 1 staged. */
-  intake: RunIntake;
-  serviceKey: string;
-  header: RunHeader;
+  /** The run its store adopted in `db` (adopt.ts), and its id. */
+  run: AdoptedId;
+  runId: string;
   chargeMinor: ChargeMinor;
   now?: () => Date;
   /** A shared history that every commit goes to as well, before it counts as done. */
   mirror?: JournalMirror;
   /** The highest request id the shared history holds for this run (0: none). */
   lastReqFloor?: number;
+  /**
+   * Who writes the run's attempts and withdrawals, as the store knows it: a shared history's
+   * session (which its triggers check); by default, this run alone.
+   */
+  session?: string;
   /** Where commits are written (default: writerFor the connection). */
   writer?: StateWriter;
 }
@@ -67,18 +70,6 @@ function textOrNull(v: unknown): string | null {
   return null;
 }
 
-/** Whether a resumed run's stored rows are the very payouts pass 1 staged now. */
-function sameRows(db: StateDb, stored: number, staged: number): boolean {
-  const differ = db
-    .prepare(
-      `SELECT 1 FROM payouts s LEFT JOIN payouts o ON o.run = ? AND o.row = s.row
-       WHERE s.run = ? AND (o.row IS NULL OR o.reference_id != s.reference_id
-         OR o.hash IS NOT s.hash OR o.hash_version != s.hash_version) LIMIT 1`,
-    )
-    .get(stored, staged);
-  return differ === undefined;
-}
-
 /** The statements a run's state reads with. */
 function statementsOf(db: StateDb) {
   return {
@@ -117,6 +108,7 @@ export class RunState {
   private commits = 0;
   private readonly now: () => Date;
   private readonly stmts;
+  private readonly session: string;
 
   private constructor(run: { id: number; runId: string; resumed: boolean }, opts: OpenRunOptions) {
     const { db } = opts;
@@ -126,6 +118,7 @@ export class RunState {
     this.runId = run.runId;
     this.resumed = run.resumed;
     this.now = opts.now ?? (() => new Date());
+    this.session = opts.session ?? `run:${randomUUID()}`;
     this.outcomes = new RunOutcomes(db, id, opts.chargeMinor);
     this.stmts = statementsOf(db);
     this.mirror = opts.mirror;
@@ -135,51 +128,11 @@ export class RunState {
   }
 
   /**
-   * Opens the state of the run that pass 1 staged. A run sent before from the same files is
-   * resumed with its states, when its rows are these payouts; otherwise the staged rows
-   * become the run (an older run with other rows keeps its states under a suffixed id).
+   * Opens the state of a run its store adopted (adopt.ts): the rows pass 1 staged, or the run
+   * they resume.
    */
   static open(opts: OpenRunOptions): RunState {
-    const { db, intake, header } = opts;
-    const now = (opts.now?.() ?? new Date()).toISOString();
-    const runId = runIdFor(opts.serviceKey, header.input_hash);
-    const opened = db
-      .transaction(() => {
-        const old = db.prepare(SQL.findRun).get(runId) as
-          | { id: number; payout_count: number }
-          | undefined;
-        if (old && old.payout_count === intake.count && sameRows(db, old.id, intake.id)) {
-          removeRun(db, intake.id);
-          db.prepare(SQL.resumeRun).run(now, old.id);
-          return { id: old.id, resumed: true };
-        }
-        if (old) {
-          db.prepare(SQL.supersede).run(old.id);
-        }
-        db.prepare(
-          `UPDATE runs SET run_id = ?, service_id = ?, service = ?, client_id = ?, inputs = ?,
-           input_hash = ?, payout_count = ?, batch_reference = ?, csv_style = ?, staged_by = NULL,
-           created_at = ?, updated_at = ? WHERE id = ?`,
-        ).run(
-          runId,
-          serviceId(opts.serviceKey),
-          header.service,
-          header.client_id,
-          JSON.stringify(header.inputs),
-          header.input_hash,
-          header.payout_count,
-          header.batch_reference ?? null,
-          header.csv_style ?? null,
-          now,
-          now,
-          intake.id,
-        );
-        return { id: intake.id, resumed: false };
-      })
-      .immediate();
-    const state = new RunState({ ...opened, runId }, opts);
-    if (opened.resumed) state.outcomes.reset();
-    return state;
+    return new RunState({ ...opts.run, runId: opts.runId }, opts);
   }
 
   /** Highest request id used so far, so a resumed run numbers new requests after it. */
@@ -207,7 +160,8 @@ export class RunState {
       return Promise.reject(err);
     }
     this.lastReq = req;
-    this.ops.push({ kind: 'intent', req, at: this.now().toISOString(), rows });
+    const at = this.now().toISOString();
+    this.ops.push({ kind: 'intent', req, at, rows, session: this.session });
     return this.commit();
   }
 
@@ -251,7 +205,8 @@ export class RunState {
   recordNotApplied(req: number, refs: string[], why: string): void {
     this.assertOpen();
     if (refs.length === 0) return;
-    this.buffer({ kind: 'not-applied', req, at: this.now().toISOString(), refs, why });
+    const at = this.now().toISOString();
+    this.buffer({ kind: 'not-applied', req, at, refs, why, session: this.session });
   }
 
   /** Buffered: the outcome of these payouts could not be established; they stay in flight. */

@@ -9,7 +9,6 @@ import {
   type CountedRow,
   type Counts,
   countedIn,
-  countedNow,
   KEPT_COLUMNS,
   type RowReader,
   type RowWriter,
@@ -53,6 +52,8 @@ export type PayoutState =
       /** Decimal text, as the service wrote it: money is never a float. */
       charges?: string;
       message?: string;
+      /** The database role that recorded the result (a shared history's word, session_user). */
+      recorded_by?: string;
     }
   /** `at`: when the request that may carry it was sent (at the latest), ISO 8601. */
   | { state: 'in-flight'; req: number; hash: string; at: string }
@@ -146,6 +147,20 @@ export function stateDbKeeper(file: string): RowWriter {
   };
 }
 
+/** A writer that runs its statements through a reader (their rows, if any, unread). */
+export function rowWriterOf(read: RowReader): RowWriter {
+  return async (sql, params) => {
+    await read(sql, params);
+  };
+}
+
+/** A writer on a state.db connection, waiting for its lock as the connection does. */
+export function stateDbWriter(db: StateDb): RowWriter {
+  return async (sql, params) => {
+    db.prepare(sql).run(...params);
+  };
+}
+
 /** The most recently active run first; of runs active at the same moment, the later made. */
 const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`;
 /** A page of LIST: through the index on (updated_at, id), the runs before it are not read. */
@@ -212,16 +227,6 @@ export async function liveRunsIn(read: RowReader): Promise<Set<string>> {
   return new Set(rows.map((r) => r.run_id));
 }
 
-/** The rows of a query on state.db, read now. */
-function allOf(db: StateDb): (sql: string, params: unknown[]) => unknown[] {
-  return (sql, params) => db.prepare(sql).all(...params);
-}
-
-/** Summaries of every run of every service, the most recently active first. */
-export function listRuns(db: StateDb): RunSummary[] {
-  return countedNow(allOf(db), db.prepare(LIST).all() as SummaryRow[]).map(summaryOf);
-}
-
 /** A payout's state columns, from the view `journal`. */
 interface StateRow {
   reference_id: string;
@@ -238,6 +243,7 @@ interface StateRow {
   charges: string | null;
   message: string | null;
   sent_earlier: number | null;
+  by_role: string | null;
 }
 
 /** The state of a payout from its row. */
@@ -247,6 +253,7 @@ function stateOf(r: StateRow): PayoutState {
     if (r.transaction_id !== null) s.transaction_id = r.transaction_id;
     if (r.charges !== null) s.charges = r.charges;
     if (r.message !== null) s.message = r.message;
+    if (r.by_role !== null) s.recorded_by = r.by_role;
     return s;
   }
   if (r.state === 'in_flight' || r.state === 'unknown') {
@@ -284,8 +291,9 @@ function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
 const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
 const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.recipient, j.description,
   j.state, j.req, j.hash,
-  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier
+  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier, d.by_role
   FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
+    LEFT JOIN results d ON d.run = j.run AND d.row = j.row
   WHERE j.run = ? ORDER BY j.row`;
 
 /** A run's detail from its summary row and its payouts' rows. */
@@ -301,15 +309,10 @@ function detailOf(only: SummaryRow & Counts, rows: StateRow[]): RunDetail {
   return { summary: summaryOf(only), payouts };
 }
 
-/** The run whose id starts with a prefix, with each payout's state; UsageError when none or several match. */
-export function readRun(db: StateDb, runIdPrefix: string): RunDetail {
-  const prefix = prefixOf(runIdPrefix);
-  const runs = db.prepare(BY_PREFIX).all(prefix.length, prefix) as SummaryRow[];
-  const [only] = countedNow(allOf(db), [onlyRun(runs, runIdPrefix)]);
-  return detailOf(only!, db.prepare(PAYOUT_STATES).all(only!.id) as StateRow[]);
-}
-
-/** readRun on any store; the run's counts kept through `keep`, when given. */
+/**
+ * The run whose id starts with a prefix, with each payout's state (UsageError when none or
+ * several match); the run's counts kept through `keep`, when given.
+ */
 export async function readRunIn(
   read: RowReader,
   runIdPrefix: string,

@@ -14,9 +14,11 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
-import { CHECKS_KEPT } from './pg/checks-guards.js';
-import { APPROVAL_GUARDS, GUARDS, RULE_OWNER } from './pg/guards.js';
+import { CHECKS_STEP } from './checks-table.js';
+import { APPROVAL_GUARDS } from './pg/approval-guards.js';
+import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
 import { LOCK_WAITERS } from './pg/queue-table.js';
+import { NARROW_ROWS, ONE_SERVICE_PER_URL } from './first-steps.js';
 
 const META: TableDef = {
   name: 'meta',
@@ -68,6 +70,15 @@ const PAYOUTS: TableDef = {
   columns: PAYOUT_COLUMNS,
   primaryKey: BY_ROW,
   clustered: true,
+};
+
+/**
+ * The payouts table as the steps leave it (a later step added `retry_of`): what inserts of
+ * payouts are made from (journal-sql.ts). A step that adds a column adds it here too.
+ */
+export const PAYOUTS_NOW: TableDef = {
+  ...PAYOUTS,
+  columns: [...PAYOUT_COLUMNS, ['retry_of', 'text']],
 };
 
 /** Step 1's payouts: one wide row per payout, its state and outcome in it (gone since step 2). */
@@ -142,6 +153,26 @@ export const REPORTS: TableDef = {
   primaryKey: BY_ROW,
   clustered: true,
 };
+
+/**
+ * Every request's payouts, appended with its intent (issue 48), by `session` (on PostgreSQL the
+ * server's name for it, payouts_session(), which a trigger checks; else the run's).
+ */
+export const ATTEMPTS: TableDef = {
+  name: 'attempts',
+  columns: [
+    ['run', 'int', 'NOT NULL'],
+    ['row', 'int', 'NOT NULL'],
+    ['req', 'int', 'NOT NULL'],
+    ['at', 'text', 'NOT NULL'],
+    ['session', 'text', 'NOT NULL'],
+  ],
+  primaryKey: ['run', 'row', 'req'],
+  clustered: true,
+};
+
+/** A request that never went or provably did not apply; only its own session's counts (lookupSql). */
+export const WITHDRAWALS: TableDef = { ...ATTEMPTS, name: 'withdrawals' };
 
 /** Who holds a service's advisory lock on PostgreSQL (its command line without passwords). */
 const LOCKS: TableDef = {
@@ -243,27 +274,6 @@ const RUN_COUNTS: TableDef = {
   ],
 };
 
-/**
- * The service's later word on a payout the history holds (issue 47), appended: what a lookup
- * answered (`held` 0: "Payout not found"), the service's `updated_at`, when it was checked and
- * by which command; on PostgreSQL `by_role` is the session's role, whatever the client writes.
- */
-export const CHECKS: TableDef = {
-  name: 'checks',
-  columns: [
-    ['id', 'id'],
-    ['run', 'int', 'NOT NULL'],
-    ['row', 'int', 'NOT NULL'],
-    ['held', 'int', 'NOT NULL CHECK (held IN (0, 1))'],
-    ['status', 'text'],
-    ['transaction_id', 'text'],
-    ['updated_at', 'text'],
-    ['checked_at', 'text', 'NOT NULL'],
-    ['checked_by', 'text', 'NOT NULL'],
-    ['by_role', 'text'],
-  ],
-};
-
 const RUNS_SERVICE: IndexDef = { name: 'runs_service', table: 'runs', columns: ['service_id'] };
 const PAYOUTS_REFERENCE: IndexDef = {
   name: 'payouts_reference',
@@ -294,68 +304,6 @@ const JOURNAL_RETRY_OF = JOURNAL.select.replace(
   'coalesce(d.at, i.updated_at) AS updated_at',
   'coalesce(d.at, i.updated_at) AS updated_at, p.retry_of',
 );
-
-/**
- * The view `journal` with each payout's latest word from the service (`checks`): a payout it
- * holds takes the word's status and transaction id (the result's message only while the status
- * is the result's), and one in doubt is done; "not found" changes neither, it is told by
- * `missing`. `checked_at` and `checked_by` say when and how the latest word came. A word counts
- * only for a payout that was sent (a result, or an intent in flight or unknown).
- */
-const JOURNAL_CHECKED = `  SELECT p.run, p.row, p.reference_id, p.file, p.line, p.location, p.amount, p.currency,
-    p.recipient, p.description, p.hash, p.hash_version,
-    CASE WHEN d.row IS NOT NULL OR c.held = 1 THEN 'done' ELSE coalesce(i.state, 'queued') END
-      AS state,
-    coalesce(d.req, i.req) AS req, i.sent_at,
-    CASE WHEN c.held = 1 THEN c.status ELSE d.status END AS status,
-    CASE WHEN c.held = 1 THEN coalesce(c.transaction_id, d.transaction_id) ELSE d.transaction_id END
-      AS transaction_id,
-    d.charges,
-    CASE WHEN c.held = 1 AND c.status IS DISTINCT FROM d.status THEN NULL ELSE d.message END
-      AS message,
-    CASE WHEN d.row IS NULL AND c.held IS NULL THEN i.note END AS note,
-    coalesce(d.at, i.updated_at) AS updated_at, p.retry_of,
-    c.checked_at, c.checked_by, CASE WHEN c.held = 0 THEN 1 ELSE 0 END AS missing,
-    c.updated_at AS service_updated_at
-  FROM payouts p
-    LEFT JOIN intents i ON i.run = p.run AND i.row = p.row
-    LEFT JOIN results d ON d.run = p.run AND d.row = p.row
-    LEFT JOIN checks c ON c.id = (SELECT max(x.id) FROM checks x
-      WHERE x.run = p.run AND x.row = p.row)
-      AND (d.row IS NOT NULL OR i.state IN ('in_flight', 'unknown'))`;
-
-/** Step 2's move of the wide rows into the narrow tables. */
-const NARROW_ROWS = `
-  INSERT INTO intents
-    SELECT run, row, CASE state WHEN 'done' THEN 'in_flight' ELSE state END, req, sent_at, note,
-      updated_at
-    FROM payouts WHERE state != 'queued' AND (state != 'done' OR sent_at IS NOT NULL);
-  INSERT INTO results
-    SELECT run, row, req, status, transaction_id, charges, message, updated_at
-    FROM payouts WHERE state = 'done';
-  INSERT INTO reports
-    SELECT run, row, outcome_status, outcome_transaction_id, outcome_charges, outcome_message,
-      sent_earlier
-    FROM payouts WHERE outcome_status IS NOT NULL;`;
-
-/**
- * Step 3: a service is its base URL alone (it was the base URL and the Client-Id), so runs
- * under every Client-Id share one history and one lock. runs.service already holds the base
- * URL (or "sandbox") and runs.client_id the key each run used; the ids are derived afresh.
- * Runs of the same input under two keys become one id: the newest keeps it, older ones get
- * the suffix a superseded run gets.
- */
-const ONE_SERVICE_PER_URL = `
-  CREATE TEMP TABLE run_ids AS
-    SELECT id, sha256_16(service || char(10) || input_hash) AS run_id,
-      id = max(id) OVER (PARTITION BY service, input_hash, length(run_id) = 16) AND length(run_id) = 16 AS newest
-    FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL AND input_hash IS NOT NULL;
-  UPDATE runs SET service_id = sha256_16(service) WHERE service IS NOT NULL;
-  UPDATE runs SET run_id = (SELECT run_id || '-' || runs.id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids);
-  UPDATE runs SET run_id = (SELECT run_id FROM run_ids WHERE run_ids.id = runs.id)
-    WHERE id IN (SELECT id FROM run_ids WHERE newest);
-  DROP TABLE temp.run_ids`;
 
 /**
  * Every step, in order. To add a table: append `{ ops: [{ table: DEF }, { index: … }] }` with
@@ -484,20 +432,26 @@ export const STEPS: readonly SchemaStep[] = [
       { pg: 'GRANT SELECT, INSERT, UPDATE ON run_counts TO PUBLIC' },
     ],
   },
-  // Issue 47: the service's later word on each payout, appended; every reader of the journal
-  // takes the latest, and a run's kept counts are as of its latest word too (run-counts.ts).
+  // Issue 48: every request's payouts kept, append-only (intents taken as they were: each an
+  // attempt, a free one withdrawn).
   {
     ops: [
-      { table: CHECKS },
-      { index: { name: 'checks_payout', table: 'checks', columns: ['run', 'row', 'id'] } },
-      { index: { name: 'checks_run', table: 'checks', columns: ['run', 'id'] } },
-      { sql: 'ALTER TABLE run_counts ADD COLUMN checked INTEGER NOT NULL DEFAULT 0' },
-      { sqlite: 'DROP VIEW journal' },
-      { sqlite: `CREATE VIEW journal AS\n${JOURNAL_CHECKED}` },
-      { pg: `CREATE OR REPLACE VIEW journal AS\n${JOURNAL_CHECKED}` },
-      { pg: CHECKS_KEPT },
+      { table: ATTEMPTS },
+      { table: WITHDRAWALS },
+      {
+        sql: `INSERT INTO attempts (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(sent_at, updated_at, ''), 'history' FROM intents;
+  INSERT INTO withdrawals (run, row, req, at, session)
+    SELECT run, row, coalesce(req, -1), coalesce(updated_at, ''), 'history' FROM intents
+    WHERE state = 'free'`,
+      },
+      { pg: ATTEMPTS_KEPT },
     ],
   },
+  // Issue 48: who recorded a result or sent a run is the database's (session_user; null in state.db).
+  { ops: [{ sql: 'ALTER TABLE results ADD COLUMN by_role TEXT' }, { pg: RECORDER }] },
+  // Issue 47: the service's later word on each payout, appended (checks-table.ts).
+  CHECKS_STEP,
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
@@ -505,3 +459,34 @@ export const MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'sqlite');
 
 /** A shared history's steps: step i takes `schema_version` from i to i + 1. */
 export const PG_MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'pg');
+
+/** A table of an integer key and a text. */
+const keyed = (name: string, key: string, text: string): TableDef => ({
+  name,
+  columns: [
+    [key, 'int', 'PRIMARY KEY'],
+    [text, 'text', 'NOT NULL'],
+  ],
+});
+
+/**
+ * A dry run's private database (intake.ts), never a history: a chunk of payouts a row of
+ * `staged_chunks` (docs/journal.md), one row per payout in the view `staged`.
+ */
+export const STAGING: readonly SchemaStep[] = [
+  {
+    only: 'sqlite',
+    ops: [
+      { table: keyed('staged_files', 'id', 'name') },
+      { table: keyed('staged_chunks', 'first_row', 'payouts') },
+      {
+        view: 'staged',
+        select: `  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
+    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
+    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
+    j.value ->> 7 AS retry_of
+  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`,
+      },
+    ],
+  },
+];

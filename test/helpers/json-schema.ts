@@ -2,22 +2,23 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { Command } from 'commander';
-import { commandPathIn } from '../../src/commands/command.js';
+import { commandPathIn, commandPathOf } from '../../src/commands/command.js';
 import { buildProgram } from '../../src/main.js';
 
 /** docs/schema/, where every command's --json document has its JSON Schema. */
 const SCHEMA_DIR = new URL('../../docs/schema/', import.meta.url);
 
-/** Commands that share a schema file; any other "a b" has docs/schema/a-b.schema.json. */
+/**
+ * `command` values whose document has a schema file of another name; any other "a b" has
+ * docs/schema/a-b.schema.json (docs/json.md lists them).
+ */
 const SHARED_SCHEMAS: Record<string, string> = {
   'approvals require': 'approvals.schema.json',
   'approvals off': 'approvals.schema.json',
   'approvals show': 'approvals.schema.json',
   approve: 'prepared-run.schema.json',
+  'send prepare': 'prepared-run.schema.json',
 };
-
-/** The commands whose document carries its exit code (the others' error object does). */
-const WITH_EXIT_CODE = ['send', 'status'];
 
 /** The schema file of a command's document, such as "runs-show.schema.json". */
 export function schemaFileOf(command: string): string {
@@ -48,33 +49,75 @@ export function commandTree(): Command {
   return tree;
 }
 
+/** Every leaf command of the tree, as its path ("runs show"). */
+export function leafCommands(cmd: Command = commandTree()): string[] {
+  if (cmd.commands.length === 0) return [commandPathOf(cmd)];
+  return cmd.commands.flatMap((c) => leafCommands(c));
+}
+
+/** Every `command` value a document may have: each leaf command's, and "send prepare". */
+export function commandValues(): string[] {
+  return [...leafCommands(), 'send prepare'];
+}
+
 /** The command `argv` runs, as its document's `command` names it ("runs list"). */
 export function commandPath(argv: readonly string[]): string | undefined {
   return commandPathIn(commandTree(), argv);
 }
 
+/** A schema file as parsed. */
+type SchemaFile = { $id?: string; [key: string]: unknown };
+
+/** Every schema file of docs/schema/, by name, as parsed. */
+export function schemaFiles(): Map<string, SchemaFile> {
+  const files = new Map<string, SchemaFile>();
+  for (const name of readdirSync(SCHEMA_DIR)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort()) {
+    files.set(name, JSON.parse(readFileSync(new URL(name, SCHEMA_DIR), 'utf8')) as SchemaFile);
+  }
+  return files;
+}
+
 let ajv: Ajv2020 | undefined;
+/** The $id of each schema file. */
+const ids = new Map<string, string>();
 /** Compiled on first use: compiling costs a few hundred milliseconds a test worker. */
 const validators = new Map<string, ValidateFunction>();
 
-/** The validator of a schema file, every file of docs/schema/ loaded for its $refs. */
-function validatorOf(file: string): ValidateFunction {
-  if (!ajv) {
-    ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-    for (const name of readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.schema.json'))) {
-      const schema = JSON.parse(readFileSync(new URL(name, SCHEMA_DIR), 'utf8')) as {
-        $id?: string;
-      };
-      ajv.addSchema(schema, schema.$id ? undefined : name);
-      if (schema.$id) ajv.addSchema({ $ref: schema.$id }, name);
-    }
+/**
+ * Every file of docs/schema/ in one validator, each by its $id (the $refs between them are
+ * relative to it), as a consumer loads the folder: a file without an $id fails.
+ */
+function loaded(): Ajv2020 {
+  if (ajv) return ajv;
+  const a = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+  for (const [name, schema] of schemaFiles()) {
+    if (typeof schema.$id !== 'string') throw new Error(`docs/schema/${name} has no $id`);
+    a.addSchema(schema);
+    ids.set(name, schema.$id);
   }
+  ajv = a;
+  return a;
+}
+
+/** The validator of a schema file. */
+export function validatorOf(file: string): ValidateFunction {
   let validate = validators.get(file);
   if (!validate) {
-    validate = ajv.getSchema(file)!;
+    const id = loaded() && ids.get(file);
+    validate = id === undefined ? undefined : loaded().getSchema(id);
+    if (!validate) throw new Error(`no schema docs/schema/${file}`);
     validators.set(file, validate);
   }
   return validate;
+}
+
+/** Why `doc` does not match the schema file, or undefined when it does. */
+export function schemaErrors(file: string, doc: unknown): string | undefined {
+  const validate = validatorOf(file);
+  if (validate(doc)) return undefined;
+  return loaded().errorsText(validate.errors, { separator: '\n' });
 }
 
 /** A document, as far as the checks below read it. */
@@ -84,21 +127,45 @@ interface Doc {
   error?: { exit_code?: unknown } | null;
 }
 
-/** A prepared run has one shape wherever it is printed: send --prepare, runs show PREP. */
-function preparedShape(
-  argv: readonly string[],
-  command: string | undefined,
-  code: number,
-): boolean {
-  if (command === 'send') return argv.includes('--prepare') && code === 0;
-  const show = argv.indexOf('show');
-  return command === 'runs show' && /^p[0-9a-f]*$/.test(argv[show + 1] ?? '');
+/**
+ * The `command` the document of `argv` names: the command's path, but for a prepared run that
+ * `send --prepare` printed ("send prepare": one command value per shape of document).
+ */
+function expectedCommand(argv: readonly string[], code: number): string | null {
+  const command = commandPath(argv) ?? null;
+  return command === 'send' && argv.includes('--prepare') && code === 0 ? 'send prepare' : command;
+}
+
+/** A document checkJsonDocument found valid, and the schema file its `command` names. */
+export interface CheckedDocument {
+  argv: readonly string[];
+  code: number;
+  file: string;
+  doc: unknown;
+}
+
+let recording: CheckedDocument[] | undefined;
+
+/**
+ * Keeps every document checked from now on in this worker, until stop() (the mutation test of
+ * test/inprocess/json-documents.test.ts mutates them).
+ */
+export function recordDocuments(): { documents: CheckedDocument[]; stop(): void } {
+  const documents: CheckedDocument[] = [];
+  recording = documents;
+  return {
+    documents,
+    stop: () => {
+      if (recording === documents) recording = undefined;
+    },
+  };
 }
 
 /**
- * Checks the stdout of a run under --json: exactly one document, valid against the schema of
- * the command argv runs (docs/schema/; a command without one fails), naming that command,
- * and saying the run's exit code. Throws, failing the test, when it does not.
+ * Checks the stdout of a run under --json: exactly one document, naming the command argv runs
+ * (see expectedCommand), valid against the schema that `command` names (docs/schema/; null:
+ * error.schema.json; a command without one fails), and saying the run's exit code: its
+ * `exit_code`, else its error's (0 without one). Throws, failing the test, when it does not.
  * Runs that only print help or the version, and runs killed by a signal, are not checked.
  */
 export function checkJsonDocument(
@@ -107,8 +174,6 @@ export function checkJsonDocument(
 ): void {
   if (!argv.includes('--json') || run.code === null) return;
   if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
-  const command = commandPath(argv);
-  const prepared = preparedShape(argv, command, run.code);
   const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
   let doc: Doc;
   try {
@@ -118,26 +183,21 @@ export function checkJsonDocument(
       `${where}: stdout is not one JSON document:\n${run.stdout}\n--- stderr ---\n${run.stderr}`,
     );
   }
-  const file =
-    command === undefined
-      ? 'error.schema.json'
-      : prepared
-        ? 'prepared-run.schema.json'
-        : schemaFileOf(command);
-  if (command !== undefined && !hasSchema(command)) {
-    throw new Error(`${where}: no schema for "${command}": add docs/schema/${file}`);
-  }
-  const validate = validatorOf(file);
-  if (!validate(doc)) {
-    const errors = ajv!.errorsText(validate.errors, { separator: '\n' });
-    throw new Error(`${where}: the document does not match ${file}:\n${errors}\n${run.stdout}`);
-  }
-  if ((doc.command ?? null) !== (command ?? null)) {
+  const expected = expectedCommand(argv, run.code);
+  if ((doc.command ?? null) !== expected) {
     throw new Error(`${where}: the document says command ${JSON.stringify(doc.command)}`);
   }
-  const said =
-    WITH_EXIT_CODE.includes(command!) && !prepared ? doc.exit_code : (doc.error?.exit_code ?? 0);
+  const file = expected === null ? 'error.schema.json' : schemaFileOf(expected);
+  if (expected !== null && !hasSchema(expected)) {
+    throw new Error(`${where}: no schema for "${expected}": add docs/schema/${file}`);
+  }
+  const errors = schemaErrors(file, doc);
+  if (errors) {
+    throw new Error(`${where}: the document does not match ${file}:\n${errors}\n${run.stdout}`);
+  }
+  const said = 'exit_code' in doc ? doc.exit_code : (doc.error?.exit_code ?? 0);
   if (said !== run.code) {
     throw new Error(`${where}: the document says exit_code ${String(said)}`);
   }
+  recording?.push({ argv, code: run.code, file, doc });
 }

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ledgerPerTest, type LedgerService } from '../helpers/ledger-service.js';
-import { FakeClock, runMain } from '../helpers/main.js';
+import { runMain } from '../helpers/main.js';
+import { insiderTeam, sql, type Team } from '../helpers/insider.js';
 import { PG_MIGRATIONS } from '../../src/state/schema.js';
 import { freshDatabase, queryOne, schemaOf } from '../helpers/pg.js';
 
@@ -14,75 +13,8 @@ import { freshDatabase, queryOne, schemaOf } from '../helpers/pg.js';
 
 const fixture = ledgerPerTest();
 
-/** Runs statements in one session as a role: the first error's message, or undefined. */
-async function sql(url: string, ...statements: Array<string | [string, unknown[]]>) {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    for (const s of statements) {
-      const [text, params] = typeof s === 'string' ? [s, []] : s;
-      await c.query(text, params);
-    }
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  } finally {
-    await c.end();
-  }
-}
-
-type Team = Awaited<ReturnType<typeof team>>;
-
-/**
- * A history owned by a role that is not a superuser, which turns the rule on (so creating the
- * tables), and four people (ana prepares, bob and carol approve, ci sends) with broad grants.
- */
-async function team(rule: string[] = ['approvals', 'require']) {
-  const admin = await freshDatabase();
-  const schema = schemaOf(admin);
-  const svc = await fixture.start();
-  const home = fixture.home();
-  const sfx = randomBytes(4).toString('hex');
-  const names = ['owner', 'ana', 'bob', 'carol', 'ci'].map((n) => `${n}_${sfx}`);
-  const as = (name: string) => {
-    const u = new URL(admin);
-    u.username = name;
-    u.password = `pw-${name}`;
-    return u.toString();
-  };
-  const roles = names.map((n) => `CREATE ROLE ${n} LOGIN NOSUPERUSER PASSWORD 'pw-${n}'`);
-  expect(await sql(admin, ...roles)).toBe(undefined);
-  const [owner, ana, bob, carol, ci] = names.map(as) as [string, string, string, string, string];
-  const people = names.slice(1).join(', ');
-  expect(
-    await sql(
-      admin,
-      `GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${names[0]}`,
-      `GRANT USAGE ON SCHEMA ${schema} TO ${people}`,
-      `GRANT TEMP ON DATABASE postgres TO ${people}`,
-    ),
-  ).toBe(undefined);
-  const run = (url: string, args: string[], env: Record<string, string> = {}) =>
-    runMain(args, {
-      env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url, ...env },
-      clock: new FakeClock(),
-    });
-  const on = await run(owner, rule);
-  expect(on.stderr).toBe('');
-  expect(on.code).toBe(0);
-  const history = 'meta, runs, payouts, intents, results, reports, locks';
-  expect(
-    await sql(
-      owner,
-      `GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ${history} TO ${people}`,
-      `GRANT SELECT ON schema_version, journal, approval_rules TO ${people}`,
-      `GRANT SELECT, INSERT ON prepared_runs, prepared_payouts, approvals TO ${people}`,
-      `GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${people}`,
-    ),
-  ).toBe(undefined);
-  const service = `http://localhost:${new URL(svc.url).port}`;
-  return { admin, schema, svc, home, owner, ana, bob, carol, ci, run, service };
-}
+/** The team of this file: its first command turns the rule on (`approvals require`). */
+const team = (rule: string[] = ['approvals', 'require']) => insiderTeam(fixture, rule);
 
 /** A payout file of `n` rows REF-1… in `currency`, each 1.00 more than the last. */
 function payoutFile(t: Team, name: string, n: number, currency = 'EUR'): string {
@@ -516,6 +448,12 @@ describe('approvals against an insider with plain SQL', () => {
     );
     expect(await sql(t.ana, rule(1, '[{"currency":"EUR","amount":"999999999"}]'))).toMatch(
       /only the owner of the tables/,
+    );
+    // Through payouts too: the database's refusal is exit 2 (issue 48, item 4), not 7.
+    const off = await t.run(t.ana, ['approvals', 'off']);
+    expect(off.code, off.stderr).toBe(2);
+    expect(off.stderr).toMatch(
+      /refused that \(recording the approval rule\): only the owner of the tables changes the rule of approvals, not role ana_\w+\. It is a rule the database keeps/,
     );
     const sent = await t.run(t.ci, ['send', payoutFile(t, 'loose.csv', 2), '--yes']);
     expect(sent.code).toBe(9);

@@ -344,7 +344,7 @@ describe('the approval story: two months of payroll', () => {
     const r = await runMain(['send', file, '--prepare'], { env: env(eve.toString()) });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /does not let this role do that \(recording the prepared run: permission denied for table prepared_runs\)\. The role "\w+" has no grant for this: docs\/approvals\.md/,
+      /does not let this role do that \(recording the prepared run: permission denied for table prepared_runs\)\. The role "\w+" has no grant for this: ask the owner of the history's tables \(role "postgres"\) to grant it, as docs\/approvals\.md/,
     );
   });
 

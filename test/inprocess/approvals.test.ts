@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { sql } from '../helpers/insider.js';
 import { parseJsonStdout } from '../helpers/cli.js';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, type MainOptions, runMain } from '../helpers/main.js';
@@ -30,22 +30,7 @@ function prepIdOf(stdout: string): string {
 }
 
 /** Runs one statement as a role, bypassing the client: its error message, or undefined. */
-async function asRole(
-  url: string,
-  sql: string,
-  params: unknown[] = [],
-): Promise<string | undefined> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql, params);
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  } finally {
-    await c.end();
-  }
-}
+const asRole = (url: string, text: string, params: unknown[] = []) => sql(url, [text, params]);
 
 describe('approvals on a shared history', () => {
   it('policy on: prepared by one role, approved by another, sent once', async () => {

@@ -216,6 +216,12 @@ describe('two state folders sharing one PostgreSQL history', () => {
     expect(push.stdout).not.toContain('Next:');
     const rows = await query<{ n: number }>(m.url, 'SELECT count(*)::int AS n FROM payouts');
     expect(rows[0]!.n).toBe(5);
+    // Every request's payouts come along, as the pushing session's (issue 48).
+    const attempts = await query<{ n: number; sessions: number }>(
+      m.url,
+      'SELECT count(*)::int AS n, count(DISTINCT session)::int AS sessions FROM attempts',
+    );
+    expect(attempts).toEqual([{ n: 5, sessions: 1 }]);
     // Who sent it comes along.
     const who = await query<{ host: string; os_user: string }>(
       m.url,

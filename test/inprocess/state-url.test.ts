@@ -70,11 +70,11 @@ describe('a state URL that cannot be used', () => {
 
 // Issue 42, item 2: a shared history that cannot be reached says why, in words, and the fix.
 describe('a shared history that cannot be reached', () => {
-  /** `payouts runs` against `url`: exit 7, the message, and never the password. */
-  async function refusal(url: string, password: string): Promise<string> {
+  /** `payouts runs` against `url`: the exit code (7 unless said), the message, never the password. */
+  async function refusal(url: string, password: string, code = 7): Promise<string> {
     const home = fixture.home();
     const r = await runMain(['runs', '--state-url', url], { env: home.env });
-    expect(r.code, r.stderr).toBe(7);
+    expect(r.code, r.stderr).toBe(code);
     expect(r.stderr).not.toContain(password);
     expect(r.stderr).not.toMatch(/was lost|reads back what this run left in doubt/);
     return r.stderr;
@@ -100,17 +100,37 @@ describe('a shared history that cannot be reached', () => {
     expect(text).not.toMatch(/getaddrinfo|ENOTFOUND|EAI_AGAIN/);
   });
 
-  it('says the password was refused, and how to write one holding @', async () => {
+  // Issue 48, item 4: what running again cannot mend is not exit 7, which a CI job retries.
+  it('says the password was refused, and how to write one holding @: exit 3', async () => {
     const url = new URL(await freshDatabase());
     url.password = 'wrong-pass';
-    const text = await refusal(url.toString(), 'wrong-pass');
+    const text = await refusal(url.toString(), 'wrong-pass', 3);
     expect(text).toContain(`PostgreSQL refused the password of user "${url.username}": check it;`);
     expect(text).toContain('write each percent-encoded in the URL (@ as %40');
     // Typed as it is in a shell: an "@" left as it is is named.
     const typed = url.toString().replace('wrong-pass', 'wr@ng');
-    expect(await refusal(typed, 'wr@ng')).toContain(
+    expect(await refusal(typed, 'wr@ng', 3)).toContain(
       'the password in the URL holds "@", which must be written percent-encoded (@ as %40)',
     );
+    // A role the server does not know is refused as its password is: exit 3.
+    url.username = 'nobody_at_all';
+    url.password = SECRET;
+    expect(await refusal(url.toString(), SECRET, 3)).toMatch(
+      /PostgreSQL (refused the password of|does not let) user "nobody_at_all"/,
+    );
+  });
+
+  it('says a database or schema does not exist: exit 2, with the fix', async () => {
+    const url = new URL(await freshDatabase());
+    url.pathname = '/no_such_db';
+    const text = await refusal(url.toString(), url.password, 2);
+    expect(text).toContain(
+      `the database "no_such_db" does not exist on ${url.hostname}:${url.port}: create it`,
+    );
+    const schema = new URL(await freshDatabase());
+    schema.searchParams.set('options', '-c search_path=t_no_such_schema');
+    const said = await refusal(schema.toString(), schema.password, 2);
+    expect(said).toMatch(/has no schema to use .*create the schema the URL's search_path names/);
   });
 });
 
@@ -145,7 +165,7 @@ describe('a role the shared history does not let in', () => {
     expect(later.code).toBe(2);
     expect(later.stderr).toMatch(/permission denied for table/);
     expect(later.stderr).toContain(
-      `The role "${role}" has no grant for this: docs/approvals.md ("Who is who") lists what the owner of the tables grants a person`,
+      `The role "${role}" has no grant for this: ask the owner of the history's tables (role "postgres") to grant it, as docs/approvals.md ("Who is who") lists`,
     );
   });
 });

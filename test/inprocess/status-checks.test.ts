@@ -65,6 +65,7 @@ describe('payouts status checks what it shows', () => {
       reference_id: 'A-1',
       outcome: 'error',
       status: null,
+      service_status: null,
       error: expect.stringContaining('"B-2"'),
       record: null,
     });

@@ -74,6 +74,7 @@ function NOT_FOUND(ref: string): Doc {
     reference_id: ref,
     outcome: 'not_found',
     status: null,
+    service_status: null,
     error: 'Payout not found',
     record: null,
   };

@@ -1,6 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { sendDocHead, statusDocHead } from '../../src/core/documents.js';
-import { checkJsonDocument, commandPath } from '../helpers/json-schema.js';
+import {
+  checkJsonDocument,
+  commandPath,
+  commandValues,
+  schemaFileOf,
+  schemaFiles,
+  validatorOf,
+} from '../helpers/json-schema.js';
 
 // The schemas of docs/schema/ refuse what issue 26 found: keys that come and go, charges as
 // numbers, an exit code other than 0, 4 or 5 without an error object.
@@ -8,6 +16,7 @@ import { checkJsonDocument, commandPath } from '../helpers/json-schema.js';
 const ROW = {
   reference_id: 'R-1',
   status: 'success',
+  service_status: 'success',
   transaction_id: 'T-1',
   amount: '1.25',
   currency: 'EUR',
@@ -60,7 +69,9 @@ describe('the --json schemas', () => {
     const doc = (d: unknown, code: number) => ({ code, stdout: JSON.stringify(d), stderr: '' });
     const argv = ['runs', 'show', 'abc', '--json'];
     expect(() => checkJsonDocument(argv, doc(ok, 2))).not.toThrow();
-    expect(() => checkJsonDocument(argv, doc({ error }, 2))).toThrow(/runs-show\.schema\.json/);
+    expect(() => checkJsonDocument(argv, doc({ error }, 2))).toThrow(/says command undefined/);
+    const { schema_version: _v, ...headless } = ok;
+    expect(() => checkJsonDocument(argv, doc(headless, 2))).toThrow(/runs-show\.schema\.json/);
     expect(() => checkJsonDocument(argv, doc({ ...ok, command: 'runs list' }, 2))).toThrow(
       /says command "runs list"/,
     );
@@ -76,5 +87,31 @@ describe('the command an argv runs', () => {
     expect(commandPath(['approvals', '--json'])).toBe('approvals list');
     expect(commandPath(['send', 'runs', '--json'])).toBe('send');
     expect(commandPath(['--json'])).toBeUndefined();
+  });
+});
+
+describe('docs/schema/', () => {
+  it('loads into one validator, each file by its own $id', () => {
+    for (const [name, schema] of schemaFiles()) {
+      expect(schema.$id).toBe(`https://payouts.example/schema/${name}`);
+      expect(() => validatorOf(name), name).not.toThrow();
+    }
+  });
+
+  it('is listed in docs/json.md as it is: every file, with the command values each holds', () => {
+    const page = readFileSync(new URL('../../docs/json.md', import.meta.url), 'utf8');
+    const section = page.slice(page.indexOf('## The schemas'));
+    const rows = section.split('\n').filter((l) => l.startsWith('| ['));
+    const files = schemaFiles();
+    const listed = rows.flatMap((r) =>
+      [...r.matchAll(/\(schema\/([\w-]+\.schema\.json)\)/g)].map((m) => m[1]),
+    );
+    expect(listed.sort()).toEqual([...files.keys()]);
+    expect(section).toContain(`The ${files.size} files`);
+    for (const command of commandValues()) {
+      const row = rows.find((r) => r.split(' | ')[1]?.includes(`\`${command}\``));
+      expect(row, `docs/json.md lists no schema for "${command}"`).toBeDefined();
+      expect(row).toContain(`(schema/${schemaFileOf(command)})`);
+    }
   });
 });

@@ -116,4 +116,18 @@ describe('the layout of src/', () => {
     );
     expect(wrong).toEqual([]);
   });
+
+  it('keeps unit tests to functions: no server, no spawned process, no whole CLI run', () => {
+    // Those belong in test/integration/ (a server, a process) or test/inprocess/ (main()).
+    const heavy = new RegExp(
+      ['runMain', 'runCli', 'onTerminal', 'spawn', 'spawnSync', 'execFile', 'ledgerPerTest']
+        .concat(['freshDatabase', 'migratedDatabase', 'recycledDatabase', 'startPostgres'])
+        .map((name) => `\\b${name}\\(`)
+        .join('|'),
+    );
+    const units = sourceFiles(join(ROOT, 'test', 'unit')).filter(
+      (f) => !f.endsWith('layout.test.ts'),
+    );
+    expect(units.filter((f) => heavy.test(readFileSync(join(ROOT, f), 'utf8')))).toEqual([]);
+  });
 });

@@ -7,6 +7,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serviceIdentity } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
+import { SEND_PREPARE } from '../documents.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shellWord } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
@@ -69,7 +70,8 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
     preparedDoc(await preparedScreen(h, prep)),
   );
   if (output.json) {
-    output.document(doc);
+    // A prepared run, not a send document: its `command` says so.
+    output.document({ ...doc, command: SEND_PREPARE });
     return ExitCode.ok;
   }
   for (const d of doc.duplicates) {

@@ -16,13 +16,16 @@ import {
   type RunSummary,
   type RunsPage,
   readRunIn,
+  rowWriterOf,
   runPageIn,
   STATE_DB,
   stateDbKeeper,
+  stateDbWriter,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
 import { statusKind } from '../../domain/statuses.js';
+import { serviceStatusJson } from '../documents.js';
 import type { RetryRequest } from './retry.js';
 import { moneyText } from '../../money/amount.js';
 
@@ -115,7 +118,7 @@ function payoutJson(p: RunDetail['payouts'][number]) {
     amount: p.amount,
     currency: p.currency,
     state: STATE_NAMES[s.state],
-    status: stated?.status ?? null,
+    ...(stated ? serviceStatusJson(stated.status) : { status: null, service_status: null }),
     transaction_id: stated?.transaction_id ?? null,
     charges:
       stated?.charges === undefined
@@ -124,6 +127,7 @@ function payoutJson(p: RunDetail['payouts'][number]) {
     message: stated?.message ?? null,
     sent_at: s.state === 'in-flight' ? s.at : null,
     retried: p.retried ? retriedJson(p.retried) : null,
+    recorded_by: stated?.recorded_by ?? null,
   };
 }
 
@@ -162,9 +166,7 @@ async function withHistory<T>(
 ): Promise<T> {
   const { PgHistory } = await import('../../state/pg/history.js');
   const history = await PgHistory.open(url);
-  const write: RowWriter = async (sql, params) => {
-    await history.rows(sql, params);
-  };
+  const write = rowWriterOf((sql, params) => history.rows(sql, params));
   try {
     return await read((sql, params) => history.rows(sql, params), write, write);
   } finally {
@@ -256,8 +258,15 @@ const RUNS_HEAD = [
   'states',
 ];
 
-/** The state of one payout of a run, for its table. */
-function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[] {
+/**
+ * The state of one payout of a run, for its table; a result recorded by another role than the
+ * run's sender (`sender`) names that role.
+ */
+function stateCells(
+  p: RunDetail['payouts'][number],
+  c: ChalkInstance,
+  sender: string | null,
+): string[] {
   const s = p.state;
   if (s.state === 'confirmed') {
     const r = p.retried;
@@ -265,8 +274,12 @@ function stateCells(p: RunDetail['payouts'][number], c: ChalkInstance): string[]
     const chain = r
       ? `, retried as ${displayText(r.ref)} in run ${r.runId}: ${colourStatus(r.status ?? 'unknown', c)}`
       : '';
+    const by =
+      s.recorded_by !== undefined && s.recorded_by !== sender
+        ? ` (recorded by role ${displayText(s.recorded_by)})`
+        : '';
     return [
-      colourStatus(s.status, c) + chain,
+      colourStatus(s.status, c) + by + chain,
       displayText(s.transaction_id ?? ''),
       displayText(s.message ?? ''),
     ];
@@ -301,13 +314,8 @@ export async function withRunReader<T>(
   if (!existsSync(file)) return undefined;
   const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
   try {
-    return await read(
-      async (sql, params) => db.prepare(sql).all(...params),
-      stateDbKeeper(file),
-      async (sql, params) => {
-        db.prepare(sql).run(...params);
-      },
-    );
+    const rows: RowReader = async (sql, params) => db.prepare(sql).all(...params);
+    return await read(rows, stateDbKeeper(file), stateDbWriter(db));
   } finally {
     db.close();
   }
@@ -365,7 +373,7 @@ export async function showRun(
     displayText(p.reference_id),
     // Grouped for people; the rows on a pipe are for a program, their digits plain.
     moneyText(displayText(p.currency), p.amount, output.stdoutIsTerminal),
-    ...stateCells(p, output.color),
+    ...stateCells(p, output.color, summary.sent_by.db_user),
   ]);
   if (rows.length)
     output.print(

@@ -11,7 +11,7 @@ import {
 import type { CurrencyTable } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
-import { type ErrorObject, type SendDocHead, sendDocHead } from '../documents.js';
+import { type ErrorObject, type SendDocHead, sendDocHead, sendStatusJson } from '../documents.js';
 import { statusKind } from '../../domain/statuses.js';
 import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from '../../domain/outcome.js';
 
@@ -190,13 +190,14 @@ export function jsonText(s: string): string {
 }
 
 /**
- * One result of a run as a line of JSON, every key present: the amount keeps the input's
- * exact digits and, like the charges, is a decimal string.
+ * One result of a run as a line of JSON, every key present: the amount keeps the input's exact
+ * digits and, like the charges, is a decimal string; the status as sendStatusJson gives it.
  */
 export function resultItemJson(o: PayoutOutcome, charges: string | null): string {
   const q = jsonText;
   const opt = (v: string | null | undefined) => (v === undefined || v === null ? 'null' : q(v));
-  return `{"reference_id": ${q(o.reference_id)}, "status": ${q(o.status)}, "transaction_id": ${opt(o.transaction_id)}, "amount": ${q(o.amount)}, "currency": ${q(o.currency)}, "charges": ${opt(charges)}, "message": ${opt(o.message || undefined)}, "sent_earlier": ${o.sent_earlier ? 'true' : 'false'}, "found_at_service": ${o.found_at_service ? 'true' : 'false'}}`;
+  const s = sendStatusJson(o.status);
+  return `{"reference_id": ${q(o.reference_id)}, "status": ${q(s.status)}, "service_status": ${opt(s.service_status)}, "transaction_id": ${opt(o.transaction_id)}, "amount": ${q(o.amount)}, "currency": ${q(o.currency)}, "charges": ${opt(charges)}, "message": ${opt(o.message || undefined)}, "sent_earlier": ${o.sent_earlier ? 'true' : 'false'}, "found_at_service": ${o.found_at_service ? 'true' : 'false'}}`;
 }
 
 /** The results of a run as --json items, made one at a time. */

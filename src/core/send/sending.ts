@@ -107,8 +107,9 @@ async function openRunState(
     ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
     csv_style: storedStyle(runReportStyle(ctx.opts, plan).style),
   };
+  const runId = runIdFor(service.serviceKey, plan.inputHash);
   const adopted = await staging.history.adopt(staging.rows, {
-    runId: runIdFor(service.serviceKey, plan.inputHash),
+    runId,
     serviceKey: service.serviceKey,
     header,
     now: now().toISOString(),
@@ -117,11 +118,9 @@ async function openRunState(
   const state = RunState.open({
     ...(staging.writer ? { writer: staging.writer } : {}),
     db: staging.rows.db,
-    intake: staging.rows,
-    serviceKey: service.serviceKey,
+    runId,
     chargeMinor: chargeMinorOf(ctx.currencies),
     ...(deps.clock ? { now } : {}),
-    header,
     ...adopted,
   });
   staging.kept = true;

@@ -2,9 +2,9 @@
 import type { PayoutRecord } from '../../api/types.js';
 import { serviceStatusKind } from '../../domain/statuses.js';
 import { ExitCode } from '../../exit-codes.js';
-import { formatServiceNumber } from '../../money/amount.js';
+import { formatServiceAmount } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
-import { type ErrorObject, statusDocHead } from '../documents.js';
+import { type ErrorObject, serviceStatusJson, statusDocHead } from '../documents.js';
 import { retriedJson } from '../runs/runs.js';
 import type { LookupOutcome } from './lookup.js';
 import type { NotFoundContext } from './near.js';
@@ -12,15 +12,44 @@ import type { NotFoundContext } from './near.js';
 /** The message of a not-found reference, as the service words it. */
 export const NOT_FOUND_MESSAGE = 'Payout not found';
 
+/** The interface's fields of a payout record (its part 2.5): --json always has them. */
+const RECORD_FIELDS = [
+  'reference_id',
+  'status',
+  'amount',
+  'currency',
+  'created_at',
+  'updated_at',
+  'transaction_id',
+  'recipient',
+  'description',
+] as const;
+
+/** A field the service sent as text (or a number, as services differ), else null. */
+function textOrNull(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
+}
+
 /**
- * The record as --json gives it: as the service sent it, but for the amount, which is a
- * decimal string like every amount of ours (in the currency's decimals when it is known).
+ * The record as --json gives it: as the service sent it, every field it has, but the
+ * interface's fields are always there (null when the service left one out, or sent one that
+ * is not text), the amount is a decimal string like every amount of ours (in the currency's
+ * decimals when it is known), and the status is as `status` gives it (statusJson).
  */
 function recordJson(record: PayoutRecord): Record<string, unknown> {
-  const amount = record.amount;
-  if (typeof amount !== 'number') return { ...record };
-  const cur = typeof record.currency === 'string' ? record.currency.toUpperCase() : '';
-  return { ...record, amount: formatServiceNumber(amount, isoMinorUnits(cur)) };
+  const doc: Record<string, unknown> = { ...record };
+  for (const field of RECORD_FIELDS) doc[field] = textOrNull(record[field]);
+  const { amount, currency } = record;
+  const cur = typeof currency === 'string' ? currency.toUpperCase() : '';
+  doc.amount =
+    typeof amount === 'number' && Number.isFinite(amount)
+      ? formatServiceAmount(amount, isoMinorUnits(cur))
+      : typeof amount === 'string' && /^-?\d+(\.\d+)?$/.test(amount)
+        ? amount
+        : null;
+  doc.status = serviceStatusJson(record.status).status;
+  return doc;
 }
 
 /** What the history says of a failed payout: the service's reason, and the retry that took it on. */
@@ -36,18 +65,24 @@ export function historyJson(ref: string, ctx: NotFoundContext | undefined) {
 /** The JSON form of one outcome: every key present, null where it does not apply. */
 export function outcomeJson(o: LookupOutcome, ctx?: NotFoundContext) {
   if (o.kind === 'found') {
-    const status = typeof o.record.status === 'string' ? o.record.status : null;
     return {
       reference_id: o.reference_id,
       outcome: 'found',
-      status,
+      ...serviceStatusJson(o.record.status),
       error: null,
       record: recordJson(o.record),
       ...historyJson(o.reference_id, ctx),
     };
   }
   const error = o.kind === 'not_found' ? NOT_FOUND_MESSAGE : o.error.message;
-  return { reference_id: o.reference_id, outcome: o.kind, status: null, error, record: null };
+  return {
+    reference_id: o.reference_id,
+    outcome: o.kind,
+    status: null,
+    service_status: null,
+    error,
+    record: null,
+  };
 }
 
 /** What a status document says besides its results. */

@@ -1,6 +1,6 @@
 /** What a PostgreSQL error means to the user, without the URL's secrets. */
 import type pg from 'pg';
-import { type PayoutsError, StateStoreError, UsageError } from '../../errors.js';
+import { CredentialsError, type PayoutsError, StateStoreError, UsageError } from '../../errors.js';
 import { redactMessage, redactStateUrl } from './url.js';
 
 /**
@@ -45,10 +45,23 @@ export function failure(err: unknown, url: string, doing: string): PayoutsError 
       { cause: err },
     );
   }
-  // A role not granted what it asked: no point running again (exit 2), the owner decides.
-  if ((err as { code?: unknown })?.code === '42501' && !raw.startsWith('payouts: ')) {
+  const code = (err as { code?: unknown })?.code;
+  // Refused by a rule of the history (its words start "payouts: ") or for want of a grant:
+  // running again cannot help (exit 2); the owner of the tables decides.
+  if (raw.startsWith('payouts: ')) {
+    return new UsageError(
+      `the shared history at ${redactStateUrl(url)} refused that (${doing}): ${message.slice(9)}. It is a rule the database keeps whatever a role is granted, which running again cannot change (docs/approvals.md, "What the database keeps"); nothing was changed`,
+    );
+  }
+  if (code === '42501') {
     return new UsageError(
       `the shared history at ${redactStateUrl(url)} does not let this role do that (${doing}: ${message})${grantHint(err, url)}; nothing was changed`,
+    );
+  }
+  // The URL's search_path names a schema the database does not have (exit 2: fix the URL).
+  if (code === '3F000') {
+    return new UsageError(
+      `the shared history at ${redactStateUrl(url)} has no schema to use (${doing}: ${message}): create the schema the URL's search_path names (CREATE SCHEMA name, as the owner of the history), or correct the search_path in ${WHERE_SET}; nothing was changed`,
     );
   }
   return new StateStoreError(
@@ -67,7 +80,9 @@ function grantHint(err: unknown, url: string): string {
   if (/permission denied for (schema|database)/.test(raw)) {
     return '. Only the owner of the history\'s tables makes or updates them: run one payouts command (such as `payouts runs`) with the owner\'s role, then run the same command again (docs/approvals.md, "Who is who")';
   }
-  return `. The role "${parts(url).user}" has no grant for this: docs/approvals.md ("Who is who") lists what the owner of the tables grants a person; changing the rule of approvals stays the owner's`;
+  const owner = (err as { owner?: unknown })?.owner;
+  const who = typeof owner === 'string' ? ` (role "${owner}")` : '';
+  return `. The role "${parts(url).user}" has no grant for this: ask the owner of the history's tables${who} to grant it, as docs/approvals.md ("Who is who") lists for a person; changing the rule of approvals stays the owner's`;
 }
 
 /** What of a state URL a refusal names: host, port, user and database, never the password. */
@@ -123,17 +138,48 @@ function connectFailure(err: unknown, url: string): PayoutsError | undefined {
       chars.length > 0
         ? `the password in the URL holds ${chars.map((c) => `"${c}"`).join(', ')}, which must be written percent-encoded (${chars.map((c) => `${c} as ${encodeURIComponent(c)}`).join(', ')})`
         : 'if the password holds @ : / ? # [ ] % or a space, write each percent-encoded in the URL (@ as %40, : as %3A, / as %2F, % as %25)';
-    return fix(`PostgreSQL refused the password of user "${user}": check it; ${encode}; ${again}`);
+    return new CredentialsError(
+      `${head}: PostgreSQL refused the password of user "${user}": check it; ${encode}; ${again}`,
+      { cause: err },
+    );
   }
   if (code === '3D000')
-    return fix(
-      `the database "${db}" does not exist on ${host}:${port}: create it (createdb -h ${host} -p ${port} ${db}), or correct its name in ${WHERE_SET}`,
+    return new UsageError(
+      `${head}: the database "${db}" does not exist on ${host}:${port}: create it (createdb -h ${host} -p ${port} ${db}), or correct its name in ${WHERE_SET}`,
+      { cause: err },
     );
   if (code === '28000')
-    return fix(
-      `PostgreSQL does not let user "${user}" in (${redactMessage(err instanceof Error ? err.message : String(err), url)}): check the user name, and that the server's pg_hba.conf admits it from this machine`,
+    return new CredentialsError(
+      `${head}: PostgreSQL does not let user "${user}" in (${redactMessage(err instanceof Error ? err.message : String(err), url)}): check the user name, and that the server's pg_hba.conf admits it from this machine`,
+      { cause: err },
     );
   return undefined;
+}
+
+/**
+ * Runs `work` on a session; a refusal for want of a grant (SQLSTATE 42501, not a rule of the
+ * history) comes back with the role that owns the history's tables as its `owner`, whom the
+ * message then names as the one who grants it. `work` must have ended its transaction.
+ */
+export async function namingOwner<T>(c: pg.Client, work: (c: pg.Client) => Promise<T>): Promise<T> {
+  try {
+    return await work(c);
+  } catch (err) {
+    const { code, message } = err as { code?: unknown; message?: unknown };
+    if (code !== '42501' || String(message).startsWith('payouts: ')) throw err;
+    const r = await c
+      .query<{ owner: string | null }>(
+        `SELECT coalesce(
+           (SELECT pg_catalog.pg_get_userbyid(t.relowner) FROM pg_catalog.pg_class t
+             WHERE t.oid = pg_catalog.to_regclass('runs')),
+           (SELECT pg_catalog.pg_get_userbyid(n.nspowner) FROM pg_catalog.pg_namespace n
+             WHERE n.nspname = pg_catalog.current_schema())) AS owner`,
+      )
+      .catch(() => undefined);
+    const owner = r?.rows[0]?.owner;
+    if (owner) Object.assign(err as object, { owner });
+    throw err;
+  }
 }
 
 /** A session on the database (pg is loaded only then); a failure to connect named without secrets. */

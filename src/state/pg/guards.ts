@@ -10,7 +10,7 @@
  */
 
 /** The first key of a prepared run's decision lock ("payp"), apart from the services' locks. */
-const DECISION_LOCK_CLASS = 0x70617970;
+export const DECISION_LOCK_CLASS = 0x70617970;
 
 /** The server's time as the history writes times: ISO 8601, UTC, milliseconds. */
 const NOW = `pg_catalog.to_char(pg_catalog.now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -20,7 +20,7 @@ const SERVICE_ID = (key: string) =>
   `pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(${key}, 'UTF8')), 'hex'), 16)`;
 
 /** A trigger function of the history's schema, with the fixed search_path. */
-export function fn(name: string, body: string, declare = ''): string {
+function fn(name: string, body: string, declare = ''): string {
   return `CREATE OR REPLACE FUNCTION @S@.${name}() RETURNS trigger LANGUAGE plpgsql
   SET search_path = pg_catalog, @S@, pg_temp AS $$
 ${declare ? `DECLARE ${declare}\n` : ''}BEGIN
@@ -29,8 +29,18 @@ END $$`;
 }
 
 /** Raises a refusal in the words the client shows ("payouts: …"). */
-export const refuse = (text: string, args = '', code = '42501') =>
+const refuse = (text: string, args = '', code = '42501') =>
   `RAISE EXCEPTION 'payouts: ${text}'${args ? `, ${args}` : ''} USING ERRCODE = '${code}';`;
+
+/**
+ * A trigger's refusal unless its session is a member of the role that owns the table (the
+ * tables' owner, a superuser); the function declares `tbl_owner OID`.
+ */
+const unlessOwner = (refusal: string) =>
+  `  SELECT c.relowner INTO tbl_owner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID;
+  IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
+    ${refusal}
+  END IF;`;
 
 /** What a rule row is given whoever writes it: who set it, when, and its service's id. */
 const RULE_ROW = `  NEW.set_by := session_user;
@@ -199,7 +209,7 @@ const FUNCTIONS = [
 ];
 
 /** The statements of the step: the functions, made in the migrating session's schema. */
-export function inSchema(statements: string[]): string {
+function inSchema(statements: string[]): string {
   const each = statements.map(
     (s) => `  EXECUTE replace($q$${s}$q$, '@S@', quote_ident(current_schema()));`,
   );
@@ -243,96 +253,92 @@ CREATE TRIGGER results_kept BEFORE UPDATE ON results
 export const RULE_OWNER = inSchema([
   fn(
     'payouts_rule_set',
-    `  SELECT c.relowner INTO tbl_owner FROM pg_catalog.pg_class c WHERE c.oid = TG_RELID;
-  IF NOT pg_catalog.pg_has_role(session_user, tbl_owner, 'MEMBER') THEN
-    ${refuse('only the owner of the tables changes the rule of approvals, not role %', 'session_user')}
-  END IF;
+    `${unlessOwner(refuse('only the owner of the tables changes the rule of approvals, not role %', 'session_user'))}
 ${RULE_ROW}`,
     'tbl_owner OID;',
   ),
 ]);
 
-/** The server's time as the history writes times: ISO 8601, UTC, milliseconds. */
-const PG_NOW = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/**
+ * Who the session is, as the server knows it: its process and when it began (unique while the
+ * server runs, and across restarts). Attempts and withdrawals carry it, checked by a trigger.
+ */
+const SESSION = `CREATE OR REPLACE FUNCTION @S@.payouts_session() RETURNS text LANGUAGE sql STABLE
+  SET search_path = pg_catalog, @S@, pg_temp AS $$
+  SELECT pg_catalog.pg_backend_pid()::text || '@' || (SELECT pg_catalog.date_part('epoch', a.backend_start)::text
+    FROM pg_catalog.pg_stat_get_activity(pg_catalog.pg_backend_pid()) a)
+$$`;
+
+const RECORDED = ['attempts', 'withdrawals'];
 
 /**
- * The approvals step's rules, as that step made them (GUARDS below replaced its functions
- * with fixed search_paths; a step's SQL never changes): PostgreSQL keeps them whatever the client: the approval tables are append-only; who
- * wrote a row is the session's role; a preparer never decides on their own run; a run is
- * decided once, before it expires, and sent only once approved.
+ * Grants SELECT and INSERT on `tables` to every role but the owner granted INSERT on `like`,
+ * so that a team's roles go on writing once the owner migrates.
  */
-export const APPROVAL_GUARDS = `
-CREATE FUNCTION payouts_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+export const grantLike = (like: string, tables: string) => `DO $grant$
+DECLARE g RECORD;
 BEGIN
-  RAISE EXCEPTION 'payouts: % rows are never changed or deleted', TG_TABLE_NAME
-    USING ERRCODE = '42501';
-END $$;
-CREATE TRIGGER approval_rules_append_only BEFORE UPDATE OR DELETE ON approval_rules
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approval_rules_no_truncate BEFORE TRUNCATE ON approval_rules
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_runs_append_only BEFORE UPDATE OR DELETE ON prepared_runs
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_runs_no_truncate BEFORE TRUNCATE ON prepared_runs
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_payouts_append_only BEFORE UPDATE OR DELETE ON prepared_payouts
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER prepared_payouts_no_truncate BEFORE TRUNCATE ON prepared_payouts
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approvals_append_only BEFORE UPDATE OR DELETE ON approvals
-  FOR EACH ROW EXECUTE FUNCTION payouts_append_only();
-CREATE TRIGGER approvals_no_truncate BEFORE TRUNCATE ON approvals
-  FOR EACH STATEMENT EXECUTE FUNCTION payouts_append_only();
-CREATE FUNCTION payouts_rule_set() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  NEW.set_by := session_user;
-  NEW.at := ${PG_NOW};
-  RETURN NEW;
-END $$;
-CREATE TRIGGER approval_rules_who BEFORE INSERT ON approval_rules
-  FOR EACH ROW EXECUTE FUNCTION payouts_rule_set();
-CREATE FUNCTION payouts_prepared() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE days INTEGER;
-BEGIN
-  SELECT expires_days INTO days FROM approval_rules WHERE service_id = NEW.service_id
-    ORDER BY id DESC LIMIT 1;
-  NEW.prepared_by := session_user;
-  NEW.created_at := ${PG_NOW};
-  NEW.expires_at := to_char((now() + make_interval(days => coalesce(days, 7))) AT TIME ZONE 'UTC',
-    'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-  RETURN NEW;
-END $$;
-CREATE TRIGGER prepared_runs_who BEFORE INSERT ON prepared_runs
-  FOR EACH ROW EXECUTE FUNCTION payouts_prepared();
-CREATE FUNCTION payouts_decided() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE p prepared_runs%ROWTYPE;
-BEGIN
-  NEW.by_role := session_user;
-  NEW.at := ${PG_NOW};
-  SELECT * INTO p FROM prepared_runs WHERE id = NEW.prep;
-  IF NOT FOUND THEN
-    RAISE EXCEPTION 'payouts: no prepared run has id %', NEW.prep USING ERRCODE = '23503';
+  FOR g IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+      WHERE c.oid = '${like}'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner LOOP
+    EXECUTE format('GRANT SELECT, INSERT ON ${tables} TO %s',
+      CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+  END LOOP;
+END $grant$`;
+
+/**
+ * Issue 48's step (PostgreSQL): `attempts` and `withdrawals` are append-only for every role but
+ * the tables' owner, and each row names the session that inserts it, so no session but the one
+ * that sent a request can withdraw it; the roles granted INSERT on `intents` get SELECT and
+ * INSERT on both, so a team's sends go on after the owner migrates.
+ */
+export const ATTEMPTS_KEPT = `${inSchema([
+  SESSION,
+  fn(
+    'payouts_owners_only',
+    `${unlessOwner(refuse('% rows are the record of every request: only the owner of the tables changes or deletes them, not role %', 'TG_TABLE_NAME, session_user'))}
+  IF TG_LEVEL = 'STATEMENT' THEN RETURN NULL; END IF;
+  IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+  RETURN NEW;`,
+    'tbl_owner OID;',
+  ),
+  fn(
+    'payouts_own_session',
+    `  me := @S@.payouts_session();
+  IF EXISTS (SELECT 1 FROM added a WHERE a.session IS DISTINCT FROM me) THEN
+    ${refuse('% rows name the session that inserts them (%), no other', 'TG_TABLE_NAME, me')}
   END IF;
-  -- One decision at a time per prepared run, so two approvers cannot both be first.
-  PERFORM pg_advisory_xact_lock(${DECISION_LOCK_CLASS}, NEW.prep);
-  IF NEW.decision = 'sent' THEN
-    IF NOT EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep AND decision = 'approved') THEN
-      RAISE EXCEPTION 'payouts: run % is not approved', p.prep_id USING ERRCODE = '42501';
-    END IF;
-    RETURN NEW;
+  RETURN NULL;`,
+    'me TEXT;',
+  ),
+])};
+${RECORDED.map(
+  (t) => `CREATE TRIGGER ${t}_kept BEFORE UPDATE OR DELETE ON ${t}
+  FOR EACH ROW EXECUTE FUNCTION payouts_owners_only();
+CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t}
+  FOR EACH STATEMENT EXECUTE FUNCTION payouts_owners_only();
+CREATE TRIGGER ${t}_session AFTER INSERT ON ${t}
+  REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION payouts_own_session();`,
+).join('\n')}
+${grantLike('intents', 'attempts, withdrawals')}`;
+
+/**
+ * Issue 48's second step (PostgreSQL): a result's `by_role` and a run's `db_user` are the
+ * session's role whatever the client writes: a result's on every write, a run's when it is
+ * recorded and whenever who sent it changes (its host, OS user or role), so a forged row names
+ * its forger and a run resumed only to find everything sent keeps its sender.
+ */
+export const RECORDER = `${inSchema([
+  fn('payouts_result_by', '  NEW.by_role := session_user;\n  RETURN NEW;'),
+  fn(
+    'payouts_run_by',
+    `  IF TG_OP = 'INSERT' OR NEW.host IS DISTINCT FROM OLD.host
+      OR NEW.os_user IS DISTINCT FROM OLD.os_user OR NEW.db_user IS DISTINCT FROM OLD.db_user THEN
+    NEW.db_user := session_user;
   END IF;
-  IF p.prepared_by = session_user THEN
-    RAISE EXCEPTION 'payouts: % prepared run % and cannot approve or reject it: another role must',
-      session_user, p.prep_id USING ERRCODE = '42501';
-  END IF;
-  IF EXISTS (SELECT 1 FROM approvals WHERE prep = NEW.prep) THEN
-    RAISE EXCEPTION 'payouts: run % was already approved, rejected or sent', p.prep_id
-      USING ERRCODE = '42501';
-  END IF;
-  IF p.expires_at < NEW.at THEN
-    RAISE EXCEPTION 'payouts: run % expired at %', p.prep_id, p.expires_at USING ERRCODE = '42501';
-  END IF;
-  RETURN NEW;
-END $$;
-CREATE TRIGGER approvals_who BEFORE INSERT ON approvals
-  FOR EACH ROW EXECUTE FUNCTION payouts_decided()`;
+  RETURN NEW;`,
+  ),
+])};
+CREATE TRIGGER results_by BEFORE INSERT OR UPDATE ON results
+  FOR EACH ROW EXECUTE FUNCTION payouts_result_by();
+CREATE TRIGGER runs_by BEFORE INSERT OR UPDATE ON runs
+  FOR EACH ROW EXECUTE FUNCTION payouts_run_by()`;

@@ -19,16 +19,10 @@ import type { JournalMirror, StagedPayout } from '../../domain/records.js';
 import type { ServiceLock } from '../../domain/history.js';
 import { PG_MIGRATIONS, STEPS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
-import { connectTo, failure } from './failure.js';
-import {
-  insertPayouts,
-  insertRun,
-  oneStatement,
-  type SharedRunHeader,
-  recordSender,
-  rekeyServices,
-  sameRows,
-} from './statements.js';
+import { connectTo, failure, namingOwner } from './failure.js';
+import { insertPayouts, oneStatement, rekeyServices, sameRows } from './statements.js';
+import { type Adopting, adoption } from '../adopt.js';
+import { type Sender, thisMachine } from '../intake.js';
 import { type HistoryProbe, probeHistory } from './probe.js';
 import { redactPasswords, redactStateUrl } from './url.js';
 import {
@@ -75,6 +69,8 @@ export class PgHistory {
   private sender: LockHolder | undefined;
   /** Runs' payouts still being copied in, awaited by close(). */
   private readonly copying: Array<Promise<void>> = [];
+  /** The session as the server names it (payouts_session()): what its attempts carry. */
+  private me = '';
   /** Service locks this session holds: while any is held, a lost session is not replaced. */
   private locksHeld = 0;
   /** Whether the session's connection was lost (the server stopped, the network dropped). */
@@ -117,6 +113,16 @@ export class PgHistory {
     this.connectionLost = false;
     this.watch(fresh);
     await old.end().catch(() => {});
+    // Another session, another name: its attempts carry this one's (the server checks).
+    await this.nameSession();
+  }
+
+  /** Asks the server the session's name (payouts_session()), which its attempts carry. */
+  private async nameSession(): Promise<void> {
+    this.me = await this.serial('naming its session', async (c) => {
+      const r = await c.query<{ me: string }>('SELECT payouts_session() AS me');
+      return r.rows[0]!.me;
+    });
   }
 
   /** The address as it may be shown. */
@@ -129,6 +135,7 @@ export class PgHistory {
     const history = new PgHistory(await connectTo(url), url);
     try {
       await history.migrate();
+      await history.nameSession();
     } catch (err) {
       await history.close();
       throw err;
@@ -151,8 +158,8 @@ export class PgHistory {
   /** Runs `work` after everything queued before it; errors name the history, not its password. */
   private serial<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
     const run = this.queue.then(
-      () => work(this.client),
-      () => work(this.client),
+      () => namingOwner(this.client, work),
+      () => namingOwner(this.client, work),
     );
     this.queue = run.catch(() => {});
     return run.catch((err: unknown) => {
@@ -324,47 +331,46 @@ export class PgHistory {
   }
 
   /**
-   * Adopts a send's staged payouts as its run: resumed when a run of the same id holds the
-   * very same payouts, otherwise recorded anew (an older run of that id keeps its states
-   * under a suffixed id). `keepSender`: a resumed run that sends nothing keeps who sent it.
+   * Adopts a send's staged payouts as its run (adopt.ts: resumed when a run of the same id
+   * holds the very same payouts, otherwise recorded anew), with its first page of payouts;
+   * the rest follow while it sends. `a.sender` undefined: a resumed run keeps who sent it.
    */
-  async adopt(
-    header: SharedRunHeader,
-    pages: () => Iterable<StagedPayout[]>,
-    keepSender = false,
-  ): Promise<SharedRun> {
+  async adopt(a: Adopting, pages: () => Iterable<StagedPayout[]>): Promise<SharedRun> {
     const rest = pages()[Symbol.iterator]();
     const run = await this.tx('recording the run', async (c) => {
-      const old = await c.query<{ id: number; payout_count: number }>(pgText(SQL.findRun), [
-        header.runId,
-      ]);
-      const o = old.rows[0];
-      if (o && o.payout_count === header.payout_count && (await sameRows(c, o.id, pages()))) {
-        await c.query(pgText(SQL.resumeRun), [header.now, o.id]);
-        if (!keepSender) await recordSender(c, o.id, this.sender);
-        await c.query(pgText(SQL.forgetReports), [o.id]);
-        const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [o.id]);
-        const copied = new CopyProgress(header.payout_count, true);
-        return { id: o.id, resumed: true, lastReq: n.rows[0]?.n ?? 0, copied };
+      const steps = adoption('pg', a, 0);
+      let answer: unknown;
+      let s = steps.next();
+      for (; !s.done; s = steps.next(answer)) {
+        const step = s.value;
+        if ('same' in step) answer = await sameRows(c, step.same, pages());
+        else if ('get' in step) answer = (await c.query(pgText(step.get), step.params)).rows[0];
+        else await c.query(pgText(step.run), step.params);
       }
-      if (o) {
-        await c.query(pgText(SQL.supersede), [o.id]);
+      const { id, resumed } = s.value;
+      if (resumed) {
+        const n = await c.query<{ n: number }>(pgText(SQL.lastReq), [id]);
+        const copied = new CopyProgress(a.header.payout_count, true);
+        return { id, resumed, lastReq: n.rows[0]?.n ?? 0, copied };
       }
-      const id = await insertRun(c, header);
-      await recordSender(c, id, this.sender);
       // The first page goes with the run; the rest follow while it sends (copyRest).
       const first = rest.next();
-      const rows = first.done ? 0 : lastRowOf(first.value) + 1;
       if (!first.done) await insertPayouts(c, id, first.value);
-      return {
-        id,
-        resumed: false,
-        lastReq: 0,
-        copied: new CopyProgress(rows, first.done === true),
-      };
+      const rows = first.done ? 0 : lastRowOf(first.value) + 1;
+      return { id, resumed, lastReq: 0, copied: new CopyProgress(rows, first.done === true) };
     });
     if (!run.resumed) this.copyRest(run, rest);
     return run;
+  }
+
+  /** This session as the server names it: the attempts and withdrawals it records carry it. */
+  get session(): string {
+    return this.me;
+  }
+
+  /** Who sends through this session: the lock's holder, else this machine. */
+  get senderOf(): Sender {
+    return this.sender ? { host: this.sender.host, user: this.sender.user } : thisMachine();
   }
 
   /**

@@ -12,6 +12,16 @@ import type { StateDb } from '../db.js';
 import type { StagedPayout } from '../../domain/records.js';
 import type { LockHolder, PgHistory } from './history.js';
 import { insertPayouts } from './statements.js';
+import { placeholders } from '../dialect.js';
+import {
+  ATTEMPT_ROWS,
+  INTENT_ROWS,
+  REPORT_ROWS,
+  RESULT_ROWS,
+  type RowsInsert,
+  rowsStatements,
+  WITHDRAWAL_ROWS,
+} from '../journal-sql.js';
 
 /** Rows read from state.db per statement. */
 const PAGE = 5_000;
@@ -42,40 +52,8 @@ interface LocalRun {
   os_user: string | null;
 }
 
-/** The narrow tables, with their columns after (run, row) and the PostgreSQL type of each. */
-const TABLES: Array<{ name: string; columns: Array<[string, string]> }> = [
-  {
-    name: 'intents',
-    columns: [
-      ['state', 'text'],
-      ['req', 'int'],
-      ['sent_at', 'text'],
-      ['note', 'text'],
-      ['updated_at', 'text'],
-    ],
-  },
-  {
-    name: 'results',
-    columns: [
-      ['req', 'int'],
-      ['status', 'text'],
-      ['transaction_id', 'text'],
-      ['charges', 'text'],
-      ['message', 'text'],
-      ['at', 'text'],
-    ],
-  },
-  {
-    name: 'reports',
-    columns: [
-      ['status', 'text'],
-      ['transaction_id', 'text'],
-      ['charges', 'text'],
-      ['message', 'text'],
-      ['sent_earlier', 'int'],
-    ],
-  },
-];
+/** The narrow tables, copied as their inserts write them (journal-sql.ts, from schema.ts). */
+const TABLES: readonly RowsInsert[] = [INTENT_ROWS, RESULT_ROWS, REPORT_ROWS];
 
 /** Rows of a run's table in state.db, a page at a time in row order. */
 function* pagesOf<T extends { row: number }>(
@@ -103,7 +81,13 @@ function historyIdOf(db: StateDb): string {
 }
 
 /** Copies one run of state.db into the shared history under `runId`; its payouts. */
-async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string): Promise<number> {
+async function copyRun(
+  c: pg.Client,
+  db: StateDb,
+  local: LocalRun,
+  to: { runId: string; session: string },
+): Promise<number> {
+  const { runId } = to;
   const r = await c.query<{ id: number }>(
     `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
        batch_reference, last_req, created_at, updated_at, host, os_user, csv_style)
@@ -134,18 +118,51 @@ async function copyRun(c: pg.Client, db: StateDb, local: LocalRun, runId: string
     payouts += page.length;
   }
   for (const t of TABLES) {
-    const names = t.columns.map(([n]) => n);
-    const sql = `SELECT row, ${names.join(', ')} FROM ${t.name} WHERE run = ?`;
-    const arrays = t.columns.map(([, type], k) => `$${k + 3}::${type}[]`).join(', ');
+    const sql = `SELECT ${t.columns.join(', ')} FROM ${t.table} WHERE run = ?`;
     for (const page of pagesOf<Record<string, unknown> & { row: number }>(db, sql, local.id)) {
-      await c.query(
-        `INSERT INTO ${t.name} (run, row, ${names.join(', ')})
-         SELECT $1, * FROM unnest($2::int[], ${arrays})`,
-        [id, page.map((p) => p.row), ...names.map((n) => page.map((p) => p[n] ?? null))],
-      );
+      const values = page.flatMap((r) => t.columns.map((c) => r[c] ?? null));
+      for (const statement of rowsStatements(t, values, 'pg', id)) {
+        await c.query(placeholders(statement.sql, 'pg'), statement.params);
+      }
     }
   }
+  await copyAttempts(c, db, local.id, { id, session: to.session });
   return payouts;
+}
+
+/**
+ * Copies a run's attempts, and the withdrawals the sending session made of its own requests,
+ * as this session's: the shared history takes them as the word of the one who pushes.
+ */
+async function copyAttempts(
+  c: pg.Client,
+  db: StateDb,
+  run: number,
+  to: { id: number; session: string },
+): Promise<void> {
+  const own = `EXISTS (SELECT 1 FROM attempts a WHERE a.run = w.run AND a.row = w.row
+    AND a.req = w.req AND a.session = w.session)`;
+  // A row may have several requests: pages go by (row, req).
+  const after = 'AND (row > ? OR (row = ? AND req > ?)) ORDER BY row, req';
+  for (const [insert, sql] of [
+    [ATTEMPT_ROWS, `SELECT row, req, at FROM attempts w WHERE run = ? ${after}`],
+    [WITHDRAWAL_ROWS, `SELECT row, req, at FROM withdrawals w WHERE ${own} AND run = ? ${after}`],
+  ] as const) {
+    const read = db.prepare(`${sql} LIMIT ${PAGE}`);
+    for (let last = { row: -1, req: -2 }; ; ) {
+      const page = read.all(run, last.row, last.row, last.req) as Array<{
+        row: number;
+        req: number;
+        at: string;
+      }>;
+      if (page.length === 0) break;
+      last = page[page.length - 1]!;
+      const values = page.flatMap((r) => [to.id, r.row, r.req, r.at, to.session]);
+      for (const statement of rowsStatements(insert, values, 'pg')) {
+        await c.query(placeholders(statement.sql, 'pg'), statement.params);
+      }
+    }
+  }
 }
 
 /** Copies every run of state.db that the shared history does not hold yet. */
@@ -175,7 +192,7 @@ export async function pushHistory(
           if (pushed.rows.length) return undefined;
           const taken = await c.query('SELECT 1 FROM runs WHERE run_id = $1', [run.run_id]);
           const runId = taken.rows.length ? `${run.run_id}-${historyId.slice(0, 8)}` : run.run_id;
-          const payouts = await copyRun(c, db, run, runId);
+          const payouts = await copyRun(c, db, run, { runId, session: history.session });
           await c.query('INSERT INTO meta (key, value) VALUES ($1, $2)', [mark, runId]);
           return payouts;
         });

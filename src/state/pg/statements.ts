@@ -4,53 +4,10 @@
  */
 import type pg from 'pg';
 import { placeholders } from '../dialect.js';
-import { serviceId, serviceIdOf } from '../hash.js';
-import type { Statement } from '../journal-sql.js';
+import { serviceIdOf } from '../hash.js';
+import { PAYOUT_ROWS, rowsStatements, type Statement } from '../journal-sql.js';
+import { PAYOUTS_NOW } from '../schema.js';
 import type { JournalRecord, StagedPayout } from '../../domain/records.js';
-import { hostname as osHostname, userInfo } from 'node:os';
-import type { RunHeader } from '../../domain/history.js';
-
-/** The header of a run, as the shared history records it: state.db's, with its id and time. */
-export interface SharedRunHeader extends RunHeader {
-  runId: string;
-  serviceKey: string;
-  now: string;
-}
-
-/** Records who sends run `id` (the last sender of a resumed run): OS user, host, database role. */
-export async function recordSender(
-  c: pg.Client,
-  id: number,
-  sender: { host: string; user: string } | undefined,
-): Promise<void> {
-  await c.query('UPDATE runs SET host = $2, os_user = $3, db_user = session_user WHERE id = $1', [
-    id,
-    sender?.host ?? osHostname(),
-    sender?.user ?? userInfo().username,
-  ]);
-}
-
-/** Inserts a run's header; its id. */
-export async function insertRun(c: pg.Client, h: SharedRunHeader): Promise<number> {
-  const r = await c.query<{ id: number }>(
-    `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-       batch_reference, created_at, updated_at, csv_style)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10) RETURNING id`,
-    [
-      h.runId,
-      serviceId(h.serviceKey),
-      h.service,
-      h.client_id,
-      JSON.stringify(h.inputs),
-      h.input_hash,
-      h.payout_count,
-      h.batch_reference ?? null,
-      h.now,
-      h.csv_style ?? null,
-    ],
-  );
-  return r.rows[0]!.id;
-}
 
 /** Inserts payouts of run `run`, one statement for the page (its columns as arrays). */
 export async function insertPayouts(
@@ -58,29 +15,15 @@ export async function insertPayouts(
   run: number,
   page: StagedPayout[],
 ): Promise<void> {
-  if (page.length === 0) return;
-  const col = <K extends keyof StagedPayout>(k: K) => page.map((p) => p[k]);
-  await c.query(
-    `INSERT INTO payouts (run, row, reference_id, file, line, location, amount, currency,
-       recipient, description, hash, hash_version, retry_of)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::int[], $6::text[],
-       $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::text[])`,
-    [
-      run,
-      col('row'),
-      col('reference_id'),
-      col('file'),
-      col('line'),
-      col('location'),
-      col('amount'),
-      col('currency'),
-      col('recipient'),
-      col('description'),
-      col('hash'),
-      col('hash_version'),
-      page.map((p) => p.retry_of ?? null),
-    ],
-  );
+  const values: unknown[] = [];
+  const columns = PAYOUTS_NOW.columns.map(([name]) => name);
+  for (const p of page) {
+    const row: Record<string, unknown> = { ...p, run };
+    for (const name of columns) values.push(row[name] ?? null);
+  }
+  for (const s of rowsStatements(PAYOUT_ROWS, values, 'pg')) {
+    await c.query(placeholders(s.sql, 'pg'), s.params);
+  }
 }
 
 /** Whether run `run` holds exactly these payouts, row for row. */

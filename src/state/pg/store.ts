@@ -5,6 +5,7 @@ import { RunIntake } from '../intake.js';
 import { stagedPages } from '../prior.js';
 import { serviceId } from '../hash.js';
 import { type LockMe, PgHistory } from './history.js';
+import { adoptLocally } from '../adopt.js';
 import { paidRecipientsIn } from './prepared-views.js';
 
 /**
@@ -49,13 +50,19 @@ export async function sharedHistory(
         ? paidRecipientsIn(history, serviceId(serviceKey), recipients())
         : null,
     async adopt(staged, run) {
-      const shared = await history.adopt(
-        { ...run.header, runId: run.runId, serviceKey: run.serviceKey, now: run.now },
-        () => stagedPages(staged, COPY_PAGE_ROWS),
-        // A run resumed only to find everything sent keeps its sender: it sends nothing.
-        run.sendsNothing === true,
+      // A run resumed only to find everything sent keeps its sender: it sends nothing.
+      const sender = run.sendsNothing === true ? undefined : history.senderOf;
+      const shared = await history.adopt({ ...run, sender }, () =>
+        stagedPages(staged, COPY_PAGE_ROWS),
       );
-      return { mirror: history.mirrorOf(shared.id, shared.copied), lastReqFloor: shared.lastReq };
+      // The local copy of this one run: its staged rows become the run there too.
+      const local = adoptLocally(staged.db, staged, { ...run, sender: undefined });
+      return {
+        run: local,
+        mirror: history.mirrorOf(shared.id, shared.copied),
+        lastReqFloor: shared.lastReq,
+        session: history.session,
+      };
     },
     close: () => history.close(),
   };

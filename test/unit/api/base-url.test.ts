@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isHttpUrl, normalizeBaseUrl, parseHttpUrl } from '../../../src/api/base-url.js';
 import { UsageError } from '../../../src/errors.js';
-import { runMain } from '../../helpers/main.js';
 
 describe('parseHttpUrl', () => {
   it('parses absolute http and https URLs and says why anything else is refused', () => {
@@ -32,15 +31,5 @@ describe('normalizeBaseUrl', () => {
   ])('refuses %j with a usage error naming the option', (raw, message) => {
     expect(() => normalizeBaseUrl(raw)).toThrow(UsageError);
     expect(() => normalizeBaseUrl(raw)).toThrow(message);
-  });
-});
-
-describe('payouts send --webhook-url', () => {
-  it('refuses a URL that is not http(s) before reading any file, with exit code 2', async () => {
-    const { code, stderr } = await runMain(['send', 'missing.csv', '--webhook-url', 'mailto:x@y']);
-    expect(code).toBe(2);
-    expect(stderr).toContain(
-      '--webhook-url "mailto:x@y": use an absolute URL such as https://hooks.example.com/payouts',
-    );
   });
 });

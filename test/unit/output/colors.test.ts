@@ -2,7 +2,6 @@ import { Writable } from 'node:stream';
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
 import { colorLevel, colourTurnedOff, PLAIN } from '../../../src/output/colors.js';
-import { runMain } from '../../helpers/main.js';
 import { Output, type OutStream } from '../../../src/output/output.js';
 
 describe('PLAIN', () => {
@@ -96,22 +95,5 @@ describe('turning colour off', () => {
     expect(colourTurnedOff({ FORCE_COLOR: '0' }, false)).toBe(true);
     expect(colourTurnedOff({ FORCE_COLOR: 'false' }, false)).toBe(true);
     expect(colourTurnedOff({ TERM: 'dumb' }, false)).toBe(true);
-  });
-
-  it('writes no colour on a terminal under each of them, and colour without', async () => {
-    const missing = ['send', '/nonexistent.invalid/run.csv', '--dry-run'];
-    const terminal = { columns: 80 };
-    const coloured = await runMain(missing, { terminal, env: { TERM: 'xterm' } });
-    expect(coloured.stderr).toContain('\u001b[31merror:');
-    for (const [argv, env] of [
-      [[...missing, '--no-color'], { TERM: 'xterm' }],
-      [missing, { TERM: 'xterm', NO_COLOR: '1' }],
-      [missing, { TERM: 'xterm', FORCE_COLOR: '0' }],
-      [missing, { TERM: 'dumb' }],
-    ] as const) {
-      const r = await runMain([...argv], { terminal, env });
-      expect(r.stderr).toContain('error:');
-      expect(r.stderr).not.toContain('\u001b[');
-    }
   });
 });

@@ -36,9 +36,21 @@ describe('jsonText', () => {
       '0.25',
     );
     expect(line).toBe(
-      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "transaction_id": "T\\\\1", "amount": "10.50", "currency": "EUR", "charges": "0.25", "message": "ok\\n", "sent_earlier": false, "found_at_service": false}',
+      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "service_status": "success", "transaction_id": "T\\\\1", "amount": "10.50", "currency": "EUR", "charges": "0.25", "message": "ok\\n", "sent_earlier": false, "found_at_service": false}',
     );
     expect(JSON.parse(line)).toMatchObject({ reference_id: 'R "1"\t✓', transaction_id: 'T\\1' });
+  });
+
+  it('keep status to its enumerated values: another status of the service goes in service_status', () => {
+    const row = { reference_id: 'R', amount: '1.00', currency: 'EUR' };
+    const fields = (status: string) => {
+      const { status: s, service_status } = JSON.parse(resultItemJson({ ...row, status }, null));
+      return [s, service_status];
+    };
+    expect(fields('processing')).toEqual(['undocumented', 'processing']);
+    expect(fields('canceled')).toEqual(['canceled', 'canceled']);
+    expect(fields('not_sent')).toEqual(['not_sent', null]);
+    expect(fields('unknown')).toEqual(['unknown', null]);
   });
 });
 

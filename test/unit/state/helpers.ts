@@ -2,6 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import { adoptLocally } from '../../../src/state/adopt.js';
+import { thisMachine } from '../../../src/state/intake.js';
 import { decide } from '../../../src/core/send/decide.js';
 import {
   type InFlight,
@@ -17,6 +19,7 @@ import {
   priorRows,
   payoutHash,
   RunIntake,
+  runIdFor,
   type RunState,
   RunState as State,
   type StateDb,
@@ -126,20 +129,31 @@ export function openRun(
   } = {},
 ): RunState {
   const rows = stage(db, refs, opts.amount);
-  return State.open({
-    db,
-    intake: rows,
-    serviceKey: opts.serviceKey ?? SERVICE,
-    chargeMinor: () => undefined,
-    now: opts.now ?? fakeClock(),
-    ...(opts.writer ? { writer: opts.writer } : {}),
+  const serviceKey = opts.serviceKey ?? SERVICE;
+  const inputHash = opts.inputHash ?? 'a'.repeat(64);
+  const now = opts.now ?? fakeClock();
+  const runId = runIdFor(serviceKey, inputHash);
+  // As a send on state.db does: the store adopts the staged rows, then the state opens.
+  const run = adoptLocally(db, rows, {
+    runId,
+    serviceKey,
+    now: now().toISOString(),
+    sender: thisMachine(),
     header: {
-      service: opts.serviceKey ?? SERVICE,
+      service: serviceKey,
       client_id: opts.clientId ?? 'abc-client-id',
       inputs: ['payouts.csv'],
-      input_hash: opts.inputHash ?? 'a'.repeat(64),
+      input_hash: inputHash,
       payout_count: refs.length,
     },
+  });
+  return State.open({
+    db,
+    run,
+    runId,
+    chargeMinor: () => undefined,
+    now,
+    ...(opts.writer ? { writer: opts.writer } : {}),
   });
 }
 

@@ -3,9 +3,22 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { showRunList } from '../../../src/core/runs/runs.js';
 import { UsageError } from '../../../src/errors.js';
-import { listRuns, readRun, runIdFor, type StateDb } from '../../../src/state/index.js';
+import {
+  listRunsIn,
+  readRunIn,
+  type RowReader,
+  runIdFor,
+  type StateDb,
+} from '../../../src/state/index.js';
 import { memoryOutput } from '../status/output-helper.js';
 import { fakeClock, openDb, openRun, rowsOf, SERVICE, tempStateDir } from './helpers.js';
+
+/** state.db as the runs commands read it. */
+function readerOf(db: StateDb): RowReader {
+  return async (sql, params) => db.prepare(sql).all(...params);
+}
+const listRuns = (db: StateDb) => listRunsIn(readerOf(db));
+const readRun = (db: StateDb, prefix: string) => readRunIn(readerOf(db), prefix);
 
 /** Two runs of one service and one of another, created a day apart each. */
 async function setup() {
@@ -47,7 +60,7 @@ async function setup() {
 describe('listRuns', () => {
   it('lists every run of every service, newest first, with counts', async () => {
     const { db, older, newer, sandbox } = await setup();
-    const runs = listRuns(db);
+    const runs = await listRuns(db);
     expect(runs.map((r) => r.run_id)).toEqual([sandbox.runId, newer.runId, older.runId]);
     const o = runs[2]!;
     expect(o).toMatchObject({
@@ -91,14 +104,14 @@ describe('listRuns', () => {
       prepared_runs: [],
     });
     expect(existsSync(join(stateDir, 'state.db'))).toBe(false);
-    expect(listRuns(await openDb(stateDir))).toEqual([]);
+    expect(await listRuns(await openDb(stateDir))).toEqual([]);
   });
 });
 
 describe('readRun', () => {
   it('finds a run by a unique prefix, with each payout state', async () => {
     const { db, older } = await setup();
-    const run = readRun(db, older.runId.slice(0, 6).toUpperCase());
+    const run = await readRun(db, older.runId.slice(0, 6).toUpperCase());
     expect(run.summary.run_id).toBe(older.runId);
     expect(run.summary.counts.success).toBe(2);
     expect(run.payouts.map((p) => p.reference_id)).toEqual([
@@ -124,15 +137,15 @@ describe('readRun', () => {
       req: 1,
       status: 'success',
     });
-    expect(readRun(db, older.runId).summary.run_id).toBe(older.runId);
+    expect((await readRun(db, older.runId)).summary.run_id).toBe(older.runId);
   });
 
   it('throws a UsageError when no run matches', async () => {
     const { db } = await setup();
-    expect(() => readRun(db, 'zzzz')).toThrow(UsageError);
-    expect(() => readRun(db, 'zzzz')).toThrow(/no run id starts with "zzzz"/);
-    expect(() => readRun(db, '../x')).toThrow(UsageError);
-    expect(() => readRun(db, '')).toThrow(UsageError);
+    await expect(readRun(db, 'zzzz')).rejects.toThrow(UsageError);
+    await expect(readRun(db, 'zzzz')).rejects.toThrow(/no run id starts with "zzzz"/);
+    await expect(readRun(db, '../x')).rejects.toThrow(UsageError);
+    await expect(readRun(db, '')).rejects.toThrow(UsageError);
   });
 
   it('throws a UsageError naming the candidates when the prefix is ambiguous', async () => {
@@ -148,13 +161,7 @@ describe('readRun', () => {
     }
     const a = openRun(db, ['A'], { inputHash: pair[0] });
     const b = openRun(db, ['B'], { inputHash: pair[1] });
-    const err = (() => {
-      try {
-        return readRun(db, a.runId[0]!);
-      } catch (e) {
-        return e;
-      }
-    })();
+    const err = await readRun(db, a.runId[0]!).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toContain(a.runId);
     expect((err as Error).message).toContain(b.runId);

@@ -48,10 +48,33 @@ describe('statusDocument', () => {
         reference_id: 'po-1',
         outcome: 'found',
         status: 'success',
+        service_status: 'success',
         error: null,
         record: { ...record, amount: '1234.50' },
       },
     ]);
+  });
+
+  it('gives the record every field of the interface, null when the service left one out', () => {
+    const bare: LookupOutcome = {
+      reference_id: 'po-2',
+      kind: 'found',
+      record: { reference_id: 'po-2', status: 'processing', amount: 5, extra: [1] },
+    };
+    const [result] = statusDocument([bare], { ...facts, exitCode: 5 }).results;
+    expect(result).toMatchObject({ status: 'undocumented', service_status: 'processing' });
+    expect(result?.record).toEqual({
+      reference_id: 'po-2',
+      status: 'undocumented',
+      amount: '5',
+      currency: null,
+      created_at: null,
+      updated_at: null,
+      transaction_id: null,
+      recipient: null,
+      description: null,
+      extra: [1],
+    });
   });
 
   it('keeps every reference in order, those not found and in error with their reason', () => {

@@ -44,7 +44,7 @@ describe('a status the interface does not document', () => {
     expect(exitCodeForOutcomes((statuses as string[]).map(o))).toBe(code);
   });
 
-  it('is shown as it came, counted apart as unknown, exit 5; --json keeps it', async () => {
+  it('is shown as it came, counted apart as unknown, exit 5; --json keeps it apart', async () => {
     const fake = fakeReader({ a: ['success'], b: ['processing'] });
     const human = memoryOutput();
     const report = await checkStatuses(
@@ -62,9 +62,12 @@ describe('a status the interface does not document', () => {
 
     const json = memoryOutput({ json: true });
     await renderStatus(json.output, report, { single: false, watch: false });
+    // --json's status is enumerated; the service's word is kept in service_status.
     expect(JSON.parse(json.stdout()).results[1]).toMatchObject({
       reference_id: 'b',
-      status: 'processing',
+      status: 'undocumented',
+      service_status: 'processing',
+      record: { status: 'undocumented' },
     });
   });
 

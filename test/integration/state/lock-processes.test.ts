@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendLockPath } from '../../../src/state/index.js';
-import { SERVICE, tempStateDir } from './helpers.js';
+import { SERVICE, tempStateDir } from '../../unit/state/helpers.js';
 
 const LOCK_SOURCE = fileURLToPath(new URL('../../../src/state/send-lock.ts', import.meta.url));
 

@@ -8,8 +8,17 @@ import {
   stagedPages,
 } from '../../../src/state/index.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
+import { adoptLocally } from '../../../src/state/adopt.js';
+import { localHistory } from '../../../src/state/local-history.js';
 import { query, recycledDatabase, STORES, type Store } from '../../helpers/pg.js';
-import { fakeClock, type Prior, priorFrom, SERVICE, stage, tempStateDir } from './helpers.js';
+import {
+  fakeClock,
+  type Prior,
+  priorFrom,
+  SERVICE,
+  stage,
+  tempStateDir,
+} from '../../unit/state/helpers.js';
 
 // One contract, two stores: what a run commits, what a later run finds, and how a run is
 // resumed read the same from state.db and from a shared history on PostgreSQL.
@@ -29,6 +38,10 @@ interface Subject {
   prior(refs: string[], amount?: string): Promise<Prior>;
   journal(): Promise<JournalRow[]>;
   runIds(): Promise<string[]>;
+  /** Runs statements as a person with SQL would, in a session of their own. */
+  sql(text: string): Promise<void>;
+  /** That session's name for itself, as SQL (on PostgreSQL, the server's: payouts_session()). */
+  mine: string;
   close(): Promise<void>;
 }
 
@@ -62,14 +75,14 @@ async function sqlite(): Promise<Subject> {
     async open(refs, opts = {}) {
       const intake = stage(db, refs, opts.amount);
       const inputHash = opts.inputHash ?? 'a'.repeat(64);
-      return RunState.open({
-        db,
-        intake,
+      const runId = runIdFor(SERVICE, inputHash);
+      const { run } = await localHistory('').adopt(intake, {
+        runId,
         serviceKey: SERVICE,
-        chargeMinor: () => undefined,
-        now: fakeClock(),
         header: header(refs, inputHash),
+        now: new Date().toISOString(),
       });
+      return RunState.open({ db, run, runId, chargeMinor: () => undefined, now: fakeClock() });
     },
     async prior(refs, amount) {
       const rows = stage(db, refs, amount);
@@ -84,6 +97,10 @@ async function sqlite(): Promise<Subject> {
       (db.prepare('SELECT run_id FROM runs ORDER BY id').all() as Array<{ run_id: string }>).map(
         (r) => r.run_id,
       ),
+    sql: async (text) => {
+      db.exec(text);
+    },
+    mine: "'a person'",
     close: async () => {},
   };
 }
@@ -101,24 +118,25 @@ async function postgres(): Promise<Subject> {
       });
       const intake = stage(db, refs, opts.amount);
       const inputHash = opts.inputHash ?? 'a'.repeat(64);
-      const run = await history.adopt(
-        {
-          ...header(refs, inputHash),
-          runId: runIdFor(SERVICE, inputHash),
-          serviceKey: SERVICE,
-          now: new Date().toISOString(),
-        },
-        () => stagedPages(intake),
+      const runId = runIdFor(SERVICE, inputHash);
+      const adopting = {
+        runId,
+        serviceKey: SERVICE,
+        header: header(refs, inputHash),
+        now: new Date().toISOString(),
+      };
+      const run = await history.adopt({ ...adopting, sender: history.senderOf }, () =>
+        stagedPages(intake),
       );
       return RunState.open({
         db,
-        intake,
-        serviceKey: SERVICE,
+        run: adoptLocally(db, intake, { ...adopting, sender: undefined }),
+        runId,
         chargeMinor: () => undefined,
         now: fakeClock(),
-        header: header(refs, inputHash),
         mirror: history.mirrorOf(run.id),
         lastReqFloor: run.lastReq,
+        session: history.session,
       });
     },
     async prior(refs, amount) {
@@ -134,6 +152,10 @@ async function postgres(): Promise<Subject> {
       (await query<{ run_id: string }>(url, 'SELECT run_id FROM runs ORDER BY id')).map(
         (r) => r.run_id,
       ),
+    sql: async (text) => {
+      await query(url, text);
+    },
+    mine: 'payouts_session()',
     close: () => history.close(),
   };
 }
@@ -182,6 +204,35 @@ describe.each(STORES)('the state store contract (%s)', (store) => {
     await expect(s.prior(['A'], '2.00')).rejects.toThrow(/1 problem in the input/);
   });
 
+  // Issue 48, item 2: the rule of an attempt (journal-sql.ts, lookupSql), on both stores.
+  it('a payout ever in a request is read back whatever its intent says, unless its own session withdrew it', async () => {
+    const s = await SUBJECTS[store]();
+    const refs = ['A', 'B', 'C', 'D', 'E', 'F'];
+    const state = await s.open(refs);
+    await state.recordIntent(1, [0, 1, 2, 3, 4]);
+    // E's request provably did not apply: the session that sent it withdraws it.
+    state.recordNotApplied(1, ['E'], 'HTTP 429');
+    await state.close();
+    expect((await s.prior(refs)).inFlight.size).toBe(4);
+    // A person frees A to D, forges a result without a status for C, and a withdrawal of D
+    // (by their own session: PostgreSQL refuses any other name).
+    await s.sql(`UPDATE intents SET state = 'free', note = 'freed by a person'`);
+    await s.sql(
+      `INSERT INTO results (run, row, req, status, at) SELECT run, row, 1, '', 'x' FROM payouts WHERE reference_id = 'C'`,
+    );
+    await s.sql(
+      `INSERT INTO withdrawals (run, row, req, at, session)
+       SELECT run, row, 1, 'x', ${s.mine} FROM payouts WHERE reference_id = 'D'`,
+    );
+    const prior = await s.prior(refs);
+    expect([...prior.inFlight.keys()].sort()).toEqual(['A', 'B', 'C', 'D']);
+    expect(prior.settled.size).toBe(0);
+    // Read back after the quiet time of its request, whatever the intent's time says now.
+    await s.sql(`UPDATE intents SET sent_at = '2000-01-01T00:00:00.000Z' WHERE row = 0`);
+    const at = (await s.prior(refs)).inFlight.get('A')!.sentAt;
+    expect(at).toBeGreaterThan(Date.parse('2020-01-01T00:00:00.000Z'));
+  });
+
   it('the same files again resume the run; other payouts under its id keep the old run apart', async () => {
     const s = await SUBJECTS[store]();
     const first = await s.open(['A', 'B']);
@@ -213,16 +264,23 @@ describe('a shared history copies a run in while it sends', () => {
     const intake = stage(db, refs);
     const run = await history.adopt(
       {
-        ...header(refs, 'c'.repeat(64)),
+        header: header(refs, 'c'.repeat(64)),
         runId: 'copy-run',
         serviceKey: SERVICE,
         now: new Date().toISOString(),
+        sender: history.senderOf,
       },
       () => stagedPages(intake, 1000),
     );
     const mirror = history.mirrorOf(run.id, run.copied);
     await mirror.apply([
-      { kind: 'intent', req: 1, at: new Date().toISOString(), rows: [2400, 2401] },
+      {
+        kind: 'intent',
+        req: 1,
+        at: new Date().toISOString(),
+        rows: [2400, 2401],
+        session: history.session,
+      },
       { kind: 'touch', lastReq: 1, at: new Date().toISOString() },
     ]);
     const orphans = await query<{ n: number }>(

@@ -6,8 +6,14 @@ import { bashScript } from '../../../src/core/completion/bash.js';
 import { fishScript } from '../../../src/core/completion/fish.js';
 import { powershellScript, psQuote } from '../../../src/core/completion/powershell.js';
 import { zshScript } from '../../../src/core/completion/zsh.js';
-import { bashComplete, hasProgram, removeTempDirs, tempDir, writeScript } from './bash-run.js';
-import { allNames, FAKE_TREE } from './fake-tree.js';
+import {
+  bashComplete,
+  hasProgram,
+  removeTempDirs,
+  tempDir,
+  writeScript,
+} from '../../helpers/bash-run.js';
+import { allNames, FAKE_TREE } from '../../unit/completion/fake-tree.js';
 
 afterAll(removeTempDirs);
 

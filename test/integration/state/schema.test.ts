@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { migrationsFor, type TableDef } from '../../../src/state/dialect.js';
+import { RunIntake } from '../../../src/state/intake.js';
+import {
+  INTENT_ROWS,
+  PAYOUT_ROWS,
+  REPORT_ROWS,
+  RESULT_ROWS,
+} from '../../../src/state/journal-sql.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
 import { MIGRATIONS, PG_MIGRATIONS, STEPS } from '../../../src/state/schema.js';
 import { freshDatabase, query } from '../../helpers/pg.js';
-import { openDb, tempStateDir } from './helpers.js';
+import { openDb, tempStateDir } from '../../unit/state/helpers.js';
 
 // One definition serves both databases: the tables a store holds, column for column, and a
 // step appended once reaches both.
@@ -53,6 +60,26 @@ describe('the schema, written once', () => {
     const history = await PgHistory.open(url);
     await history.close();
     expect(await pgColumns(url)).toEqual(await sqliteColumns());
+  });
+
+  it('makes its inserts from the tables as the steps leave them, every column in order', async () => {
+    const columns = await sqliteColumns();
+    for (const insert of [PAYOUT_ROWS, INTENT_ROWS, RESULT_ROWS, REPORT_ROWS]) {
+      const made = columns[insert.table]!.map(([name]) => name);
+      // A later step may add a column the database fills itself (a trigger's, say): at the end.
+      expect(made.slice(0, insert.columns.length), insert.table).toEqual(insert.columns);
+    }
+    expect(columns.payouts!.map(([name]) => name)).toEqual(PAYOUT_ROWS.columns);
+    // A dry run's private database is made from schema.ts too.
+    const scratch = RunIntake.scratch();
+    try {
+      const names = scratch.db
+        .prepare("SELECT name FROM sqlite_master WHERE name LIKE 'staged%' ORDER BY name")
+        .all() as Array<{ name: string }>;
+      expect(names.map((n) => n.name)).toEqual(['staged', 'staged_chunks', 'staged_files']);
+    } finally {
+      scratch.discard();
+    }
   });
 
   it('appends a step that serves both once the dialects share it, keeping their versions', () => {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPidAlive } from '../../../src/lock.js';
 import { acquireLock } from '../../../src/sandbox/lock.js';
-import { tempState } from './helpers.js';
+import { tempState } from '../../unit/sandbox/helpers.js';
 
 const temps: Array<{ cleanup(): void }> = [];
 afterEach(() => {

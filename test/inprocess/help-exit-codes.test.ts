@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../../src/exit-codes.js';
-import { runMain } from '../../helpers/main.js';
+import { ExitCode } from '../../src/exit-codes.js';
+import { runMain } from '../helpers/main.js';
 
 describe('payouts --help', () => {
   it('lists every exit code the CLI can return', async () => {

@@ -14,8 +14,15 @@ import {
 } from '../../../src/state/index.js';
 import { PgHistory } from '../../../src/state/pg/history.js';
 import { query, recycledDatabase } from '../../helpers/pg.js';
-import { memoryOutput } from '../status/output-helper.js';
-import { fakeClock, openDb, openRun, rowsOf, SERVICE, tempStateDir } from './helpers.js';
+import { memoryOutput } from '../../unit/status/output-helper.js';
+import {
+  fakeClock,
+  openDb,
+  openRun,
+  rowsOf,
+  SERVICE,
+  tempStateDir,
+} from '../../unit/state/helpers.js';
 
 // Issue 51 item 4: a history of millions costs nothing to daily commands. What a test can
 // assert without a clock: the near-reference search probes the reference index, never reads

@@ -9,7 +9,7 @@ import { BusyError, UsageError } from '../../../src/errors.js';
 import { type FileLock, isPidAlive, type LockInfo } from '../../../src/lock.js';
 import { procStat } from '../../../src/proc.js';
 import { acquireSendLock, sendLockPath } from '../../../src/state/index.js';
-import { SERVICE, tempStateDir } from './helpers.js';
+import { SERVICE, tempStateDir } from '../../unit/state/helpers.js';
 
 /** The send lock, as the tests take it. */
 const RunLock = { acquire: acquireSendLock };

@@ -2,11 +2,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../../src/context.js';
-import { completionScript } from '../../../src/core/completion/script.js';
-import { buildProgram } from '../../../src/main.js';
-import { runMain } from '../../helpers/main.js';
-import { bashComplete, removeTempDirs, tempDir, writeScript } from './bash-run.js';
+import type { Runtime } from '../../src/context.js';
+import { completionScript } from '../../src/core/completion/script.js';
+import { buildProgram } from '../../src/main.js';
+import { runMain } from '../helpers/main.js';
+import { bashComplete, removeTempDirs, tempDir, writeScript } from '../helpers/bash-run.js';
 
 afterAll(removeTempDirs);
 
