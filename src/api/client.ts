@@ -9,7 +9,10 @@ import {
   snippet,
 } from './envelope.js';
 import { checkCredential, Redactor, type Secret } from './secret.js';
+import { type SlowWait, watchSlow } from './slow.js';
 import type { CreateAnswer, CreateRequest, PayoutRecord } from './types.js';
+
+export type { SlowWait };
 
 /** Proxy settings, taken from the environment by the caller. */
 export interface ProxySettings {
@@ -36,8 +39,13 @@ export interface ClientOptions {
   proxy?: ProxySettings;
   /** Receives the --debug trace, with the secret already redacted. */
   trace?: (line: string) => void;
-  /** Told, once per exchange, when an answer is slower than `slowAfterMs`: what it waits for. */
-  slow?: (note: string) => void;
+  /**
+   * Told when an answer is slower than `slowAfterMs`: what the exchange waits for and how long
+   * until it is given up, for a countdown; the function it returns ends the wait (the answer
+   * came, or the exchange was given up). Told again when the answer's headers come and its
+   * body is left the rest of the deadline.
+   */
+  slow?: (wait: SlowWait) => () => void;
   /** When an exchange counts as slow (default SLOW_MS). */
   slowAfterMs?: number;
 }
@@ -290,7 +298,17 @@ export class PayoutClient {
     this.traceRequest(method, url, body);
     const started = Date.now();
     const deadline = AbortSignal.timeout(this.deadlineMs);
-    const slow = this.slowTimer(method, url);
+    const slow =
+      this.opts.slow &&
+      watchSlow(
+        this.opts.slow,
+        { method, url, started },
+        {
+          afterMs: this.opts.slowAfterMs ?? SLOW_MS,
+          answerMs: Math.min(this.opts.responseTimeoutMs ?? 30_000, this.deadlineMs),
+          deadlineMs: this.deadlineMs,
+        },
+      );
     let res: RawResponse;
     try {
       const target = new URL(url);
@@ -302,6 +320,7 @@ export class PayoutClient {
         body,
         signal: signal === undefined ? deadline : AbortSignal.any([signal, deadline]),
       });
+      slow?.answered();
       // A server or proxy that echoes the request headers must not make us print the secret:
       // the body is decoded first and its strings redacted, and the raw text is redacted too.
       const text = await r.body.text();
@@ -326,32 +345,10 @@ export class PayoutClient {
       this.opts.trace?.(`< ${ne.message}${ne.code ? ` [${ne.code}]` : ''}`);
       throw ne;
     } finally {
-      if (slow) clearTimeout(slow);
+      slow?.end();
     }
     this.traceResponse(res, Date.now() - started);
     return res;
-  }
-
-  /** Tells `slow` what an exchange waits for once it has taken `slowAfterMs`. */
-  private slowTimer(method: string, url: string): NodeJS.Timeout | undefined {
-    const slow = this.opts.slow;
-    if (!slow) return undefined;
-    const what =
-      method === 'POST'
-        ? 'a create request'
-        : `the lookup of ${decodeURIComponent(url.slice(url.lastIndexOf('/') + 1))}`;
-    const host = new URL(url).host;
-    const after = this.opts.slowAfterMs ?? SLOW_MS;
-    const timer = setTimeout(
-      () =>
-        slow(
-          `waiting for ${host} to answer ${what}: ${after / 1000} s so far, given up to ${this.deadlineMs / 1000} s`,
-        ),
-      after,
-    );
-    // The note must never keep the process alive on its own.
-    timer.unref();
-    return timer;
   }
 
   /** Traces a request for --debug, the secret replaced. */

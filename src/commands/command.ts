@@ -148,6 +148,17 @@ function optionWords(c: Command, o: Command['options'][number]): string[] {
 }
 
 /**
+ * The words of those of `longs` (such as "--encoding") given on the command line, in the
+ * command's order, each value as parsed (unquoted): for a next step that repeats them.
+ */
+export function givenOptionWords(cmd: Command, longs: readonly string[]): string[] {
+  return cmd.options
+    .filter((o) => o.long !== undefined && longs.includes(o.long))
+    .filter((o) => cmd.getOptionValueSource(o.attributeName()) === 'cli')
+    .flatMap((o) => optionWords(cmd, o));
+}
+
+/**
  * A command as the user typed it, rebuilt from what commander parsed: the command's names,
  * its operands, then each option given on the command line, its own and its parents', with
  * every password a URL or value carries masked.

@@ -131,13 +131,13 @@ export class Pace {
   private throttledAt = Number.POSITIVE_INFINITY;
   /** When the last decrease left slow start: half the limit before it, the least it may keep. */
   private exitFloor: number | undefined;
-  private peak: number;
+  /** The most requests in flight at once, as measured (not the limit, which may never fill). */
+  private peak = 0;
   private throttles = 0;
   private readonly clock: Clock;
 
   constructor(private readonly opts: PaceOptions) {
     this.limitValue = Math.max(1, Math.min(opts.initial, opts.max));
-    this.peak = this.limit;
     this.clock = opts.clock;
   }
 
@@ -151,7 +151,7 @@ export class Pace {
     return this.active;
   }
 
-  /** The highest limit reached, and the number of 429s, for the run's record. */
+  /** The most requests in flight at once, and the number of 429s, for the run's record. */
   get record(): { peakConcurrency: number; throttled: number } {
     return { peakConcurrency: this.peak, throttled: this.throttles };
   }
@@ -163,6 +163,7 @@ export class Pace {
     }
     this.active += 1;
     const inFlight = this.active;
+    this.peak = Math.max(this.peak, inFlight);
     return { startedAt: await this.turn(), inFlight, sent: 0, aside: false };
   }
 
@@ -397,7 +398,6 @@ export class Pace {
     const step = this.slowStart ? SLOW_START_STEP : 1 / this.limitValue / (near ? 4 : 1);
     this.limitValue = Math.min(this.opts.max, this.limitValue + step);
     if (this.limit !== before) {
-      this.peak = Math.max(this.peak, this.limit);
       this.opts.onChange?.(this.limit, 'answers came back without 429s or slowing');
       this.wake();
     }

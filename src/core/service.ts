@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { serviceIdentity } from '../api/base-url.js';
-import type { PayoutClient } from '../api/client.js';
+import type { PayoutClient, SlowWait } from '../api/client.js';
 import { Secret } from '../api/secret.js';
 import { openSystemKeyring, type SecretStore } from '../config/keyring.js';
 import {
@@ -92,17 +92,29 @@ async function profileQuietTime(ctx: CommandContext, profile: string): Promise<n
   return (await loadStore(ctx)).profile(profile)?.quietTime;
 }
 
-/** Seconds between two notes of slow requests: with many in flight, one line says enough. */
+/** Between two lines of slow requests without a live line: with many in flight, one says enough. */
 const SLOW_NOTE_GAP_MS = 5_000;
 
-/** Where the client tells of a slow request: a line on a terminal, at most one every 5 s. */
-function slowNotes(ctx: CommandContext): (note: string) => void {
+/**
+ * Where the client tells of a slow request: a countdown on the spinner's line, to when it is
+ * given up; on a terminal without one, a line, once for each thing waited for (a lookup tried
+ * again is not told again) and at most one every 5 s.
+ */
+function slowWaits(ctx: CommandContext): (wait: SlowWait) => () => void {
   let last = Number.NEGATIVE_INFINITY;
-  return (note) => {
+  const told = new Set<string>();
+  return ({ what, leftMs, timeoutMs }) => {
     const now = Date.now();
-    if (now - last < SLOW_NOTE_GAP_MS) return;
-    last = now;
-    ctx.output.waiting(note);
+    const line = told.has(what) || now - last < SLOW_NOTE_GAP_MS ? undefined : what;
+    if (line !== undefined) {
+      told.add(what);
+      last = now;
+    }
+    return ctx.output.countdown(
+      `${what}; it times out in`,
+      leftMs,
+      line && `${line} (it times out after ${timeoutMs / 1000} s)`,
+    );
   };
 }
 
@@ -119,7 +131,7 @@ export async function openService(
     responseTimeoutMs: timing.responseTimeoutMs,
     connectTimeoutMs: timing.connectTimeoutMs,
     deadlineMs: timing.deadlineMs,
-    slow: slowNotes(ctx),
+    slow: slowWaits(ctx),
     // Slow is 5 s, or half the answer's timeout when that is shorter, so the note comes first.
     slowAfterMs: Math.min(SLOW_MS, Math.round(timing.responseTimeoutMs / 2)),
   };

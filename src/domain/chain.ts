@@ -14,6 +14,8 @@ export interface HeldRow {
   sent_at: string | null;
   status: string | null;
   transaction_id: string | null;
+  /** The charges the service stated (null or absent: none recorded). */
+  charges?: string | null;
   message: string | null;
 }
 
@@ -27,6 +29,8 @@ export interface HeldRef {
   kind: HeldKind;
   status: string | null;
   transactionId: string | null;
+  /** The charges the service stated for it (null: none recorded). */
+  charges: string | null;
   message: string | null;
   at: string | null;
 }
@@ -43,6 +47,7 @@ export function heldRef(r: HeldRow, ref: string): HeldRef {
     kind: heldKind(r),
     status: r.status,
     transactionId: r.transaction_id,
+    charges: r.charges ?? null,
     message: r.message,
     at: r.sent_at,
   };

@@ -18,6 +18,11 @@ export interface RunHeader {
    * conventions its CSV input was read in, or --report-locale's.
    */
   csv_style?: string;
+  /**
+   * The options its files were read with, as given (--encoding …, --decimal-comma, --map …):
+   * the command that finishes the run repeats them.
+   */
+  send_args?: string[];
 }
 
 /** One of a run's staged payouts that an earlier run of the same service sent. */

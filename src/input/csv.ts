@@ -156,7 +156,8 @@ class CsvRecords {
   private iCurrency = -1;
   private iRecipient = -1;
   private iDescription = -1;
-  private columns: HeaderColumns | undefined;
+  /** The header's columns, once it is read. */
+  columns: HeaderColumns | undefined;
   readonly renames: Renames = { count: 0, examples: [] };
 
   constructor(
@@ -355,7 +356,7 @@ export async function readCsv(source: InputSource, s: CsvSettings): Promise<File
   }
   return {
     rows: records.rows,
-    ...renamesMeta(records.renames),
+    ...renamesMeta(records.renames, records.columns),
     csv: { delimiter: records.delimiter, decimalComma: s.checker.decimalComma },
   };
 }

@@ -69,9 +69,15 @@ export function rowReference<T>(
   return { reference: read(c.reference) };
 }
 
-/** The renames of a file for its FileMeta, when there were any. */
-export function renamesMeta(renames: Renames): { renamed?: Renames } {
-  return renames.count ? { renamed: renames } : {};
+/** The renames of a file for its FileMeta, when there were any, and whether it is a retry file. */
+export function renamesMeta(
+  renames: Renames,
+  columns: HeaderColumns | undefined,
+): { renamed?: Renames; retryFile?: true } {
+  return {
+    ...(renames.count ? { renamed: renames } : {}),
+    ...(columns !== undefined && columns.newReference !== -1 ? { retryFile: true } : {}),
+  };
 }
 
 /** What matching a header needs besides the header's cells. */

@@ -99,6 +99,8 @@ export interface FileMeta {
   sheet?: string;
   /** Rows sent under their new_reference_id (a retry file's), with the first few as examples. */
   renamed?: Renames;
+  /** The file has a new_reference_id column: a retry file, as --failed-out writes one. */
+  retryFile?: true;
   /** How a CSV file was read: its delimiter, and whether its amounts had a decimal comma. */
   csv?: { delimiter: string; decimalComma: boolean };
 }

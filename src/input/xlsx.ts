@@ -236,7 +236,8 @@ function headerText(cell: CellObject | undefined): string {
 /** Reads the cells of one sheet as payout rows. */
 class SheetRows {
   private readonly label: string;
-  private columns: HeaderColumns | undefined;
+  /** The header's columns, once it is read. */
+  columns: HeaderColumns | undefined;
   readonly renames: Renames = { count: 0, examples: [] };
   /** Rows holding a number as reference_id or recipient: the first row, and how many. */
   private numericIds: { row: number; count: number; fields: Set<PayoutField> } | undefined;
@@ -466,5 +467,5 @@ export async function readXlsx(source: InputSource, s: XlsxSettings): Promise<Fi
   if (rows.rows === 0) {
     s.checker.report(sheetLabel(sheet.name), undefined, undefined, 'no payouts in this sheet');
   }
-  return { rows: rows.rows, sheet: sheet.name, ...renamesMeta(rows.renames) };
+  return { rows: rows.rows, sheet: sheet.name, ...renamesMeta(rows.renames, rows.columns) };
 }

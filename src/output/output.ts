@@ -354,10 +354,13 @@ export class Output {
 
   /**
    * A wait of `ms` counted down on the running spinner's line, for a wait that its own code
-   * cannot reach (state.db's lock, met by the writer thread); nothing without a spinner.
+   * cannot reach (state.db's lock, met by the writer thread; a slow answer, met by the HTTP
+   * client). Without a spinner, `line`, when given, is written once on a terminal (waiting).
    */
-  countdown(what: string, ms: number): () => void {
-    return this.activeLine?.wait(what, ms) ?? (() => {});
+  countdown(what: string, ms: number, line?: string): () => void {
+    if (this.activeLine) return this.activeLine.wait(what, ms);
+    if (line) this.waiting(line);
+    return () => {};
   }
 
   /** Asks a yes/no question on the terminal; the default is No. */

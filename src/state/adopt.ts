@@ -75,6 +75,7 @@ export function* adoption(
     created_at: a.now,
     updated_at: a.now,
     csv_style: h.csv_style ?? null,
+    send_args: h.send_args?.length ? JSON.stringify(h.send_args) : null,
   };
   // state.db's staged rows are a run already: its row gets the header.
   const params = RUN_HEADER.map((c) => values[c]);

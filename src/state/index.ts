@@ -17,6 +17,7 @@ export {
 export {
   hasHistory,
   priorRows,
+  pushedHistory,
   stagedAmountsTo,
   stagedLocations,
   stagedPages,

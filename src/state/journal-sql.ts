@@ -97,6 +97,7 @@ export const RUN_HEADER = [
   'created_at',
   'updated_at',
   'csv_style',
+  'send_args',
 ] as const;
 
 /**

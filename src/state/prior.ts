@@ -87,6 +87,16 @@ export function paidRecipients(
   return readHistory(intake, stateDir, read) ?? null;
 }
 
+/**
+ * Whether this state folder's history was copied into a shared one (`state push` gave it an
+ * id): its team shares a history since, where the approval rule lives. Read where priorRows reads.
+ */
+export function pushedHistory(intake: RunIntake, stateDir: string): boolean {
+  const read = (schema: string) =>
+    intake.db.prepare(`SELECT 1 FROM ${schema}.meta WHERE key = 'history_id'`).get() !== undefined;
+  return readHistory(intake, stateDir, read) ?? false;
+}
+
 /** Where a run's staged rows are: a dry run's view, or the run's rows of payouts. */
 function stagedFrom(intake: RunIntake): string {
   return intake.owned ? 'staged' : `payouts WHERE run = ${intake.id}`;

@@ -12,7 +12,7 @@ const PER_QUERY = 500;
 /** The journal rows of the references that retry any of `n` references (portable SQL). */
 function linksSql(n: number): string {
   return `SELECT p.reference_id, p.retry_of, r.run_id, j.state, j.sent_at, j.status,
-      j.transaction_id, j.message
+      j.transaction_id, j.charges, j.message
     FROM payouts p JOIN runs r ON r.id = p.run JOIN journal j ON j.run = p.run AND j.row = p.row
     WHERE p.retry_of IN (${new Array(n).fill('?').join(', ')}) AND r.service_id = ?
       AND r.run_id IS NOT NULL AND j.state IN ('in_flight', 'done', 'unknown')

@@ -30,6 +30,8 @@ export interface RunSummary {
   sent_by: { os_user: string | null; host: string | null; db_user: string | null };
   /** How its input was read, for its retry files (RunHeader.csv_style; null: not recorded). */
   csv_style: string | null;
+  /** The options its files were read with (RunHeader.send_args; none when not recorded). */
+  send_args: string[];
   counts: {
     success: number;
     failed: number;
@@ -82,7 +84,7 @@ export interface RunDetail {
  */
 const SUMMARY = `
   SELECT r.id, r.run_id, r.service, r.client_id, r.inputs, r.created_at, r.updated_at,
-    r.host, r.os_user, r.db_user, r.csv_style, r.payout_count, ${KEPT_COLUMNS}
+    r.host, r.os_user, r.db_user, r.csv_style, r.send_args, r.payout_count, ${KEPT_COLUMNS}
   FROM runs r LEFT JOIN run_counts k ON k.run = r.id`;
 
 /** A row of SUMMARY. */
@@ -97,7 +99,19 @@ interface SummaryRow extends CountedRow {
   os_user: string | null;
   db_user: string | null;
   csv_style: string | null;
+  send_args: string | null;
   payout_count: number;
+}
+
+/** A list of words as a history holds it (JSON text), else none: any role may write the column. */
+export function wordsOf(text: string | null): string[] {
+  if (text === null) return [];
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) && v.every((w) => typeof w === 'string') ? v : [];
+  } catch {
+    return [];
+  }
 }
 
 /** A run's summary from its row and present counts; payouts never sent, or freed, are "not sent". */
@@ -129,6 +143,7 @@ function summaryOf(r: SummaryRow & Counts): RunSummary {
     payout_count: r.payout_count,
     sent_by: { os_user: r.os_user, host: r.host, db_user: r.db_user },
     csv_style: r.csv_style,
+    send_args: wordsOf(r.send_args),
     counts,
   };
 }

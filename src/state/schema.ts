@@ -450,6 +450,14 @@ export const STEPS: readonly SchemaStep[] = [
   },
   // Issue 48: who recorded a result or sent a run is the database's (session_user; null in state.db).
   { ops: [{ sql: 'ALTER TABLE results ADD COLUMN by_role TEXT' }, { pg: RECORDER }] },
+  // The options a run's (or a prepared run's) files were read with, for the send commands
+  // that finish it (`payouts runs`) or send it (`approve`).
+  {
+    ops: [
+      { sql: 'ALTER TABLE prepared_runs ADD COLUMN send_args TEXT' },
+      { sql: 'ALTER TABLE runs ADD COLUMN send_args TEXT' },
+    ],
+  },
   // Issue 47: the service's later word on each payout, appended (checks-table.ts).
   CHECKS_STEP,
 ];

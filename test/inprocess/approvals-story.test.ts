@@ -287,11 +287,11 @@ describe('the approval story: two months of payroll', () => {
     expect(shared.stderr).toMatch(
       /Approval: +not needed: EUR 12\.00 is not above the rule's threshold EUR 100\.00/,
     );
+    // A person who has no team is not told on every run that no team's rule was checked
+    // (issue 49); --json says it all the same.
     const local = await runMain(['send', file, '--yes'], { env: svc.env(home.env) });
     expect(local.code).toBe(0);
-    expect(local.stderr).toMatch(
-      /Approval: +not checked: this history is local \(the team's rule lives in its shared history\)/,
-    );
+    expect(local.stderr).not.toContain('Approval:');
     expect(local.stderr).toMatch(
       /New recipients: all: this history has paid no one at this service yet \(EUR 12\.00\)/,
     );
@@ -299,6 +299,17 @@ describe('the approval story: two months of payroll', () => {
     const next = payroll(home.dir, 'next.csv', [['S-2', '3.00', 'x@ex.com']]);
     const again = await runMain(['send', next, '--dry-run'], { env: svc.env(home.env) });
     expect(again.stderr).toMatch(/New recipients: none/);
+    expect(again.stderr).not.toContain('Approval:');
+    const doc = await runMain(['send', next, '--dry-run', '--json'], { env: svc.env(home.env) });
+    expect(JSON.parse(doc.stdout).approval_status).toMatchObject({ state: 'not_checked' });
+    // Once this folder's history went into the team's, a run from the folder goes around the
+    // team's rule: that is said.
+    const push = await runMain(['state', 'push', '--to', admin], { env: svc.env(home.env) });
+    expect(push.code, push.stderr).toBe(0);
+    const after = await runMain(['send', next, '--dry-run'], { env: svc.env(home.env) });
+    expect(after.stderr).toMatch(
+      /^Approval: +not checked: this history is local, and was copied into a shared one \(state push\), where the team's rule lives: send with PAYOUTS_STATE_URL$/m,
+    );
   });
 
   it("a clerk's profile: the base URL without a secret, the history checked alone, --prepare", async () => {

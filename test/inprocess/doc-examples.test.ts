@@ -1,12 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_CREDENTIALS, type SandboxHandle, startSandbox } from '../../src/sandbox/index.js';
 import { LedgerService } from '../helpers/ledger-service.js';
 import { clockStoppedAtLongWait, FakeClock, type MainResult, runMain } from '../helpers/main.js';
-import { freshDatabase } from '../helpers/pg.js';
+import { freshDatabase, teamRoles } from '../helpers/pg.js';
+import { FakeSecretStore } from '../helpers/secret-store.js';
 
 // Issue 41, item 5: every command example of README.md and docs/*.md runs, so a doc that
 // drifts from the tool fails here, naming its file, line and command.
@@ -18,13 +20,19 @@ import { freshDatabase } from '../helpers/pg.js';
 // Words before a `|` run in `sh` and feed payouts' standard input; the words after it get
 // payouts' standard output and must exit 0 and print something; `> FILE` and `< FILE` are
 // files of the home, which for a block running `payouts runs` or `state push` holds a run
-// stopped with 2 payouts in flight.
+// stopped with 2 payouts in flight. `payouts` may be called as `payouts`, `node
+// bin/payouts.js` or a path ending in `/payouts`, which must name a file of this clone.
 // Lines that do not run payouts (`jq`, `npm`) are not run. A line with no pipe or redirect
-// runs as at a terminal 100 columns wide, where a question is answered "y". `payouts
-// sandbox` is stopped as soon as it listens, on a free port. A shared history the docs name
-// (postgres://…@db.example.com/…, "$PAYOUTS_STATE_URL") is a fresh database of the tests'
-// PostgreSQL. A block that cannot run (a real service, a person at a terminal) has
-// `<!-- doc-test: skip (why) -->` on the line before its fence, or is ```text.
+// runs as at a terminal 100 columns wide, where each question is answered as a person would:
+// "y", or the profile's Client-Id and Client-Secret. `payouts sandbox` is stopped as soon as it
+// listens, on a free port. A shared history the docs name (postgres://…@db.example.com/…,
+// "$PAYOUTS_STATE_URL") is a fresh database of the tests' PostgreSQL; so is the history of a
+// block whose comments name people (`# Ana: …`, `# Bob: …`, `# Carol: …`, `# CI …`,
+// `# anyone: …`): each person's line runs as a role of their own, granted as docs/approvals.md
+// says, the others as the tables' owner, and a prepared run id the doc writes is the one
+// the block's `--prepare` printed. A block that cannot run (a real service) has
+// `<!-- doc-test: skip (why) -->` on the line before its fence, or is ```text; one run by
+// another test has `<!-- doc-test: run by test/FILE (how) -->`, naming that test.
 
 const ROOT = new URL('../../', import.meta.url);
 const DOCS = [
@@ -60,6 +68,8 @@ interface Block {
   lang: string;
   body: Line[];
   skip?: string;
+  /** The test that runs the block instead (`doc-test: run by FILE (how)`). */
+  runBy?: string;
 }
 
 /** The fenced blocks of a Markdown file, with the skip mark of the line before each. */
@@ -72,12 +82,20 @@ function blocksOf(file: string): Block[] {
     const [, indent, fence, lang] = open;
     const before = [...lines.slice(0, i)].reverse().find((l) => l.trim() !== '') ?? '';
     const skip = /<!--\s*doc-test:\s*skip\s*(?:\((.*)\))?\s*-->/.exec(before);
+    const runBy = /<!--\s*doc-test:\s*run by\s+(\S+)/.exec(before)?.[1];
     const body: Line[] = [];
     let j = i + 1;
     for (; j < lines.length && lines[j]!.trim() !== fence; j++) {
       body.push({ file, line: j + 1, text: lines[j]!.slice(indent!.length) });
     }
-    blocks.push({ file, line: i + 1, lang: lang!, body, skip: skip ? (skip[1] ?? '') : undefined });
+    blocks.push({
+      file,
+      line: i + 1,
+      lang: lang!,
+      body,
+      skip: skip ? (skip[1] ?? '') : undefined,
+      runBy,
+    });
     i = j;
   }
   return blocks;
@@ -222,8 +240,16 @@ function payoutsAt(words: string[]): number {
     for (i++; words[i]?.startsWith('-'); i++) if (/^-[ks]$/.test(words[i]!)) i++;
     i++;
   }
+  // A clone's own entry point, as a CI job in the clone calls it.
+  if (words[i] === 'node' && words[i + 1]?.endsWith('payouts.js')) return i + 1;
   const w = words[i];
   return w === 'payouts' || w?.endsWith('/payouts') ? i : -1;
+}
+
+/** Why a path the doc calls payouts by (`./node_modules/.bin/payouts`) fails in a clone. */
+function missingPath(word: string): string | undefined {
+  if (word === 'payouts' || existsSync(new URL(word, ROOT))) return undefined;
+  return `${word}: no such file in a clone of payouts (call the installed \`payouts\`, or \`node bin/payouts.js\` in a clone)`;
 }
 
 /** Everything one example needs: its home, its environment, the sandbox's URL. */
@@ -233,6 +259,64 @@ interface Place {
   origin: string;
   /** The shared history a line names (`$PAYOUTS_STATE_URL`, postgres://…), made when first named. */
   stateUrl?: string;
+  /** Whether the block's comments name people: its lines run on a shared history, as them. */
+  team?: boolean;
+  /** Each person's role on that history, made once its tables exist. */
+  people?: Record<Person, string>;
+  /** The prepared run the block's `--prepare` recorded, which its other lines name. */
+  prepared?: string;
+  /** The system keyring a line that stores a secret there uses. */
+  keyring: FakeSecretStore;
+}
+
+/** The people the docs' comments name: `# Bob: …`, `# or CI, …`. */
+type Person = 'ana' | 'bob' | 'carol' | 'ci';
+
+/** The person a line's comment names, if any ("anyone" is Ana, who may send what she prepared). */
+function personOf(comment: string): Person | undefined {
+  const m = /^#\s*(?:or\s+)?(Ana|Bob|Carol|CI|anyone)\b/.exec(comment.trim());
+  if (!m) return undefined;
+  return m[1] === 'anyone' ? 'ana' : (m[1]!.toLowerCase() as Person);
+}
+
+/** The shared history a person's line runs on: their role's URL (the owner's for no one). */
+async function historyOf(place: Place, who: Person | undefined): Promise<string> {
+  place.stateUrl ??= await freshDatabase();
+  if (who === undefined) return place.stateUrl;
+  // Roles are granted on tables the block's first line (as the owner) made.
+  if (!place.people) {
+    const first = await teamRoles(place.stateUrl);
+    const second = await teamRoles(place.stateUrl);
+    place.people = { ana: first.ana, bob: first.bob, carol: second.ana, ci: second.bob };
+  }
+  return place.people[who];
+}
+
+/**
+ * A terminal's standard input that answers each question once, as a person would: "y", the
+ * profile's Client-Id, its Client-Secret, no base URL.
+ */
+function answering(place: Place): { input: PassThrough; onStderr(text: string): void } {
+  const input = new PassThrough();
+  const answers: Array<[RegExp, string]> = [
+    [/\[y\/N\] $/, 'y'],
+    [/Client-Id[^:\n]*: /, place.env.PAYOUTS_ID ?? ''],
+    [/Client-Secret[^:\n]*: /, place.env.PAYOUTS_SECRET ?? ''],
+    [/Base URL[^:\n]*: /, ''],
+  ];
+  const given = new Set<RegExp>();
+  return {
+    input,
+    onStderr(text) {
+      const shown = text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
+      for (const [question, answer] of answers) {
+        if (given.has(question) || !question.test(shown)) continue;
+        given.add(question);
+        // Typed once the prompt is listening, as a person types after reading it.
+        setTimeout(() => input.write(`${answer}\r`), 10);
+      }
+    },
+  };
 }
 
 /** Runs a shell command line in the example's home, with `input` on standard input. */
@@ -267,6 +351,8 @@ async function runLine(l: Line, place: Place): Promise<string | undefined | null
     vars.PAYOUTS_STATE_URL = place.stateUrl;
     code = code.replace(SHARED_URL, `'${place.stateUrl}'`);
   }
+  // A team's block: each line on the team's history, as the person its comment names.
+  if (place.team) vars.PAYOUTS_STATE_URL = await historyOf(place, personOf(comment));
   const tokens = tokenize(code, vars);
   const segments: Token[][] = [[]];
   for (const t of tokens) {
@@ -297,16 +383,25 @@ async function runLine(l: Line, place: Place): Promise<string | undefined | null
     } else words.push(t.word);
   }
   const start = payoutsAt(words);
-  const env = { ...place.env };
+  const missing = missingPath(words[start]!);
+  if (missing) return missing;
+  const env: Record<string, string> = {
+    ...place.env,
+    ...(place.team ? { PAYOUTS_STATE_URL: vars.PAYOUTS_STATE_URL! } : {}),
+  };
   for (const w of words.slice(0, start)) {
     const eq = w.indexOf('=');
     if (eq > 0) env[w.slice(0, eq)] = ours(w.slice(eq + 1), place);
   }
-  let argv = words.slice(start + 1).map((w) => ours(w, place));
+  // The prepared run the doc names is the one this block prepared.
+  const prepared = (w: string) =>
+    place.prepared && /^p[0-9a-f]{4,15}$/.test(w) ? place.prepared : w;
+  let argv = words.slice(start + 1).map((w) => prepared(ours(w, place)));
   const sandbox = argv[0] === 'sandbox';
   // A fixed port may be taken on this machine: the sandbox gets a free one, and stops at once.
   if (sandbox) argv = argv.map((w, i) => (argv[i - 1] === '--port' ? '0' : w));
   const atTerminal = segments.length === 1 && out === undefined && stdin === undefined;
+  const person = atTerminal ? answering(place) : undefined;
   const previous = process.cwd();
   let r: MainResult;
   try {
@@ -316,7 +411,8 @@ async function runLine(l: Line, place: Place): Promise<string | undefined | null
       env,
       cwd: place.dir,
       clock: new FakeClock(),
-      stdin: stdin ?? (atTerminal ? 'y\n' : ''),
+      secretStore: place.keyring.factory,
+      ...(person ? { input: person.input, onStderr: person.onStderr } : { stdin: stdin ?? '' }),
       // A terminal without colours, hence without the spinner, which a test stream cannot draw.
       ...(atTerminal ? { env: { ...env, NO_COLOR: '1' } } : {}),
       terminal: atTerminal ? { columns: 100 } : undefined,
@@ -332,8 +428,15 @@ async function runLine(l: Line, place: Place): Promise<string | undefined | null
     r = ended;
   } finally {
     process.chdir(previous);
+    person?.input.end();
   }
   if (out !== undefined) writeFileSync(join(place.dir, out), r.stdout);
+  place.prepared =
+    /^Prepared run (p[0-9a-f]{15})/m.exec(r.stdout)?.[1] ??
+    /"prepared_run_id": "(p[0-9a-f]{15})"/.exec(r.stdout)?.[1] ??
+    place.prepared;
+  if (process.env.DOC_TEST_TRACE)
+    console.log(argv, r.code, r.stdout.slice(-500), r.stderr.slice(-1500));
   if (r.code !== expected) {
     const said = r.stderr.trim().split('\n').slice(-3).join('\n    ');
     return `exits ${r.code}, the doc expects ${expected}${expected ? '' : " (else add '# exits N')"}:\n    ${said}`;
@@ -366,8 +469,9 @@ function freshDir(): string {
  */
 async function freshPlace(n: number, withRunInFlight: boolean): Promise<Place> {
   const dir = freshDir();
-  const place = {
+  const place: Place = {
     dir,
+    keyring: new FakeSecretStore(),
     origin: new URL(sandbox.baseUrl).origin,
     env: {
       HOME: dir,
@@ -467,11 +571,18 @@ describe('the command examples of the docs run as written', () => {
           if (!block.skip.trim()) problems.push(`${where(block)}: doc-test: skip (say why)`);
           continue;
         }
+        if (block.runBy !== undefined) {
+          const by = new URL(block.runBy, ROOT);
+          const names = existsSync(by) && readFileSync(by, 'utf8').includes(`${file}`);
+          if (!names) problems.push(`${where(block)}: ${block.runBy} does not run it`);
+          continue;
+        }
         const lines = commandsOf(block);
         // Blocks without a payouts line (npm, sqlite3) have nothing to run.
         if (!lines.some((l) => /(^|[\s/])payouts\s/.test(l.text))) continue;
         const readsRuns = lines.some((l) => /payouts (runs|state push)/.test(l.text));
         const place = await freshPlace(++blockNumber, readsRuns);
+        place.team = lines.some((l) => personOf(l.text.slice(commentStart(l.text))) !== undefined);
         for (const l of lines) {
           let wrong: string | undefined | null;
           try {
@@ -505,6 +616,13 @@ describe('the command examples of the docs run as written', () => {
     expect(payoutsAt(['timeout', '-k', '60s', '30m', './node_modules/.bin/payouts'])).toBe(4);
     expect(payoutsAt(['A=1', 'payouts', 'status'])).toBe(1);
     expect(payoutsAt(['jq', '.exit_code'])).toBe(-1);
+    expect(payoutsAt(['timeout', '30m', 'node', 'bin/payouts.js', 'send'])).toBe(3);
+    // Issue 49: a CI line that names a file a clone does not have fails here.
+    expect(missingPath('./node_modules/.bin/payouts')).toMatch(/no such file in a clone/);
+    expect(missingPath('bin/payouts.js')).toBeUndefined();
+    expect(personOf('# Bob: sees the summary')).toBe('bob');
+    expect(personOf('# or CI, from an empty folder')).toBe('ci');
+    expect(personOf('# two other people approve each run')).toBeUndefined();
     const block = { file: 'x.md', line: 1, lang: 'sh' };
     const body = ['a \\', '  b', 'c'].map((text, i) => ({ file: 'x.md', line: i + 2, text }));
     expect(commandsOf({ ...block, body })).toEqual([

@@ -198,7 +198,7 @@ describe('next steps', () => {
     });
     expect(r.code).toBe(4);
     expect(r.stderr).toContain(
-      '2 payouts are not final yet; to watch until they are: payouts status ROW-1 ROW-2 --watch',
+      '2 payouts are not final yet; to watch them until they are: payouts status ROW-1 ROW-2 --watch',
     );
     expect(r.stderr).toMatch(
       /2 payouts failed or were canceled: a failed payout needs a new reference_id; `payouts runs show [0-9a-f]{16} --failed-out FILE` writes/,

@@ -125,7 +125,8 @@ describe.each(STORES)('one decision per payout (%s)', (store) => {
       expect(rowLines(prepared)).toEqual(rowLines(sent));
     }
     expect(rowLines(sent).join('\n')).toMatch(
-      /line 7: reference_id "FAIL": already failed at the service \(sent by run [0-9a-f]{16} on .*\): give this row a new reference_id$/,
+      // The file has a new_reference_id column: the row's own is to fill in (issue 49).
+      /line 7: reference_id "FAIL": already failed at the service \(sent by run [0-9a-f]{16} on .*\): fill in its new_reference_id$/,
     );
     expect(svc.creates).toBe(creates);
   });

@@ -72,3 +72,37 @@ it('a send starts with 8 requests in flight, up to --max-concurrency, and its su
   });
   expect(low.stderr).toMatch(/Requests: +1 \(up to 100 payouts each, 4 at a time\)/);
 });
+
+it('peak_concurrency is what was measured: 1 for a 1-request send, the most held at once', async () => {
+  // Issue 49: a 1-request send said 10 (the limit it could have reached), not what it did.
+  svc = await LedgerService.start(() => ({}));
+  const home = tempHome();
+  homes.push(home);
+  const file = join(home.dir, 'run.csv');
+  writeFileSync(file, 'reference_id,amount,currency,recipient\nP-1,1.00,EUR,p@example.com\n');
+  const one = await runMain(['send', file, '--yes', '--json'], { env: svc.env(home.env) });
+  expect(one.code, one.stderr).toBe(0);
+  expect(JSON.parse(one.stdout).peak_concurrency).toBe(1);
+
+  // Three requests held by the service until all three have arrived: three in flight at once.
+  let arrived = 0;
+  let release = () => {};
+  const all = new Promise<void>((r) => {
+    release = r;
+  });
+  await svc.close();
+  svc = await LedgerService.start(() => {
+    arrived += 1;
+    if (arrived === 3) release();
+    return { hold: all };
+  });
+  const three = join(home.dir, 'three.csv');
+  const rows = ['T-1', 'T-2', 'T-3'].map((r) => `${r},1.00,EUR,t@example.com`);
+  writeFileSync(three, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+  const held = await runMain(['send', three, '--yes', '--json', '--chunk-size', '1'], {
+    env: svc.env(home.env),
+  });
+  expect(held.code, held.stderr).toBe(0);
+  expect(JSON.parse(held.stdout).peak_concurrency).toBe(3);
+  expect(svc.appliedTwice()).toEqual([]);
+});

@@ -136,11 +136,11 @@ describe.each(STORES)('a retry file sent again (%s)', (store) => {
     expect(unchanged.code).toBe(2);
     expect(svc.creates).toBe(creates);
     expect(unchanged.stderr).toContain(
-      `these 3 references already failed at the service: give them new reference_ids (the new_reference_id column of the file \`payouts runs show ${runId} --failed-out FILE\` writes); nothing was sent`,
+      `these 3 references already failed at the service: give them new reference_ids in the new_reference_id column of ${out}, or have \`payouts runs show ${runId} --failed-out FILE --new-references -R1\` write a file with them filled in (each reference_id with -R1 added); nothing was sent`,
     );
     expect(unchanged.stderr).toMatch(
       new RegExp(
-        `retry\\.csv line 2: reference_id "ROW-2": already failed at the service \\(sent by run ${runId} on `,
+        `retry\\.csv line 2: reference_id "ROW-2": already failed at the service \\(sent by run ${runId} on .*\\): fill in its new_reference_id`,
       ),
     );
     expect(unchanged.stderr).not.toContain('sent earlier');

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tempHomesPerTest } from '../helpers/cli.js';
 import { runMain } from '../helpers/main.js';
@@ -50,6 +51,10 @@ describe('payouts sandbox', () => {
       'pending_delay_ms',
       'triggers',
     ]);
+    // docs/sandbox.md shows the document with these keys, as printed (issue 49).
+    const page = readFileSync(new URL('../../docs/sandbox.md', import.meta.url), 'utf8');
+    const shown = /```json\n([\s\S]*?)\n```/.exec(page)?.[1] ?? '';
+    expect([...shown.matchAll(/^ {2}"(\w+)":/gm)].map((m) => m[1])).toEqual(Object.keys(doc));
     expect(doc.pending_delay_ms).toBe(30000);
     // --trigger replaces the variable's rules; the built-in ones follow.
     expect(doc.triggers.slice(0, 2)).toEqual([

@@ -239,4 +239,28 @@ describe('payouts runs on a run left in flight', () => {
     );
     expect(listed.stderr).toContain(`\`payouts send ${file} --base-url ${svc.url}\``);
   });
+
+  it('repeats the flags its file was read with, and the command finishes it (issue 49)', async () => {
+    svc = await ledger.start((n) => (n === 3 ? { apply: 'none', cut: true } : {}));
+    const home = ledger.home();
+    const file = join(home.dir, 'dez.csv');
+    const rows = Array.from({ length: 10 }, (_, i) => `FD-${i + 1};1,25;EUR;r${i + 1}@example.com`);
+    writeFileSync(file, `Referenz;Betrag;currency;recipient\n${rows.join('\n')}\n`);
+    const flags = ['--decimal-comma', '--map', 'reference_id=Referenz,amount=Betrag'];
+    const env = { ...svc.env(home.env), PAYOUTS_TIMEOUT: '2' };
+    const { clock, stop } = clockStoppedAtLongWait();
+    const args = ['send', file, ...flags, '--yes', '--chunk-size', '2', '--concurrency', '1'];
+    expect((await run(args, { env, clock, interrupt: stop.signal })).code).toBe(130);
+    const [summary] = (
+      JSON.parse((await run(['runs', '--json'], { env })).stdout) as {
+        runs: Array<{ finish_command: string }>;
+      }
+    ).runs;
+    const command = `payouts send ${file} ${flags.join(' ')} --base-url ${svc.url}`;
+    expect(summary!.finish_command).toBe(command);
+    const finished = await run([...command.split(' ').slice(1), '--yes'], { env });
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(svc.held.size).toBe(10);
+    expect(svc.appliedTwice()).toEqual([]);
+  });
 });

@@ -28,7 +28,7 @@ describe('one payout', () => {
     const dry = await runMain(['send', path, '--dry-run', '--chunk-size', '1'], { env });
     expect(dry.code).toBe(0);
     expect(dry.stderr).toMatch(/^Totals:\s+EUR 75,711\.26 {2}\(1 payout\)$/m);
-    expect(dry.stderr).toMatch(/^To send now:\s+the one payout$/m);
+    expect(dry.stderr).toMatch(/^To send now:\s+the payout$/m);
     expect(dry.stderr).toMatch(/^Requests:\s+1 \(up to 1 payout each,/m);
     const sent = await runMain(['send', path, '--yes'], { env, clock: new FakeClock() });
     expect(sent.code).toBe(0);

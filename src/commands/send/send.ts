@@ -5,7 +5,14 @@ import { exitCodesHelp } from '../../exit-codes.js';
 import type { InputEncoding, InputFormat } from '../../input/index.js';
 import { UsageError } from '../../errors.js';
 import { DEFAULT_EXTRA_CURRENCY_DIGITS } from '../../money/currencies.js';
-import { collect, commandLineOf, defineAction, type ExitSink, examples } from '../command.js';
+import {
+  collect,
+  commandLineOf,
+  defineAction,
+  type ExitSink,
+  examples,
+  givenOptionWords,
+} from '../command.js';
 import { intOption } from '../options.js';
 
 /** Raw option values of `payouts send`, as commander parses them. */
@@ -42,6 +49,23 @@ interface SendFlags {
   note?: string;
   approved?: string;
 }
+
+/**
+ * The options that say how the files are read, and what the approval binds besides them: a
+ * command that sends the same files again (after --prepare, after approve) repeats them.
+ */
+const FILE_OPTIONS = [
+  '--format',
+  '--sheet',
+  '--include-hidden',
+  '--delimiter',
+  '--encoding',
+  '--decimal-comma',
+  '--map',
+  '--allow-currency',
+  '--batch-reference',
+  '--webhook-url',
+];
 
 /** Parses --allow-currency CODE or CODE:DIGITS. */
 export function parseAllowCurrency(text: string): [string, number] {
@@ -299,6 +323,7 @@ ${exitCodesHelp('send')}`,
         finishNow: ctx.runtime.finishNow,
         clock: ctx.runtime.clock,
         commandLine: commandLineOf(cmd, files),
+        fileArgs: givenOptionWords(cmd, FILE_OPTIONS),
         serviceArgs: [
           ...(flags.sandbox ? ['--sandbox'] : []),
           ...(ctx.globals.profile ? ['--profile', ctx.globals.profile] : []),

@@ -11,6 +11,7 @@ import {
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { approversOf, eventLines, prepState, thisMachine, whoText, withShared } from './common.js';
+import { sendCommandOf } from './gate.js';
 import { type PreparedScreen, preparedScreen } from './screen.js';
 import { preparedDoc, screenLines, screenTable, totalsText, whenText } from './screen-view.js';
 
@@ -131,7 +132,7 @@ export async function approveRun(req: ApproveRequest, output: Output): Promise<n
       s.state === 'prepared'
         ? `Approved run ${p.prep_id}: ${approversOf(p).length} of ${p.approvers_needed} approvals; another person approves it with \`payouts approve ${p.prep_id}\`.`
         : s.state === 'approved'
-          ? `Approved run ${p.prep_id}. \`payouts send ${p.inputs.join(' ')}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.`
+          ? `Approved run ${p.prep_id}. \`${sendCommandOf(p.inputs, p.send_args)}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.`
           : `Rejected run ${p.prep_id}: nothing of it will be sent.`,
       ...eventLines(p),
     ].join('\n'),

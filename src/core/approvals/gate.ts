@@ -357,7 +357,15 @@ export function notApproved(prep: PreparedRun): ApprovalStateError {
   );
 }
 
-/** The command that prepares these files, for messages. */
-export function prepareCommandOf(files: string[]): string {
-  return `payouts send ${files.map(shellWord).join(' ')} --prepare`;
+/**
+ * The command that sends these files, with `args`, the options they were read and are sent
+ * with (--encoding, --decimal-comma, --map …), for a message's next step.
+ */
+export function sendCommandOf(files: readonly string[], args: readonly string[] = []): string {
+  return `payouts send ${[...files, ...args].map(shellWord).join(' ')}`;
+}
+
+/** The command that prepares these files, with the options they were read with, for messages. */
+export function prepareCommandOf(files: readonly string[], args: readonly string[] = []): string {
+  return `${sendCommandOf(files, args)} --prepare`;
 }

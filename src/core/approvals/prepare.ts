@@ -9,7 +9,6 @@ import { serviceIdentity } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
 import { SEND_PREPARE } from '../documents.js';
 import { ExitCode } from '../../exit-codes.js';
-import { shellWord } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
 import { privateTmp, runIdFor } from '../../state/index.js';
 import {
@@ -28,10 +27,10 @@ import type { SendContext, SendDeps } from '../send/staging.js';
 import { destinationOf, summaryText } from '../send/summary.js';
 import { SANDBOX_SERVICE_KEY } from '../service.js';
 import { prepState, withShared } from './common.js';
-import { boundDifferences, notApproved, recordPrepared } from './gate.js';
+import { boundDifferences, notApproved, recordPrepared, sendCommandOf } from './gate.js';
 import { preparedScreen } from './screen.js';
 import { preparedDoc } from './screen-view.js';
-import { gated, summaryNotes } from './send.js';
+import { gated, sendArgsOf, summaryNotes } from './send.js';
 
 /**
  * --prepare: checks the files as a send does from the history (what earlier runs hold,
@@ -65,6 +64,7 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
     ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
     ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
     ...(opts.note ? { note: opts.note } : {}),
+    send_args: sendArgsOf(ctx),
   });
   const doc = await withShared(deps.stateUrl!, async (h) =>
     preparedDoc(await preparedScreen(h, prep)),
@@ -81,7 +81,7 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
   }
   output.print(`Prepared run ${prep.prep_id}: nothing was sent.`);
   output.info(
-    `Another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); then \`payouts send ${opts.files.map(shellWord).join(' ')}\` or \`payouts send --approved ${prep.prep_id}\` sends it`,
+    `Another person approves it with \`payouts approve ${prep.prep_id}\` (until ${shortTime(prep.expires_at)} UTC); then \`${sendCommandOf(opts.files, prep.send_args)}\` or \`payouts send --approved ${prep.prep_id}\` sends it`,
   );
   return ExitCode.ok;
 }

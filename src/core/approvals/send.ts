@@ -12,6 +12,7 @@ import { CurrencyTotals, moneyText } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { shortTime } from '../../output/table.js';
 import {
+  pushedHistory,
   type RunIntake,
   runIdFor,
   stagedAmountsTo,
@@ -41,6 +42,8 @@ export interface ApprovalNote {
   approved?: PreparedRun;
   /** Set where the rule refuses the run: a send throws it, a dry run only says so. */
   refusal?: ApprovalStateError | UsageError;
+  /** The summary leaves the line out: it would tell nothing (a person who has no team). */
+  silent?: boolean;
 }
 
 /** A run's --json `approval_status`: what the Approval line says, for a script. */
@@ -71,13 +74,26 @@ export async function approvalNoteOf(
 ): Promise<ApprovalNote> {
   if (where.sandbox)
     return { approval: 'not needed: the sandbox moves no money', state: 'not_needed' };
-  if (!ctx.deps.stateUrl) {
-    return {
-      approval: "not checked: this history is local (the team's rule lives in its shared history)",
-      state: 'not_checked',
-    };
-  }
+  if (!ctx.deps.stateUrl) return localNote(ctx);
   return noteOf(await approvalStatus(gated(ctx, where.serviceKey)));
+}
+
+/**
+ * A run on a state folder's history, where no rule is kept: the summary says so only when the
+ * folder's history was copied into a shared one since (its team's rule lives there, and this
+ * run goes around it); to a person who has no team the line would say nothing.
+ */
+function localNote(ctx: SendContext): ApprovalNote {
+  const note: ApprovalNote = {
+    approval: "not checked: this history is local (the team's rule lives in its shared history)",
+    state: 'not_checked',
+  };
+  if (!pushedHistory(ctx.staging.rows, ctx.deps.stateDir)) return { ...note, silent: true };
+  return {
+    ...note,
+    approval:
+      "not checked: this history is local, and was copied into a shared one (state push), where the team's rule lives: send with PAYOUTS_STATE_URL",
+  };
 }
 
 /** The Approval: line of what the rule says of a send: approved, not needed, or needed. */
@@ -169,6 +185,11 @@ function stagedOfDryRun(rows: RunIntake): Array<{ row: number; payout: PayoutReq
   return out;
 }
 
+/** The options a next step's send repeats: how the files were read, and the service's. */
+export function sendArgsOf(ctx: SendContext): string[] {
+  return [...(ctx.deps.fileArgs ?? []), ...(ctx.deps.serviceArgs ?? [])];
+}
+
 /** What the gate needs of a run: its payouts (a retry's with its original), totals, and the command that prepares it. */
 export function gated(ctx: SendContext, serviceKey: string): GatedRun {
   const { opts, plan, staging } = ctx;
@@ -183,7 +204,7 @@ export function gated(ctx: SendContext, serviceKey: string): GatedRun {
     },
     totals: plan.totals,
     currencies: ctx.currencies,
-    prepareCommand: prepareCommandOf(opts.files),
+    prepareCommand: prepareCommandOf(opts.files, sendArgsOf(ctx)),
     batchReference: plan.batchReference,
     webhookUrl: plan.webhookUrl,
     approvedPrep: ctx.deps.approvedName?.replace(/^approved:/, ''),
@@ -232,12 +253,18 @@ function totalsWords(totals: CurrencyTotals, currencies: CurrencyTable): string 
 /**
  * The notes of a run that sends nothing (every payout was sent earlier): the rule is about
  * what moves, so it does not apply; nor is any approved run used (no `approval` in --json).
+ * A person is told so only where `rule`, the rule's word on the files, would ask something.
  */
-export function nothingToSendNotes(files?: SummaryNotes): SummaryNotes {
+export function nothingToSendNotes(
+  files?: SummaryNotes,
+  rule: ApprovalNote | undefined = files,
+): SummaryNotes {
+  const ruled = rule?.state === 'needed' || rule?.state === 'approved';
   return {
     newRecipients: 'none: nothing to send',
     ...NOTHING_TO_SEND,
     status: approvalStatusDoc(NOTHING_TO_SEND),
+    ...(ruled ? {} : { silent: true }),
     ...(files ? { files } : {}),
   };
 }

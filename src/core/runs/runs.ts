@@ -65,8 +65,8 @@ export function finishCommand(r: ListedRun): string | undefined {
   if (r.counts.in_flight === 0 && r.counts.not_sent === 0) return undefined;
   const to = r.service === 'sandbox' ? '--sandbox' : `--base-url ${shellWord(r.service)}`;
   const approved = /^approved:(p[0-9a-f]+)$/.exec(r.inputs[0] ?? '')?.[1];
-  const what = approved ? `--approved ${approved}` : r.inputs.map(shellWord).join(' ');
-  return `payouts send ${what} ${to}`;
+  const words = approved ? ['--approved', approved] : [...r.inputs, ...r.send_args];
+  return `payouts send ${words.map(shellWord).join(' ')} ${to}`;
 }
 
 /** What is left of a run, and the command that finishes it, in a sentence. */

@@ -190,6 +190,8 @@ function settleRetried(fates: Map<number, Fate>, held: Held): void {
     const outcome = {
       status: tail.status ?? tail.kind,
       ...(tail.transactionId ? { transaction_id: tail.transactionId } : {}),
+      // What the payout cost is what its paying retry cost: its charges are recorded.
+      ...(tail.charges !== null ? { charges: Number(tail.charges) } : {}),
       message: `${s.outcome.status} earlier; retried: ${how} ${tail.ref} in ${runText(tail)}`,
     };
     const earlier = {

@@ -59,7 +59,11 @@ export async function readAndDecide(ctx: SendContext, who: Deciding): Promise<Re
 
 /** How the words of a run's refusal find its rows, and the Client-Id the service was asked with. */
 export function tellingOf(ctx: SendContext, clientId?: string): Telling {
-  return { clientId, places: (rows) => stagedLocations(ctx.staging.rows, rows) };
+  return {
+    clientId,
+    places: (rows) => stagedLocations(ctx.staging.rows, rows),
+    retryFiles: new Set(ctx.plan.retryFiles),
+  };
 }
 
 /** Throws the refusal that stops the run, if the decision holds one. */

@@ -38,6 +38,8 @@ export interface RunPlan {
   sheets?: Array<{ file: string; sheet: string }>;
   /** Rows sent under their new_reference_id, shown in the summary for a person to confirm. */
   renamed?: Renames;
+  /** The files with a new_reference_id column (retry files): a refusal points into them. */
+  retryFiles?: string[];
   /** How each CSV file was read (delimiter, decimal mark): its reports are written so. */
   csvReads?: CsvRead[];
 }
@@ -167,6 +169,7 @@ interface Reading {
     webhook_url?: string;
     sheet?: string;
     renamed?: Renames;
+    retryFile?: true;
     csv?: { delimiter: string; decimalComma: boolean };
   }>;
   payoutCount: number;
@@ -289,6 +292,7 @@ export async function planRun(sources: HashedSource[], opts: PlanOptions): Promi
       m.sheet === undefined ? [] : [{ file: sources[i]!.name, sheet: m.sheet }],
     ),
     renamed: allRenames(r.metas),
+    retryFiles: sources.filter((_, i) => r.metas[i]?.retryFile).map((s) => s.name),
     csvReads: r.metas.flatMap((m, i) => (m.csv ? [{ file: sources[i]!.name, ...m.csv }] : [])),
   };
 }

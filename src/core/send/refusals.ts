@@ -30,15 +30,26 @@ const LISTED = 50;
  */
 export class FailedEarlierError extends InputError {
   override name = 'FailedEarlierError';
+  /**
+   * `retryFile`: the retry file that holds every refused row, when one does (the person holds
+   * the file `runs show --failed-out` writes, and fills its new_reference_id column in).
+   */
   constructor(
     problems: Problem[],
     readonly references: string[],
     runIds: string[],
+    retryFile?: string,
   ) {
     super(problems.slice(0, LISTED), problems.length);
     const n = references.length;
     const run = runIds.length === 1 ? runIds[0] : 'RUN';
-    this.message = `${n === 1 ? 'this reference' : `these ${n} references`} already failed at the service: give ${n === 1 ? 'it a new reference_id' : 'them new reference_ids'} (the new_reference_id column of the file \`payouts runs show ${run} --failed-out FILE\` writes); nothing was sent`;
+    const them = n === 1 ? 'it a new reference_id' : 'them new reference_ids';
+    const show = `payouts runs show ${run} --failed-out FILE`;
+    const how =
+      retryFile === undefined
+        ? `: \`${show}\` writes ${n === 1 ? 'it' : 'them'} to a file with a new_reference_id column to fill in (\`--new-references -R1\` fills it: each reference_id with -R1 added)`
+        : ` in the new_reference_id column of ${retryFile}, or have \`${show} --new-references -R1\` write a file with ${n === 1 ? 'it' : 'them'} filled in (each reference_id with -R1 added)`;
+    this.message = `${n === 1 ? 'this reference' : `these ${n} references`} already failed at the service: give ${them}${how}; nothing was sent`;
   }
 }
 
@@ -64,6 +75,8 @@ export interface Telling {
   clientId?: string;
   /** Where the staged rows are, by row (read only for the rows named). */
   places(rows: number[]): Map<number, Place>;
+  /** The files with a new_reference_id column: a person holding one fills it in. */
+  retryFiles?: ReadonlySet<string>;
 }
 
 /** The error that stops a run: every refused row of one kind (fates.ts `stopping`), each named. */
@@ -137,12 +150,15 @@ function failedEarlier(
   telling: Telling,
 ): FailedEarlierError {
   const places = telling.places(refused.map((r) => r.row));
+  const held = telling.retryFiles ?? new Set<string>();
   const problems = refused.map(({ row, ref, earlier, tail }): Problem => {
     const place = places.get(row);
     // Retried already (the retry failed too, or is in doubt): the chain's last link is told.
     const fix = tail
       ? `retried as ${tail.ref} in run ${tail.runId}, ${tailText(tail)}`
-      : 'give this row a new reference_id';
+      : held.has(place?.file ?? '')
+        ? 'fill in its new_reference_id'
+        : 'give this row a new reference_id';
     return {
       file: place?.file ?? '(input)',
       location: place?.location,
@@ -152,10 +168,15 @@ function failedEarlier(
     };
   });
   const runIds = [...new Set(refused.map((r) => r.earlier.runId).filter(Boolean))];
+  // One retry file holds every refused row: the person holds the file to fill in.
+  const files = new Set(problems.map((p) => p.file));
+  const [file] = files;
+  const retryFile = files.size === 1 && file !== undefined && held.has(file) ? file : undefined;
   return new FailedEarlierError(
     problems,
     refused.map((r) => r.ref),
     runIds,
+    retryFile,
   );
 }
 

@@ -250,9 +250,11 @@ function reportEnding(ctx: SendContext, done: Finished, ending: Ending): void {
 /** Pending payouts named one by one in the command that watches them; more need a file. */
 const WATCH_INLINE = 5;
 
-/** "1 payout is", "2 payouts are". */
-function are(n: number): string {
-  return n === 1 ? '1 payout is' : `${n} payouts are`;
+/** "1 payout is not final yet; to watch it until it is", and its plural. */
+function notFinal(n: number): string {
+  return n === 1
+    ? '1 payout is not final yet; to watch it until it is'
+    : `${n} payouts are not final yet; to watch them until they are`;
 }
 
 /** The references of payouts not final yet (pending, or a status not documented), up to `max`. */
@@ -273,13 +275,13 @@ function watchLine(ctx: SendContext, done: Finished, open: number): string {
   const tail = `--watch${service ? ` ${service}` : ''}`;
   const refs = openReferences(done, WATCH_INLINE);
   if (refs.length <= WATCH_INLINE) {
-    return `${are(open)} not final yet; to watch until they are: payouts status ${refs.map(shellWord).join(' ')} ${tail}`;
+    return `${notFinal(open)}: payouts status ${refs.map(shellWord).join(' ')} ${tail}`;
   }
   const report = ctx.opts.reportPath;
   if (report) {
-    return `${are(open)} not final yet; to watch until they are: payouts status --from ${shellWord(report)} ${tail}`;
+    return `${notFinal(open)}: payouts status --from ${shellWord(report)} ${tail}`;
   }
-  return `${are(open)} not final yet: run the same command again with --report FILE (what was sent is not sent again), then watch them with: payouts status --from FILE ${tail}`;
+  return `${open} payouts are not final yet: run the same command again with --report FILE (what was sent is not sent again), then watch them with: payouts status --from FILE ${tail}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import { CurrencyTable } from '../../money/currencies.js';
 import { runIdFor } from '../../state/index.js';
 import {
   approvalDocOf,
+  approvalNoteOf,
   claimRun,
   nothingToSendNotes,
   refuseEarly,
@@ -147,8 +148,11 @@ async function preview(ctx: SendContext): Promise<number> {
   checkMaxTotals(split ?? freshSplit(plan), opts.maxTotals, currencies);
   // The rule is about what moves: a run that sends nothing needs no approval.
   const notes =
-    split && sendsNothing(split)
-      ? nothingToSendNotes()
+    split && sendsNothing(split) && where.serviceKey !== undefined
+      ? nothingToSendNotes(
+          undefined,
+          await approvalNoteOf(ctx, { serviceKey: where.serviceKey, sandbox: opts.sandbox }),
+        )
       : await summaryNotes(ctx, { ...where, sandbox: opts.sandbox });
   const view = { plan, split, dest: destinationOf(ctx, where), maxTotals: opts.maxTotals, notes };
   if (output.json) {
@@ -322,7 +326,9 @@ async function decideShown(ctx: SendContext, side: SendSide, read: Read): Promis
     if (!service.sandbox && first)
       await checkCredentials(service.client, first.reference_id, ctx.deps.interrupt);
     const notes = nothingToSendNotes(files);
-    output.info(nothingToSendText(split, notes.approval, output.errColor));
+    output.info(
+      nothingToSendText(split, notes.silent ? undefined : notes.approval, output.errColor),
+    );
     return { ...shown, notes };
   }
   const dest = destinationOf(ctx, {

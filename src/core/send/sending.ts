@@ -106,6 +106,7 @@ async function openRunState(
     payout_count: plan.payoutCount,
     ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
     csv_style: storedStyle(runReportStyle(ctx.opts, plan).style),
+    send_args: deps.fileArgs ?? [],
   };
   const runId = runIdFor(service.serviceKey, plan.inputHash);
   const adopted = await staging.history.adopt(staging.rows, {

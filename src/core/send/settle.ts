@@ -319,11 +319,16 @@ export class Settler {
     const refs = items.map(([i]) => i.payout.reference_id);
     this.deps.journal.recordUnknown(refs, why);
     this.run.unknown.push(...refs);
-    this.deps.warn(`could not read back ${payouts(items.length)}: ${items[0]![1]}`);
+    // The cause is said once: a read-back that met what the request met says so.
+    const same = (readWhy: string) => why.startsWith(readWhy);
+    const first = items[0]![1];
+    this.deps.warn(
+      `could not read back ${payouts(items.length)}${same(first) ? ', for the same reason' : `: ${first}`}`,
+    );
     for (const [i, readWhy] of items) {
       this.run.setOutcome(i, {
         status: 'unknown',
-        message: `outcome unknown: ${why}; read back: ${readWhy}`,
+        message: `outcome unknown: ${why}; ${same(readWhy) ? 'not read back, for the same reason' : `read back: ${readWhy}`}`,
       });
     }
     this.run.fail(

@@ -37,6 +37,11 @@ export interface SendDeps {
   commandLine: string;
   /** The options that name this run's service for another command (--sandbox, --profile NAME). */
   serviceArgs?: string[];
+  /**
+   * The options the files were read and are sent with, as given (--encoding windows-1252,
+   * --decimal-comma, --map …, --batch-reference …): a next step's send command repeats them.
+   */
+  fileArgs?: string[];
   /** Connects to the service (or the sandbox); called only when something will be sent. */
   connect: () => Promise<ServiceConnection>;
   /** Where a dry run would send, which needs no credentials; the key when the service is known. */

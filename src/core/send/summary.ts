@@ -82,7 +82,7 @@ export interface SummaryView {
   dest: Destination;
   maxTotals: MaxTotal[];
   /** The history's new recipients and the approval rule's word (notes.ts). */
-  notes?: { newRecipients: string; approval: string; status?: unknown };
+  notes?: { newRecipients: string; approval: string; status?: unknown; silent?: boolean };
 }
 
 /** Width of the summary's labels. */
@@ -180,7 +180,7 @@ function splitLines(view: SummaryView, currencies: CurrencyTable, c: ChalkInstan
   const { split } = view;
   if (!split || split.toSend.count === split.files.count) {
     const n = view.plan.payoutCount;
-    lines.push(field('To send now:', n === 1 ? 'the one payout' : `all ${n} payouts`, c));
+    lines.push(field('To send now:', n === 1 ? 'the payout' : `all ${n} payouts`, c));
   }
   return lines;
 }
@@ -239,7 +239,7 @@ export function summaryText(
   lines.push(field('History:', dest.history, c));
   if (view.notes) {
     lines.push(field('New recipients:', view.notes.newRecipients, c));
-    lines.push(field('Approval:', view.notes.approval, c));
+    if (!view.notes.silent) lines.push(field('Approval:', view.notes.approval, c));
   }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
   lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
@@ -262,9 +262,17 @@ export function questionText(split: RunSplit, currencies: CurrencyTable): string
   return `${what}? They cannot be taken back.`;
 }
 
-/** The lines of a run that sends nothing: its Approval: line, then nothingToSendLine. */
-export function nothingToSendText(split: RunSplit, approval: string, c: ChalkInstance): string {
-  return `${field('Approval:', approval, c)}\n${nothingToSendLine(split)}`;
+/**
+ * The lines of a run that sends nothing: nothingToSendLine, after an Approval: line only where
+ * it informs (the team's rule would ask an approval of these payouts, were they to move).
+ */
+export function nothingToSendText(
+  split: RunSplit,
+  approval: string | undefined,
+  c: ChalkInstance,
+): string {
+  const line = nothingToSendLine(split);
+  return approval === undefined ? line : `${field('Approval:', approval, c)}\n${line}`;
 }
 
 /**

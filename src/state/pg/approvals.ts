@@ -11,6 +11,7 @@ import { approvalHash, contentHash } from '../approval-hash.js';
 import { canonicalDecimal, serviceId } from '../hash.js';
 import type { PgHistory } from './history.js';
 import type { PayoutRow } from '../run-state.js';
+import { wordsOf } from '../runs.js';
 
 /** The OS user and host a row names beside the database role. */
 export interface Machine {
@@ -65,6 +66,11 @@ export interface PreparedRun {
   batch_reference: string | null;
   webhook_url: string | null;
   note: string | null;
+  /**
+   * The options of `payouts send` its files were read and are to be sent with (--encoding,
+   * --decimal-comma, --map …, --profile …), as the preparer gave them: a next step repeats them.
+   */
+  send_args: string[];
   prepared_by: string;
   os_user: string | null;
   host: string | null;
@@ -100,6 +106,8 @@ export interface NewPrepared {
   batch_reference?: string;
   webhook_url?: string;
   note?: string;
+  /** The options its files were read and are to be sent with, as given (see PreparedRun). */
+  send_args?: string[];
 }
 
 /** The session's database role: who the history records as having written. */
@@ -204,8 +212,8 @@ export async function insertPrepared(
     const r = await c.query<{ id: number }>(
       `INSERT INTO prepared_runs (prep_id, service_id, service, inputs, content_hash, payout_count,
          totals, batch_reference, webhook_url, note, prepared_by, os_user, host, created_at,
-         expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12, '', '') RETURNING id`,
+         expires_at, send_args)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12, '', '', $13) RETURNING id`,
       [
         prep.prep_id,
         serviceId(prep.serviceKey),
@@ -219,6 +227,7 @@ export async function insertPrepared(
         prep.note ?? null,
         who.os_user,
         who.host,
+        JSON.stringify(prep.send_args ?? []),
       ],
     );
     const id = r.rows[0]!.id;
@@ -248,8 +257,10 @@ export async function insertPrepared(
   return (await preparedWhere(h, 'p.id = $1', [id]))[0]!;
 }
 
-interface PreparedDbRow extends Omit<PreparedRun, 'inputs' | 'totals' | 'events'> {
+interface PreparedDbRow extends Omit<PreparedRun, 'inputs' | 'totals' | 'events' | 'send_args'> {
   inputs: string;
+  /** JSON text; null in a run prepared before the column was. */
+  send_args: string | null;
   totals: string;
   events: ApprovalEvent[] | null;
 }
@@ -259,7 +270,7 @@ function preparedWhere(h: PgHistory, where: string, params: unknown[]): Promise<
   return h.read('reading prepared runs', async (c) => {
     const r = await c.query<PreparedDbRow>(
       `SELECT p.id, p.prep_id, p.service, p.inputs, p.content_hash, p.payout_count, p.totals,
-         p.batch_reference, p.webhook_url, p.note, p.prepared_by, p.os_user, p.host,
+         p.batch_reference, p.webhook_url, p.note, p.send_args, p.prepared_by, p.os_user, p.host,
          p.created_at, p.expires_at,
          p.expires_at < to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expired,
          greatest(coalesce((SELECT r.approvers FROM approval_rules r WHERE r.service_id = p.service_id
@@ -273,6 +284,7 @@ function preparedWhere(h: PgHistory, where: string, params: unknown[]): Promise<
     return r.rows.map((p) => ({
       ...p,
       inputs: JSON.parse(p.inputs) as string[],
+      send_args: wordsOf(p.send_args),
       totals: JSON.parse(p.totals) as PreparedRun['totals'],
       events: p.events ?? [],
     }));

@@ -45,6 +45,7 @@ interface LocalRun {
   payout_count: number;
   batch_reference: string | null;
   csv_style: string | null;
+  send_args: string | null;
   last_req: number;
   created_at: string;
   updated_at: string;
@@ -90,8 +91,8 @@ async function copyRun(
   const { runId } = to;
   const r = await c.query<{ id: number }>(
     `INSERT INTO runs (run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-       batch_reference, last_req, created_at, updated_at, host, os_user, csv_style)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+       batch_reference, last_req, created_at, updated_at, host, os_user, csv_style, send_args)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
     [
       runId,
       local.service_id,
@@ -107,6 +108,7 @@ async function copyRun(
       local.host,
       local.os_user,
       local.csv_style,
+      local.send_args,
     ],
   );
   const id = r.rows[0]!.id;
@@ -174,7 +176,7 @@ export async function pushHistory(
   const runs = db
     .prepare(
       `SELECT id, run_id, service_id, service, client_id, inputs, input_hash, payout_count,
-         batch_reference, last_req, created_at, updated_at, host, os_user, csv_style
+         batch_reference, last_req, created_at, updated_at, host, os_user, csv_style, send_args
        FROM runs WHERE run_id IS NOT NULL AND service IS NOT NULL ORDER BY id`,
     )
     .all() as LocalRun[];

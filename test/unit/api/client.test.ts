@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PayoutClient } from '../../../src/api/client.js';
+import { PayoutClient, type SlowWait } from '../../../src/api/client.js';
 import { Secret } from '../../../src/api/secret.js';
 import {
   ForbiddenError,
@@ -347,21 +347,51 @@ describe('PayoutClient answer variations', () => {
     expect((err as NetworkError).mayHaveBeenApplied).toBe(true);
   });
 
-  it('names a slow answer, once, saying what it waits for', async () => {
+  it('names a slow answer, once, saying what it waits for and until when; ends the wait', async () => {
     handler = (_req, _body, res) => {
       setTimeout(() => res.writeHead(200).end(JSON.stringify(okCreate)), 150);
     };
-    const notes: string[] = [];
-    const c = client('', { slow: (n) => notes.push(n), slowAfterMs: 20 });
+    const waits: Array<{ what: string; leftMs: number; timeoutMs: number; ended: boolean }> = [];
+    const slow = (w: SlowWait) => {
+      const seen = { ...w, ended: false };
+      waits.push(seen);
+      return () => {
+        seen.ended = true;
+      };
+    };
+    const c = client('', { slow, slowAfterMs: 20, responseTimeoutMs: 10_000, deadlineMs: 15_000 });
     await c.createPayouts(payouts);
     await c.getPayout('R 1').catch(() => {});
     await c.close();
-    expect(notes).toEqual([
-      expect.stringMatching(
-        /^waiting for 127\.0\.0\.1:\d+ to answer a create request: 0\.02 s so far/,
-      ),
-      expect.stringMatching(/to answer the lookup of R 1: /),
+    // Each told once while nothing came, counting down to the answer's timeout; the answer's
+    // headers and body came at once, so no wait for the body followed.
+    expect(waits.map((w) => w.what)).toEqual([
+      expect.stringMatching(/^waiting for 127\.0\.0\.1:\d+ to answer a create request$/),
+      expect.stringMatching(/^waiting for 127\.0\.0\.1:\d+ to answer the lookup of R 1$/),
     ]);
+    for (const w of waits) {
+      expect(w.timeoutMs).toBe(10_000);
+      expect(w.leftMs).toBeGreaterThan(0);
+      expect(w.leftMs).toBeLessThanOrEqual(10_000 - 20);
+      expect(w.ended).toBe(true);
+    }
+  });
+
+  it('counts a trickling answer down to its deadline once its headers came', async () => {
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{');
+      setTimeout(() => res.end(JSON.stringify(okCreate).slice(1)), 150);
+    };
+    const waits: Array<{ what: string; timeoutMs: number }> = [];
+    const slow = (w: SlowWait) => {
+      waits.push(w);
+      return () => {};
+    };
+    const c = client('', { slow, slowAfterMs: 20, responseTimeoutMs: 10_000, deadlineMs: 15_000 });
+    await c.createPayouts(payouts);
+    await c.close();
+    expect(waits.map((w) => w.timeoutMs)).toEqual([15_000]);
   });
 
   it('names a timeout as a timeout, with its seconds, and a lookup without "applied"', async () => {

@@ -46,7 +46,8 @@ describe('Pace: how the limit moves', () => {
     expect(p.limit).toBe(10);
     for (let i = 0; i < 20; i++) await answer(100);
     expect(p.limit).toBe(16);
-    expect(p.record.peakConcurrency).toBe(16);
+    // The record is what was measured: one request at a time, however high the limit went.
+    expect(p.record.peakConcurrency).toBe(1);
   });
 
   it('leaving slow start on a 429, comes down to what the service took at once', async () => {

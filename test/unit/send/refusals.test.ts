@@ -57,12 +57,33 @@ describe('the words of a refusal', () => {
     const err = stopped(facts, 'prepare') as FailedEarlierError;
     expect(err).toBeInstanceOf(FailedEarlierError);
     expect(err.message).toBe(
-      'these 2 references already failed at the service: give them new reference_ids (the new_reference_id column of the file `payouts runs show run-a --failed-out FILE` writes); nothing was sent',
+      'these 2 references already failed at the service: give them new reference_ids: `payouts runs show run-a --failed-out FILE` writes them to a file with a new_reference_id column to fill in (`--new-references -R1` fills it: each reference_id with -R1 added); nothing was sent',
     );
     expect(err.references).toEqual(['A', 'B']);
     expect(err.problems.map((p) => `${p.file} ${p.location}: ${p.message}`)).toEqual([
       'nov.csv line 2: already failed at the service (sent by run run-a on 2026-11-24 12:00 UTC): give this row a new reference_id',
       'nov.csv line 5: already canceled at the service (sent by run run-a on 2026-11-24 12:00 UTC): give this row a new reference_id',
+    ]);
+  });
+
+  it('payouts failed earlier, sent from the retry file the person holds: its column to fill in', () => {
+    // Issue 49: the person holds the file --failed-out wrote; the fix is its own column, or
+    // --new-references, not the command that writes the file again.
+    const facts = {
+      held: [held(0, 'A', { status: 'failed' }), held(3, 'B', { status: 'canceled' })],
+      retries: [],
+    };
+    const refused = stopping(decide(facts, 'send', new Map()));
+    const err = refusalError(refused, {
+      ...telling,
+      retryFiles: new Set(['nov.csv']),
+    }) as FailedEarlierError;
+    expect(err.message).toBe(
+      'these 2 references already failed at the service: give them new reference_ids in the new_reference_id column of nov.csv, or have `payouts runs show run-a --failed-out FILE --new-references -R1` write a file with them filled in (each reference_id with -R1 added); nothing was sent',
+    );
+    expect(err.problems.map((p) => p.message)).toEqual([
+      'already failed at the service (sent by run run-a on 2026-11-24 12:00 UTC): fill in its new_reference_id',
+      'already canceled at the service (sent by run run-a on 2026-11-24 12:00 UTC): fill in its new_reference_id',
     ]);
   });
 

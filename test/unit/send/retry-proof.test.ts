@@ -21,6 +21,7 @@ const failedInHistory: HeldRef = {
   kind: 'failed',
   status: 'failed',
   transactionId: null,
+  charges: null,
   message: 'Account closed',
   at: null,
 };

@@ -18,6 +18,7 @@ function link(ref: string, of: string, kind: HeldRef['kind'] = 'failed'): [strin
       kind,
       status,
       transactionId: null,
+      charges: null,
       message: null,
       at: null,
     },
