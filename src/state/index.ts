@@ -39,12 +39,11 @@ export {
   type RunSummary,
   readRunIn,
   type RowWriter,
-  rowWriterOf,
   type RunsPage,
+  runOfPrefix,
   runPageIn,
   runsByIdIn,
   stateDbKeeper,
-  stateDbWriter,
 } from './runs.js';
 export { isNear, nearReferences } from './near.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';
@@ -57,3 +56,12 @@ export {
   heldPayouts,
   recordChecks,
 } from './checks.js';
+export {
+  heldOfPage,
+  type ScopePayout,
+  type ScopeRun,
+  scopeCount,
+  scopePage,
+  scopeRuns,
+} from './scope.js';
+export { rowWriterOf, stateDbWriter } from './run-counts.js';

@@ -10,11 +10,27 @@
  * lists the same counts, counted each time.
  */
 
+import type { StateDb } from './db.js';
+
 /** Reads rows from a store: `?` placeholders, in order. */
 export type RowReader = (sql: string, params: unknown[]) => Promise<unknown[]>;
 
 /** Writes to a store; a failure is the caller's to weigh. */
 export type RowWriter = (sql: string, params: unknown[]) => Promise<void>;
+
+/** A writer that runs its statements through a reader (their rows, if any, unread). */
+export function rowWriterOf(read: RowReader): RowWriter {
+  return async (sql, params) => {
+    await read(sql, params);
+  };
+}
+
+/** A writer on a state.db connection, waiting for its lock as the connection does. */
+export function stateDbWriter(db: StateDb): RowWriter {
+  return async (sql, params) => {
+    db.prepare(sql).run(...params);
+  };
+}
 
 /** What a run's counts are made of, as stored. */
 const NAMES = ['success', 'failed', 'canceled', 'pending', 'in_flight', 'sent_earlier'] as const;

@@ -162,20 +162,6 @@ export function stateDbKeeper(file: string): RowWriter {
   };
 }
 
-/** A writer that runs its statements through a reader (their rows, if any, unread). */
-export function rowWriterOf(read: RowReader): RowWriter {
-  return async (sql, params) => {
-    await read(sql, params);
-  };
-}
-
-/** A writer on a state.db connection, waiting for its lock as the connection does. */
-export function stateDbWriter(db: StateDb): RowWriter {
-  return async (sql, params) => {
-    db.prepare(sql).run(...params);
-  };
-}
-
 /** The most recently active run first; of runs active at the same moment, the later made. */
 const LIST = `${SUMMARY} WHERE r.run_id IS NOT NULL ORDER BY r.updated_at DESC, r.id DESC`;
 /** A page of LIST: through the index on (updated_at, id), the runs before it are not read. */
@@ -304,6 +290,23 @@ function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
 }
 
 const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
+
+/** The run whose id starts with a prefix, as reconcile goes through it; UsageError as readRunIn. */
+export async function runOfPrefix(
+  read: RowReader,
+  runIdPrefix: string,
+): Promise<{
+  id: number;
+  run_id: string;
+  service: string;
+  created_at: string;
+  csv_style: string | null;
+}> {
+  const prefix = prefixOf(runIdPrefix);
+  const r = onlyRun((await read(BY_PREFIX, [prefix.length, prefix])) as SummaryRow[], runIdPrefix);
+  const { run_id, service, created_at, csv_style } = r;
+  return { id: Number(r.id), run_id, service, created_at, csv_style };
+}
 const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.recipient, j.description,
   j.state, j.req, j.hash,
   j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier, d.by_role

@@ -269,7 +269,7 @@ function refuseFailedEarlier(
 
 /**
  * Reconcile: a payout held pending, or in doubt, is asked of the service (with `every`, any
- * payout held); its answer is kept. A failed payout that a retry took on stays its chain's.
+ * payout held); its answer is kept. A failed payout still failed stays as its chain has it.
  */
 function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest): Fate {
   const held =
@@ -292,7 +292,9 @@ function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest):
   const o = readBackOf(payout, answer);
   if (o.kind !== 'found') return fate;
   const earlier = foundAs(payout, fromRecord(o.record));
-  if (fate.kind === 'sent-earlier' && fate.how === 'retried' && failed(earlier)) return fate;
+  const chained =
+    fate.kind === 'refused' || (fate.kind === 'sent-earlier' && fate.how === 'retried');
+  if (chained && failed(earlier)) return fate;
   return { kind: 'sent-earlier', earlier, how: 'service' };
 }
 
