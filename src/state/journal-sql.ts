@@ -212,7 +212,7 @@ export function lookupSql(
   const settled = "o.state IN ('in_flight', 'unknown') OR (o.state = 'done' AND o.status <> '')";
   const inner = `o.reference_id, o.run, r.run_id, r.client_id, o.hash, o.hash_version, o.state,
         o.req, o.sent_at, o.status, o.transaction_id, o.charges, o.message, o.retry_of,
-        CASE WHEN ${settled} THEN NULL ELSE ${open} END AS open_at`;
+        o.checked_at, CASE WHEN ${settled} THEN NULL ELSE ${open} END AS open_at`;
   const held = `JOIN ${s}runs r ON r.id = o.run WHERE r.service_id = ?) h
       WHERE h.state IN ('in_flight', 'done', 'unknown') OR h.open_at IS NOT NULL
       ORDER BY h.run`;
@@ -220,7 +220,7 @@ export function lookupSql(
       CASE WHEN h.open_at IS NULL THEN h.state ELSE 'in_flight' END AS state, h.req,
       CASE WHEN h.open_at IS NULL OR h.open_at < coalesce(h.sent_at, '') THEN h.sent_at
         ELSE h.open_at END AS sent_at,
-      h.status, h.transaction_id, h.charges, h.message, h.retry_of
+      h.status, h.transaction_id, h.charges, h.message, h.retry_of, h.checked_at
     FROM (SELECT ${inner}`;
   return {
     hasRuns: `SELECT 1 FROM ${s}runs WHERE service_id = ? LIMIT 1`,

@@ -53,3 +53,27 @@ describe('status keeps what it reads', () => {
     expect(last.code).toBe(0);
   });
 });
+
+describe('a re-run of a sent file', () => {
+  it('says how old the word on a pending payout is, and how to ask again', async () => {
+    const h = home();
+    const clock = new FakeClock();
+    const env = { ...h.env, PAYOUTS_SANDBOX_TRIGGERS: 'ref=M-1:pending:success:600000000' };
+    const run = (args: string[]) => runMain(args, { env, clock });
+    const file = monthFile(h.dir, ['ana@example.com', 'bo@example.com']);
+    expect((await run(['send', file, '--sandbox', '--yes'])).code).toBe(5);
+    const first = await run(['send', file, '--sandbox', '--yes']);
+    expect(first.code).toBe(5);
+    expect(first.stdout).toMatch(
+      /^M-1\tpending \(sent earlier\)\t.*not checked since it was sent: `payouts reconcile`$/m,
+    );
+    clock.t += 3_600_000;
+    expect((await run(['status', 'M-1', '--sandbox'])).code).toBe(5);
+    clock.t += 3 * 86_400_000;
+    const again = await run(['send', file, '--sandbox', '--yes']);
+    expect(again.stdout).toMatch(
+      /^M-1\tpending \(sent earlier\)\t.*last checked 3 days ago: `payouts reconcile`$/m,
+    );
+    expect(again.stdout).toMatch(/^M-2\tsuccess \(sent earlier\)\t[^`]*$/m);
+  });
+});

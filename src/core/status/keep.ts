@@ -9,6 +9,7 @@
 import type { Check, CheckedBy } from '../../domain/checks.js';
 import { heldKind } from '../../domain/statuses.js';
 import { errorMessage } from '../../errors.js';
+import { agoText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type HeldPayout, heldPayouts, recordChecks } from '../../state/index.js';
 import { type RunsSource, withRunReader } from '../runs/runs.js';
@@ -19,6 +20,17 @@ import type { LookupOutcome } from './lookup.js';
 export function recordedPaid(h: Pick<HeldPayout, 'state' | 'status'>): boolean {
   const kind = heldKind(h);
   return kind === 'success' || kind === 'pending';
+}
+
+/**
+ * What a reader of the history says of a payout that is not final: when the service last
+ * said so, and the command that asks it again (`now` in ms).
+ */
+export function lastCheckedText(checkedAt: string | null | undefined, now: number): string {
+  const when = checkedAt
+    ? `last checked ${agoText(checkedAt, now)}`
+    : 'not checked since it was sent';
+  return `${when}: \`payouts reconcile\``;
 }
 
 /** When and by what a payout was checked. */
