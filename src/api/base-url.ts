@@ -1,11 +1,50 @@
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { UsageError } from '../errors.js';
 
-/** Whether a URL host is on this machine, where plain HTTP exposes nothing on the network. */
+/**
+ * Whether a URL host is this machine, where plain HTTP exposes nothing on the network: only
+ * `localhost`, 127.0.0.0/8 and ::1, each known without a lookup (loopbackLookup). A name
+ * under .localhost is not: a resolver would be asked for it, and the network's may answer.
+ */
 export function isLoopbackHost(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return (
-    h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h)
-  );
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** The addresses of `localhost`, in the order they are tried. */
+const LOCALHOST: LookupAddress[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+
+/**
+ * The `lookup` of connections to a loopback base URL: `localhost` is 127.0.0.1 and ::1 without
+ * asking the hosts file or a DNS server, so no answer from the network can send the
+ * credentials elsewhere (an address is not looked up at all). Any other name is refused.
+ */
+export function loopbackLookup(
+  hostname: string,
+  options: LookupOptions,
+  callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+): void {
+  const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+  const found = LOCALHOST.filter((a) => !family || a.family === family);
+  const first = found[0];
+  if (hostname.toLowerCase() !== 'localhost' || first === undefined) {
+    const err = Object.assign(new Error(`${hostname} is not a loopback name`), {
+      code: 'ENOTFOUND',
+    });
+    callback(err, '');
+    return;
+  }
+  if (options.all) callback(null, found);
+  else callback(null, first.address, first.family);
+}
+
+/** Whether a base URL's host is loopback (see isLoopbackHost). */
+export function isLoopbackUrl(baseUrl: string): boolean {
+  const url = parseHttpUrl(baseUrl);
+  return typeof url !== 'string' && isLoopbackHost(url.hostname);
 }
 
 /** Why a text is not an absolute http:// or https:// URL. */
@@ -52,7 +91,7 @@ export function normalizeBaseUrl(raw: string, source = '--base-url'): string {
   );
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     throw new UsageError(
-      `${source} ${JSON.stringify(raw)}: plain http would send the credentials unencrypted; use https:// (plain http is allowed only for localhost and 127.0.0.1)`,
+      `${source} ${JSON.stringify(raw)}: plain http would send the credentials unencrypted; use https:// (plain http is allowed only for localhost, 127.0.0.0/8 and [::1])`,
     );
   }
   if (url.username || url.password) {

@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from 'undici';
 import { errorCode, errorMessage, InternalError, NetworkError } from '../errors.js';
+import { isLoopbackUrl, loopbackLookup } from './base-url.js';
 import { serializeCreateRequest } from './body.js';
 import {
   parseAnswer,
@@ -204,6 +205,17 @@ function timeoutsOf(opts: ClientOptions) {
   };
 }
 
+/** A connection pool straight to the service; to a loopback one without any lookup. */
+function directAgent(opts: ClientOptions): Agent {
+  const timeouts = timeoutsOf(opts);
+  const lookup = isLoopbackUrl(opts.baseUrl) ? { lookup: loopbackLookup } : {};
+  return new Agent({
+    ...timeouts,
+    connect: { ...timeouts.connect, ...lookup },
+    connections: CONNECTIONS,
+  });
+}
+
 /** The overall deadline of one exchange for these options. */
 function deadlineOf(opts: ClientOptions): number {
   return (
@@ -230,10 +242,15 @@ export class PayoutClient {
   private readonly redactor: Redactor;
   private readonly deadlineMs: number;
 
-  /** Opens a client, through undici's proxy agent when a proxy is configured. */
+  /**
+   * Opens a client, through undici's proxy agent when a proxy is configured; never for a
+   * loopback base URL, whose plain http would hand the Client-Secret to the proxy.
+   */
   static async open(opts: ClientOptions): Promise<PayoutClient> {
     const p = opts.proxy ?? {};
-    if (!p.httpProxy && !p.httpsProxy) return new PayoutClient(opts);
+    if (isLoopbackUrl(opts.baseUrl) || (!p.httpProxy && !p.httpsProxy)) {
+      return new PayoutClient({ ...opts, proxy: undefined });
+    }
     return new PayoutClient(
       opts,
       new EnvHttpProxyAgent({ ...timeoutsOf(opts), connections: CONNECTIONS, ...p }),
@@ -252,7 +269,7 @@ export class PayoutClient {
     this.redactor = new Redactor(opts.clientSecret.reveal());
     this.deadlineMs = deadlineOf(opts);
     this.apiBase = `${opts.baseUrl}/api/v1`;
-    this.dispatcher = dispatcher ?? new Agent({ ...timeoutsOf(opts), connections: CONNECTIONS });
+    this.dispatcher = dispatcher ?? directAgent(opts);
   }
 
   /** The URL a create request goes to. */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CommandContext, GlobalOptions, Runtime } from '../context.js';
 import { documentHead } from '../core/documents.js';
+import { InterruptedError } from '../errors.js';
 import { shellWord } from '../output/display.js';
 import type { Output } from '../output/output.js';
 import { redactWord } from '../state/pg/url.js';
@@ -109,6 +110,27 @@ export function commandPathIn(program: Command, argv: readonly string[]): string
   return cmd === program ? undefined : commandPathOf(cmd);
 }
 
+/**
+ * The commands that act on a stop themselves: `send` lets its requests in flight finish and
+ * reports every row, `status` reports the lookups done, `reconcile` keeps and reports them,
+ * `sandbox` closes its server. Every other command stops at once (untilStopped).
+ */
+const OWN_STOPS = new Set(['send', 'status', 'reconcile', 'sandbox']);
+
+/**
+ * The command's work, or an InterruptedError (exit 130) as soon as `stop` fires, so that a
+ * command waiting on a database, a lock or a server never outlasts a Ctrl-C. What it was
+ * changing is whole or not made: each change is one transaction or one renamed file.
+ */
+function untilStopped(work: Promise<number>, stop: AbortSignal): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onStop = () => reject(new InterruptedError('interrupted: stopped before it finished'));
+    if (stop.aborted) onStop();
+    else stop.addEventListener('abort', onStop, { once: true });
+    work.then(resolve, reject).finally(() => stop.removeEventListener('abort', onStop));
+  });
+}
+
 /** Attaches an action that gets a CommandContext and reports its exit code. */
 export function defineAction<A extends unknown[], O>(
   cmd: Command,
@@ -122,9 +144,11 @@ export function defineAction<A extends unknown[], O>(
     const opts = received[received.length - 2] as O;
     const args = received.slice(0, -2) as A;
     const globals = globalsOf(self);
-    const output = await makeOutput(runtime, globals, commandPathOf(self));
+    const path = commandPathOf(self);
+    const output = await makeOutput(runtime, globals, path);
     const ctx: CommandContext = { runtime, globals, output };
-    sink(await action(ctx, opts, ...args));
+    const work = action(ctx, opts, ...args);
+    sink(await (OWN_STOPS.has(path) ? work : untilStopped(work, runtime.interrupt)));
   });
 }
 
@@ -149,13 +173,16 @@ function optionWords(c: Command, o: Command['options'][number]): string[] {
 
 /**
  * The words of those of `longs` (such as "--encoding") given on the command line, in the
- * command's order, each value as parsed (unquoted): for a next step that repeats them.
+ * command's order, each value as parsed (unquoted): for a next step that repeats them. They
+ * are recorded where others read them (runs.send_args), so a URL's password is masked (a
+ * --webhook-url of user:token shows user:***, which `send` refuses until it is given again).
  */
 export function givenOptionWords(cmd: Command, longs: readonly string[]): string[] {
   return cmd.options
     .filter((o) => o.long !== undefined && longs.includes(o.long))
     .filter((o) => cmd.getOptionValueSource(o.attributeName()) === 'cli')
-    .flatMap((o) => optionWords(cmd, o));
+    .flatMap((o) => optionWords(cmd, o))
+    .map(redactWord);
 }
 
 /**

@@ -1,18 +1,7 @@
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { CredentialsError, UsageError } from '../errors.js';
+import { readTrustedFile, replaceFile, trustProblem, UnsafeFileError } from '../files.js';
 import { jsonErrorOffset, lineAndColumn } from './json-error.js';
 
 /**
@@ -90,6 +79,44 @@ export function permissionWarnings(
   return warnings;
 }
 
+/** Why a config folder or file is not trusted, and the fix, as CredentialsError (exit 3). */
+function untrusted(what: string, path: string, problem: string, fix: string): CredentialsError {
+  return new CredentialsError(
+    `the config ${what} ${path} ${problem}: payouts takes credentials and the service's URL only from a ${what} no one else can change: ${fix}`,
+  );
+}
+
+/**
+ * Refuses a config folder that another user owns (a shared XDG_CONFIG_HOME) or can change:
+ * a config.json planted there could send the secret to any service. Root's are trusted.
+ */
+function checkConfigFolder(dir: string): void {
+  const problem = trustProblem(statSync(dir));
+  if (!problem) return;
+  throw untrusted(
+    'folder',
+    dir,
+    problem,
+    problem.startsWith('belongs to')
+      ? `move it aside (mv ${dir} ${dir}.not-mine) and store your own with \`payouts config set-credentials\`, or set XDG_CONFIG_HOME to a folder of yours`
+      : `run \`chmod 700 ${dir}\`, check what it holds with \`payouts config show\`, then run again`,
+  );
+}
+
+/** The config file's text, read only from a regular file no one else can change; undefined when none. */
+function readConfigFile(path: string): string | undefined {
+  try {
+    return readTrustedFile(path);
+  } catch (err) {
+    if (!(err instanceof UnsafeFileError)) throw err;
+    const { problem } = err;
+    const fix = problem.startsWith('can be changed')
+      ? `run \`chmod 600 ${path}\`, check what it holds with \`payouts config show\`, then run again`
+      : `if it is not yours, remove it (rm ${path}) and store your credentials again with \`payouts config set-credentials\`; if it is, put the file itself there`;
+    throw untrusted('file', path, problem, fix);
+  }
+}
+
 /**
  * The config file: profiles in a 0600 JSON file inside a 0700 folder, read on each call and
  * replaced atomically. Not `conf`: it loads `when-exit`, which takes over SIGINT and SIGTERM
@@ -103,6 +130,7 @@ export class ConfigStore {
 
   constructor(dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    checkConfigFolder(dir);
     try {
       chmodSync(dir, 0o700);
     } catch {
@@ -115,13 +143,8 @@ export class ConfigStore {
 
   /** The stored profiles; none when the file does not exist yet. */
   private profiles(): Record<string, StoredProfile> {
-    let text: string;
-    try {
-      text = readFileSync(this.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw error;
-    }
+    const text = readConfigFile(this.path);
+    if (text === undefined) return {};
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -132,23 +155,10 @@ export class ConfigStore {
     return typeof profiles === 'object' && profiles !== null ? { ...profiles } : {};
   }
 
-  /** Writes the whole file: a temporary file, synced, renamed over the old one. */
+  /** Writes the whole file: a new file beside it, synced, renamed over the old one. */
   private write(profiles: Record<string, StoredProfile>): void {
     const shape: ConfigShape = { profiles };
-    const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
-    const fd = openSync(temp, 'w', 0o600);
-    try {
-      writeSync(fd, `${JSON.stringify(shape, undefined, '\t')}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      renameSync(temp, this.path);
-    } catch (error) {
-      rmSync(temp, { force: true });
-      throw error;
-    }
+    replaceFile(this.path, (append) => append(`${JSON.stringify(shape, undefined, '\t')}\n`));
   }
 
   /** A stored profile, or undefined. */

@@ -5,6 +5,7 @@ import { errorCode } from '../errors.js';
 import { readChunks } from './chunks.js';
 import { type InputEncoding, isUtf16 } from './encoding.js';
 import type { PayoutChecker } from './fields.js';
+import { unguardFormula } from './formula.js';
 import { type HeaderColumns, matchHeader, renamesMeta, rowReference } from './header.js';
 import { delimiterName } from './options.js';
 import type { FileMeta, InputSource, IntakeSink, PayoutField, Renames } from './types.js';
@@ -180,6 +181,10 @@ class CsvRecords {
       this.reportWidth(rec, line);
       return;
     }
+    // A retry file (--failed-out) is written formula-guarded for a spreadsheet: each cell reads
+    // back as it was before the guard (input/formula.ts).
+    if (this.columns!.newReference !== -1)
+      for (let i = 0; i < rec.length; i++) rec[i] = unguardFormula(rec[i]!);
     const ref = rowReference(
       this.columns!,
       (i) => rec[i]!,

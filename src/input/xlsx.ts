@@ -6,6 +6,7 @@ import type { CellObject } from '@e965/xlsx';
 import { errorMessage } from '../errors.js';
 import { plainNumberText } from '../money/amount.js';
 import type { PayoutChecker } from './fields.js';
+import { unguardFormula } from './formula.js';
 import { type HeaderColumns, matchHeader, renamesMeta, rowReference } from './header.js';
 import { normalizeHeader } from './options.js';
 import { readErrorMessage } from './source.js';
@@ -269,7 +270,12 @@ class SheetRows {
   row(cells: CellObject[], row: number): void {
     const c = this.columns!;
     this.rows++;
-    const read = (i: number, field: PayoutField) => this.cell(cells[i], i, row, field);
+    // A retry file saved from a spreadsheet keeps the formula guard it was written with.
+    const retry = c.newReference !== -1;
+    const read = (i: number, field: PayoutField) => {
+      const text = this.cell(cells[i], i, row, field);
+      return retry && text !== null ? unguardFormula(text) : text;
+    };
     const ref = rowReference(
       c,
       (i) => read(i, 'reference_id'),

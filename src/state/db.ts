@@ -1,7 +1,9 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { UsageError } from '../errors.js';
+import { openKeptFile } from '../files.js';
+import { checkStateFolder } from './folder.js';
 import { serviceIdOf, sha256Hex16 } from './hash.js';
 import {
   guardConnection,
@@ -194,13 +196,15 @@ export async function openStateDb(
   const path = join(stateDir, STATE_DB);
   let db: StateDb;
   let lost: StateError | undefined;
+  checkStateFolder(stateDir);
   try {
     // Looked at before SQLite opens the file, which makes a -shm of its own.
     lost = lostContents(path, stateDir);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     chmodSync(stateDir, 0o700);
     // Created first with the owner's mode: SQLite gives its -wal and -shm files the same one.
-    closeSync(openSync(path, 'a', 0o600));
+    // Never through a link, never waiting on a FIFO planted at its name.
+    closeSync(openKeptFile(path));
     chmodSync(path, 0o600);
     db = openDatabase(path);
     lockWaits.set(db, { ...LOCK_WAIT, ...lockWait });

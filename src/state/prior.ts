@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { PayoutRequest } from '../api/types.js';
 import { lostContents, migrate, openDatabase, STATE_DB, type StateDb } from './db.js';
 import { newerSchemaError, type StateError, stateError } from './errors.js';
+import { checkStateFolder } from './folder.js';
 import type { PriorRow } from '../domain/history.js';
 import type { RunIntake } from './intake.js';
 import { HASH_VERSION, serviceId } from './hash.js';
@@ -137,6 +138,7 @@ function readHistory<T>(
   const { db } = intake;
   const path = join(stateDir, STATE_DB);
   if (!existsSync(path)) return undefined;
+  checkStateFolder(stateDir);
   const lost = lostContents(path, stateDir);
   // Databases are attached and detached outside a transaction.
   intake.finish();

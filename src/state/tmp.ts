@@ -1,8 +1,9 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { checkStateFolder } from './folder.js';
 
-/** A temporary file's run, by the pid in its name: `approved-PREP-PID.csv`, `stdin-PID-TIME.spool`. */
-const OWNER = /^(?:approved-[0-9a-z]+-(\d+)\.csv|stdin-(\d+)-\d+\.spool)$/;
+/** A temporary file's run, by the pid in its name: `approved-PREP-PID.csv`, `stdin-PID-RANDOM.spool`. */
+const OWNER = /^(?:approved-[0-9a-z]+-(\d+)\.csv|stdin-(\d+)-[0-9a-f]+\.spool)$/;
 
 /** Whether a process runs (one of another user's, which cannot be signalled, counts). */
 function running(pid: number): boolean {
@@ -21,6 +22,7 @@ function running(pid: number): boolean {
  * here, before the next run writes one.
  */
 export function privateTmp(dir: string): string {
+  checkStateFolder(dirname(dir));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const name of readdirSync(dir)) {
     const owner = OWNER.exec(name);

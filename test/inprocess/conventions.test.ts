@@ -9,7 +9,13 @@ import { testService } from '../helpers/sandbox.js';
 // Its report opens in the German spreadsheet that wrote the export with every amount a
 // number: cells separated by ";" and amounts written 6105,84 (what LibreOffice Calc, de-DE,
 // ";", reads as numbers; "6105.84" it reads as text). Asserted on the bytes: the suite needs
-// no spreadsheet.
+// no spreadsheet. DE-2's description starts as a formula guard and a formula would: the
+// files written for a spreadsheet guard it (issue 52), and reading a retry file back undoes
+// the guard exactly once.
+
+/** DE-2's description, and the cell that holds it in every file written for a spreadsheet. */
+const FORMULA_LIKE = "'=Gehalt Dezember Anna";
+const GUARDED = "''=Gehalt Dezember Anna";
 
 const services: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -20,7 +26,7 @@ afterEach(async () => {
 const EXPORT =
   'Referenz;Betrag;Währung;Empfänger;Verwendungszweck\r\n' +
   'DE-1;6.105,84;EUR;felix.hoess@example.de;Gehalt Dezember Felix Höß\r\n' +
-  'DE-2;3.061,76;EUR;anna@example.de;Gehalt Dezember Anna\r\n' +
+  "DE-2;3.061,76;EUR;anna@example.de;'=Gehalt Dezember Anna\r\n" +
   'DE-3;12,50;EUR;max@example.de;Spesen\r\n';
 
 const FLAGS = [
@@ -104,7 +110,7 @@ describe.each(STORES)('a German export in its own conventions (%s)', (store) => 
       for (const v of column(rows, name)) expect(v).toMatch(GERMAN_NUMBER);
     }
     expect(rows.every((r) => r.length === rows[0]!.length)).toBe(true);
-    expect(column(rows, 'description')[0]).toBe('Gehalt Dezember Felix Höß');
+    expect(column(rows, 'description').slice(0, 2)).toEqual(['Gehalt Dezember Felix Höß', GUARDED]);
     // Support reads the report back as it is.
     const looked = await run(['status', '--from', report, '--json']);
     expect(looked.code).toBe(4);
@@ -114,7 +120,7 @@ describe.each(STORES)('a German export in its own conventions (%s)', (store) => 
     const retryText = readFileSync(retry, 'utf8');
     expect(retryText).toBe(
       '\ufeffreference_id;new_reference_id;amount (decimal comma);currency;recipient;description\r\n' +
-        'DE-2;;3061,76;EUR;anna@example.de;Gehalt Dezember Anna\r\n',
+        `DE-2;;3061,76;EUR;anna@example.de;${GUARDED}\r\n`,
     );
     writeFileSync(retry, retryText.replace('DE-2;;', 'DE-2;DE-2-R1;'));
     const retryReport = join(dir, 'retry.report.csv');
@@ -125,6 +131,10 @@ describe.each(STORES)('a German export in its own conventions (%s)', (store) => 
     expect(column(paid, 'reference_id')).toEqual(['DE-2-R1']);
     expect(column(paid, 'amount (decimal comma)')).toEqual(['3061,76']);
     expect(column(paid, 'status')).toEqual(['success']);
+    // Sent as the export said it, guarded once again in its report.
+    expect(column(paid, 'description')).toEqual([GUARDED]);
+    const retried = await run(['status', 'DE-2-R1', '--json']);
+    expect(JSON.stringify(JSON.parse(retried.stdout))).toContain(JSON.stringify(FORMULA_LIKE));
   });
 
   it("writes a run's retry file later in the conventions its files were read in", async () => {
@@ -143,7 +153,7 @@ describe.each(STORES)('a German export in its own conventions (%s)', (store) => 
     expect(shown.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(
       '\ufeffreference_id;new_reference_id;amount (decimal comma);currency;recipient;description\r\n' +
-        'DE-2;;3061,76;EUR;anna@example.de;Gehalt Dezember Anna\r\n',
+        `DE-2;;3061,76;EUR;anna@example.de;${GUARDED}\r\n`,
     );
     expect(shown.stderr).toContain(
       `(";"-separated, decimal comma, UTF-8 with a byte-order mark, as the files of run ${runId} were read)`,

@@ -345,11 +345,16 @@ async function runLine(l: Line, place: Place): Promise<string | undefined | null
   const expected = Number(/\bexits (\d+)/.exec(comment)?.[1] ?? 0);
   let code = l.text.slice(0, cut);
   const vars = { ...place.env };
-  // The docs' shared history is a database of the tests' PostgreSQL, new for each block.
-  if (/postgres:\/\/|PAYOUTS_STATE_URL/.test(code)) {
+  // The docs' shared history is a database of the tests' PostgreSQL, new for each block. A
+  // URL written on the command line carries no password (payouts refuses one there): the
+  // password comes from PGPASSWORD, as the docs say.
+  const shared = /postgres:\/\/|PAYOUTS_STATE_URL/.test(code);
+  if (shared) {
     place.stateUrl ??= await freshDatabase();
     vars.PAYOUTS_STATE_URL = place.stateUrl;
-    code = code.replace(SHARED_URL, `'${place.stateUrl}'`);
+    const bare = new URL(place.stateUrl);
+    bare.password = '';
+    code = code.replace(SHARED_URL, `'${bare}'`);
   }
   // A team's block: each line on the team's history, as the person its comment names.
   if (place.team) vars.PAYOUTS_STATE_URL = await historyOf(place, personOf(comment));
@@ -389,6 +394,9 @@ async function runLine(l: Line, place: Place): Promise<string | undefined | null
     ...place.env,
     ...(place.team ? { PAYOUTS_STATE_URL: vars.PAYOUTS_STATE_URL! } : {}),
   };
+  // The password of a URL written on the command line, as a person gives it.
+  if (shared && place.stateUrl)
+    env.PGPASSWORD = decodeURIComponent(new URL(place.stateUrl).password);
   for (const w of words.slice(0, start)) {
     const eq = w.indexOf('=');
     if (eq > 0) env[w.slice(0, eq)] = ours(w.slice(eq + 1), place);

@@ -9,7 +9,8 @@ import { freshDatabase, query, recycledDatabase, schemaOf, teamRoles } from '../
 
 // Issue 48, item 1: a person's PostgreSQL password, given on the command line, reached every
 // role of the shared history through the lock row's recorded command line, and every sender
-// who met the lock through the exit-8 message.
+// who met the lock through the exit-8 message. Since issue 52 a command line carries no such
+// password at all (refused); a password elsewhere on it (a webhook URL's) is still masked.
 
 const fixture = ledgerPerTest();
 
@@ -38,25 +39,59 @@ async function everyRow(url: string): Promise<string> {
   return texts.join('\n');
 }
 
+/** A webhook URL whose user part holds a token: a password on the command line, to be masked. */
+const WEBHOOK_TOKEN = 'HookTok-7c1e9a';
+const WEBHOOK = `https://hook:${WEBHOOK_TOKEN}@hooks.example.invalid/payouts`;
+
 describe('no password in the shared history', () => {
-  it('a send given the password on the command line: not in any table, lock row or message', async () => {
+  it('--state-url with a password is refused: exit 2, nothing sent, nothing recorded', async () => {
+    const url = await recycledDatabase();
+    const { ana } = await teamRoles(url);
+    const password = new URL(ana).password;
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const file = payoutFile(home.dir, 'ANA', 3);
+    for (const json of [[], ['--json']]) {
+      const r = await runMain(['send', file, '--yes', ...json, '--state-url', ana], {
+        env: svc.env(home.env),
+        clock: new FakeClock(),
+      });
+      expect(r.code).toBe(2);
+      expect(`${r.stdout}${r.stderr}`).toMatch(/carries a password on the command line/);
+      expect(`${r.stdout}${r.stderr}`).not.toContain(password);
+    }
+    expect(svc.creates).toBe(0);
+    // Not a run, a staged row or a lock row: the history was never opened.
+    const recorded = await query<{ n: number }>(
+      url,
+      `SELECT (SELECT count(*) FROM runs)::int + (SELECT count(*) FROM payouts)::int
+            + (SELECT count(*) FROM locks)::int AS n`,
+    );
+    expect(recorded[0]!.n).toBe(0);
+    expect(await everyRow(url)).not.toContain(password);
+  });
+
+  it('a send whose command line holds a password: not in any table, lock row or message', async () => {
     const url = await recycledDatabase();
     const { ana, bob } = await teamRoles(url);
     const password = new URL(ana).password;
+    const secrets = [password, WEBHOOK_TOKEN];
     const { policy, posted, release } = holdsFirst();
     const svc = await fixture.start(policy);
     const [anaHome, bobHome] = [fixture.home(), fixture.home()];
     const file = payoutFile(anaHome.dir, 'ANA', 3);
-    const sending = runMain(
-      ['send', file, '--yes', '--chunk-size', '1', '--concurrency', '1', '--state-url', ana],
-      { env: svc.env(anaHome.env), clock: new FakeClock() },
-    );
+    // Ana's password comes from the environment; her command line holds the webhook's token.
+    const argv = ['send', file, '--yes', '--chunk-size', '1', '--concurrency', '1'];
+    const sending = runMain([...argv, '--webhook-url', WEBHOOK], {
+      env: { ...svc.env(anaHome.env), PAYOUTS_STATE_URL: ana },
+      clock: new FakeClock(),
+    });
     await posted;
     try {
       // While ana's send holds the service: bob reads every table with plain SQL, and sends.
       const seen = await everyRow(bob);
-      expect(seen).toMatch(/locks: .*payouts send/);
-      expect(seen).toContain(':***@');
+      expect(seen).toMatch(/locks: .*payouts send .*--webhook-url/);
+      expect(seen).toContain('hook:***@hooks.example.invalid');
       const other = payoutFile(bobHome.dir, 'BOB', 1);
       const env = { ...svc.env(bobHome.env), PAYOUTS_STATE_URL: bob };
       const busy = await runMain(['send', other, '--yes'], { env, clock: new FakeClock() });
@@ -66,22 +101,27 @@ describe('no password in the shared history', () => {
       });
       for (const r of [busy, busyJson]) {
         expect(r.code).toBe(8);
-        expect(`${r.stdout}${r.stderr}`).toMatch(/sending: .*--state-url/);
-        expect(`${r.stdout}${r.stderr}`).not.toContain(password);
+        expect(`${r.stdout}${r.stderr}`).toMatch(/sending: .*--webhook-url/);
+        for (const secret of secrets) expect(`${r.stdout}${r.stderr}`).not.toContain(secret);
       }
-      expect(seen).not.toContain(password);
+      for (const secret of secrets) expect(seen).not.toContain(secret);
     } finally {
       release();
     }
     const done = await sending;
     expect(done.code).toBe(0);
-    expect(`${done.stdout}${done.stderr}`).not.toContain(password);
-    expect(await everyRow(url)).not.toContain(password);
+    const after = await everyRow(url);
+    // The run keeps the options a finishing command repeats, the webhook's password masked.
+    expect(after).toMatch(/runs: .*--webhook-url.*hook:\*\*\*@hooks\.example\.invalid/);
+    for (const secret of secrets) {
+      expect(`${done.stdout}${done.stderr}`).not.toContain(secret);
+      expect(after).not.toContain(secret);
+    }
     const runs = await runMain(['runs', '--json'], {
       env: { ...svc.env(bobHome.env), PAYOUTS_STATE_URL: bob },
     });
     expect(runs.code).toBe(0);
-    expect(runs.stdout).not.toContain(password);
+    for (const secret of secrets) expect(runs.stdout).not.toContain(secret);
   });
 
   it('a lock row a send killed before this version left is masked when the history migrates', async () => {

@@ -272,9 +272,10 @@ describe('every command prints one document of its schema', () => {
     );
     await expectExit(
       'state push',
-      json(['state', 'push', '--to', await freshDatabase()], h.env),
+      json(['state', 'push'], { ...h.env, PAYOUTS_STATE_URL: await freshDatabase() }),
       0,
     );
+    await expectExit('state push', json(['state', 'push'], h.env), 2);
   });
 
   it('approvals and approve refuse a state folder with their error document', async () => {
@@ -475,12 +476,10 @@ describe('every command prints one document of its schema', () => {
     const env = { HOME: h.env.HOME!, XDG_CONFIG_HOME: h.env.XDG_CONFIG_HOME! };
     const set = (key: string, value: string) => json(['config', 'set', key, value], env);
     await expectExit('config set', set('base_url', 'https://payouts.example.invalid'), 0);
-    const url = await expectExit(
-      'config set',
-      set('state_url', 'postgres://u:pw@127.0.0.1:1/x'),
-      0,
-    );
-    expect(JSON.parse(url.stdout)).toMatchObject({ value: 'postgres://u:***@127.0.0.1:1/x' });
+    // A password on the command line is refused (its error document); without one, stored.
+    await expectExit('config set', set('state_url', 'postgres://u:pw@127.0.0.1:1/x'), 2);
+    const url = await expectExit('config set', set('state_url', 'postgres://u@127.0.0.1:1/x'), 0);
+    expect(JSON.parse(url.stdout)).toMatchObject({ value: 'postgres://u@127.0.0.1:1/x' });
     await expectExit('config set', set('quiet_time', 'default'), 0);
     await expectExit('config set', set('base_url', 'default'), 0);
     const shared = { ...h.env, PAYOUTS_STATE_URL: await freshDatabase() };

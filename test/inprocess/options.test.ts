@@ -11,6 +11,16 @@ describe('payouts send --webhook-url', () => {
       '--webhook-url "mailto:x@y": use an absolute URL such as https://hooks.example.com/payouts',
     );
   });
+
+  it('refuses a URL whose password is the *** payouts records in its place: it is given again', async () => {
+    // As a finishing command repeats a run's --webhook-url (runs.send_args, masked).
+    const masked = 'https://hook:***@hooks.example.invalid/payouts';
+    const { code, stderr } = await runMain(['send', 'missing.csv', '--webhook-url', masked]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      `--webhook-url "${masked}": its password shows as ***, as payouts records and shows it: give the webhook's URL with its real password`,
+    );
+  });
 });
 
 describe('colour turned off', () => {

@@ -195,7 +195,9 @@ describe('two state folders sharing one PostgreSQL history', () => {
       clock: new FakeClock(),
     });
     expect(local.code).toBe(0);
-    const push = await runMain(['state', 'push', '--to', m.url, '--json'], { env: m.a.env });
+    // The password from the environment: on a command line it would be refused.
+    const withUrl = { ...m.a.env, PAYOUTS_STATE_URL: m.url };
+    const push = await runMain(['state', 'push', '--json'], { env: withUrl });
     expect(push.code).toBe(0);
     const doc = JSON.parse(push.stdout) as {
       to: string;
@@ -204,7 +206,7 @@ describe('two state folders sharing one PostgreSQL history', () => {
     };
     expect(doc.copied).toHaveLength(1);
     expect(doc.to).not.toContain(':payouts-test@');
-    const twice = await runMain(['state', 'push', '--to', m.url], { env: m.a.env });
+    const twice = await runMain(['state', 'push'], { env: withUrl });
     expect(twice.code).toBe(0);
     expect(twice.stdout).toMatch(
       /0 runs \(0 payouts\) copied to postgres:\/\/postgres:\*\*\*@.*; 1 already there/,
@@ -249,7 +251,8 @@ describe('two state folders sharing one PostgreSQL history', () => {
       expect(r.code).toBe(0);
     }
     for (const home of [m.a, m.b, m.a]) {
-      expect((await runMain(['state', 'push', '--to', m.url], { env: home.env })).code).toBe(0);
+      const env = { ...home.env, PAYOUTS_STATE_URL: m.url };
+      expect((await runMain(['state', 'push'], { env })).code).toBe(0);
     }
     const runs = await query<{ run_id: string }>(m.url, 'SELECT run_id FROM runs ORDER BY id');
     expect(runs).toHaveLength(2);
@@ -260,17 +263,17 @@ describe('two state folders sharing one PostgreSQL history', () => {
 
   it("a profile's state_url is used even when the credentials come from the environment", async () => {
     const m = await twoMachines(2);
-    const set = await runMain(['config', 'set', 'state_url', m.url], { env: m.a.env });
+    // A command line carries no password: the profile's URL has none, PGPASSWORD gives it.
+    const bare = m.url.replace(':payouts-test@', '@');
+    const set = await runMain(['config', 'set', 'state_url', bare], { env: m.a.env });
     expect(set.code).toBe(0);
-    expect(set.stdout).toContain('postgres://postgres:***@');
-    expect(set.stdout).not.toContain(':payouts-test@');
+    expect(set.stdout).toContain('postgres://postgres@');
     const show = await runMain(['config', 'show'], { env: m.a.env });
     expect(show.stdout).toMatch(
-      /State\s+postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres\?options=\S+ \(from file\)/,
+      /State\s+postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\?options=\S+ \(from file\)/,
     );
-    expect(show.stdout).not.toContain(':payouts-test@');
     const r = await runMain(['send', join(m.a.dir, 'run.csv'), '--yes'], {
-      env: m.svc.env(m.a.env),
+      env: { ...m.svc.env(m.a.env), PGPASSWORD: 'payouts-test' },
       clock: new FakeClock(),
     });
     expect(r.code).toBe(0);
@@ -309,9 +312,14 @@ describe('two state folders sharing one PostgreSQL history', () => {
     // A folder with a local history to push (sent again without the shared one: this test
     // looks only at output).
     expect((await keep(['send', file, '--yes'], m.svc.env(m.b.env))).code).toBe(0);
-    expect((await keep(['state', 'push', '--to', url, '--json'], m.b.env)).code).toBe(0);
-    await keep(['send', file, '--yes', '--state-url', url.replace('/postgres?', '/nodb?')]);
-    await keep(['send', file, '--yes', '--state-url', url.replace(canary, `${canary}-wrong`)]);
+    const pushed = await keep(['state', 'push', '--json'], { ...m.b.env, PAYOUTS_STATE_URL: url });
+    expect(pushed.code).toBe(0);
+    // On a command line a password is refused, without showing it.
+    expect((await keep(['state', 'push', '--to', url], m.b.env)).code).toBe(2);
+    expect((await keep(['send', file, '--yes', '--state-url', url])).code).toBe(2);
+    const elsewhere = (to: string) => ({ ...env, PAYOUTS_STATE_URL: to });
+    await keep(['send', file, '--yes'], elsewhere(url.replace('/postgres?', '/nodb?')));
+    await keep(['send', file, '--yes'], elsewhere(url.replace(canary, `${canary}-wrong`)));
     const all = outputs.join('\n');
     expect(all).toContain('leak:***@');
     expect(all).not.toContain(canary);
@@ -353,10 +361,11 @@ describe('the first send into an empty shared history', () => {
     const shared = { ...env, PAYOUTS_STATE_URL: url };
     const r = await runMain(['send', file, '--yes'], { env: shared, clock: new FakeClock() });
     const stateDb = join(home.env.XDG_STATE_HOME as string, 'payouts', 'state.db');
-    const redacted = new URL(url);
-    redacted.password = '***';
+    // The command to copy names no password: PGPASSWORD or ~/.pgpass give it.
+    const bare = new URL(url);
+    bare.password = '';
     expect(r.stderr).toContain(
-      `, but ${stateDb} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`payouts state push --to '${redacted}'\``,
+      `, but ${stateDb} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`payouts state push --to '${bare}'\` (its password in PGPASSWORD or ~/.pgpass)`,
     );
     expect(r.stderr).not.toContain('Share one history');
   });

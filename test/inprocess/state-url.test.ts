@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
 import { freshDatabase, schemaOf } from '../helpers/pg.js';
@@ -73,7 +73,7 @@ describe('a shared history that cannot be reached', () => {
   /** `payouts runs` against `url`: the exit code (7 unless said), the message, never the password. */
   async function refusal(url: string, password: string, code = 7): Promise<string> {
     const home = fixture.home();
-    const r = await runMain(['runs', '--state-url', url], { env: home.env });
+    const r = await runMain(['runs'], { env: { ...home.env, PAYOUTS_STATE_URL: url } });
     expect(r.code, r.stderr).toBe(code);
     expect(r.stderr).not.toContain(password);
     expect(r.stderr).not.toMatch(/was lost|reads back what this run left in doubt/);
@@ -93,7 +93,10 @@ describe('a shared history that cannot be reached', () => {
   });
 
   it('says a host name is not known', async () => {
-    const text = await refusal(`postgres://u:${SECRET}@history.invalid:5432/db`, SECRET);
+    const text = await refusal(
+      `postgres://u:${SECRET}@history.invalid:5432/db?sslmode=disable`,
+      SECRET,
+    );
     expect(text).toMatch(
       /: the host name "history\.invalid" is not known \(its DNS lookup failed( for now)?\): check its spelling/,
     );
@@ -167,5 +170,123 @@ describe('a role the shared history does not let in', () => {
     expect(later.stderr).toContain(
       `The role "${role}" has no grant for this: ask the owner of the history's tables (role "postgres") to grant it, as docs/approvals.md ("Who is who") lists`,
     );
+  });
+});
+
+// Issue 52, item 6: a history that accepts the connection and never answers ends the command
+// within its connect timeout (exit 7), never an endless wait.
+describe('a shared history that never answers', () => {
+  /** A port that accepts connections and says nothing; `seen` counts them. */
+  async function silentEndpoint() {
+    const sockets = new Set<import('node:net').Socket>();
+    const server = createServer((s) => {
+      sockets.add(s);
+      s.on('error', () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    onTestFinished(async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    });
+    return { port, seen: () => sockets.size };
+  }
+
+  it('payouts runs gives up after connect_timeout, exit 7, saying what did not answer', async () => {
+    const silent = await silentEndpoint();
+    const home = fixture.home();
+    const url = `postgres://u@127.0.0.1:${silent.port}/db?connect_timeout=2`;
+    const r = await runMain(['runs', '--json'], { env: { ...home.env, PAYOUTS_STATE_URL: url } });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain(
+      `cannot connect to the shared history at ${url}: 127.0.0.1:${silent.port} did not answer within 2 s: check that PostgreSQL runs there`,
+    );
+    expect(silent.seen()).toBe(1);
+  });
+
+  it('a Ctrl-C while it waits stops payouts runs at once (exit 130)', async () => {
+    const silent = await silentEndpoint();
+    const home = fixture.home();
+    const stop = new AbortController();
+    const url = `postgres://u@127.0.0.1:${silent.port}/db`;
+    const running = runMain(['runs', '--json'], {
+      env: { ...home.env, PAYOUTS_STATE_URL: url },
+      interrupt: stop.signal,
+    });
+    while (silent.seen() === 0) await new Promise((r) => setTimeout(r, 20));
+    stop.abort();
+    const r = await running;
+    // Not 7: the connect timeout (10 s) did not end it.
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('error: interrupted');
+  });
+
+  it('a send stops at once too while it connects to the history: nothing sent', async () => {
+    const silent = await silentEndpoint();
+    const svc = await fixture.start();
+    const home = fixture.home();
+    const file = join(home.dir, 'run.csv');
+    writeFileSync(file, 'reference_id,amount,currency,recipient\nU-1,1.00,EUR,a@example.com\n');
+    const stop = new AbortController();
+    const env = {
+      ...svc.env(home.env),
+      PAYOUTS_STATE_URL: `postgres://u@127.0.0.1:${silent.port}/db`,
+    };
+    const running = runMain(['send', file, '--yes', '--json'], { env, interrupt: stop.signal });
+    while (silent.seen() === 0) await new Promise((r) => setTimeout(r, 20));
+    stop.abort();
+    const r = await running;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(
+      /interrupted while connecting to the shared history at postgres:\/\/u@127\.0\.0\.1:\d+\/db: nothing was read or changed there/,
+    );
+    expect(svc.creates).toBe(0);
+  });
+});
+
+// Issue 52, item 4: the history's password never on a command line; from the environment or
+// ~/.pgpass instead.
+describe("the shared history's password", () => {
+  it('is refused on --state-url, --to and config set state_url, with the way to give it', async () => {
+    const home = fixture.home();
+    const url = `postgres://u:${SECRET}@127.0.0.1:5432/db`;
+    for (const args of [
+      ['runs', '--state-url', url],
+      ['state', 'push', '--to', url],
+      ['config', 'set', 'state_url', url],
+      ['config', 'check', '--state-url', url, '--json'],
+    ]) {
+      const r = await runMain(args, { env: home.env });
+      expect(r.code, args.join(' ')).toBe(2);
+      const text = `${r.stdout}\n${r.stderr}`;
+      expect(text).toMatch(
+        /carries a password on the command line, .*give it in PGPASSWORD, in ~\/\.pgpass/,
+      );
+      expect(text).not.toContain(SECRET);
+    }
+  });
+
+  it('comes from PGPASSWORD or ~/.pgpass when the URL has none', async () => {
+    const full = new URL(await freshDatabase());
+    const password = decodeURIComponent(full.password);
+    full.password = '';
+    const bare = full.toString();
+    const home = fixture.home();
+    const runs = (env: Record<string, string>) =>
+      runMain(['runs', '--json'], { env: { ...home.env, PAYOUTS_STATE_URL: bare, ...env } });
+    const none = await runs({});
+    // Credentials missing, as a refused password is: exit 3, which a CI job does not retry.
+    expect(none.code).toBe(3);
+    expect(none.stderr).toMatch(
+      /the server asks user "\w+" for a password and none was given: give it in PGPASSWORD/,
+    );
+    expect((await runs({ PGPASSWORD: password })).code).toBe(0);
+    const pgpass = join(home.dir, '.pgpass');
+    writeFileSync(pgpass, `127.0.0.1:${full.port}:*:${full.username}:${password}\n`, {
+      mode: 0o600,
+    });
+    const fromFile = await runs({});
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(fromFile.stderr).not.toMatch(/deprecat/i);
   });
 });

@@ -530,29 +530,54 @@ describe('payouts status against purpose-built servers', () => {
     expect(other.requests).toHaveLength(0);
   });
 
-  it('goes through HTTP_PROXY (undici tunnels with CONNECT, even for http://), and NO_PROXY bypasses it', async () => {
+  it('goes through HTTP_PROXY to a service on the network (CONNECT, TLS inside the tunnel)', async () => {
+    const server = await startTlsServer();
+    const proxy = await startProxy();
+    try {
+      // The proxy takes any name to 127.0.0.1; the name's certificate is not trusted here.
+      const port = new URL(server.url).port;
+      const base = `https://pay.invalid:${port}`;
+      const via = await run(['status', 'p-1', '--json'], {
+        env: envFor(base, { HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url }),
+      });
+      expect(proxy.seen.length).toBeGreaterThan(0);
+      expect(new Set(proxy.seen.map((x) => `${x.method} ${x.target}`))).toEqual(
+        new Set([`CONNECT pay.invalid:${port}`]),
+      );
+      expect(via.code).toBe(7);
+      expect(via.stderr).toMatch(/SELF_SIGNED|certificate/i);
+    } finally {
+      await server.close();
+      await proxy.close();
+    }
+  });
+
+  it('never sends the requests of a loopback service through a proxy, whatever NO_PROXY says', async () => {
     const s = await serve((req, res) =>
       sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success')),
     );
     const proxy = await startProxy();
     try {
-      const base = `http://localhost:${s.port}`;
-      const via = await run(['status', 'p-1', '--json'], {
-        env: envFor(base, { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url }),
-      });
-      expect(via.code).toBe(0);
-      expect(proxy.seen).toEqual([{ method: 'CONNECT', target: `localhost:${s.port}` }]);
-      expect(s.requests.map((q) => q.url)).toEqual(['/api/v1/payouts/p-1']);
-
-      const direct = await run(['status', 'p-2', '--json'], {
-        env: envFor(base, { HTTP_PROXY: proxy.url, NO_PROXY: 'example.invalid,localhost' }),
-      });
-      expect(direct.code).toBe(0);
-      expect(proxy.seen).toHaveLength(1);
+      for (const base of [s.url, `http://localhost:${s.port}`, `http://127.0.0.2:${s.port}`]) {
+        const r = await run(['status', 'p-1'], {
+          env: envFor(base, { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '' }),
+        });
+        // 127.0.0.2 is loopback too, where the server does not listen.
+        expect(r.code, base).toBe(base.includes('127.0.0.2') ? 7 : 0);
+      }
+      expect(proxy.seen).toEqual([]);
       expect(s.requests).toHaveLength(2);
     } finally {
       await proxy.close();
     }
+  });
+
+  it('counts only localhost, 127.0.0.0/8 and [::1] as loopback: plain http to NAME.localhost is refused', async () => {
+    const r = await run(['status', 'r-1', '--base-url', 'http://pay.localhost:8080'], {
+      env: envFor('https://unused.invalid'),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/plain http .* only for localhost, 127\.0\.0\.0\/8 and \[::1\]/);
   });
 
   it('refuses a certificate that no trusted CA signed, exit 7', async () => {
@@ -564,20 +589,6 @@ describe('payouts status against purpose-built servers', () => {
       expect(untrusted.stderr).toMatch(/SELF_SIGNED|certificate/i);
     } finally {
       await server.close();
-    }
-  });
-
-  it('sends loopback requests through the proxy too when NO_PROXY does not list them', async () => {
-    const s = await serve((req, res) =>
-      sendJson(res, 200, recordEnvelope(refOf(req) ?? '?', 'success')),
-    );
-    const proxy = await startProxy();
-    try {
-      const r = await run(['status', 'p-3'], { env: envFor(s.url, { HTTP_PROXY: proxy.url }) });
-      expect(r.code).toBe(0);
-      expect(proxy.seen.map((x) => x.target)).toEqual([`127.0.0.1:${s.port}`]);
-    } finally {
-      await proxy.close();
     }
   });
 });

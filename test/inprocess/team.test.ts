@@ -131,10 +131,15 @@ describe('a team on one shared history', () => {
         await lock.release();
         return sleep(ms, signal);
       };
-      // Stopped while it waits: exit 130, nothing sent.
+      // Stopped while it waits (once it says it waits, connected and in line): exit 130,
+      // nothing sent.
       const stop = new AbortController();
-      stop.abort();
-      const stopped = await t.run(0, ['send', file, '--yes', '--wait'], { interrupt: stop.signal });
+      const stopped = await t.run(0, ['send', file, '--yes', '--wait'], {
+        interrupt: stop.signal,
+        onStderr: (text) => {
+          if (text.includes('Ctrl-C stops waiting')) stop.abort();
+        },
+      });
       expect(stopped.code).toBe(130);
       expect(stopped.stderr).toMatch(/stopped while waiting for another send: nothing was sent/);
       expect(t.svc.creates).toBe(0);
@@ -231,7 +236,8 @@ describe('config check with a shared history', () => {
   it('sslmode=verify-full against a server without TLS says what the server lacks and the choices', async () => {
     const t = await team(undefined, { fresh: true });
     const url = `${t.url}&sslmode=verify-full`;
-    const r = await t.run(0, ['config', 'check', '--state-url', url]);
+    const env = { ...t.svc.env(t.laptops[0].env), PAYOUTS_STATE_URL: url };
+    const r = await t.run(0, ['config', 'check'], { env });
     expect(r.code).toBe(7);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^error: Credentials accepted by http:\S+ .*, but /m);

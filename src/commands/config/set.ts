@@ -18,14 +18,15 @@ export function registerSet(config: Command, runtime: Runtime, sink: ExitSink): 
         'payouts config set base_url https://pay.example.com',
         'payouts config set quiet_time 120',
         'payouts --profile slow config set quiet_time default',
-        'payouts config set state_url "postgres://payouts:PASSWORD@db.example.com/payouts"',
+        'payouts config set state_url "postgres://payouts@db.example.com/payouts?sslmode=verify-full"',
       )}
 base_url: the Payout Service, for a profile without a secret (someone who prepares or
 approves runs: send --prepare needs the service, not the secret).
 quiet_time: how long after a request "Payout not found" starts to count, in seconds; it only
 lengthens the one PAYOUTS_TIMEOUT gives (docs/never-twice.md).
 state_url: a history shared by the team's machines, postgres://… (docs/shared-history.md);
-"default" keeps the history in the state folder again. Its password is never shown.
+"default" keeps the history in the state folder again. Never put its password in the URL
+here: on a terminal it is asked for (not shown), else PGPASSWORD or ~/.pgpass give it.
 `,
     );
   defineAction<[string, string], Record<string, never>>(
@@ -41,7 +42,15 @@ state_url: a history shared by the team's machines, postgres://… (docs/shared-
           import('../../core/service.js'),
         ]);
       const profile = selectedProfile(ctx.globals.profile, ctx.runtime.env).value;
-      const { set, changed } = setProfileSetting(await loadStore(ctx), profile, { key, value });
+      const askPassword = ctx.output.interactive
+        ? (question: string) => ctx.output.ask(question, true)
+        : undefined;
+      const { set, changed } = await setProfileSetting(
+        await loadStore(ctx),
+        profile,
+        { key, value },
+        { askPassword },
+      );
       const short = shortQuietTime(set, ctx.runtime.env.PAYOUTS_TIMEOUT);
       if (short) ctx.output.warn(short);
       ctx.output.result(set, () =>

@@ -136,7 +136,7 @@ ${exitCodesHelp('reconcile')}`,
       return await runReconcile(
         { scope, ...(concurrency ? { concurrency } : {}), ...(failedOut ? { failedOut } : {}) },
         {
-          from: { stateDir: stateDir(ctx.runtime.env), stateUrl },
+          from: { stateDir: stateDir(ctx.runtime.env), stateUrl, stop: ctx.runtime.interrupt },
           service,
           output: ctx.output,
           clock,

@@ -61,7 +61,7 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
     if (flags.reportLocale !== undefined && flags.failedOut === undefined) {
       throw new UsageError('--report-locale only applies with --failed-out FILE');
     }
-    const [{ showRun }, { stateDir }, { parseReportLocale }] = await Promise.all([
+    const [{ showRun }, { stateDir, configDir }, { parseReportLocale }] = await Promise.all([
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
       import('../../core/report-style.js'),
@@ -76,6 +76,7 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
             cwd: ctx.runtime.cwd,
             suffix: flags.newReferences,
             encoding: flags.reportEncoding,
+            kept: [stateDir(ctx.runtime.env), configDir(ctx.runtime.env)],
             ...(flags.reportLocale === undefined
               ? {}
               : { locale: parseReportLocale(flags.reportLocale) }),

@@ -90,15 +90,22 @@ export function parseMaxTotal(text: string): { currency: string; amountText: str
   return { currency: m[1]!.toUpperCase(), amountText: m[2]! };
 }
 
-/** Checks --webhook-url is an absolute http(s) URL. */
+/**
+ * Checks --webhook-url is an absolute http(s) URL, and not one whose password was masked where
+ * payouts recorded it (a finishing command repeats it as user:***): that one is given again.
+ */
 function webhookUrl(value: string): string {
-  httpUrl(
+  const url = httpUrl(
     value,
     () =>
       new InvalidArgumentError(
         `--webhook-url ${JSON.stringify(value)}: use an absolute URL such as https://hooks.example.com/payouts`,
       ),
   );
+  if (decodeURIComponent(url.password) === '***')
+    throw new InvalidArgumentError(
+      `--webhook-url ${JSON.stringify(value)}: its password shows as ***, as payouts records and shows it: give the webhook's URL with its real password`,
+    );
   return value;
 }
 
@@ -201,7 +208,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .option('--sandbox', 'send to a built-in local sandbox service: no money moves')
     .option(
       '--state-url <url>',
-      'a history shared with the team, postgres://USER:PASSWORD@HOST/DB (default: PAYOUTS_STATE_URL, else the state folder)',
+      'a history shared with the team, postgres://USER@HOST/DB?sslmode=verify-full, its password in PGPASSWORD or ~/.pgpass, never here (default: PAYOUTS_STATE_URL, else the state folder)',
     )
     .option(
       '--check-service',
@@ -244,7 +251,7 @@ ${exitCodesHelp('send')}`,
       { runSend },
       { parseMapOption, parseDelimiterOption },
       { openService, loadSettings, serviceKeyOf },
-      { stateDir },
+      { stateDir, configDir },
       { stateUrlOf },
       { lockWaitFor },
       { parseReportLocale },
@@ -317,6 +324,8 @@ ${exitCodesHelp('send')}`,
         output: ctx.output,
         stdin: ctx.runtime.stdin,
         stateDir: stateDir(ctx.runtime.env),
+        configDir: configDir(ctx.runtime.env),
+        cwd: ctx.runtime.cwd,
         stateWait: lockWaitFor(ctx.runtime.env.PAYOUTS_STATE_WAIT),
         pid: ctx.runtime.pid,
         interrupt: ctx.runtime.interrupt,

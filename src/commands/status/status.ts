@@ -165,7 +165,12 @@ async function notFoundContext(
     import('../../paths.js'),
     import('../state-url.js'),
   ]);
-  const from = { stateDir: stateDir(ctx.runtime.env), stateUrl: await stateUrlOf(ctx, undefined) };
+  // A stop ends the wait for a shared history at once: what it would add is left out.
+  const from = {
+    stateDir: stateDir(ctx.runtime.env),
+    stateUrl: await stateUrlOf(ctx, undefined),
+    stop: ctx.runtime.interrupt,
+  };
   return {
     service: service.sandbox ? 'the sandbox' : service.settings.baseUrl,
     near: await nearInHistory(missing, service.serviceKey, from, ctx.output),

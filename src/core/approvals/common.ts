@@ -12,7 +12,7 @@ import { count } from '../../output/display.js';
 /** The refusal of an approval command, or of --prepare or --approved, on a local history. */
 export function needsSharedHistory(what: string): UsageError {
   return new UsageError(
-    `${what} needs a shared history: approvals are kept in the team's PostgreSQL, where a second person and the database can check them. Set one with PAYOUTS_STATE_URL=postgres://USER@HOST/DB, \`payouts config set state_url postgres://…\` or --state-url (docs/shared-history.md, docs/approvals.md)`,
+    `${what} needs a shared history: approvals are kept in the team's PostgreSQL, where a second person and the database can check them. Set one with PAYOUTS_STATE_URL=postgres://USER@HOST/DB?sslmode=verify-full, \`payouts config set state_url postgres://…\` or --state-url (docs/shared-history.md, docs/approvals.md)`,
   );
 }
 

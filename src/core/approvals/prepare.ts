@@ -3,10 +3,12 @@
  * person's approval, checked as a send is from the history; `send --approved RUN` writes the
  * approved run's payouts to a private file, sent as any file is.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { serviceIdentity } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
+import { replaceFile } from '../../files.js';
+import { guardFormula } from '../../input/formula.js';
 import { SEND_PREPARE } from '../documents.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shortTime } from '../../output/table.js';
@@ -153,7 +155,7 @@ export async function approvedFile(
       );
     }
     const path = join(dir, `approved-${prep.prep_id}-${pid}.csv`);
-    writeFileSync(path, approvedCsv(figures.payouts), { mode: 0o600 });
+    replaceFile(path, (append) => append(approvedCsv(figures.payouts)));
     return { path, prep };
   });
 }
@@ -170,7 +172,9 @@ function approvedCsv(payouts: PreparedPayout[]): string {
       : p.retry_of === null
         ? [p.reference_id, '']
         : [p.retry_of, p.reference_id];
-    return [...refs, p.amount, p.currency, p.recipient, p.description].map(cell).join(',');
+    // With a new_reference_id column it reads as a retry file, whose cells intake unguards.
+    const cells = [...refs, p.amount, p.currency, p.recipient, p.description];
+    return cells.map((c) => cell(retries && c !== null ? guardFormula(c) : c)).join(',');
   });
   const head = `reference_id,${retries ? 'new_reference_id,' : ''}amount,currency,recipient,description`;
   return `${head}\n${lines.join('\n')}\n`;

@@ -1,7 +1,7 @@
 import type { ConfigStore } from '../../config/store.js';
 import { normalizeBaseUrl } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
-import { chooseStateUrl, redactStateUrl } from '../../state/pg/url.js';
+import { chooseStateUrl, redactStateUrl, withPassword } from '../../state/pg/url.js';
 import { timingFor } from '../timing.js';
 
 /** The settings `payouts config set` stores in a profile, as the user names them. */
@@ -36,13 +36,20 @@ function quietSeconds(text: string): number | undefined {
   return seconds;
 }
 
+/** What `config set` may ask a person at a terminal. */
+export interface SetIo {
+  /** Asks without echo; absent when no one is at a terminal. */
+  askPassword?: (question: string) => Promise<string>;
+}
+
 /** Stores one setting of a profile (`payouts config set KEY VALUE`). */
-export function setProfileSetting(
+export async function setProfileSetting(
   store: ConfigStore,
   profile: string,
   change: { key: string; value: string },
-): SetOutcome {
-  if (change.key === 'state_url') return setStateUrl(store, profile, change.value);
+  io: SetIo = {},
+): Promise<SetOutcome> {
+  if (change.key === 'state_url') return setStateUrl(store, profile, change.value, io);
   if (change.key === 'base_url') return setBaseUrl(store, profile, change.value);
   if (change.key !== 'quiet_time') {
     throw new UsageError(
@@ -56,14 +63,27 @@ export function setProfileSetting(
 
 /**
  * Stores a profile's shared history (`config set state_url postgres://…`, "default" or ""
- * removes it); what is shown of it has its password as ***.
+ * removes it); what is shown of it has its password as ***. The URL comes from a command
+ * line, so it may not carry a password: on a terminal it is asked for, without echo, and
+ * kept in the 0600 config file (empty: none, PGPASSWORD or ~/.pgpass giving it at each use).
  */
-function setStateUrl(store: ConfigStore, profile: string, value: string): SetOutcome {
+async function setStateUrl(
+  store: ConfigStore,
+  profile: string,
+  value: string,
+  io: SetIo,
+): Promise<SetOutcome> {
   const text = value.trim();
-  const url =
+  let url =
     text === '' || text === 'default'
       ? undefined
-      : chooseStateUrl({ value: text, from: 'state_url' });
+      : chooseStateUrl({ value: text, from: 'state_url', commandLine: true });
+  if (url !== undefined && io.askPassword) {
+    const answer = await io.askPassword(
+      `Password for ${redactStateUrl(url)} (not shown; empty: none kept, PGPASSWORD or ~/.pgpass give it): `,
+    );
+    url = withPassword(url, answer);
+  }
   const changed = store.saveProfile(profile, { stateUrl: url });
   const shown = url === undefined ? null : redactStateUrl(url);
   return { set: { profile, key: 'state_url', value: shown, path: store.path }, changed };

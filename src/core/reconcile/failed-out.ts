@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { Output } from '../../output/output.js';
 import { historyStyleOf, styleText } from '../report-style.js';
-import { type RunsSource, withRunReader } from '../runs/runs.js';
+import { type RunsSource, withRunReader } from '../runs/reader.js';
 import { checkNewReferences, type RetryRequest } from '../runs/retry.js';
 import { type RetryRow, retryHint, writeRetryFile } from '../send/report.js';
 import type { ScopeRun } from '../../state/index.js';

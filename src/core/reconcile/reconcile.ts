@@ -25,7 +25,7 @@ import {
 } from '../../state/index.js';
 import { serviceIdOf } from '../../state/hash.js';
 import { Pace } from '../pace.js';
-import { type RunsSource, withRunReader } from '../runs/runs.js';
+import { type RunsSource, withRunReader } from '../runs/reader.js';
 import { decide } from '../send/decide.js';
 import { asksOf, type Facts } from '../send/fates.js';
 import { checkedReader } from '../status/check.js';

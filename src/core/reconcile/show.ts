@@ -11,7 +11,7 @@ import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { errorObject } from '../documents.js';
 import type { RetryRequest } from '../runs/retry.js';
-import type { RunsSource } from '../runs/runs.js';
+import type { RunsSource } from '../runs/reader.js';
 import type { PayoutReader } from '../status/lookup.js';
 import { writeReconcileRetry } from './failed-out.js';
 import { countsOf, exitCodeOf } from './judge.js';

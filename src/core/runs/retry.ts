@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { quoteValue, UsageError } from '../../errors.js';
+import { checkWriteTargets } from '../../files.js';
 import { referenceProblem } from '../../input/reference.js';
 import { moneyText } from '../../money/amount.js';
 import { displayText, shellWord } from '../../output/display.js';
@@ -20,6 +21,8 @@ export interface RetryRequest {
   /** Appended to each failed reference to make its new one (--new-references); none: left to fill in. */
   suffix?: string;
   encoding?: ReportEncoding;
+  /** payouts' own folders (state, config): no file in them is written over. */
+  kept?: string[];
   /** --report-locale: else the conventions the run's files were read in. */
   locale?: CsvStyle;
 }
@@ -151,4 +154,11 @@ export async function writeRunRetry(
     );
   }
   return n;
+}
+
+/** Refuses, before the run is read, a --failed-out file payouts must not write (exit 2). */
+export function checkRetryTarget(req: RetryRequest): void {
+  checkWriteTargets([{ option: '--failed-out', path: req.path, cwd: req.cwd }], {
+    folders: req.kept ?? [],
+  });
 }

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChalkInstance } from 'chalk';
 import { UsageError } from '../../errors.js';
 import { formatServiceAmount } from '../../money/amount.js';
@@ -9,23 +7,19 @@ import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
   liveRunsIn,
-  openStateDb,
   type RunDetail,
   type RowReader,
   type RowWriter,
   type RunSummary,
   type RunsPage,
   readRunIn,
-  rowWriterOf,
   runPageIn,
-  STATE_DB,
-  stateDbKeeper,
-  stateDbWriter,
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
 import { statusKind } from '../../domain/statuses.js';
 import { serviceStatusJson } from '../documents.js';
+import { type RunsSource, withRunReader } from './reader.js';
 import type { RetryRequest } from './retry.js';
 import { moneyText } from '../../money/amount.js';
 
@@ -131,12 +125,6 @@ function payoutJson(p: RunDetail['payouts'][number]) {
   };
 }
 
-/** Where runs are read: the state folder, or a shared history (postgres://…) when given. */
-export interface RunsSource {
-  stateDir: string;
-  stateUrl?: string;
-}
-
 /** Runs `payouts runs` shows at a time. */
 export const RUNS_PAGE = 20;
 
@@ -157,21 +145,6 @@ async function listedRuns(
   if (!from.stateUrl) return listed;
   const live = await liveRunsIn(read);
   return { ...listed, runs: listed.runs.map((r) => ({ ...r, running: live.has(r.run_id) })) };
-}
-
-/** Runs `read` on a shared history. */
-async function withHistory<T>(
-  url: string,
-  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
-): Promise<T> {
-  const { PgHistory } = await import('../../state/pg/history.js');
-  const history = await PgHistory.open(url);
-  const write = rowWriterOf((sql, params) => history.rows(sql, params));
-  try {
-    return await read((sql, params) => history.rows(sql, params), write, write);
-  } finally {
-    await history.close();
-  }
 }
 
 /**
@@ -298,29 +271,6 @@ export function retriedJson(r: HeldRef): { reference_id: string; run_id: string;
   };
 }
 
-/**
- * Runs `read` on the store runs are read from (a shared history, else state.db); undefined
- * when there is no state.db (nothing was ever sent), so that reading creates nothing. `keep`
- * writes a run's counts for the next listing (run-counts.ts): a failure there changes nothing;
- * `write` adds what must be kept (the service's word: checks.ts), waiting for state.db's lock.
- */
-export async function withRunReader<T>(
-  from: RunsSource,
-  output: Output,
-  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
-): Promise<T | undefined> {
-  if (from.stateUrl) return withHistory(from.stateUrl, read);
-  const file = join(from.stateDir, STATE_DB);
-  if (!existsSync(file)) return undefined;
-  const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
-  try {
-    const rows: RowReader = async (sql, params) => db.prepare(sql).all(...params);
-    return await read(rows, stateDbKeeper(file), stateDbWriter(db));
-  } finally {
-    db.close();
-  }
-}
-
 /** `payouts runs show ID`: one run's payouts, their amounts and states; with `retry`, its --failed-out file. */
 export async function showRun(
   from: RunsSource,
@@ -329,6 +279,7 @@ export async function showRun(
   retry?: RetryRequest,
   all = false,
 ): Promise<number> {
+  if (retry) (await import('./retry.js')).checkRetryTarget(retry);
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
     if (await prepared.showPrepared(from.stateUrl, id, output, all)) return 0;

@@ -14,7 +14,7 @@ import type { Output } from '../../output/output.js';
 import { STATE_DB } from '../../state/db.js';
 import { stagedLocations, stagedPayouts, stagedRetries } from '../../state/index.js';
 import { Pace } from '../pace.js';
-import { redactStateUrl } from '../../state/pg/url.js';
+import { withoutPassword } from '../../state/pg/url.js';
 import type { ServiceConnection } from '../service.js';
 import { lookupAll } from '../status/lookup.js';
 import { decide } from './decide.js';
@@ -159,9 +159,10 @@ export function noHistoryWarning(
   if (deps.stateUrl === undefined) {
     return `${head}: payouts sent from another machine, runner or folder would be sent again. Share one history (PAYOUTS_STATE_URL), ${check}`;
   }
-  const push = `payouts state push --to ${shellWord(redactStateUrl(deps.stateUrl))}`;
+  // The URL without its password, which a command line must not carry (PGPASSWORD, ~/.pgpass).
+  const push = `payouts state push --to ${shellWord(withoutPassword(deps.stateUrl))}`;
   const local = join(deps.stateDir, STATE_DB);
   return existsSync(local)
-    ? `${head}, but ${local} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`${push}\` (with the password for ***), ${check}`
-    : `${head}: payouts sent before it was shared would be sent again. Copy each machine's runs in with \`${push}\` there (with the password for ***), ${check}`;
+    ? `${head}, but ${local} holds the runs sent from this folder: their payouts would be sent again. Copy them in first with \`${push}\` (its password in PGPASSWORD or ~/.pgpass), ${check}`
+    : `${head}: payouts sent before it was shared would be sent again. Copy each machine's runs in with \`${push}\` there (its password in PGPASSWORD or ~/.pgpass), ${check}`;
 }

@@ -1,4 +1,5 @@
 /** What a send takes: its options (SendOptions), and what its engine takes (EngineDeps, EngineSettings). */
+import { checkWriteTargets } from '../../files.js';
 import type { InputEncoding, InputFormat, PayoutField } from '../../input/index.js';
 import { type CsvStyle, reportStyleOf, type StyleSource } from '../report-style.js';
 import type { PayoutClient } from '../../api/client.js';
@@ -84,6 +85,33 @@ export function concurrencyOf(opts: Pick<SendOptions, 'concurrency' | 'maxConcur
 } {
   if (opts.concurrency !== undefined) return { initial: opts.concurrency, max: opts.concurrency };
   return { initial: Math.min(8, opts.maxConcurrency), max: opts.maxConcurrency };
+}
+
+/** Where a send runs: its folders, and where relative names are resolved. */
+export interface SendPlace {
+  stateDir: string;
+  configDir?: string;
+  cwd?: string;
+}
+
+/**
+ * Refuses, before anything is read or sent, a --report or --failed-out file payouts must not
+ * write: a folder, a link, a FIFO or device, a file of its own folders (state.db, the config),
+ * an input of the run, a folder that is missing or cannot be written (exit 2, naming the
+ * option, the path and the fix).
+ */
+export function checkOutputFiles(opts: SendOptions, place: SendPlace): void {
+  const cwd = place.cwd ?? '.';
+  checkWriteTargets(
+    [
+      { option: '--report', path: opts.reportPath, cwd },
+      { option: '--failed-out', path: opts.failedOutPath, cwd },
+    ],
+    {
+      folders: place.configDir ? [place.stateDir, place.configDir] : [place.stateDir],
+      inputs: opts.files.filter((f) => f !== '-'),
+    },
+  );
 }
 
 /* What the send engine (engine.ts) takes: its dependencies, its settings, what it sends. */

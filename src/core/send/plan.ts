@@ -1,5 +1,5 @@
 /** Pass 1: the files read once, as they stream past a hash, every row checked and staged, the totals. */
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -21,6 +21,7 @@ import { payoutHash, RunIntake } from '../../state/index.js';
 import type { CsvRead } from '../report-style.js';
 import { LookalikeReferences, type RowPlace } from '../../input/lookalikes.js';
 import { privateTmp } from '../../state/tmp.js';
+import { createNewFile } from '../../files.js';
 
 /** What pass 1 learns about a run: every row valid, and the figures the summary shows. */
 export interface RunPlan {
@@ -347,8 +348,8 @@ export async function spoolStdin(
   dir: string,
   pid: number,
 ): Promise<{ path: string; remove(): void }> {
-  const path = join(privateTmp(dir), `stdin-${pid}-${Date.now()}.spool`);
-  await pipeline(stdin, createWriteStream(path, { mode: 0o600 }));
+  const path = join(privateTmp(dir), `stdin-${pid}-${randomBytes(9).toString('hex')}.spool`);
+  await pipeline(stdin, createWriteStream(path, { fd: createNewFile(path) }));
   return { path, remove: () => rmSync(path, { force: true }) };
 }
 

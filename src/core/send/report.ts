@@ -1,6 +1,6 @@
 /** The files a send writes when asked: --report (every row's outcome) and --failed-out (a retry file). */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { replaceFile } from '../../files.js';
+import { guardFormula } from '../../input/formula.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { ReportRow } from '../../state/index.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
@@ -12,43 +12,6 @@ import { amountCell, amountHeader, type CsvStyle, PLAIN_STYLE } from '../report-
 export function csvCell(value: string, delimiter = ','): string {
   const quote = /["\r\n]|^\s|\s$/.test(value) || value.includes(delimiter);
   return quote ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
-/**
- * Neutralises a text cell a spreadsheet would run as a formula (starting with = + - @, tab
- * or carriage return) by putting a single quote in front, as OWASP recommends.
- */
-export function neutraliseFormula(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
-
-/** Writes a file atomically: a temp file beside it, synced, then renamed over it. */
-export function writeFileAtomic(
-  path: string,
-  write: (append: (text: string) => void) => Promise<void> | void,
-): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const fd = openSync(tmp, 'w', 0o600);
-  let buffer = '';
-  const append = (text: string) => {
-    buffer += text;
-    if (buffer.length > 1 << 16) {
-      writeSync(fd, buffer);
-      buffer = '';
-    }
-  };
-  return Promise.resolve(write(append))
-    .then(() => {
-      writeSync(fd, buffer);
-      fsyncSync(fd);
-      closeSync(fd);
-      renameSync(tmp, path);
-    })
-    .catch((err: unknown) => {
-      closeSync(fd);
-      rmSync(tmp, { force: true });
-      throw err;
-    });
 }
 
 const REPORT_HEADER = [
@@ -101,9 +64,9 @@ export async function writeReport(
   const header = REPORT_HEADER.map((h) =>
     h === 'amount' || h === 'charges' ? amountHeader(h, style) : h,
   );
-  await writeFileAtomic(path, (append) => {
+  replaceFile(path, (append) => {
     append(`${bom}${header.map((h) => csvCell(h, d)).join(d)}${eol}`);
-    const text = (v: string | undefined) => csvCell(neutraliseFormula(v ?? ''), d);
+    const text = (v: string | undefined) => csvCell(guardFormula(v ?? ''), d);
     const money = (v: string) => csvCell(amountCell(v, style), d);
     for (const p of rows) {
       const o = p.outcome;
@@ -163,11 +126,11 @@ export async function writeRetryFile(
   const style = format.style ?? PLAIN_STYLE;
   const d = style.delimiter;
   const header = RETRY_HEADER.map((h) => (h === 'amount' ? amountHeader(h, style) : h));
-  await writeFileAtomic(path, (append) => {
+  replaceFile(path, (append) => {
     append(`${bom}${header.map((h) => csvCell(h, d)).join(d)}${eol}`);
     for (const p of rows) {
       count += 1;
-      // Values are written exactly (no formula guard): this file is input for payouts.
+      // Guarded for the spreadsheet it is opened in; intake removes the guard (input/formula.ts).
       const cells = [
         p.reference_id,
         p.new_reference_id,
@@ -176,7 +139,7 @@ export async function writeRetryFile(
         p.recipient,
         p.description ?? '',
       ];
-      append(`${cells.map((c) => csvCell(c, d)).join(d)}${eol}`);
+      append(`${cells.map((c) => csvCell(guardFormula(c), d)).join(d)}${eol}`);
     }
   });
   return count;

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { NOTHING_SENT } from '../../api/client.js';
 import {
   errorCode,
@@ -16,6 +17,7 @@ import {
 import { displayText } from '../../output/display.js';
 import { rawListItem } from '../../output/output.js';
 import { errorObject } from '../documents.js';
+import { UnsafeFileError } from '../../files.js';
 import type { SendEngine } from './engine.js';
 import {
   closingLine,
@@ -87,30 +89,90 @@ function runError(thrown: unknown, summary: ResultsSummary): Error | undefined {
   });
 }
 
-/** Writes the report and failed-rows files the user asked for; returns the failed rows written. */
-async function writeFiles(ctx: SendContext, engine: SendEngine): Promise<number> {
+/** What became of a file the user asked for: the rows written, or why it was not written. */
+type Written = { rows: number } | { failed: string };
+
+/** Why a file could not be written, in words (the error's own for ours, such as a link found there). */
+function whyNotWritten(error: unknown): string {
+  const words: Record<string, string> = {
+    ENOSPC: 'the disk is full',
+    EDQUOT: 'the disk quota is used up',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EROFS: 'the file system is read-only',
+    ENOENT: 'its folder is gone',
+    EIO: 'an input/output error',
+  };
+  if (error instanceof UnsafeFileError) return `it ${error.problem}`;
+  const code = errorCode(error);
+  return (code && words[code]) ?? errorMessage(error);
+}
+
+/** Writes one file, or says why it could not be: never an error of the run. */
+async function tryWrite(write: () => Promise<unknown>): Promise<Written> {
+  try {
+    const rows = await write();
+    return { rows: typeof rows === 'number' ? rows : 0 };
+  } catch (error) {
+    return { failed: whyNotWritten(error) };
+  }
+}
+
+/** What became of the report and failed-rows files. */
+type FilesWritten = { report?: Written; failedOut?: Written };
+
+/**
+ * Writes the report and failed-rows files the user asked for, in the run's conventions (each
+ * checked before anything was sent, so a failure now is the disk's or the folder's).
+ */
+async function writeFiles(ctx: SendContext, engine: SendEngine): Promise<FilesWritten> {
   const { opts, currencies } = ctx;
   const outcomes = engine.outcomes;
   const format = { encoding: opts.reportEncoding, style: runReportStyle(opts, ctx.plan).style };
-  if (opts.reportPath) {
-    await writeReport(opts.reportPath, outcomes.reportRows(), currencies, format);
-  }
-  return opts.failedOutPath ? writeFailedOut(opts.failedOutPath, outcomes.reportRows(), format) : 0;
+  const at = (path: string) => resolve(ctx.deps.cwd ?? '.', path);
+  const { reportPath, failedOutPath } = opts;
+  return {
+    report:
+      reportPath === undefined
+        ? undefined
+        : await tryWrite(() =>
+            writeReport(at(reportPath), outcomes.reportRows(), currencies, format),
+          ),
+    failedOut:
+      failedOutPath === undefined
+        ? undefined
+        : await tryWrite(() => writeFailedOut(at(failedOutPath), outcomes.reportRows(), format)),
+  };
 }
 
-/** The lines that name the files written, and how: the user's conventions, said once. */
-function filesWritten(ctx: SendContext, failedOut: number): string[] {
-  const { opts } = ctx;
+/**
+ * Says what became of the files asked for: written, and how (the user's conventions, said
+ * once), or not (an error line naming the file and why, with how to have it again; the run's
+ * results and exit code stand as they are).
+ */
+function tellFiles(ctx: SendContext, done: Finished, files: FilesWritten): void {
+  const { opts, output } = ctx;
+  const { report, failedOut } = files;
   const { style, source } = runReportStyle(opts, ctx.plan);
   const how = styleText(style, source, opts.reportEncoding);
-  const lines: string[] = [];
-  if (opts.reportPath) lines.push(`Report written to ${opts.reportPath}: ${how}`);
-  if (opts.failedOutPath) {
-    const rows = `${failedOut} row${failedOut === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`;
-    const written = opts.reportPath ? 'as the report' : how;
-    lines.push(`${rows} (${written})${failedOut ? `: ${retryHint(opts.failedOutPath)}` : ''}`);
+  if (opts.reportPath && report) {
+    if ('rows' in report) output.info(`Report written to ${opts.reportPath}: ${how}`);
+    else
+      output.error(
+        `--report ${opts.reportPath} could not be written (${report.failed}); nothing was left in its place. The run's results are as shown: \`payouts runs show ${done.runId}\` lists them again`,
+      );
   }
-  return lines;
+  if (opts.failedOutPath && failedOut) {
+    if ('rows' in failedOut) {
+      const n = failedOut.rows;
+      const rows = `${n} row${n === 1 ? '' : 's'} known not to be paid written to ${opts.failedOutPath}`;
+      const written = report && 'rows' in report ? 'as the report' : how;
+      output.info(`${rows} (${written})${n ? `: ${retryHint(opts.failedOutPath)}` : ''}`);
+    } else
+      output.error(
+        `--failed-out ${opts.failedOutPath} could not be written (${failedOut.failed}); nothing was left in its place. The run's results are as shown: \`payouts runs show ${done.runId} --failed-out FILE\` writes its failed and canceled payouts`,
+      );
+  }
 }
 
 /** The counts and charge totals of a run's outcomes. */
@@ -204,20 +266,13 @@ export async function finishRun(ctx: SendContext, done: Finished): Promise<numbe
   // Outcomes the database cannot take (a full disk) are still listed, from memory: the error
   // says they were not recorded.
   done.thrown ??= done.engine.outcomes.save();
-  let failedOut = 0;
-  let written = true;
-  try {
-    failedOut = await writeFiles(ctx, done.engine);
-  } catch (error) {
-    // The results still list every row; the error says which file could not be written.
-    written = false;
-    done.thrown ??= error;
-  }
+  // A file that cannot be written is told beside the results: the run's outcome is the payouts'.
+  const files = await writeFiles(ctx, done.engine);
   const summary = summaryOf(ctx, done.engine);
   const ending = endingOf(ctx, done, summary);
   if (output.json) await printDocument(ctx, done, ending, summary);
   else await printTable(ctx, done, summary);
-  if (written) for (const line of filesWritten(ctx, failedOut)) output.info(line);
+  tellFiles(ctx, done, files);
   reportEnding(ctx, done, ending);
   for (const line of nextSteps(ctx, done, summary)) output.info(line);
   return ending.exitCode;

@@ -40,7 +40,7 @@ import {
   sendsNothing,
   splitOf,
 } from './fates.js';
-import type { SendOptions } from './options.js';
+import { checkOutputFiles, type SendOptions } from './options.js';
 import { planRun } from './plan.js';
 import { checkMaxTotals } from './refusals.js';
 import { finishRun } from './results.js';
@@ -74,6 +74,7 @@ export type { SendDeps };
  * code. `--approved RUN` sends the approved run's payouts as a file (`approvals/prepare.ts`).
  */
 export async function runSend(opts: SendOptions, deps: SendDeps): Promise<number> {
+  checkOutputFiles(opts, deps);
   if ((opts.prepare || opts.approved !== undefined) && !deps.stateUrl) {
     const { needsSharedHistory } = await import('../approvals/common.js');
     throw needsSharedHistory(opts.prepare ? 'send --prepare' : 'send --approved');

@@ -29,6 +29,10 @@ export interface SendDeps {
   output: Output;
   stdin: InStream;
   stateDir: string;
+  /** The config folder: with the state folder, where no report may be written. */
+  configDir?: string;
+  /** Where the files named on the command line are (default: the process's folder). */
+  cwd?: string;
   pid: number;
   interrupt: AbortSignal;
   /** Aborted when the run is to end now, without waiting for its requests in flight. */
@@ -119,7 +123,11 @@ export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging>
   // The writer thread of state.db starts first: it loads its code while state.db is opened.
   const thread = opts.dryRun || deps.stateUrl ? undefined : builtWriterThread();
   const history = deps.stateUrl
-    ? await (await import('../../state/pg/store.js')).sharedHistory(deps.stateUrl, deps.lockHolder)
+    ? await (await import('../../state/pg/store.js')).sharedHistory(
+        deps.stateUrl,
+        deps.lockHolder,
+        deps.interrupt,
+      )
     : localHistory(deps.stateDir, {
         notice: (m) => deps.output.warn(m),
         countdown: (ms) =>

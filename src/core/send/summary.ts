@@ -8,7 +8,7 @@ import { count, displayText } from '../../output/display.js';
 import { RawNumber } from '../../output/output.js';
 import { sendDocHead } from '../documents.js';
 import type { Renames } from '../../input/types.js';
-import { historyLabel } from '../../state/pg/url.js';
+import { historyLabel, redactWord } from '../../state/pg/url.js';
 import type { Ask, Decision, EarlierRun, RunSplit } from './fates.js';
 import { foundOf } from './fates.js';
 import { concurrencyOf, type MaxTotal } from './options.js';
@@ -242,7 +242,9 @@ export function summaryText(
     if (!view.notes.silent) lines.push(field('Approval:', view.notes.approval, c));
   }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
-  lines.push(field('Webhook:', shown(plan.webhookUrl, '(account default)'), c));
+  // A webhook URL's password (https://user:token@…) is never shown, as no URL's is.
+  const webhook = plan.webhookUrl === undefined ? undefined : redactWord(plan.webhookUrl);
+  lines.push(field('Webhook:', shown(webhook, '(account default)'), c));
   return lines.join('\n');
 }
 

@@ -12,7 +12,7 @@ import { errorMessage } from '../../errors.js';
 import { agoText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type HeldPayout, heldPayouts, recordChecks } from '../../state/index.js';
-import { type RunsSource, withRunReader } from '../runs/runs.js';
+import { type RunsSource, withRunReader } from '../runs/reader.js';
 import { readBackOf } from '../send/readback.js';
 import type { LookupOutcome } from './lookup.js';
 

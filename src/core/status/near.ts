@@ -8,7 +8,7 @@ import {
   nearReferences,
   retryLinks,
 } from '../../state/index.js';
-import { type RunsSource, withRunReader } from '../runs/runs.js';
+import { type RunsSource, withRunReader } from '../runs/reader.js';
 import { tailOf } from '../../domain/chain.js';
 
 /** References not found looked up in the history at most: each is one lookup of a few thousand. */

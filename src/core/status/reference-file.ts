@@ -3,14 +3,13 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { errorCode, errorMessage, formatProblem, UsageError } from '../../errors.js';
 import { decodeWhole } from '../../input/encoding.js';
+import { unguardFormula } from '../../input/formula.js';
 import { checkReference } from './reference-check.js';
 
 // The --from side of `payouts status`, in a module of its own: csv-parse is loaded only by a
 // run that reads a file, not by every `payouts status REF`.
 
 const DELIMITERS = [',', ';', '\t'] as const;
-/** A cell the report writer guarded against spreadsheet formulas. */
-const FORMULA_GUARDED = /^'[=+\-@\t\r]/;
 
 /** Whether a header cell names the reference_id column, ignoring case, spaces and dashes. */
 export function isReferenceHeader(cell: string): boolean {
@@ -117,15 +116,6 @@ function lineBreaks(cells: string[]): number {
   return n;
 }
 
-/**
- * Undoes the report's formula guard: `payouts send --report` writes a `'` before a cell that
- * starts with = + - @, tab or carriage return (neutraliseFormula in send/report.ts), so such a
- * cell read back without it is the real reference.
- */
-export function unguardCell(cell: string): string {
-  return FORMULA_GUARDED.test(cell) ? cell.slice(1) : cell;
-}
-
 /** Finds the delimiter and column of reference_id in a header line, if it is one. */
 function findHeader(line: string, name: string): { delimiter: string; column: number } | undefined {
   for (const delimiter of DELIMITERS) {
@@ -167,7 +157,7 @@ export function parseReferenceText(content: string, name: string): string[] {
   const refs: string[] = [];
   const rows = parseCsv(lines.slice(first).join('\n'), header.delimiter, name, first + 1);
   for (const row of rows.slice(1)) {
-    const ref = unguardCell((row.cells[header.column] ?? '').trim());
+    const ref = unguardFormula((row.cells[header.column] ?? '').trim());
     if (ref === '') continue;
     checkReference(ref, { file: name, line: row.line });
     refs.push(ref);

@@ -1,7 +1,13 @@
 /** What a PostgreSQL error means to the user, without the URL's secrets. */
 import type pg from 'pg';
-import { CredentialsError, type PayoutsError, StateStoreError, UsageError } from '../../errors.js';
-import { redactMessage, redactStateUrl } from './url.js';
+import {
+  CredentialsError,
+  InterruptedError,
+  type PayoutsError,
+  StateStoreError,
+  UsageError,
+} from '../../errors.js';
+import { carriesPassword, PASSWORD_WAYS, redactMessage, redactStateUrl } from './url.js';
 
 /**
  * Whether an error means the session is gone: the server stopped or restarted (SQLSTATE class
@@ -38,6 +44,12 @@ function tlsHint(message: string, url: string): string {
 /** The state of the database's error, or the error's own message, without the URL's secrets. */
 export function failure(err: unknown, url: string, doing: string): PayoutsError {
   const raw = err instanceof Error ? err.message : String(err);
+  if (/^Query read timeout$/.test(raw)) {
+    return new StateStoreError(
+      `the shared history at ${redactStateUrl(url)} did not answer within ${HISTORY_TIMEOUTS.queryMs / 1000} s while ${doing}: once it answers again, run the same command again; it reads back what this run left in doubt`,
+      { cause: err },
+    );
+  }
   const message = redactMessage(raw, url) + tlsHint(raw, url);
   if (connectionLost(err)) {
     return new StateStoreError(
@@ -114,12 +126,24 @@ const WHERE_SET =
  * What a failure to open a session means, in the words of what to do: nothing listens there,
  * the host is unknown, the password or the database is wrong. Undefined for other failures.
  */
-function connectFailure(err: unknown, url: string): PayoutsError | undefined {
+function connectFailure(err: unknown, url: string, waitedMs: number): PayoutsError | undefined {
   const code = String((err as { code?: unknown })?.code ?? '');
   const { host, port, user, db } = parts(url);
   const head = `cannot connect to the shared history at ${redactStateUrl(url)}`;
   const again = 'then run the same command again';
   const fix = (text: string) => new StateStoreError(`${head}: ${text}`, { cause: err });
+  const message = err instanceof Error ? err.message : String(err);
+  if (/timeout expired|connection timeout/i.test(message))
+    return fix(
+      `${host}:${port} did not answer within ${waitedMs / 1000} s: check that PostgreSQL runs there (a port that accepts connections and says nothing is not it) and that a firewall lets this machine through; ${again}`,
+    );
+  // A password the server asks for and no one gave: credentials missing (exit 3), as a refused one.
+  const noPassword = code === '28P01' && !carriesPassword(url);
+  if (noPassword || /password must be a string|no password (was )?supplied/i.test(message))
+    return new CredentialsError(
+      `${head}: the server asks user "${user}" for a password and none was given: ${PASSWORD_WAYS}; ${again}`,
+      { cause: err },
+    );
   if (code === 'ECONNREFUSED')
     return fix(
       `nothing is listening at ${host}:${port} (the connection was refused): start PostgreSQL there, or correct the host or port in ${WHERE_SET}; ${again}`,
@@ -182,17 +206,68 @@ export async function namingOwner<T>(c: pg.Client, work: (c: pg.Client) => Promi
   }
 }
 
-/** A session on the database (pg is loaded only then); a failure to connect named without secrets. */
-export async function connectTo(url: string): Promise<pg.Client> {
-  const { default: pgModule } = await import('pg');
-  const client = new pgModule.Client({ connectionString: url, application_name: 'payouts' });
+/**
+ * How long a shared history may take: to open a session (libpq's `connect_timeout` in the URL,
+ * in seconds, overrides it), to run a statement (the server cancels it; `statement_timeout` in
+ * the URL overrides it), to answer a query (this side stops waiting on a server gone silent),
+ * and idle inside a transaction (the server ends such a session, and its locks go with it).
+ */
+export const HISTORY_TIMEOUTS = {
+  connectMs: 10_000,
+  statementMs: 60_000,
+  queryMs: 75_000,
+  idleInTransactionMs: 60_000,
+} as const;
+
+/** The connect timeout a URL asks for (`connect_timeout`, seconds, as libpq reads it), else the default. */
+export function connectTimeoutOf(url: string): number {
+  const m = /[?&]connect_timeout=(\d+(?:\.\d+)?)(?:&|#|$)/.exec(url);
+  const seconds = m ? Number(m[1]) : 0;
+  // libpq: 0 or none waits for ever, which a command must not; under 2 s it uses 2.
+  return seconds > 0 ? Math.max(2, seconds) * 1000 : HISTORY_TIMEOUTS.connectMs;
+}
+
+/**
+ * A session on the database (pg is loaded only then); a failure to connect named without
+ * secrets. `stop` (a Ctrl-C) ends the wait for it at once: its socket is destroyed and an
+ * InterruptedError says so.
+ */
+export async function connectTo(url: string, stop?: AbortSignal): Promise<pg.Client> {
+  const [{ default: pgModule }, { Socket }] = await Promise.all([import('pg'), import('node:net')]);
+  const connectMs = connectTimeoutOf(url);
+  // The socket is made here, so that a stop can destroy it while pg waits for the server.
+  let socket: InstanceType<typeof Socket> | undefined;
+  const client = new pgModule.Client({
+    stream: () => {
+      socket = new Socket();
+      return socket;
+    },
+    connectionString: url,
+    application_name: 'payouts',
+    connectionTimeoutMillis: connectMs,
+    statement_timeout: HISTORY_TIMEOUTS.statementMs,
+    query_timeout: HISTORY_TIMEOUTS.queryMs,
+    idle_in_transaction_session_timeout: HISTORY_TIMEOUTS.idleInTransactionMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // A lost connection is reported by the next query; an unhandled 'error' would end the process.
   client.on('error', () => {});
+  const onStop = () => socket?.destroy();
+  stop?.addEventListener('abort', onStop, { once: true });
   try {
+    if (stop?.aborted) throw stop.reason;
     await client.connect();
   } catch (err) {
     await client.end().catch(() => {});
-    throw connectFailure(err, url) ?? failure(err, url, 'connecting');
+    if (stop?.aborted) {
+      throw new InterruptedError(
+        `interrupted while connecting to the shared history at ${redactStateUrl(url)}: nothing was read or changed there`,
+      );
+    }
+    throw connectFailure(err, url, connectMs) ?? failure(err, url, 'connecting');
+  } finally {
+    stop?.removeEventListener('abort', onStop);
   }
   return client;
 }

@@ -130,9 +130,12 @@ export class PgHistory {
     return redactStateUrl(this.url);
   }
 
-  /** Connects (TLS as the URL's sslmode says) and brings the schema up to date. */
-  static async open(url: string): Promise<PgHistory> {
-    const history = new PgHistory(await connectTo(url), url);
+  /**
+   * Connects (TLS as the URL's sslmode says; `stop` ends the wait at once) and brings the
+   * schema up to date.
+   */
+  static async open(url: string, stop?: AbortSignal): Promise<PgHistory> {
+    const history = new PgHistory(await connectTo(url, stop), url);
     try {
       await history.migrate();
       await history.nameSession();

@@ -28,13 +28,15 @@ function lockMe(holder: { host?: string; user?: string }, me: LockRequest): Lock
 /**
  * Connects to a shared history (pg is loaded only then). A send stages its rows in a private
  * database of state.db's schema; they go to PostgreSQL as its run once it holds the lock.
- * `holder` names the host and user in the lock (the machine's unless a test says).
+ * `holder` names the host and user in the lock (the machine's unless a test says); `stop` (a
+ * Ctrl-C) ends the wait for the connection at once.
  */
 export async function sharedHistory(
   url: string,
   holder: { host?: string; user?: string } = {},
+  stop?: AbortSignal,
 ): Promise<HistoryStore<RunIntake>> {
-  const history = await PgHistory.open(url);
+  const history = await PgHistory.open(url, stop);
   return {
     name: `the shared history at ${history.where}`,
     async stage(how) {

@@ -1,9 +1,10 @@
 /** A shared history's address: what may be shown of it, and what it is. */
+import { isLoopbackHost } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
 
 /** The form every refusal of a state URL shows. */
 const FORM =
-  'postgres://USER:PASSWORD@HOST:5432/DATABASE (add ?sslmode=verify-full for TLS; write @ : / ? # [ ] in the password as %40 %3A %2F %3F %23 %5B %5D)';
+  'postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=verify-full (sslmode=disable written out for no TLS; write @ : / ? # [ ] in the password as %40 %3A %2F %3F %23 %5B %5D)';
 
 /** The sslmode values node-postgres acts on; any other would be taken as TLS without a word. */
 const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
@@ -23,6 +24,21 @@ export function redactStateUrl(url: string): string {
     if (u.password) u.password = '***';
     for (const key of ['password', 'sslpassword']) {
       if (u.searchParams.has(key)) u.searchParams.set(key, '***');
+    }
+    return u.toString();
+  } catch {
+    return maskUnparsed(url.trim());
+  }
+}
+
+/** A state URL with its password taken out, for a command to copy (redacted when it does not parse). */
+export function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url.trim());
+    u.password = '';
+    // Only when there: writing the parameters again would change how the others are encoded.
+    for (const key of ['password', 'sslpassword']) {
+      if (u.searchParams.has(key)) u.searchParams.delete(key);
     }
     return u.toString();
   } catch {
@@ -127,6 +143,55 @@ export function checkPostgresUrl(url: string, from: string): void {
       `${from} ${shown} has sslmode=${JSON.stringify(sslmode)}, which is not one of ${SSL_MODES.join(', ')}: use sslmode=verify-full to check the server's certificate and name, or disable on a trusted network`,
     );
   }
+  const host = remoteHost(parsed);
+  if (
+    host !== undefined &&
+    !parsed.searchParams.has('sslmode') &&
+    !parsed.searchParams.has('ssl')
+  ) {
+    throw new UsageError(
+      `${from} ${shown} would connect to ${host} without TLS, and its password and every payout would cross the network in clear: add ?sslmode=verify-full (the server's certificate and name checked; sslrootcert=/path/ca.pem for a private CA), or write sslmode=disable to connect in clear on a network you trust`,
+    );
+  }
+}
+
+/**
+ * The host a URL connects to over the network, or undefined when it stays on this machine:
+ * a loopback address or name (api/base-url.ts), a Unix socket (a host that is a path, or
+ * none: pg then connects to localhost).
+ */
+function remoteHost(url: URL): string | undefined {
+  const param = url.searchParams.get('host');
+  const host = param ?? decodeURIComponent(url.hostname);
+  if (host === '' || host === 'host' || host.startsWith('/') || /^%2f/i.test(host))
+    return undefined;
+  return isLoopbackHost(host) ? undefined : host;
+}
+
+/** Whether a state URL carries a password (in its user part, or as a parameter). */
+export function carriesPassword(url: string): boolean {
+  const parsed = parseAsPg(url.trim());
+  if (parsed === undefined) return /:[^/@]*@/.test(url) || /[?&](ssl)?password=/i.test(url);
+  return (
+    parsed.password !== '' ||
+    parsed.searchParams.has('password') ||
+    parsed.searchParams.has('sslpassword')
+  );
+}
+
+/** How a password reaches the history without a command line, for a refusal. */
+export const PASSWORD_WAYS =
+  'give it in PGPASSWORD, in ~/.pgpass (a line HOST:PORT:DATABASE:USER:PASSWORD, mode 0600), or with the whole URL in PAYOUTS_STATE_URL; `payouts config set state_url URL` asks for it on a terminal and keeps it in the 0600 config file';
+
+/**
+ * Refuses a state URL given on the command line with a password in it: other users read
+ * command lines (/proc/PID/cmdline, ps) and the shell keeps them in its history.
+ */
+function refusePasswordOnCommandLine(url: string, from: string): void {
+  if (!carriesPassword(url)) return;
+  throw new UsageError(
+    `${from} ${JSON.stringify(redactStateUrl(url))} carries a password on the command line, where other users of this machine can read it and the shell keeps it: leave it out of the URL and ${PASSWORD_WAYS}`,
+  );
 }
 
 /** Every secret a state URL carries, to remove from messages that came from elsewhere. */
@@ -157,7 +222,7 @@ export function redactMessage(message: string, url: string): string {
  * shows it redacted.
  */
 export function chooseStateUrl(
-  ...candidates: Array<{ value: string | undefined; from: string }>
+  ...candidates: Array<{ value: string | undefined; from: string; commandLine?: boolean }>
 ): string | undefined {
   for (const c of candidates) {
     const v = c.value?.trim();
@@ -168,7 +233,24 @@ export function chooseStateUrl(
       );
     }
     checkPostgresUrl(v, c.from);
+    if (c.commandLine) refusePasswordOnCommandLine(v, c.from);
     return v;
   }
   return undefined;
+}
+
+/**
+ * A state URL with `password` in its user part (percent-encoded), for a connection: the URL
+ * itself when it carries one already or `password` is undefined.
+ */
+export function withPassword(url: string, password: string | undefined): string {
+  if (password === undefined || password === '' || carriesPassword(url)) return url;
+  const scheme = url.indexOf('://') + 3;
+  const rest = url.slice(scheme);
+  const end = rest.search(/[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const at = authority.lastIndexOf('@');
+  const user = at < 0 ? '' : authority.slice(0, at);
+  const host = authority.slice(at + 1);
+  return `${url.slice(0, scheme)}${user}:${encodeURIComponent(password)}@${host}${rest.slice(authority.length)}`;
 }

@@ -1,17 +1,20 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigStore } from '../../../src/config/store.js';
-import { UsageError } from '../../../src/errors.js';
+import { CredentialsError, UsageError } from '../../../src/errors.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -138,5 +141,57 @@ describe('ConfigStore permission warnings', () => {
   it('gives no warning for a 0600 file, or when there is no file yet', () => {
     expect(new ConfigStore(dirWithFile('{"profiles":{}}').dir).warnings).toEqual([]);
     expect(new ConfigStore(freshDir()).warnings).toEqual([]);
+  });
+});
+
+describe('ConfigStore trusts only what the user owns (issue 52)', () => {
+  /** Tests that plant another user's files need root to give them away. */
+  const asRoot = process.getuid?.() === 0;
+  const OTHER = 65534;
+
+  it('refuses a config file others can change, a link and a FIFO, without blocking (exit 3)', () => {
+    const { dir, file } = dirWithFile('{"profiles":{}}', 0o666);
+    let err = openError(dir);
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect(err.message).toBe(
+      `the config file ${file} can be changed by other users (mode 0666): payouts takes credentials and the service's URL only from a file no one else can change: run \`chmod 600 ${file}\`, check what it holds with \`payouts config show\`, then run again`,
+    );
+    rmSync(file);
+    const elsewhere = join(dir, '..', 'theirs.json');
+    writeFileSync(elsewhere, '{"profiles":{}}', { mode: 0o600 });
+    symlinkSync(elsewhere, file);
+    err = openError(dir);
+    expect(err.message).toMatch(/^the config file .*config\.json is a symbolic link: .*remove it/);
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    expect(openError(dir).message).toMatch(/is a named pipe \(FIFO\), not a file/);
+  });
+
+  it('refuses a config folder others can change, before reading it', () => {
+    const { dir } = dirWithFile('{"profiles":{}}');
+    chmodSync(dir, 0o777);
+    const err = openError(dir);
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect(err.message).toBe(
+      `the config folder ${dir} can be changed by other users (mode 0777): payouts takes credentials and the service's URL only from a folder no one else can change: run \`chmod 700 ${dir}\`, check what it holds with \`payouts config show\`, then run again`,
+    );
+    expect(statSync(dir).mode & 0o777).toBe(0o777);
+  });
+
+  it.skipIf(!asRoot)("refuses another user's config folder or file, saying whose it is", () => {
+    const { dir, file } = dirWithFile('{"profiles":{"default":{"baseUrl":"https://x.invalid"}}}');
+    chownSync(file, OTHER, OTHER);
+    expect(openError(dir).message).toMatch(
+      new RegExp(
+        `^the config file ${file} belongs to (nobody \\()?uid 65534\\)?, not to you: .*remove it \\(rm ${file}\\)`,
+      ),
+    );
+    chownSync(file, 0, 0);
+    chownSync(dir, OTHER, OTHER);
+    const err = openError(dir);
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect(err.message).toMatch(
+      /^the config folder .* belongs to (nobody \()?uid 65534\)?, not to you: .*move it aside \(mv .*\.not-mine\) .*or set XDG_CONFIG_HOME/,
+    );
   });
 });

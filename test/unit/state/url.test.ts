@@ -4,6 +4,8 @@ import {
   redactPasswords,
   redactStateUrl,
   redactWord,
+  withoutPassword,
+  withPassword,
 } from '../../../src/state/pg/url.js';
 
 const choose = (url: string) => chooseStateUrl({ value: url, from: '--state-url' });
@@ -11,8 +13,8 @@ const choose = (url: string) => chooseStateUrl({ value: url, from: '--state-url'
 describe('state URLs', () => {
   it('accepts every form node-postgres reads, each sslmode it knows among them', () => {
     for (const url of [
-      'postgres://u:p@db.example.invalid/payouts',
-      'postgresql://u:p@db.example.invalid:6543/payouts',
+      'postgres://u:p@db.example.invalid/payouts?sslmode=verify-full',
+      'postgresql://u:p@db.example.invalid:6543/payouts?sslmode=disable',
       'postgres://u:p@[::1]:5432/payouts',
       'postgres://u:p%40ss@127.0.0.1/payouts',
       'postgres://u:p@/payouts?host=/var/run/postgresql',
@@ -34,6 +36,72 @@ describe('state URLs', () => {
     }
     expect(() => choose('postgres://u:p@h.invalid/db?sslmode=verify-full&sslmode=x')).toThrow(
       'sslmode="x"',
+    );
+  });
+
+  it('refuses a remote history without TLS unless sslmode says so, written out', () => {
+    for (const url of [
+      'postgres://u@db.example.invalid/payouts',
+      'postgres://u@10.0.0.5:5432/db',
+    ]) {
+      expect(() => choose(url)).toThrow(
+        /would connect to (db\.example\.invalid|10\.0\.0\.5) without TLS, and its password and every payout would cross the network in clear: add \?sslmode=verify-full .* or write sslmode=disable/,
+      );
+    }
+    // This machine, or said in so many words.
+    for (const url of [
+      'postgres://u@127.0.0.1/db',
+      'postgres://u@localhost:5433/db',
+      'postgres://u@[::1]/db',
+      'postgres://u@/db?host=/var/run/postgresql',
+      'postgres:///db',
+      'postgres://u@db.example.invalid/payouts?sslmode=disable',
+      'postgres://u@db.example.invalid/payouts?ssl=true',
+    ]) {
+      expect(choose(url), url).toBe(url);
+    }
+  });
+
+  it('refuses a password on a command line, saying how to give it, never showing it', () => {
+    const given = (url: string) =>
+      chooseStateUrl({ value: url, from: '--state-url', commandLine: true });
+    for (const url of [
+      'postgres://ana:s3cret@127.0.0.1/db',
+      'postgres://ana@127.0.0.1/db?password=s3cret',
+      'postgres://ana@127.0.0.1/db?sslpassword=s3cret',
+    ]) {
+      let said = '';
+      try {
+        given(url);
+      } catch (e) {
+        said = (e as Error).message;
+      }
+      expect(said).toMatch(
+        /carries a password on the command line, where other users of this machine can read it and the shell keeps it: leave it out of the URL and give it in PGPASSWORD, in ~\/\.pgpass/,
+      );
+      expect(said).not.toContain('s3cret');
+    }
+    expect(given('postgres://ana@127.0.0.1/db')).toBe('postgres://ana@127.0.0.1/db');
+    // The environment and the profile are no command line.
+    expect(choose('postgres://ana:s3cret@127.0.0.1/db')).toBe('postgres://ana:s3cret@127.0.0.1/db');
+  });
+
+  it('puts a password into a URL for the connection, and takes it out for a command to copy', () => {
+    expect(withPassword('postgres://ana@db.invalid:5432/p?sslmode=disable', 'p@ss:w/rd')).toBe(
+      'postgres://ana:p%40ss%3Aw%2Frd@db.invalid:5432/p?sslmode=disable',
+    );
+    expect(withPassword('postgres://db.invalid/p?application_name=a@b', 'pw')).toBe(
+      'postgres://:pw@db.invalid/p?application_name=a@b',
+    );
+    expect(withPassword('postgres://ana:own@db.invalid/p', 'pw')).toBe(
+      'postgres://ana:own@db.invalid/p',
+    );
+    expect(withPassword('postgres://ana@db.invalid/p', '')).toBe('postgres://ana@db.invalid/p');
+    expect(withoutPassword('postgres://ana:pw@db.invalid/p?options=-c%20x&password=y')).toBe(
+      'postgres://ana@db.invalid/p?options=-c+x',
+    );
+    expect(withoutPassword('postgres://ana:pw@db.invalid/p?options=-c%20x')).toBe(
+      'postgres://ana@db.invalid/p?options=-c%20x',
     );
   });
 

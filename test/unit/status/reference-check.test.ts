@@ -4,11 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeReport } from '../../../src/core/send/report.js';
-import {
-  parseReferenceText,
-  readReferenceFile,
-  unguardCell,
-} from '../../../src/core/status/reference-file.js';
+import { parseReferenceText, readReferenceFile } from '../../../src/core/status/reference-file.js';
 import { combineReferences } from '../../../src/core/status/references.js';
 import { UsageError } from '../../../src/errors.js';
 import { referenceProblem } from '../../../src/input/reference.js';
@@ -91,16 +87,6 @@ describe('payouts status and send refuse the same references', () => {
 });
 
 describe('reading a report back', () => {
-  it('drops the formula guard only before a character the writer guards', () => {
-    expect(unguardCell("'=SUM(A1)")).toBe('=SUM(A1)');
-    expect(unguardCell("'+49")).toBe('+49');
-    expect(unguardCell("'-5")).toBe('-5');
-    expect(unguardCell("'@home")).toBe('@home');
-    expect(unguardCell("'quoted")).toBe("'quoted");
-    expect(unguardCell("''")).toBe("''");
-    expect(unguardCell('plain')).toBe('plain');
-  });
-
   it('looks up the references a report written by payouts send holds', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'payouts-report-'));
     dirs.push(dir);
