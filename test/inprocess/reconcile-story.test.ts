@@ -66,13 +66,17 @@ describe.each(STORES)('a month reconciled and retried (%s)', (store) => {
     ]);
     for (const r of both) {
       expect(r.code).toBe(4);
-      expect(judged(r)).toEqual({
-        'NOV-1': ['failed', 'settled'],
-        'NOV-2': ['canceled', 'settled'],
-        'NOV-3': ['failed', 'returned'],
-        'NOV-4': ['paid', null],
-      });
+      const standings = Object.values(judged(r)).map(([s]) => s);
+      expect(standings).toEqual(['failed', 'canceled', 'failed', 'paid']);
     }
+    // Whichever looked first saw the changes (the other may have found them kept already).
+    expect(judged(both[0]!.code === 4 ? both[0]! : both[1]!)).toBeTruthy();
+    expect(both.map(judged)).toContainEqual({
+      'NOV-1': ['failed', 'settled'],
+      'NOV-2': ['canceled', 'settled'],
+      'NOV-3': ['failed', 'returned'],
+      'NOV-4': ['paid', null],
+    });
     // Each kept its answers: the history holds both people's, the latest its word.
     expect(await checkCount(store, withStore.url(), env)).toBe(8);
     const listed = await run(['runs', '--json']);
@@ -142,3 +146,59 @@ async function checkCount(
     db.close();
   }
 }
+
+describe('a reconcile stopped, and on a terminal', () => {
+  it('keeps what was looked up before a Ctrl-C (exit 130); the next goes on from there', async () => {
+    const stop = new AbortController();
+    let lookups = 0;
+    const svc = await testService({
+      // The tenth lookup answered: Ctrl-C.
+      log: (line) => {
+        if (/^GET .* -> 200/.test(line) && ++lookups === 10) stop.abort();
+      },
+      triggers: parseTriggerList('+late:pending:success:1000', 'PAYOUTS_SANDBOX_TRIGGERS'),
+    });
+    services.push(svc);
+    const run = (args: string[], more = {}) => runMain(args, { env: svc.env, ...more });
+    const file = join(svc.home.dir, 'stop.csv');
+    const rows = Array.from({ length: 30 }, (_, i) => `S-${i},1.00,EUR,s${i}+late@example.com`);
+    writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+    expect((await run(['send', file, '--yes'])).code).toBe(5);
+    await new Promise((r) => setTimeout(r, 1100));
+    const stopped = await run(['reconcile', '--json', '--concurrency', '1'], {
+      interrupt: stop.signal,
+    });
+    expect(stopped.code).toBe(130);
+    const doc = parseJsonStdout<{ looked_up_count: number; payout_count: number }>(stopped);
+    expect(doc.payout_count).toBe(30);
+    expect(doc.looked_up_count).toBeGreaterThan(0);
+    expect(doc.looked_up_count).toBeLessThan(30);
+    // What was looked up is kept: the next reconcile asks only the rest.
+    const rest = await run(['reconcile', '--json']);
+    expect(rest.code).toBe(0);
+    const after = parseJsonStdout<{ looked_up_count: number }>(rest);
+    expect(after.looked_up_count).toBe(30 - doc.looked_up_count);
+  });
+
+  it('shows its progress on a terminal: counts, changes and the time left', async () => {
+    const svc = await testService({
+      latencyMs: 150,
+      triggers: parseTriggerList('+late:pending:failed:500', 'PAYOUTS_SANDBOX_TRIGGERS'),
+    });
+    services.push(svc);
+    const file = join(svc.home.dir, 'tty.csv');
+    const rows = Array.from({ length: 6 }, (_, i) => `T-${i},1.00,EUR,t${i}+late@example.com`);
+    writeFileSync(file, `reference_id,amount,currency,recipient\n${rows.join('\n')}\n`);
+    expect((await runMain(['send', file, '--yes'], { env: svc.env })).code).toBe(5);
+    await new Promise((r) => setTimeout(r, 600));
+    const argv = ['reconcile', '--concurrency', '1'];
+    const r = await runMain(argv, { env: svc.env, terminal: { columns: 120 } });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(
+      /Reconciling: [1-5] of 6 payouts looked up · 0 changed · about \d+ s left/,
+    );
+    const table = r.stdout.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(table).toMatch(/T-0\s.*EUR 1\.00\s+pending\s+failed\s+settled/);
+    expect(r.stderr).toContain('6 payouts looked up at ');
+  });
+});

@@ -17,6 +17,7 @@ import {
   type RowReader,
   type RowWriter,
   runOfPrefix,
+  type ScopePayout,
   type ScopeRun,
   scopeCount,
   scopePage,
@@ -103,7 +104,6 @@ async function lookUp(
   l: Looking,
 ): Promise<{ outcomes: LookupOutcome[]; stopped: boolean }> {
   const { deps } = l;
-  const before = l.done;
   try {
     const outcomes = await lookupAll(l.reader, refs, {
       concurrency: deps.concurrency ?? 16,
@@ -116,8 +116,8 @@ async function lookUp(
         deps.output.debug(
           `retrying the lookup of ${ref} in ${n.delayMs} ms (attempt ${n.attempt})`,
         ),
-      onDone: (done) => {
-        l.done = before + done;
+      onDone: () => {
+        l.done += 1;
         deps.progress?.(l.done, l.total, l.changed);
       },
     });
@@ -135,36 +135,86 @@ interface Store {
   dialect: Dialect;
 }
 
-/** One page: decided, looked up, decided again, judged, and its answers kept. */
-async function reconcilePage(
-  page: Awaited<ReturnType<typeof scopePage>>,
-  store: Store,
-  l: Looking,
-  every: boolean,
-): Promise<{ rows: Reconciled[]; stopped: boolean }> {
-  const { deps } = l;
-  const { serviceKey, sandbox, clientId } = deps.service;
+/** A page whose lookups have begun. */
+interface Begun {
+  page: ScopePayout[];
+  facts: Facts;
+  asked: Set<number>;
+  lookups: Promise<{ outcomes: LookupOutcome[]; stopped: boolean }>;
+}
+
+/** A page decided and its lookups begun (in the pace every page shares). */
+async function begin(page: ScopePayout[], store: Store, l: Looking, every: boolean) {
+  const { serviceKey, sandbox, clientId } = l.deps.service;
   const held = await heldOfPage(store.read, store.dialect, serviceKey, page);
   const facts: Facts = { held, retries: [], every, ...(sandbox ? {} : { clientId }) };
   const asks = asksOf(decide(facts, 'reconcile'));
   const refs = [...new Set(asks.map((a) => a.ref))];
-  const { outcomes, stopped } = await lookUp(refs, l);
+  const begun: Begun = {
+    page,
+    facts,
+    asked: new Set(asks.map((a) => a.row)),
+    lookups: lookUp(refs, l),
+  };
+  return begun;
+}
+
+/** A page's answers: decided again, each payout judged, and the answers kept. */
+async function finish(b: Begun, store: Store, l: Looking) {
+  const { deps } = l;
+  const { outcomes, stopped } = await b.lookups;
   const answers = new Map(outcomes.map((o) => [o.reference_id, o]));
-  const decision = decide(facts, 'reconcile', answers);
-  const asked = new Set(asks.map((a) => a.row));
+  const decision = decide(b.facts, 'reconcile', answers);
   const how = { at: new Date(deps.clock.now()).toISOString(), by: 'reconcile' as const };
   const rows: Reconciled[] = [];
-  page.forEach((p, i) => {
+  b.page.forEach((p, i) => {
     const answer = answers.get(p.payout.reference_id);
     // Stopped before its lookup: not judged, nothing said of it.
-    if (asked.has(i) && !answer) return;
-    const check = answer && askedRightly(p, clientId) ? checkOf(p, answer, how) : undefined;
+    if (b.asked.has(i) && !answer) return;
+    const check =
+      answer && askedRightly(p, deps.service.clientId) ? checkOf(p, answer, how) : undefined;
     rows.push(judge(p, decision.fates.get(i), answer, check));
   });
   const checks = rows.flatMap((r) => (r.check ? [r.check] : []));
   if (checks.length) await recordChecks(store.write, store.dialect, checks);
   l.changed += rows.filter((r) => r.change).length;
   return { rows, stopped };
+}
+
+/** The pages of the scope's runs, in run and row order. */
+async function* pagesOf(runs: ScopeRun[], read: RowReader, every: boolean) {
+  for (const run of runs) {
+    for (let from = 0; ; ) {
+      const page = await scopePage(read, run.id, { from, size: RECONCILE_PAGE, every });
+      if (page.length) yield page;
+      if (page.length < RECONCILE_PAGE) break;
+      from = page[page.length - 1]!.row + 1;
+    }
+  }
+}
+
+/**
+ * Goes through the pages, the next one's lookups begun before this one's are judged, so the
+ * pace never drains at a page's end (a lookup held by a Retry-After would idle it).
+ */
+async function throughPages(runs: ScopeRun[], store: Store, l: Looking, every: boolean) {
+  const rows: Reconciled[] = [];
+  const pages = pagesOf(runs, store.read, every);
+  const first = await pages.next();
+  let current = first.done ? undefined : await begin(first.value, store, l, every);
+  while (current) {
+    const following = l.deps.interrupt.aborted ? undefined : await pages.next();
+    const next =
+      following && !following.done ? await begin(following.value, store, l, every) : undefined;
+    const r = await finish(current, store, l);
+    rows.push(...r.rows);
+    if (r.stopped) {
+      if (next) rows.push(...(await finish(next, store, l)).rows);
+      return { rows, interrupted: true };
+    }
+    current = next;
+  }
+  return { rows, interrupted: false };
 }
 
 /** Counts the payouts of the scope, for the progress line's "of N" and time left. */
@@ -181,25 +231,18 @@ export async function reconcile(scope: Scope, deps: ReconcileDeps): Promise<Reco
   const limits = deps.concurrency
     ? { initial: deps.concurrency, max: deps.concurrency }
     : { initial: 4, max: 16 };
-  const pace = new Pace({ ...limits, clock: deps.clock });
+  const pace = new Pace({
+    ...limits,
+    clock: deps.clock,
+    onChange: (limit, why) => deps.output.debug(`pace: ${limit} lookups at a time (${why})`),
+  });
   const reader = checkedReader(deps.service.client);
   const done = await withRunReader(deps.from, deps.output, async (read, _keep, write) => {
     const runs = await runsOf(read, scope, deps.service.serviceKey);
     const l: Looking = { deps, reader, pace, done: 0, total: 0, changed: 0 };
     l.total = await totalOf(runs, read, every);
-    const rows: Reconciled[] = [];
-    for (const run of runs) {
-      for (let from = 0; ; ) {
-        const page = await scopePage(read, run.id, { from, size: RECONCILE_PAGE, every });
-        if (!page.length) break;
-        const r = await reconcilePage(page, { read, write, dialect }, l, every);
-        rows.push(...r.rows);
-        if (r.stopped) return { rows, runs, total: l.total, interrupted: true };
-        if (page.length < RECONCILE_PAGE) break;
-        from = page[page.length - 1]!.row + 1;
-      }
-    }
-    return { rows, runs, total: l.total, interrupted: false };
+    const r = await throughPages(runs, { read, write, dialect }, l, every);
+    return { ...r, runs, total: l.total };
   });
   return done
     ? { ...done, noHistory: false }

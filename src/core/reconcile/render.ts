@@ -8,7 +8,7 @@ import type { ChalkInstance } from 'chalk';
 import { ExitCode, type ExitCodeValue } from '../../exit-codes.js';
 import { moneyText } from '../../money/amount.js';
 import { count, displayText } from '../../output/display.js';
-import type { Output } from '../../output/output.js';
+import { type Output, rawListItem } from '../../output/output.js';
 import { documentHead, type ErrorObject, serviceStatusJson } from '../documents.js';
 import { retriedJson } from '../runs/runs.js';
 import type { FailedOut } from './failed-out.js';
@@ -208,6 +208,31 @@ function resultJson(r: Reconciled) {
     checked_at: r.check?.checked_at ?? null,
     error: r.error?.message ?? null,
   };
+}
+
+/**
+ * Prints the --json document of a reconcile: its head, then `results` a payout a line, so
+ * that a reconcile of a million payouts is never one object or one string in memory.
+ */
+export async function printReconcileJson(
+  rows: readonly Reconciled[],
+  view: ReconcileView,
+  output: Output,
+): Promise<void> {
+  const { results: _, ...head } = reconcileDocument([], view);
+  const { now, changes } = countsOf(rows);
+  const counted = { ...head, looked_up_count: rows.length, counts: now, changes };
+  await output.printJsonWithRawList(counted, 'results', resultChunks(rows));
+}
+
+/** The document's results as printJsonWithRawList takes them, a thousand items a chunk. */
+function* resultChunks(rows: readonly Reconciled[]): Generator<string> {
+  for (let k = 0; k < rows.length; k += 1000) {
+    yield rows
+      .slice(k, k + 1000)
+      .map((r) => rawListItem(JSON.stringify(resultJson(r))))
+      .join('');
+  }
 }
 
 /** The --json document of a reconcile. */

@@ -16,7 +16,7 @@ import type { PayoutReader } from '../status/lookup.js';
 import { writeReconcileRetry } from './failed-out.js';
 import { countsOf, exitCodeOf } from './judge.js';
 import { type ReconcileReport, reconcile, type Scope } from './reconcile.js';
-import { printReconcile, type ReconcileView, reconcileDocument } from './render.js';
+import { printReconcile, printReconcileJson, type ReconcileView } from './render.js';
 
 /** What `payouts reconcile` was asked. */
 export interface ReconcileRequest {
@@ -103,7 +103,7 @@ export async function runReconcile(req: ReconcileRequest, run: ReconcileRun): Pr
     error: error ? errorObject(error, exitCode) : null,
     failedOut,
   };
-  if (output.json) output.printJson(reconcileDocument(rows, view));
+  if (output.json) await printReconcileJson(rows, view, output);
   else {
     if (report.noHistory) output.info(`Nothing to reconcile: no history is kept here yet`);
     else await printReconcile(rows, view, output);
