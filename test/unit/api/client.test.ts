@@ -391,7 +391,12 @@ describe('PayoutClient answer variations', () => {
     const c = client('', { slow, slowAfterMs: 20, responseTimeoutMs: 10_000, deadlineMs: 15_000 });
     await c.createPayouts(payouts);
     await c.close();
-    expect(waits.map((w) => w.timeoutMs)).toEqual([15_000]);
+    // Before its headers (a loaded machine may see the 20 ms pass first) an answer counts down
+    // to the headers' timeout; once they came, to the whole exchange's deadline.
+    const shown = waits.map((w) => w.timeoutMs);
+    expect(shown.at(-1)).toBe(15_000);
+    expect(shown.filter((ms) => ms !== 10_000 && ms !== 15_000)).toEqual([]);
+    expect(shown.filter((ms) => ms === 15_000)).toHaveLength(1);
   });
 
   it('names a timeout as a timeout, with its seconds, and a lookup without "applied"', async () => {
