@@ -21,3 +21,14 @@ export interface Check {
   checked_at: string;
   checked_by: CheckedBy;
 }
+
+/** When the service last answered about a payout, asked by what and whom, and if it held it. */
+export interface Checked {
+  at: string;
+  /** `status`, `status --watch`, `reconcile` or `send`. */
+  by: string;
+  /** The database role that kept it (a shared history), else null. */
+  role: string | null;
+  /** The answer was "not found" of a payout recorded as paid or pending. */
+  notHeld: boolean;
+}

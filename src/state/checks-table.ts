@@ -32,7 +32,8 @@ export const CHECKS: TableDef = {
  * The view `journal` with each payout's latest word from the service (`checks`): a payout it
  * holds takes the word's status and transaction id (the result's message only while the status
  * is the result's), and one in doubt is done; "not found" changes neither, it is told by
- * `missing`. `checked_at` and `checked_by` say when and how the latest word came. A word counts
+ * `missing`. `checked_at`, `checked_by` and `checked_role` say when, how and (on a shared
+ * history) by whom the latest word came. A word counts
  * only for a payout that was sent (a result, or an intent in flight or unknown).
  */
 const JOURNAL_CHECKED = `  SELECT p.run, p.row, p.reference_id, p.file, p.line, p.location, p.amount, p.currency,
@@ -49,7 +50,7 @@ const JOURNAL_CHECKED = `  SELECT p.run, p.row, p.reference_id, p.file, p.line, 
     CASE WHEN d.row IS NULL AND c.held IS NULL THEN i.note END AS note,
     coalesce(d.at, i.updated_at) AS updated_at, p.retry_of,
     c.checked_at, c.checked_by, CASE WHEN c.held = 0 THEN 1 ELSE 0 END AS missing,
-    c.updated_at AS service_updated_at
+    c.updated_at AS service_updated_at, c.by_role AS checked_role
   FROM payouts p
     LEFT JOIN intents i ON i.run = p.run AND i.row = p.row
     LEFT JOIN results d ON d.run = p.run AND d.row = p.row

@@ -8,7 +8,7 @@
 import type { Check } from '../domain/checks.js';
 import type { PayoutRequest } from '../domain/payout.js';
 import type { Dialect } from './dialect.js';
-import { serviceId } from './hash.js';
+import { serviceId, serviceIdOf } from './hash.js';
 import { CHECK_ROWS, jsonTexts, rowsStatements } from './journal-sql.js';
 import type { RowReader, RowWriter } from './run-counts.js';
 
@@ -119,4 +119,29 @@ export async function recordChecks(
     values.push(c.updated_at, c.checked_at, c.checked_by);
   }
   for (const s of rowsStatements(CHECK_ROWS, values, dialect)) await write(s.sql, s.params);
+}
+
+/** A reference a service's runs hold, with the run that holds it and when it was sent. */
+export interface HeldReference {
+  reference_id: string;
+  run_id: string;
+  sent_at: string | null;
+}
+
+/** The references of `refs` that runs of `service` (a base URL or "sandbox") hold. */
+export async function heldReferences(
+  read: RowReader,
+  service: string,
+  refs: string[],
+): Promise<HeldReference[]> {
+  const held: HeldReference[] = [];
+  for (const ref of refs) {
+    const rows = (await read(
+      `SELECT j.reference_id, r.run_id, j.sent_at FROM journal j JOIN runs r ON r.id = j.run
+       WHERE j.reference_id = ? AND r.service_id = ? AND r.run_id IS NOT NULL LIMIT 1`,
+      [ref, serviceIdOf(service)],
+    )) as HeldReference[];
+    if (rows[0]) held.push(rows[0]);
+  }
+  return held;
 }

@@ -29,8 +29,6 @@ export {
 export type { PgHistory } from './pg/history.js';
 export { failureReasons, retryLinks } from './retry-links.js';
 export {
-  type HeldReference,
-  heldReferences,
   listRunsIn,
   liveRunsIn,
   type PayoutState,
@@ -54,6 +52,8 @@ export {
   type HeldPayout,
   heldPayoutOf,
   heldPayouts,
+  type HeldReference,
+  heldReferences,
   recordChecks,
 } from './checks.js';
 export {

@@ -270,7 +270,6 @@ export async function teamRoles(url: string): Promise<{ ana: string; bob: string
       SET LOCAL search_path = ${schema};
       GRANT USAGE ON SCHEMA ${schema} TO ${to};
       GRANT SELECT, INSERT, UPDATE ON runs, payouts, intents, results TO ${to};
-      GRANT SELECT, INSERT ON checks TO ${to};
       GRANT SELECT, INSERT, UPDATE, DELETE ON meta, reports, locks TO ${to};
       GRANT SELECT ON schema_version, journal, approval_rules TO ${to};
       GRANT SELECT, INSERT ON prepared_runs, prepared_payouts, approvals TO ${to};
@@ -284,6 +283,9 @@ export async function teamRoles(url: string): Promise<{ ana: string; bob: string
       DO $$ BEGIN
         IF to_regclass('attempts') IS NOT NULL THEN
           GRANT SELECT, INSERT ON attempts, withdrawals TO ${to};
+        END IF;
+        IF to_regclass('checks') IS NOT NULL THEN
+          GRANT SELECT, INSERT ON checks TO ${to};
         END IF;
       END $$;
       COMMIT`),

@@ -182,7 +182,7 @@ export function earlierOfHeld(r: PriorRow): SentEarlier {
     amount: r.payout.amount,
     runId: r.run_id,
     at: r.sent_at,
-    checkedAt: r.checked_at ?? null,
+    ...(r.checked_at ? { checkedAt: r.checked_at } : {}),
   };
 }
 
