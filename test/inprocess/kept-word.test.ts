@@ -83,6 +83,11 @@ describe('a re-run of a sent file', () => {
       /^M-1\tpending \(sent earlier\)\t.*last checked 3 days ago: `payouts reconcile`$/m,
     );
     expect(again.stdout).toMatch(/^M-2\tsuccess \(sent earlier\)\t[^`]*$/m);
+    const runId = /Run ([0-9a-f]{16})/.exec(again.stderr)![1]!;
+    const shown = await run(['runs', 'show', runId]);
+    expect(shown.stdout).toMatch(
+      /^M-1\t.*pending\t.*last checked 2026-11-24 13:00 UTC: `payouts reconcile`$/m,
+    );
   });
 });
 

@@ -76,6 +76,17 @@ describe('a forged success, against the service', () => {
     const all = await t.run(t.bob, ['reconcile', '--all', '--json']);
     const counts = parseJsonStdout<{ counts: Record<string, number> }>(all).counts;
     expect(counts).toMatchObject({ paid: 18, not_held: 2 });
+    // runs show tells it on each payout, and in --json who kept it.
+    const shown = await t.run(t.bob, ['runs', 'show', 'f0f0f0f0']);
+    expect(shown.stdout).toMatch(
+      /^FG-19\t.*success\t.*not held by the service when checked on .* UTC \(reconcile\)/m,
+    );
+    const json = parseJsonStdout<{
+      payouts: Array<{ checked: { by: string; role: string; not_held: boolean } }>;
+    }>(await t.run(t.bob, ['runs', 'show', 'f0f0f0f0', '--json']));
+    expect(json.payouts[0]!.checked).toEqual(
+      expect.objectContaining({ by: 'reconcile', role: t.roleOf(t.bob), not_held: true }),
+    );
     // The word is kept, in bob's name, whatever he would have written.
     const kept = await queryOne<{ n: string; by: string }>(
       t.owner,
