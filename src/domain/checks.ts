@@ -4,8 +4,8 @@
  * what every reader of the history takes as the payout's status (docs/history.md).
  */
 
-/** What asked the service: `status` (or `status --watch`), `reconcile`, or a send's lookup. */
-export type CheckedBy = 'status' | 'status --watch' | 'reconcile' | 'send';
+/** What asked the service: `status` (or `status --watch`), or `reconcile`. */
+export type CheckedBy = 'status' | 'status --watch' | 'reconcile';
 
 /** One answer about one payout of a run (the run's id and the payout's row in it). */
 export interface Check {
@@ -25,7 +25,7 @@ export interface Check {
 /** When the service last answered about a payout, asked by what and whom, and if it held it. */
 export interface Checked {
   at: string;
-  /** `status`, `status --watch`, `reconcile` or `send`. */
+  /** `status`, `status --watch` or `reconcile`. */
   by: string;
   /** The database role that kept it (a shared history), else null. */
   role: string | null;

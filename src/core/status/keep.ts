@@ -1,7 +1,7 @@
 /**
  * What a lookup of a payout the history holds leaves in it: the one rule of which answers are
- * kept as the service's word (`checks`, src/state/checks.ts), for `status`, `status --watch`,
- * `reconcile` and a send's lookups alike. A record that is the payout (same amount, currency
+ * kept as the service's word (`checks`, src/state/checks.ts), for `status`, `status --watch`
+ * and `reconcile` alike. A record that is the payout (same amount, currency
  * and recipient) is kept as it is; "not found" only of a payout recorded as paid or pending,
  * where it is news (a payout that failed at validation is not stored by the service); another
  * payout under the reference, or no answer, is kept nowhere.
