@@ -118,7 +118,17 @@ export async function recordChecks(
     values.push(c.run, c.row, c.held ? 1 : 0, c.status, c.transaction_id);
     values.push(c.updated_at, c.checked_at, c.checked_by);
   }
-  for (const s of rowsStatements(CHECK_ROWS, values, dialect)) await write(s.sql, s.params);
+  const statements = rowsStatements(CHECK_ROWS, values, dialect);
+  // state.db: one transaction (one fsync) for a page's checks, not one per statement.
+  const tx = dialect === 'sqlite' && statements.length > 1;
+  if (tx) await write('BEGIN IMMEDIATE', []);
+  try {
+    for (const s of statements) await write(s.sql, s.params);
+  } catch (error) {
+    if (tx) await write('ROLLBACK', []).catch(() => {});
+    throw error;
+  }
+  if (tx) await write('COMMIT', []);
 }
 
 /** A reference a service's runs hold, with the run that holds it and when it was sent. */

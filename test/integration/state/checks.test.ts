@@ -128,6 +128,22 @@ describe('the service word on a payout', () => {
   });
 });
 
+describe('many checks at once', () => {
+  it('are kept in one transaction of state.db, or none of them', async () => {
+    const db = await openDb(await tempStateDir());
+    const run = await sentRun(db);
+    const many = Array.from({ length: 250 }, () => check(db, run.id, 'P1', { status: 'failed' }));
+    await recordChecks(write(db), 'sqlite', many);
+    const n = () => (db.prepare('SELECT count(*) AS n FROM checks').get() as { n: number }).n;
+    expect(n()).toBe(250);
+    // A statement that fails takes the others of its transaction with it.
+    const broken = [...many.slice(0, 150), { ...many[0]!, checked_at: null as unknown as string }];
+    await expect(recordChecks(write(db), 'sqlite', broken)).rejects.toThrow(/NOT NULL/);
+    expect(n()).toBe(250);
+    expect(db.inTransaction).toBe(false);
+  });
+});
+
 describe('checks in a shared history', () => {
   it('are only ever added, each naming the role that added it', async () => {
     const url = await recycledDatabase();
