@@ -96,8 +96,9 @@ export function median(values) {
 }
 
 /** Starts bench/service.mjs in its own process; resolves to { port, baseUrl, call, stop }. */
-export async function startService({ latencyMs = 0 } = {}) {
+export async function startService({ latencyMs = 0, ledger = false } = {}) {
   const args = latencyMs > 0 ? ['--latency', String(latencyMs)] : [];
+  if (ledger) args.push('--ledger');
   const child = spawn(NODE, [`${ROOT}bench/service.mjs`, ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -10,7 +10,8 @@
 //   POST /__reset              -> forgets every reference and zeroes the counts
 //
 // `--latency MS` answers each create request MS milliseconds after it arrives, as a distant
-// service would.
+// service would. `--ledger`: GET finds only the references it received (404 for any other), as
+// a real service does; a create request applies its payouts as it arrives.
 //
 // It checks nothing about credentials or amounts: it only counts what it receives, so the
 // benchmark can prove that exactly N distinct references arrived, none of them twice.
@@ -22,8 +23,11 @@ const CREATE = '/api/v1/payouts';
 const latencyAt = process.argv.indexOf('--latency');
 const LATENCY_MS = latencyAt === -1 ? 0 : Number(process.argv[latencyAt + 1]);
 const STATUS = '/api/v1/payouts/';
+const LEDGER = process.argv.includes('--ledger');
 
 let seen = new Set();
+/** With --ledger, each payout as it was received, by reference. */
+let held = new Map();
 let duplicates = 0;
 let payouts = 0;
 let requests = 0;
@@ -84,6 +88,7 @@ function create(req, res) {
       payouts++;
       if (seen.has(ref)) duplicates++;
       else seen.add(ref);
+      if (LEDGER) held.set(ref, p);
       results[i] = {
         reference_id: ref,
         status: 'success',
@@ -118,22 +123,23 @@ function status(res, encodedRef) {
     return;
   }
   // A reference starting with a small letter is one nobody sent (the history rows' typo).
-  if (/^[a-z]/.test(ref)) {
+  if (LEDGER ? !seen.has(ref) : /^[a-z]/.test(ref)) {
     send(res, 404, { success: false, message: ['Payout not found'], data: [] });
     return;
   }
+  const p = held.get(ref);
   send(res, 200, {
     success: true,
     message: ['Payout retrieved'],
     data: {
       reference_id: ref,
       status: 'success',
-      amount: 10.5,
-      currency: 'EUR',
+      amount: p ? Number(p.amount) : 10.5,
+      currency: p?.currency ?? 'EUR',
       created_at: '2026-11-22T10:00:00.000Z',
       updated_at: '2026-11-22T10:00:01.000Z',
       transaction_id: `T${ref}`,
-      recipient: 'bench@example.com',
+      recipient: p?.recipient ?? 'bench@example.com',
       description: '',
     },
   });
@@ -154,6 +160,7 @@ const server = http.createServer((req, res) => {
   if (req.method === 'GET' && url === '/__stats') return send(res, 200, stats());
   if (req.method === 'POST' && url === '/__reset') {
     seen = new Set();
+    held = new Map();
     duplicates = 0;
     payouts = 0;
     requests = 0;

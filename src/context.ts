@@ -30,6 +30,8 @@ export interface GlobalOptions {
   profile?: string;
   baseUrl?: string;
   json: boolean;
+  /** send --json-lines: the --json output as lines, each result one, then a summary (docs/json.md). */
+  jsonLines?: boolean;
   debug: boolean;
   /** --no-color. */
   noColor?: boolean;

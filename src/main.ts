@@ -87,7 +87,8 @@ Run "payouts <command> --help" for a command's options and examples.`,
 /** Reads the global flags from argv when commander could not finish parsing. */
 function fallbackGlobals(argv: string[]): GlobalOptions {
   return {
-    json: argv.includes('--json'),
+    json: argv.includes('--json') || argv.includes('--json-lines'),
+    jsonLines: argv.includes('--json-lines'),
     debug: argv.includes('--debug'),
     noColor: argv.includes('--no-color'),
   };

@@ -22,13 +22,16 @@ function globalsOf(cmd: Command): GlobalOptions {
     profile?: string;
     baseUrl?: string;
     json?: boolean;
+    jsonLines?: boolean;
     debug?: boolean;
     color?: boolean;
   }>();
   return {
     profile: o.profile,
     baseUrl: o.baseUrl,
-    json: Boolean(o.json),
+    // send --json-lines is --json written a line at a time.
+    json: Boolean(o.json || o.jsonLines),
+    jsonLines: Boolean(o.jsonLines),
     debug: Boolean(o.debug),
     // commander gives --no-color as color: false.
     noColor: o.color === false,
@@ -61,6 +64,7 @@ export async function makeOutput(
       return runtime.stdin;
     },
     json: globals.json,
+    lines: globals.jsonLines === true,
     debug: globals.debug,
     noColor,
     env,

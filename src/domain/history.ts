@@ -82,6 +82,18 @@ export interface LockQueue {
   leave(): Promise<void>;
 }
 
+/**
+ * The runs a send decides (issue 51): its own, and those whose payouts in doubt it reads back,
+ * claimed so that another send meeting their payouts in doubt leaves them to it. A claim is
+ * held by the send's process (a lock file) or its database session, so a send that dies
+ * claims nothing; `release` gives every claim back.
+ */
+export interface RunClaims {
+  /** Claims those of `runIds` no other live send claims; returns those another one does. */
+  take(runIds: Iterable<string>): Promise<Set<string>>;
+  release(): Promise<void>;
+}
+
 /** What opening a run needs beyond the rows staged in the local database. */
 export interface AdoptedRun {
   /**
@@ -115,6 +127,8 @@ export interface HistoryStore<Staged> {
   lockService(serviceKey: string, me: LockRequest): Promise<ServiceLock>;
   /** Joins the queue of the sends waiting for a service's lock (send --wait), last. */
   joinLockQueue(serviceKey: string, me: LockRequest): Promise<LockQueue>;
+  /** This send's claims on runs (RunClaims), none taken yet. */
+  runClaims(me: LockRequest): RunClaims;
   /** What earlier runs of the service hold about the staged references, in row order. */
   prior(staged: Staged, serviceKey: string): Promise<PriorRow[]>;
   /** Whether any run of the service is recorded. */

@@ -5,10 +5,18 @@ import type { Env } from '../paths.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
 import { LiveLine } from './live-line.js';
+import { documentLines, RAW_ITEM_END, stringifyJson, summaryLine } from './json-text.js';
 import type { InStream, OutStream } from './streams.js';
 import { type TableLayout, terminalTable, tsvTable } from './table.js';
 
 export type { InStream, OutStream };
+export {
+  RAW_ITEM_INDENT,
+  RawNumber,
+  rawListItem,
+  resultLine,
+  stringifyJson,
+} from './json-text.js';
 
 /** What the output module needs to know about the process it writes for. */
 export interface OutputOptions {
@@ -17,6 +25,11 @@ export interface OutputOptions {
   stdin: InStream;
   /** --json: stdout holds exactly one JSON document. */
   json: boolean;
+  /**
+   * send --json-lines (with `json`): the document as lines instead, each of its `results` one,
+   * then the rest of it as a summary line (docs/json.md).
+   */
+  lines?: boolean;
   /** --debug: HTTP trace and stack traces on stderr. */
   debug: boolean;
   /** NO_COLOR or similar asked for no colour. */
@@ -35,34 +48,6 @@ export interface OutputOptions {
    */
   documentHead?: Readonly<Record<string, unknown>>;
 }
-
-/** A JSON number kept as its exact decimal text (an amount), written into --json output as is. */
-export class RawNumber {
-  constructor(readonly text: string) {}
-}
-
-const RAW_MARK = '\u0000raw:';
-
-/** JSON.stringify that writes RawNumber values digit for digit, so "12.50" stays 12.50. */
-export function stringifyJson(doc: unknown): string {
-  const text = JSON.stringify(
-    doc,
-    (_key, value) => (value instanceof RawNumber ? `${RAW_MARK}${value.text}` : value),
-    2,
-  );
-  return text.replace(/"\\u0000raw:([0-9.]+)"/g, '$1');
-}
-
-/** What follows each item of a raw list (see rawListItem). */
-const RAW_ITEM_END = ',\n';
-
-/** One list item, as JSON text, in the layout printJsonWithRawList takes: indented, then a comma. */
-export function rawListItem(json: string): string {
-  return `    ${json}${RAW_ITEM_END}`;
-}
-
-/** Bytes before an item's JSON text in a rawListItem line. */
-export const RAW_ITEM_INDENT = 4;
 
 /** Whether a write error means the stream's reader or terminal has gone. */
 function readerGone(err: unknown): boolean {
@@ -95,6 +80,8 @@ export interface Progress {
  */
 export class Output {
   readonly json: boolean;
+  /** send --json-lines: the document as result lines, then a summary line. */
+  readonly lines: boolean;
   readonly debugEnabled: boolean;
   /** Colours for stdout: off when stdout is not a terminal or NO_COLOR is set. */
   readonly color: ChalkInstance;
@@ -113,6 +100,7 @@ export class Output {
 
   constructor(private readonly opts: OutputOptions) {
     this.json = opts.json;
+    this.lines = opts.json && opts.lines === true;
     this.debugEnabled = opts.debug;
     const colors = (s: OutStream) => {
       const level = colorLevel(s, opts.noColor, opts.env);
@@ -189,10 +177,29 @@ export class Output {
     if (!this.opts.stdout.write(bytes)) await this.drained();
   }
 
-  /** Writes the one JSON document of a --json run to stdout. */
+  /**
+   * Writes the one JSON document of a --json run to stdout; under --json-lines, a send's
+   * document as its lines: each result, then the summary.
+   */
   printJson(doc: unknown): void {
     this.claimJson();
-    this.writeOut(`${stringifyJson(doc)}\n`);
+    if (!this.lines) {
+      this.writeOut(`${stringifyJson(doc)}\n`);
+      return;
+    }
+    for (const line of documentLines(doc)) this.writeOut(line);
+  }
+
+  /**
+   * Writes a --json-lines run's result lines as they come, in chunks of whole lines (see
+   * resultLine), waiting for a slow reader, then its summary line: the rest of its document.
+   */
+  async printJsonLines(summary: Record<string, unknown>, lines: Iterable<string>): Promise<void> {
+    this.claimJson();
+    for (const chunk of lines) {
+      if (!this.writeOut(chunk)) await this.drained();
+    }
+    this.writeOut(summaryLine(summary));
   }
 
   /**

@@ -5,7 +5,7 @@ import type { LockWait } from './errors.js';
 import { RunIntake, thisMachine } from './intake.js';
 import { adoptLocally } from './adopt.js';
 import { hasHistory, paidRecipients, priorRows } from './prior.js';
-import { acquireSendLock, joinSendLockQueue } from './send-lock.js';
+import { acquireSendLock, joinSendLockQueue, localRunClaims } from './send-lock.js';
 
 /**
  * The history of one state folder: staged and recorded in its state.db, locked by a file.
@@ -26,6 +26,7 @@ export function localHistory(
       acquireSendLock({ stateDir, serviceKey, pid: me.pid, command: me.command }),
     joinLockQueue: (serviceKey, me) =>
       joinSendLockQueue({ stateDir, serviceKey, pid: me.pid, command: me.command }),
+    runClaims: (me) => localRunClaims({ stateDir, pid: me.pid, command: me.command }),
     prior: async (staged, serviceKey) => priorRows(staged, serviceKey, stateDir),
     holdsService: async (staged, serviceKey) => hasHistory(staged, serviceKey),
     paidRecipients: async (staged, serviceKey, recipients) =>

@@ -113,8 +113,8 @@ function chargesText(charges: number | undefined): string | null {
 export class RunOutcomes {
   private codes = new Uint8Array(16);
   /** Outcomes not written yet, by row; and stated results not written yet, by row. */
-  private readonly pending = new Map<number, PayoutOutcome>();
-  private readonly stated = new Map<number, StatedResult>();
+  private pending = new Map<number, PayoutOutcome>();
+  private stated = new Map<number, StatedResult>();
   /** Outcomes on their way to the database, oldest commit first (see takePending). */
   private taken: Array<{
     pending: Map<number, PayoutOutcome>;
@@ -256,9 +256,10 @@ export class RunOutcomes {
     const records: JournalRecord[] = [];
     if (results.length) records.push({ kind: 'results', values: results });
     if (reports.length) records.push({ kind: 'reports', values: reports });
-    this.taken.push({ pending: new Map(this.pending), stated: new Map(this.stated) });
-    this.pending.clear();
-    this.stated.clear();
+    // Handed over whole, not copied: a run's outcomes pass through here once each.
+    this.taken.push({ pending: this.pending, stated: this.stated });
+    this.pending = new Map();
+    this.stated = new Map();
     return records;
   }
 

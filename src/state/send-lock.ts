@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import type { RunClaims } from '../domain/history.js';
 import { BusyError, UsageError } from '../errors.js';
 import { FileLock, type FileLockOptions, FileLockQueue, type LockInfo } from '../lock.js';
-import { serviceId } from './hash.js';
+import { serviceId, sha256Hex16 } from './hash.js';
 import { count } from '../output/display.js';
 import { redactPasswords } from './pg/url.js';
 
@@ -103,5 +104,48 @@ export async function joinSendLockQueue(opts: SendLockOptions): Promise<SendLock
   return {
     take: () => place.take().catch(asUsage),
     leave: () => place.leave(),
+  };
+}
+
+/** Where a send's claim on a run is (RunClaims): a lock file named by the run's id, hashed. */
+export function runClaimPath(stateDir: string, runId: string): string {
+  return join(stateDir, 'locks', `run-${sha256Hex16(runId)}.lock`);
+}
+
+/** What FileLock throws for a run another live process claims. */
+class ClaimedElsewhere extends Error {}
+
+/**
+ * A send's claims on runs in a state folder: a lock file each, naming this process, taken
+ * over once its process has ended (src/lock.ts), so a send that died claims nothing.
+ */
+export function localRunClaims(opts: Omit<SendLockOptions, 'serviceKey'>): RunClaims {
+  const held = new Map<string, FileLock>();
+  return {
+    async take(runIds) {
+      const others = new Set<string>();
+      for (const id of new Set(runIds)) {
+        if (held.has(id)) continue;
+        try {
+          const lock = await FileLock.acquire({
+            path: runClaimPath(opts.stateDir, id),
+            pid: opts.pid,
+            command: redactPasswords(opts.command),
+            busy: () => new ClaimedElsewhere(),
+            ...(opts.isAlive ? { isAlive: opts.isAlive } : {}),
+          });
+          held.set(id, lock);
+        } catch (err) {
+          if (!(err instanceof ClaimedElsewhere)) asUsage(err);
+          others.add(id);
+        }
+      }
+      return others;
+    },
+    async release() {
+      const locks = [...held.values()];
+      held.clear();
+      await Promise.all(locks.map((l) => l.release().catch(() => {})));
+    },
   };
 }

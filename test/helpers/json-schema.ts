@@ -172,6 +172,10 @@ export function checkJsonDocument(
   argv: readonly string[],
   run: { code: number | null; stdout: string; stderr: string },
 ): void {
+  if (argv.includes('--json-lines') && run.code !== null) {
+    checkJsonLines(argv, run);
+    return;
+  }
   if (!argv.includes('--json') || run.code === null) return;
   if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
   const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
@@ -200,4 +204,56 @@ export function checkJsonDocument(
     throw new Error(`${where}: the document says exit_code ${String(said)}`);
   }
   recording?.push({ argv, code: run.code, file, doc });
+}
+
+/** Why `doc`, a line of `where`, does not match the schema file, thrown. */
+function checkLine(where: string, file: string, doc: unknown, text: string): void {
+  const errors = schemaErrors(file, doc);
+  if (errors) throw new Error(`${where}: a line does not match ${file}:\n${errors}\n${text}`);
+}
+
+/**
+ * Checks the stdout of `send --json-lines`: one JSON value a line, result lines (valid
+ * against send-line-result.schema.json) then one summary line, last (send-line-summary),
+ * saying the run's exit code, and as many result lines as its counts add up to. The first
+ * result line and the summary are kept for the mutation test (recordDocuments).
+ */
+function checkJsonLines(
+  argv: readonly string[],
+  run: { code: number | null; stdout: string; stderr: string },
+): void {
+  if (argv.some((a) => ['--help', '-h', '--version', '-V'].includes(a))) return;
+  const where = `payouts ${argv.join(' ')} (exit ${run.code})`;
+  if (!run.stdout.endsWith('\n'))
+    throw new Error(`${where}: stdout does not end a line:\n${run.stdout}`);
+  const lines = run.stdout.slice(0, -1).split('\n');
+  const docs = lines.map((text) => {
+    try {
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new Error(
+        `${where}: a line is not one JSON value:\n${text}\n--- stderr ---\n${run.stderr}`,
+      );
+    }
+  });
+  const summary = docs.pop()!;
+  docs.forEach((doc, i) => {
+    checkLine(where, 'send-line-result.schema.json', doc, lines[i]!);
+  });
+  checkLine(where, 'send-line-summary.schema.json', summary, lines[lines.length - 1]!);
+  if (summary.exit_code !== run.code) {
+    throw new Error(`${where}: the summary line says exit_code ${String(summary.exit_code)}`);
+  }
+  const counts = ['success', 'failed', 'pending', 'unknown', 'not_sent'].map(
+    (k) => summary[`${k}_count`],
+  );
+  if (counts.every((n) => typeof n === 'number')) {
+    const total = (counts as number[]).reduce((a, b) => a + b, 0);
+    if (total !== docs.length) {
+      throw new Error(`${where}: ${docs.length} result lines, but the counts add up to ${total}`);
+    }
+  }
+  if (docs[0])
+    recording?.push({ argv, code: run.code!, file: 'send-line-result.schema.json', doc: docs[0] });
+  recording?.push({ argv, code: run.code!, file: 'send-line-summary.schema.json', doc: summary });
 }

@@ -384,6 +384,22 @@ describe('every command prints one document of its schema', () => {
     }
   });
 
+  it('send --json-lines: its result lines and summary line, sent and refused', async () => {
+    const t = tag();
+    const h = homeWith(
+      mixed,
+      ['OK', 'PROCESSING', 'FAILED'].map((s) => `${s}-${t}`),
+    );
+    const argv = ['send', h.file, ...ONE_BY_ONE, '--json-lines'];
+    const sent = await runMain(argv, { env: h.env, clock: new FakeClock() });
+    expect(sent.code, sent.stderr).toBe(4);
+    expect(sent.stdout.trimEnd().split('\n')).toHaveLength(4);
+    const bad = home();
+    writeFileSync(bad.file, 'reference_id,amount,currency,recipient\nB-1,1,234.00,EUR,x\n');
+    const refused = await runMain(['send', bad.file, '--yes', '--json-lines'], { env: bad.env });
+    expect(refused.code).toBe(2);
+  });
+
   it('status: failed with its history and retry, undocumented, refused, unreadable; runs show of a retried payout', async () => {
     const t = tag();
     const h = homeWith(mixed, [`FAILED-${t}`, `PROCESSING-${t}`]);

@@ -41,7 +41,8 @@ describe('the --json schemas', () => {
   it('refuse a missing key, an unknown one, or charges as a number', () => {
     const { charges_unknown_count: _gone, ...missing } = head;
     expect(() => check({ ...missing, results: [] }, 0)).toThrow(/charges_unknown_count/);
-    expect(() => check({ ...head, extra: 1, results: [] }, 0)).toThrow(/additional/);
+    expect(() => check({ ...head, extra: 1, results: [] }, 0)).toThrow(/unevaluated/);
+    expect(() => check({ ...head, results: [{ ...ROW, extra: 1 }] }, 0)).toThrow(/unevaluated/);
     expect(() => check({ ...head, results: [{ ...ROW, charges: 0.5 }] }, 0)).toThrow(/charges/);
   });
 

@@ -34,6 +34,7 @@ interface SendFlags {
   dryRun?: boolean;
   showRequest?: boolean;
   quiet?: boolean;
+  jsonLines?: boolean;
   maxTotal?: string[];
   report?: string;
   failedOut?: string;
@@ -179,6 +180,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
     .option('--show-request', 'with --dry-run: print the first request on stdout')
     .option('--quiet', 'no summary, progress or notes on stderr: only errors (and the question)')
     .option(
+      '--json-lines',
+      'as --json, but one line a result, then a summary line (NDJSON): a stream a program can read as the rows come, for runs too large for one document',
+    )
+    .option(
       '--max-total <CUR=AMOUNT>',
       'refuse the run if a currency total is above AMOUNT (repeatable)',
       collect,
@@ -238,6 +243,7 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
         'payouts send export.csv --encoding windows-1252 --decimal-comma   # German Excel "CSV"',
         'payouts send run.csv --batch-reference MAY-2026 --max-total EUR=50000 --report may.csv',
         'payouts send run.csv --yes --json > result.json     # unattended, for CI',
+        'payouts send big.csv --yes --json-lines | jq -c \'select(.status == "failed")\'',
         'payouts send run.csv --yes --check-service          # CI without a shared history',
         'payouts send run.csv --yes --wait=600     # wait up to 10 min for another send to end',
         'payouts send may.csv --prepare --note "May payroll"   # for approval: payouts approve',
@@ -272,6 +278,11 @@ ${exitCodesHelp('send')}`,
     if (flags.prepare && (flags.dryRun || flags.approved !== undefined)) {
       throw new UsageError(
         '--prepare records a run for approval: leave out --dry-run and --approved',
+      );
+    }
+    if (flags.jsonLines && flags.prepare) {
+      throw new UsageError(
+        '--json-lines gives the results of a send: leave it out with --prepare (--json prints the prepared run)',
       );
     }
     if (flags.showRequest && !flags.dryRun) {

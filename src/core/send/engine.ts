@@ -69,9 +69,9 @@ export class SendEngine {
   private readonly sendingChunks = new Set<Queued[]>();
   /** Full chunks still waiting for their place. */
   private readonly waiting = new Set<AheadTicket<Queued>>();
-  /** Set when the run stopped waiting for its requests ("finish now"). */
+  /** Set when the run stopped waiting for its requests ("finish now"); who waits for that. */
   private abandoned = false;
-  private readonly whenAbandoned: Promise<void>;
+  private readonly onAbandon = new Set<() => void>();
 
   constructor(
     private readonly deps: EngineDeps,
@@ -98,13 +98,8 @@ export class SendEngine {
     this.settler = this.newSettler();
     deps.interrupt.addEventListener('abort', () => this.stoppingNotice(), { once: true });
     // Without a finish-now signal, never: the run waits for every request.
-    this.whenAbandoned = new Promise((resolve) => {
-      const now = deps.finishNow;
-      if (now?.aborted) {
-        this.abandoned = true;
-        resolve();
-      } else now?.addEventListener('abort', () => resolve(this.abandon()), { once: true });
-    });
+    if (deps.finishNow?.aborted) this.abandoned = true;
+    else deps.finishNow?.addEventListener('abort', () => this.abandon(), { once: true });
   }
 
   /** The settle steps, over the engine's dependencies and its run. */
@@ -157,11 +152,17 @@ export class SendEngine {
     }
     this.settleLeftovers(this.buffer);
     this.buffer = [];
+    for (const told of this.onAbandon) told();
+    this.onAbandon.clear();
   }
 
-  /** The promise, or the run's end-now, whichever comes first. */
+  /** The promise or the run's end-now, whichever first (a race kept two reactions a chunk). */
   private untilAbandoned(p: Promise<unknown>): Promise<void> {
-    return Promise.race([p.then(() => {}), this.whenAbandoned]);
+    if (this.abandoned) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.onAbandon.add(resolve);
+      p.finally(() => this.onAbandon.delete(resolve)).then(() => resolve(), reject);
+    });
   }
 
   /** Tells the operator, at the first Ctrl-C, what the run still waits for and how to stop it. */

@@ -10,6 +10,7 @@ import { DEFAULT_READ_RETRY } from '../../api/retry.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { CredentialsError } from '../../errors.js';
 import { shellWord } from '../../output/display.js';
+import type { PriorRow } from '../../domain/history.js';
 import type { Output } from '../../output/output.js';
 import { STATE_DB } from '../../state/db.js';
 import { stagedLocations, stagedPayouts, stagedRetries } from '../../state/index.js';
@@ -32,17 +33,30 @@ export interface Deciding {
   checkService?: boolean;
 }
 
-/** What the history holds of the run's staged rows, for a decision. */
+/**
+ * What the history holds of the run's staged rows, for a decision. A send claims its own run
+ * and those holding its payouts in doubt (ctx.claims); those another live send claims are
+ * `live`: their payouts in doubt are left to it (decide.ts).
+ */
 export async function factsOf(ctx: SendContext, who: Deciding): Promise<Facts> {
   const { rows, history } = ctx.staging;
   const held = await history.prior(rows, who.serviceKey);
+  const live = ctx.claims && (await ctx.claims.take(runsDecided(held, who.runId)));
   return {
     held,
     retries: stagedRetries(rows),
     ...(who.checkService ? { staged: stagedPayouts(rows) } : {}),
     ...(who.clientId === undefined ? {} : { clientId: who.clientId }),
     ...(who.runId === undefined ? {} : { runId: who.runId }),
+    ...(live?.size ? { live } : {}),
   };
+}
+
+/** The runs a send decides: its own, and those that hold a payout of its rows in doubt. */
+function runsDecided(held: readonly PriorRow[], runId: string | undefined): string[] {
+  const runs = new Set<string>(runId === undefined ? [] : [runId]);
+  for (const r of held) if (r.via === undefined && r.state !== 'done') runs.add(r.run_id);
+  return [...runs];
 }
 
 /** What the history holds of a send's rows, and the send's decision from the history alone. */

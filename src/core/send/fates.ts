@@ -246,12 +246,20 @@ export function foundAtService(
   );
 }
 
-/** What is left to read back, by reference. */
+/** What is left for this run to read back, by reference (not what another run decides). */
 export function inFlightOf(decision: Decision): Map<string, InFlight> {
   const out = new Map<string, InFlight>();
   for (const f of decision.fates.values()) {
-    if (f.kind === 'read-back') out.set(f.inFlight.payout.reference_id, f.inFlight);
+    if (f.kind === 'read-back' && !f.deciding) out.set(f.inFlight.payout.reference_id, f.inFlight);
   }
+  return out;
+}
+
+/** The payouts in doubt that another live send decides, by row, with its run: left to it. */
+export function decidingOf(decision: Decision): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const [row, f] of decision.fates)
+    if (f.kind === 'read-back' && f.deciding) out.set(row, f.deciding);
   return out;
 }
 

@@ -2,6 +2,7 @@
 import { DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
 import type { PayoutRecord, PayoutRequest } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
+import type { PriorRow } from '../../domain/history.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
 import type { Pace } from '../pace.js';
 import { CredentialsError, errorMessage } from '../../errors.js';
@@ -136,6 +137,45 @@ export async function readBack<T extends Sent>(
       deps,
       out,
     );
+  }
+  return out;
+}
+
+/**
+ * What a read-back made before the service's lock established about a payout in doubt, and
+ * the history it was read against: the payout's held rows as text (heldTexts). Under the lock
+ * it stands only while the history holds the same rows: a request that carried the payout
+ * since (a new intent) or a result recorded meanwhile voids it, and the payout is read again.
+ */
+export interface Proof {
+  outcome: ReadBackOutcome;
+  against: string;
+}
+
+/** The rows the history holds of each of `rows` (staged rows), as text: what a proof is read against. */
+export function heldTexts(
+  held: readonly PriorRow[],
+  rows: ReadonlySet<number>,
+): Map<number, string> {
+  const byRow = new Map<number, PriorRow[]>();
+  for (const r of held) {
+    if (r.via === undefined && rows.has(r.row)) byRow.set(r.row, [...(byRow.get(r.row) ?? []), r]);
+  }
+  return new Map([...byRow].map(([row, rs]) => [row, JSON.stringify(rs)]));
+}
+
+/** Of `items`, the outcomes their proofs establish while the history holds what they were read against. */
+export function standing<T extends Sent & { row: number }>(
+  items: readonly T[],
+  proofs: ReadonlyMap<string, Proof>,
+  held: readonly PriorRow[],
+): Map<string, ReadBackOutcome> {
+  const out = new Map<string, ReadBackOutcome>();
+  if (!proofs.size) return out;
+  const texts = heldTexts(held, new Set(items.map((i) => i.row)));
+  for (const i of items) {
+    const proof = proofs.get(i.payout.reference_id);
+    if (proof && proof.against === texts.get(i.row)) out.set(i.payout.reference_id, proof.outcome);
   }
   return out;
 }

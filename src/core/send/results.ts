@@ -15,7 +15,7 @@ import {
   worstExitCode,
 } from '../../exit-codes.js';
 import { displayText } from '../../output/display.js';
-import { rawListItem } from '../../output/output.js';
+import { rawListItem, resultLine } from '../../output/output.js';
 import { errorObject } from '../documents.js';
 import { UnsafeFileError } from '../../files.js';
 import type { SendEngine } from './engine.js';
@@ -49,11 +49,15 @@ export interface Finished {
   approval?: { status?: unknown; doc?: unknown };
 }
 
-/** The --json results list as raw text: rawListItem lines, in pieces of about 64 KiB. */
-function* resultListText(items: Iterable<string>): Generator<string> {
+/**
+ * The --json results list as raw text (rawListItem lines), or --json-lines' result lines
+ * (resultLine), in pieces of about 64 KiB.
+ */
+function* resultListText(items: Iterable<string>, lines: boolean): Generator<string> {
+  const form = lines ? resultLine : rawListItem;
   let text = '';
   for (const item of items) {
-    text += rawListItem(item);
+    text += form(item);
     if (text.length >= 1 << 16) {
       yield text;
       text = '';
@@ -232,11 +236,9 @@ async function printDocument(
     ...(done.approval?.status ? { approval_status: done.approval.status } : {}),
     ...(done.approval?.doc ? { approval: done.approval.doc } : {}),
   };
-  await output.printJsonWithRawList(
-    { ...head, ...approval },
-    'results',
-    resultListText(resultItems(engine.outcomes.values(), currencies)),
-  );
+  const items = resultListText(resultItems(engine.outcomes.values(), currencies), output.lines);
+  if (output.lines) await output.printJsonLines({ ...head, ...approval }, items);
+  else await output.printJsonWithRawList({ ...head, ...approval }, 'results', items);
 }
 
 /** Prints the table and the closing line. */

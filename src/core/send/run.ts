@@ -36,6 +36,7 @@ import {
   type Facts,
   foundAtService,
   freshSplit,
+  inFlightOf,
   type RunSplit,
   sendsNothing,
   splitOf,
@@ -44,7 +45,8 @@ import { checkOutputFiles, type SendOptions } from './options.js';
 import { planRun } from './plan.js';
 import { checkMaxTotals } from './refusals.js';
 import { finishRun } from './results.js';
-import { type Decided, type Sending, sendDecided, takeLock } from './sending.js';
+import { type Decided, type Sending, sendDecided } from './sending.js';
+import { lockRequest, readBackFirst, takeLock } from './wait-lock.js';
 import {
   EarlyService,
   endStaging,
@@ -230,8 +232,11 @@ interface Shown extends Decided {
  * Connects, decides each row's fate, shows what will move and asks, then sends under the
  * service's lock (taken once the question is answered); renders once the lock is released.
  */
-async function send(ctx: SendContext): Promise<number> {
-  const service = await ctx.deps.connect();
+async function send(staged: SendContext): Promise<number> {
+  const service = await staged.deps.connect();
+  // The runs this send decides, claimed as it reads the history, until it ends (facts.ts).
+  const claims = staged.staging.history.runClaims(lockRequest(staged, service.serviceKey));
+  const ctx = { ...staged, claims };
   try {
     const notes = await summaryNotes(ctx, service);
     const who = whoDecides(ctx, service);
@@ -263,6 +268,7 @@ async function send(ctx: SendContext): Promise<number> {
     const { engine, state, thrown } = sent;
     return await finishRun(ctx, { service, engine, runId: state.runId, thrown, approval });
   } finally {
+    await claims.release().catch(() => {});
     // Closing waits for the requests in flight, which a run ended at once does not.
     const closed = service.close();
     if (ctx.deps.finishNow?.aborted) closed.catch(() => {});
@@ -288,6 +294,8 @@ async function decideAndLock(ctx: SendContext, side: SendSide, read?: Read) {
   locking?.catch(() => {});
   try {
     const shown = await decideShown(ctx, side, read ?? (await readAndDecide(ctx, side.who)));
+    if (inFlightOf(shown.decision).size)
+      return await readBackFirst(ctx, side.service, shown, locking);
     return { shown, lock: await (locking ?? takeLock(ctx, side.service)) };
   } catch (error) {
     // The error that stopped the run is the one to report, not one of giving the lock back.
@@ -363,7 +371,8 @@ async function recheck(ctx: SendContext, side: SendSide, shown: Shown): Promise<
     );
   }
   ctx.output.info('Another run recorded some of these payouts meanwhile; what is left:');
-  return decideShown(ctx, { ...side, notes: shown.notes }, read);
+  const ahead = shown.ahead ? { ahead: shown.ahead } : {};
+  return { ...(await decideShown(ctx, { ...side, notes: shown.notes }, read)), ...ahead };
 }
 
 /** Asks on a terminal, naming what will move; elsewhere --yes is required. */

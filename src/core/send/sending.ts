@@ -15,32 +15,55 @@ import { SendingLine } from './aside.js';
 import { DEFAULT_SEND_RETRY, SendEngine } from './engine.js';
 import {
   type Decision,
+  decidingOf,
+  type Facts,
   type InFlight,
   inFlightOf,
   type SentEarlier,
   sentEarlier,
 } from './fates.js';
+import { Pace } from '../pace.js';
 import { concurrencyOf, runReportStyle } from './options.js';
 import { storedStyle } from '../report-style.js';
-import { partsOf } from './readback.js';
+import {
+  heldTexts,
+  type Proof,
+  partsOf,
+  type ReadBackResult,
+  readBack,
+  standing,
+} from './readback.js';
 import { lastCheckedText } from '../status/keep.js';
 import { chargeMinorOf } from './render.js';
 import type { SendContext } from './staging.js';
-import { waitForLock } from './wait-lock.js';
 import { payouts } from './summary.js';
 
 /** A run's decision as it is sent: the payouts sent earlier (not sent again) and those to read back. */
 export interface Decided {
   decision: Decision;
+  /** What the decision was made from: proofs stand only against the same held rows. */
+  facts: Facts;
   nothingToSend: boolean;
   /** Payouts --check-service found at the service, recorded as the run's results. */
   found: OutcomeResult[];
+  /** What a read-back before the lock established (readBackAhead). */
+  ahead?: Ahead;
 }
 
-/** What is left of a decision while sending: what was sent earlier, what is to read back. */
+/** What a read-back before the lock established, by reference, and a refused secret that stopped it. */
+export interface Ahead {
+  proofs: ReadonlyMap<string, Proof>;
+  fatal?: Error;
+}
+
+/**
+ * What is left of a decision while sending: what was sent earlier, what is to read back, and
+ * the payouts in doubt another live send decides (by row, its run), left to it.
+ */
 interface Left {
   earlier: Map<number, SentEarlier>;
   inFlight: Map<string, InFlight>;
+  deciding: Map<number, string>;
 }
 
 /** A connected run's state and engine, from opening its state to its last outcome. */
@@ -62,6 +85,7 @@ export async function sendDecided(
   const left: Left = {
     earlier: lastChecked(sentEarlier(decided.decision), now),
     inFlight: inFlightOf(decided.decision),
+    deciding: decidingOf(decided.decision),
   };
   const state = await openRunState(ctx, service, decided.nothingToSend);
   state.recordOutcome(-1, decided.found);
@@ -71,7 +95,7 @@ export async function sendDecided(
   const engine = newRunEngine(ctx, service, state, { progress, sending });
   let thrown: unknown;
   try {
-    await readBackInFlight(ctx, left, { engine, state });
+    await readBackInFlight(ctx, left, { engine, state, decided });
     await sendRows(state, left, engine);
     await engine.finish();
   } catch (error) {
@@ -80,6 +104,7 @@ export async function sendDecided(
   } finally {
     progress?.stop();
   }
+  thrown ??= leftToOthers(left);
   try {
     await state.close();
   } catch (error) {
@@ -189,20 +214,31 @@ function newRunEngine(
   return engine;
 }
 
-/** Reads back the payouts an earlier attempt left in flight, before anything new is sent. */
+/**
+ * Reads back the payouts an earlier attempt left in flight, before anything new is sent: what
+ * a read-back before the lock proved, while the history is as it was read against, stands;
+ * the rest is read back now.
+ */
 async function readBackInFlight(
   ctx: SendContext,
   left: Left,
-  run: { engine: SendEngine; state: RunState },
+  run: { engine: SendEngine; state: RunState; decided: Decided },
 ): Promise<void> {
   if (!left.inFlight.size) return;
-  ctx.output.info(
-    `Reading back ${payouts(left.inFlight.size)} whose earlier request has no recorded outcome…`,
-  );
   const items = [...left.inFlight.values()];
-  const sentAt = items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
-  const r = await run.engine.readBackEarlier(items, sentAt);
-  const { state } = run;
+  const { decided, state } = run;
+  const { ahead } = decided;
+  const proven = standing(items, ahead?.proofs ?? new Map(), decided.facts.held);
+  const rest = items.filter((i) => !proven.has(i.payout.reference_id));
+  const r: ReadBackResult = { outcomes: proven, ...(ahead?.fatal ? { fatal: ahead.fatal } : {}) };
+  if (rest.length) {
+    ctx.output.info(
+      `Reading back ${payouts(rest.length)} whose earlier request has no recorded outcome…`,
+    );
+    const read = await run.engine.readBackEarlier(rest, latestSentAt(rest));
+    for (const [ref, o] of read.outcomes) r.outcomes.set(ref, o);
+    if (read.fatal) r.fatal = read.fatal;
+  }
   const parts = partsOf(items, r);
   const found = parts.settled.map(({ item, result }) => ({
     ref: item.payout.reference_id,
@@ -235,6 +271,30 @@ const IN_DOUBT = {
   message: 'outcome unknown: an earlier request carried it, and it was not read back',
 };
 
+/** A payout in doubt that another live send decides: left to it, reported in doubt. */
+function decidedElsewhere(runId: string): { status: string; message: string } {
+  return {
+    status: OUTCOME_UNKNOWN,
+    message: `outcome unknown: a request of run ${runId} carried it, and another payouts send running now decides that run (it reads it back, or is sending it); this run left it to that send`,
+  };
+}
+
+/** What stops a run that left payouts in doubt to the sends deciding them: exit 7, run again. */
+function leftToOthers(left: Left): OutcomeUnknownError | undefined {
+  const n = left.deciding.size;
+  if (!n) return undefined;
+  const runs = [...new Set(left.deciding.values())].join(', ');
+  return new OutcomeUnknownError(
+    `${payouts(n)} in doubt ${n === 1 ? 'is' : 'are'} decided by another payouts send running now (run ${runs}: it reads ${n === 1 ? 'it' : 'them'} back, or is sending ${n === 1 ? 'it' : 'them'}); this run left ${n === 1 ? 'it' : 'them'} to that send and sent the rest. Run the same command again once it has finished; nothing will be sent twice`,
+    [],
+  );
+}
+
+/** The latest time a request of these payouts in flight went out. */
+function latestSentAt(items: readonly InFlight[]): number {
+  return items.reduce((latest, i) => Math.max(latest, i.sentAt), 0);
+}
+
 /**
  * Hands the run's payouts to the engine in row order, from row `from` on, or records them as
  * sent earlier. Once the run stops, the rest are not sent, and those an earlier attempt left
@@ -246,6 +306,12 @@ async function sendRows(state: RunState, left: Left, engine: SendEngine, from = 
     const known = left.earlier.get(row);
     if (known) {
       engine.record(payout, { ...known.outcome, sent_earlier: true });
+      continue;
+    }
+    const decider = left.deciding.get(row);
+    if (decider !== undefined) {
+      engine.record(payout, decidedElsewhere(decider));
+      engine.unknown.push(payout.reference_id);
       continue;
     }
     // Every row has an outcome, whatever stopped the run: those never reached were not sent.
@@ -278,27 +344,47 @@ async function windDown(
 }
 
 /**
- * The service's lock, naming this run; with --wait, its place in the queue of those waiting,
- * waited for on a live line naming who holds it and how many are ahead (wait-lock.ts).
+ * Reads back, before the service's lock, the payouts in doubt this send decides (its claims
+ * keep other sends off them, facts.ts): a lookup sends nothing, so the sends queued for the
+ * lock go on while this one waits out the quiet time (issue 51). What it established, "could
+ * not read it back" and a stop included, is recorded under the lock, where it stands while the
+ * history holds what it was read against (readback.ts), as if read there.
  */
-export function takeLock(
+export async function readBackAhead(
   ctx: SendContext,
-  service: Pick<ServiceConnection, 'serviceKey'>,
-): Promise<{ release(): Promise<void> }> {
-  const { deps, plan, opts } = ctx;
+  service: Pick<ServiceConnection, 'client' | 'timing'>,
+  decided: Pick<Decided, 'decision' | 'facts'>,
+): Promise<Ahead> {
+  const items = [...inFlightOf(decided.decision).values()];
+  const { output, deps } = ctx;
+  const them = payouts(items.length);
+  output.info(
+    `Reading back ${them} whose earlier request has no recorded outcome, before taking the service's lock: other sends go on meanwhile…`,
+  );
   const clock = deps.clock ?? systemClock;
-  const me = {
-    pid: deps.pid,
-    command: deps.commandLine,
-    startedAt: new Date(clock.now()).toISOString(),
-    runId: runIdFor(service.serviceKey, plan.inputHash),
-  };
-  const { history } = ctx.staging;
-  if (opts.waitSeconds === undefined) return history.lockService(service.serviceKey, me);
-  return waitForLock(() => history.joinLockQueue(service.serviceKey, me), {
-    seconds: opts.waitSeconds,
-    output: ctx.output,
-    clock,
-    interrupt: deps.interrupt,
-  });
+  const quietMs = service.timing.quietMs;
+  const progress = await output.progress(`Reading back ${them}…`);
+  let r: ReadBackResult;
+  try {
+    const quiet = { quietAt: latestSentAt(items) + quietMs, intervalMs: quietMs };
+    r = await readBack(items, quiet, {
+      client: service.client,
+      clock,
+      interrupt: deps.interrupt,
+      notify: (m) => output.warn(m),
+      wait: (what, ms) => progress.wait(what, ms),
+      why: { told: false },
+      pace: new Pace({ initial: 4, max: 16, clock }),
+    });
+  } finally {
+    progress.stop();
+  }
+  const texts = heldTexts(decided.facts.held, new Set(items.map((i) => i.row)));
+  const proofs = new Map<string, Proof>();
+  for (const i of items) {
+    const ref = i.payout.reference_id;
+    const outcome = r.outcomes.get(ref) ?? { kind: 'unknown', why: 'it was not read back' };
+    proofs.set(ref, { outcome, against: texts.get(i.row) ?? '' });
+  }
+  return { proofs, ...(r.fatal ? { fatal: r.fatal } : {}) };
 }

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { RetryPolicy } from '../../api/retry.js';
 import { type Clock, systemClock } from '../../clock.js';
-import type { HistoryStore } from '../../domain/history.js';
+import type { HistoryStore, RunClaims } from '../../domain/history.js';
 import { UsageError } from '../../errors.js';
 import type { IntakeOptions } from '../../input/index.js';
 import type { CurrencyTable } from '../../money/currencies.js';
@@ -116,6 +116,8 @@ export interface SendContext {
   currencies: CurrencyTable;
   plan: RunPlan;
   staging: Staging;
+  /** A send's claims on the runs it decides (RunClaims): taken as it reads the history. */
+  claims?: RunClaims;
 }
 
 /** Opens the history of a send (the state folder's, or a shared one) and stages its rows there. */

@@ -1,8 +1,17 @@
-import type { Clock } from '../../clock.js';
-import type { LockQueue, ServiceLock } from '../../domain/history.js';
+/**
+ * The service's lock as a send takes it: at once, or in turn with --wait (the queue of those
+ * waiting, on a live line naming who holds it and how many are ahead), and, for a send with
+ * payouts in doubt to decide, only once it has read them back (issue 51).
+ */
+import { type Clock, systemClock } from '../../clock.js';
+import type { LockQueue, LockRequest, ServiceLock } from '../../domain/history.js';
 import { BusyError, InterruptedError, PayoutsError } from '../../errors.js';
 import { count } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
+import { runIdFor } from '../../state/index.js';
+import type { ServiceConnection } from '../service.js';
+import { type Decided, readBackAhead } from './sending.js';
+import type { SendContext } from './staging.js';
 
 /** How often a send waiting with --wait tries the service's lock again. */
 const RETRY_MS = 1_000;
@@ -122,4 +131,57 @@ export function waitedLine(holders: string | string[], ms: number): string {
   const them =
     who.length === 1 ? `The other send (${who[0]})` : `The ${who.length} sends ahead of this one`;
   return `${them} finished after ${took}; this one goes on`;
+}
+
+/** Who asks for the service's lock, or claims runs: this process, its command, its run. */
+export function lockRequest(ctx: SendContext, serviceKey: string): LockRequest {
+  const { deps, plan } = ctx;
+  const clock = deps.clock ?? systemClock;
+  return {
+    pid: deps.pid,
+    command: deps.commandLine,
+    startedAt: new Date(clock.now()).toISOString(),
+    runId: runIdFor(serviceKey, plan.inputHash),
+  };
+}
+
+/**
+ * The service's lock, naming this run; waiting `seconds` (--wait's by default), its place in
+ * the queue of those waiting, waited for on a live line naming who holds it and how many are
+ * ahead (wait-lock.ts).
+ */
+export function takeLock(
+  ctx: SendContext,
+  service: Pick<ServiceConnection, 'serviceKey'>,
+  seconds = ctx.opts.waitSeconds,
+): Promise<ServiceLock> {
+  const { deps } = ctx;
+  const me = lockRequest(ctx, service.serviceKey);
+  const { history } = ctx.staging;
+  if (seconds === undefined) return history.lockService(service.serviceKey, me);
+  return waitForLock(() => history.joinLockQueue(service.serviceKey, me), {
+    seconds,
+    output: ctx.output,
+    clock: deps.clock ?? systemClock,
+    interrupt: deps.interrupt,
+  });
+}
+
+/**
+ * A send with payouts in doubt to decide reads them back before it takes the service's lock,
+ * so the sends waiting for it go on meanwhile, then waits for it in turn (issue 51). Without
+ * --wait the lock is asked for first (`locking`, when already asked), so a busy service is
+ * exit 8 before anything is read.
+ */
+export async function readBackFirst<S extends Decided>(
+  ctx: SendContext,
+  service: ServiceConnection,
+  shown: S,
+  locking?: Promise<ServiceLock>,
+): Promise<{ shown: S; lock: ServiceLock }> {
+  const { opts } = ctx;
+  if (opts.waitSeconds === undefined) await (await (locking ?? takeLock(ctx, service))).release();
+  const ahead = await readBackAhead(ctx, service, shown);
+  const lock = await takeLock(ctx, service, opts.waitSeconds ?? Number.POSITIVE_INFINITY);
+  return { shown: { ...shown, ahead }, lock };
 }

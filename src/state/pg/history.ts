@@ -16,7 +16,8 @@ import type { PriorRow } from '../../domain/history.js';
 import { type PriorHit, priorOfPage } from '../prior.js';
 import { type ChainHit, ChainWalk } from '../chains.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
-import type { ServiceLock } from '../../domain/history.js';
+import type { RunClaims, ServiceLock } from '../../domain/history.js';
+import { sessionClaims } from './run-claims.js';
 import { PG_MIGRATIONS, STEPS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
 import { connectTo, failure, namingOwner } from './failure.js';
@@ -285,6 +286,11 @@ export class PgHistory {
       // lock is shown it: no password of any URL in it (issue 48).
       command: redactPasswords(me.command),
     };
+  }
+
+  /** This send's claims on runs (RunClaims): advisory locks of this session. */
+  runClaims(): RunClaims {
+    return sessionClaims((doing, work) => this.serial(doing, work));
   }
 
   /** Joins the queue of the sends waiting for the service's lock (send --wait), last. */

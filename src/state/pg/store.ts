@@ -45,6 +45,7 @@ export async function sharedHistory(
     },
     lockService: (serviceKey, me) => history.lockService(serviceKey, lockMe(holder, me)),
     joinLockQueue: (serviceKey, me) => history.joinLockQueue(serviceKey, lockMe(holder, me)),
+    runClaims: () => history.runClaims(),
     prior: (staged, serviceKey) => history.prior(serviceKey, stagedPages(staged)),
     holdsService: (_staged, serviceKey) => history.hasRuns(serviceKey),
     paidRecipients: async (_staged, serviceKey, recipients) =>

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PayoutRecord } from '../../../src/api/types.js';
-import { readBack } from '../../../src/core/send/readback.js';
+import { heldTexts, readBack, standing } from '../../../src/core/send/readback.js';
 import { CredentialsError, NotFoundError } from '../../../src/errors.js';
 import { FakeClock } from '../../helpers/main.js';
+import { held } from './history.js';
 
 const payout = (ref: string, amount = '10.50') => ({
   payout: { reference_id: ref, amount, currency: 'EUR', recipient: `${ref}@example.com` },
@@ -210,5 +211,42 @@ describe('readBack', () => {
     );
     expect(out.fatal).toBeInstanceOf(CredentialsError);
     expect([...out.outcomes.values()].every((o) => o.kind === 'unknown')).toBe(true);
+  });
+});
+
+describe('a read-back made before the lock (issue 51)', () => {
+  const inFlight = { state: 'in_flight' as const, status: null, req: 2 };
+  const before = [
+    held(1, 'A', inFlight),
+    held(2, 'B', inFlight),
+    held(2, 'B', { run_id: 'run-b', ...inFlight }),
+  ];
+  const items = [
+    { row: 1, ...payout('A') },
+    { row: 2, ...payout('B') },
+  ];
+  const texts = heldTexts(before, new Set([1, 2]));
+  const proofs = new Map([
+    ['A', { outcome: { kind: 'not-found' as const }, against: texts.get(1)! }],
+    ['B', { outcome: { kind: 'not-found' as const }, against: texts.get(2)! }],
+  ]);
+
+  it('stands under the lock while the history holds the same rows of the payout', () => {
+    const now = standing(items, proofs, before);
+    expect([...now.keys()]).toEqual(['A', 'B']);
+  });
+
+  it('is void once a request carried the payout since, or a result was recorded', () => {
+    // Sent again by another run (a new intent), and B's result recorded by run-b.
+    const after = [
+      held(1, 'A', inFlight),
+      held(1, 'A', { run_id: 'run-c', ...inFlight, sent_at: '2026-11-24T12:05:00.000Z' }),
+      held(2, 'B', inFlight),
+      held(2, 'B', { run_id: 'run-b' }),
+    ];
+    expect(standing(items, proofs, after).size).toBe(0);
+    // The same run's request again: its intent's request and time changed.
+    const again = [held(1, 'A', { ...inFlight, req: 3 }), ...before.slice(1)];
+    expect([...standing(items, proofs, again).keys()]).toEqual(['B']);
   });
 });
