@@ -1,21 +1,18 @@
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { exitCodesHelp } from '../../exit-codes.js';
 import { defineAction, type ExitSink, examples } from '../command.js';
+import { type RetryFlags, retryFileOptions, retryRequestOf } from '../retry-file.js';
 
 /** Options of `payouts reconcile`. */
-interface ReconcileFlags {
+interface ReconcileFlags extends RetryFlags {
   run?: string;
   since?: string;
   all?: boolean;
   sandbox?: boolean;
   stateUrl?: string;
   concurrency?: string;
-  failedOut?: string;
-  newReferences?: string;
-  reportEncoding?: 'excel' | 'utf8';
-  reportLocale?: string;
   quiet?: boolean;
 }
 
@@ -54,60 +51,37 @@ export function registerReconcile(program: Command, runtime: Runtime, sink: Exit
       '--concurrency <n>',
       'lookups in flight at once, as a fixed ceiling (1-32; default: 4 growing to 16 as the service allows)',
     )
-    .option(
-      '--failed-out <file>',
-      'write every payout found failed or canceled, and not retried, as an input file with a new_reference_id column to fill in; sends nothing',
-    )
-    .option(
-      '--new-references <suffix>',
-      'with --failed-out: fill new_reference_id with each reference_id followed by SUFFIX (such as -R1)',
-    )
-    .addOption(
-      new Option(
-        '--report-encoding <name>',
-        'how --failed-out is written (see payouts send --help)',
-      )
-        .choices(['excel', 'utf8'])
-        .default('excel'),
-    )
-    .option(
-      '--report-locale <lang>',
-      "write --failed-out for spreadsheets in LANG: de, fr, es, it, nl or en (default: as the first failed payout's run was read)",
-    )
-    .option('--quiet', 'no progress or summary on stderr: only errors')
-    .addHelpText(
-      'after',
-      `${examples(
-        'payouts reconcile',
-        'payouts reconcile --since 2026-11-01 --failed-out nov.retry.csv --new-references -R1',
-        'payouts reconcile --run 8be5b2 --json',
-        'payouts reconcile --all --concurrency 4',
-      )}
+    .option('--quiet', 'no progress or summary on stderr: only errors');
+  retryFileOptions(
+    cmd,
+    'write every payout found failed or canceled, and not retried, as an input file with a new_reference_id column to fill in; sends nothing',
+    "as the first failed payout's run was read",
+  ).addHelpText(
+    'after',
+    `${examples(
+      'payouts reconcile',
+      'payouts reconcile --since 2026-11-01 --failed-out nov.retry.csv --new-references -R1',
+      'payouts reconcile --run 8be5b2 --json',
+      'payouts reconcile --all --concurrency 4',
+    )}
 Without --run, --since or --all: every payout that is not final (pending, in doubt, a
 status the interface does not name, or last found not held by the service). Each answer is
 kept in the history, so runs, a re-run and a retry know it. A payout recorded as paid that
 the service does not hold is an error line of its own. Ctrl-C keeps what was looked up.
 
 ${exitCodesHelp('reconcile')}`,
-    );
+  );
   defineAction<[], ReconcileFlags>(cmd, runtime, sink, async (ctx, flags) => {
     const scopes = [flags.run !== undefined, flags.since !== undefined, Boolean(flags.all)];
     if (scopes.filter(Boolean).length > 1) {
       throw new UsageError('--run, --since and --all choose the payouts: give one of them');
     }
-    if (flags.newReferences !== undefined && flags.failedOut === undefined) {
-      throw new UsageError('--new-references only applies with --failed-out FILE');
-    }
-    if (flags.reportLocale !== undefined && flags.failedOut === undefined) {
-      throw new UsageError('--report-locale only applies with --failed-out FILE');
-    }
-    const [{ runReconcile }, { openService }, { parseConcurrency }, { stateDir }, report] =
+    const [{ runReconcile }, { openService }, { parseConcurrency }, { stateDir }] =
       await Promise.all([
         import('../../core/reconcile/show.js'),
         import('../../core/service.js'),
         import('../../core/status/options.js'),
         import('../../paths.js'),
-        import('../../core/report-style.js'),
       ]);
     const { stateUrlOf } = await import('../state-url.js');
     if (flags.quiet) ctx.output.quieten();
@@ -117,18 +91,7 @@ ${exitCodesHelp('reconcile')}`,
       ...(flags.since === undefined ? {} : { since: sinceOf(flags.since) }),
       ...(flags.all ? { all: true } : {}),
     };
-    const failedOut =
-      flags.failedOut === undefined
-        ? undefined
-        : {
-            path: flags.failedOut,
-            cwd: ctx.runtime.cwd,
-            suffix: flags.newReferences,
-            encoding: flags.reportEncoding,
-            ...(flags.reportLocale === undefined
-              ? {}
-              : { locale: report.parseReportLocale(flags.reportLocale) }),
-          };
+    const failedOut = await retryRequestOf(ctx, flags);
     const stateUrl = flags.sandbox ? undefined : await stateUrlOf(ctx, flags.stateUrl);
     const service = await openService(ctx, { sandbox: Boolean(flags.sandbox) });
     const clock = ctx.runtime.clock ?? (await import('../../clock.js')).systemClock;

@@ -10,7 +10,7 @@ import { ExitCode } from '../../exit-codes.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { errorObject } from '../documents.js';
-import type { RetryRequest } from '../runs/retry.js';
+import { checkRetryTarget, type RetryRequest } from '../runs/retry.js';
 import type { RunsSource } from '../runs/reader.js';
 import type { PayoutReader } from '../status/lookup.js';
 import { writeReconcileRetry } from './failed-out.js';
@@ -72,6 +72,8 @@ async function looked(req: ReconcileRequest, run: ReconcileRun): Promise<Reconci
 /** Runs `payouts reconcile` (see the file's comment); returns the exit code. */
 export async function runReconcile(req: ReconcileRequest, run: ReconcileRun): Promise<number> {
   const { output, service } = run;
+  // A retry file that could not be written is refused before any lookup.
+  if (req.failedOut) checkRetryTarget(req.failedOut);
   const report = await looked(req, run);
   const { rows } = report;
   // An unreachable service is one error, not one per payout.
