@@ -57,3 +57,28 @@ async function chosenStateUrl(
   const stored = (await loadStore(ctx)).profile(profile)?.stateUrl;
   return chooseStateUrl({ value: stored, from: `state_url of profile "${profile}"` });
 }
+
+/**
+ * The reader's base URL as a send of theirs would take it (--base-url, PAYOUTS_BASE_URL, the
+ * profile), no secret read: the approver's screen spells the service so. Undefined when none
+ * is set or the settings cannot be read (the screen then shows the run's own spelling).
+ */
+export async function readerBaseUrl(ctx: CommandContext): Promise<string | undefined> {
+  const [{ resolveSettings }, { loadStore }, { configDir }] = await Promise.all([
+    import('../config/settings.js'),
+    import('../core/service.js'),
+    import('../paths.js'),
+  ]);
+  const stored = existsSync(join(configDir(ctx.runtime.env), 'config.json'));
+  try {
+    const s = await resolveSettings({
+      flags: { profile: ctx.globals.profile, baseUrl: ctx.globals.baseUrl },
+      env: ctx.runtime.env,
+      // No config file: opening the store would create its folder.
+      loadProfile: async (name) => (stored ? (await loadStore(ctx)).profile(name) : undefined),
+    });
+    return s.baseUrl?.value;
+  } catch {
+    return undefined;
+  }
+}

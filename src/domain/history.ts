@@ -55,6 +55,25 @@ export interface PriorRow {
   via?: string;
 }
 
+/** An earlier run of a service, as a series is told from its header (src/core/series.ts). */
+export interface EarlierRun {
+  run_id: string;
+  /** JSON array of its inputs' names. */
+  inputs: string;
+  batch_reference: string | null;
+  created_at: string;
+}
+
+/** A payout an earlier run holds, as a comparison shows it, with the run. */
+export interface HeldPayout {
+  reference_id: string;
+  amount: string;
+  currency: string;
+  recipient: string;
+  description: string | null;
+  run_id: string;
+}
+
 /** Who takes a service's lock, so that a second send can name it. */
 export interface LockRequest {
   pid: number;
@@ -142,6 +161,12 @@ export interface HistoryStore<Staged> {
     serviceKey: string,
     recipients: () => string[],
   ): Promise<Set<string> | null>;
+  /** The service's latest runs but `except` (a resumed run's own id), newest first, a few. */
+  latestRuns(staged: Staged, serviceKey: string, except: string): Promise<EarlierRun[]>;
+  /** A run's first payouts in row order, at most `limit`. */
+  runPayouts(staged: Staged, runId: string, limit: number): Promise<HeldPayout[]>;
+  /** What runs of the service hold under these references, the latest run's first. */
+  heldPayouts(staged: Staged, serviceKey: string, refs: string[]): Promise<HeldPayout[]>;
   /** Makes the staged rows the run (or finds the run they resume) where the history is. */
   adopt(
     staged: Staged,

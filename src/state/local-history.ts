@@ -1,6 +1,7 @@
 /** The state folder's state.db as a send's HistoryStore (src/domain/history.ts). */
 import type { HistoryStore } from '../domain/history.js';
 import { openStateDb } from './db.js';
+import { heldPayouts, latestRuns, runPayouts } from './earlier-runs.js';
 import type { LockWait } from './errors.js';
 import { RunIntake, thisMachine } from './intake.js';
 import { adoptLocally } from './adopt.js';
@@ -31,6 +32,11 @@ export function localHistory(
     holdsService: async (staged, serviceKey) => hasHistory(staged, serviceKey),
     paidRecipients: async (staged, serviceKey, recipients) =>
       paidRecipients(staged, serviceKey, stateDir, recipients),
+    latestRuns: async (staged, serviceKey, except) =>
+      latestRuns(staged, stateDir, serviceKey, except),
+    runPayouts: async (staged, runId, limit) => runPayouts(staged, stateDir, runId, limit),
+    heldPayouts: async (staged, serviceKey, refs) =>
+      heldPayouts(staged, stateDir, serviceKey, refs),
     // The staged rows are in state.db already: they become the run there.
     adopt: async (staged, run) => ({
       run: adoptLocally(staged.db, staged, {

@@ -129,7 +129,7 @@ export function stagedAmountsTo(
  * Runs `read` on the history of a send's rows: `main` when they are in state.db, else the
  * state folder's state.db attached read-only as `history` (undefined when there is none).
  */
-function readHistory<T>(
+export function readHistory<T>(
   intake: RunIntake,
   stateDir: string,
   read: (schema: string) => T,

@@ -70,6 +70,9 @@ export const MAY_BE_ABSENT: Readonly<Record<string, readonly string[]>> = {
     'approval_status',
     // Only when an approved prepared run let the run send.
     'approval',
+    // Only when the summary compared the run with its series' last run or a retry's original.
+    'compared_with',
+    'retry_changes',
     // The request body as it is sent: the interface's optional fields (its part 2).
     'first_request.batch_reference',
     'first_request.webhook_url',

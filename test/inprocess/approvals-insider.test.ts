@@ -124,6 +124,52 @@ describe('approvals against an insider with plain SQL', () => {
     sentNothing(t.svc, 0);
   });
 
+  it('a decision keeps the screen it was made on: granted every right, no one changes it', async () => {
+    const t = await team();
+    const s = t.schema;
+    const { prep, id } = await prepare(t, payoutFile(t, 'kept.csv', 2));
+    const decided = await t.run(t.bob, ['approve', prep, '--yes', '--json']);
+    expect(decided.code, decided.stderr).toBe(0);
+    const kept = (JSON.parse(decided.stdout) as { reviews: Array<{ screen: unknown }> }).reviews;
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.screen).toMatchObject({
+      lines: expect.arrayContaining([expect.stringMatching(/^New recipients: all 2, EUR 3\.00/)]),
+    });
+    const people = [t.ana, t.bob, t.carol].map(t.roleOf).join(', ');
+    expect(await sql(t.owner, `GRANT UPDATE, DELETE, TRUNCATE ON approvals TO ${people}`)).toBe(
+      undefined,
+    );
+    const forged = `'{"lines":["New recipients: none"],"attention":[]}'`;
+    for (const who of [t.ana, t.bob, t.carol]) {
+      expect(
+        await sql(who, `UPDATE ${s}.approvals SET review = ${forged} WHERE prep = ${id}`),
+      ).toMatch(/approvals rows are never changed or deleted/);
+      expect(await sql(who, `DELETE FROM ${s}.approvals WHERE prep = ${id}`)).toMatch(
+        /approvals rows are never changed or deleted/,
+      );
+      expect(await sql(who, `TRUNCATE ${s}.approvals`)).toMatch(
+        /approvals rows are never changed or deleted/,
+      );
+    }
+    // Nor is another decision, with a screen of carol's making, taken once the run is decided.
+    expect(
+      await sql(
+        t.carol,
+        `INSERT INTO ${s}.approvals (prep, decision, by_role, at, review)
+         VALUES (${id}, 'rejected', '${t.roleOf(t.bob)}', '', ${forged})`,
+      ),
+    ).toMatch(/was already approved, rejected or sent/);
+    const shown = await t.run(t.carol, ['runs', 'show', prep, '--json']);
+    expect((JSON.parse(shown.stdout) as { reviews: unknown }).reviews).toEqual(kept);
+    const by = await queryOne<{ n: number }>(
+      t.ana,
+      `SELECT count(*)::int AS n FROM approvals WHERE prep = $1 AND review IS NOT NULL`,
+      [id],
+    );
+    expect(by.n).toBe(1);
+    sentNothing(t.svc, 0);
+  });
+
   it('what the approver sees is computed from the payouts; none join once recorded', async () => {
     const t = await team();
     const s = t.schema;

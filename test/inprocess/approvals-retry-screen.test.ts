@@ -113,4 +113,37 @@ describe("the approver's screen of a prepared retry run", () => {
     expect(svc.posts.get('C-R2')).toBeUndefined();
     expect(svc.appliedTwice()).toEqual([]);
   });
+
+  it('names a retry that pays another recipient than its original, on the screen and in --json', async () => {
+    const { admin, run, write } = await sharedRetrySetUp(fixture, ['B']);
+    const b = write('b.csv', ['reference_id,amount,currency,recipient', 'B,20.00,EUR,b@ex.com']);
+    expect((await run(admin, ['send', b, '--yes'])).code).toBe(4);
+    const { ana, bob } = await teamRoles(admin);
+    const retry = write('retry.csv', [RETRY_HEADER, 'B,B-R1,20.00,EUR,eve@evil.example,B']);
+    const prepared = await run(ana, ['send', retry, '--prepare', '--json']);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    const prep = JSON.parse(prepared.stdout).prepared_run_id as string;
+    const doc = JSON.parse((await run(bob, ['runs', 'show', prep, '--json'])).stdout) as {
+      retry_changes: Array<{
+        before: { recipient: string };
+        after: { recipient: string };
+        matched_by: string;
+      }>;
+      payouts: ScreenPayout[];
+    };
+    expect(doc.retry_changes).toEqual([
+      expect.objectContaining({
+        before: expect.objectContaining({ reference_id: 'B', recipient: 'b@ex.com' }),
+        after: expect.objectContaining({ reference_id: 'B-R1', recipient: 'eve@evil.example' }),
+        matched_by: 'retry_of',
+      }),
+    ]);
+    expect(doc.payouts[0]!.attention).toContain(
+      'recipient changed: was b@ex.com, now eve@evil.example (its original B)',
+    );
+    const shown = await run(bob, ['runs', 'show', prep]);
+    expect(shown.stderr).toMatch(
+      /^ {2}recipient changed: B-R1 EUR 20\.00: was b@ex\.com \(its original B\), now eve@evil\.example$/m,
+    );
+  });
 });

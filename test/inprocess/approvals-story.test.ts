@@ -21,12 +21,12 @@ function payroll(dir: string, name: string, rows: Array<[string, string, string]
 }
 
 /** An empty history its owner (`admin`) turned the rule on for, a service and a home. */
-async function ruled(policy?: CreatePolicy) {
+async function ruled(policy?: CreatePolicy, rule: string[] = []) {
   const admin = await recycledDatabase();
   const svc = await fixture.start(policy);
   const home = fixture.home();
   const env = (url: string) => ({ ...svc.env(home.env), PAYOUTS_STATE_URL: url });
-  expect((await runMain(['approvals', 'require'], { env: env(admin) })).code).toBe(0);
+  expect((await runMain(['approvals', 'require', ...rule], { env: env(admin) })).code).toBe(0);
   return { admin, svc, home, env };
 }
 
@@ -54,12 +54,14 @@ interface PreparedDoc {
   approve_command: string;
   new_recipients: {
     count: number;
+    all: boolean;
     totals: Record<string, { total: string }>;
     recipients: Array<{ recipient: string }>;
   };
   compared_with: Array<{
     relation: string;
     prepared_run_id: string;
+    series: { by: string; pattern: string };
     matched_by: string;
     added_count: number;
     removed_count: number;
@@ -70,9 +72,15 @@ interface PreparedDoc {
       change: string;
       before: { recipient: string; amount: string } | null;
       after: { recipient: string; amount: string } | null;
+      matched_by: string | null;
     }>;
   }>;
-  earlier: { sent_count: number; to_send_count: number };
+  earlier: { sent_count: number; other_count: number; to_send_count: number };
+  reviews: Array<{
+    decision: string;
+    reason: string | null;
+    screen: { lines: string[]; compared_with: unknown } | null;
+  }>;
   duplicates: Array<{ prepared_run_id: string; state: string }>;
   payouts: Array<{ reference_id: string; attention: string[] }>;
 }
@@ -109,6 +117,9 @@ describe('the approval story: two months of payroll', () => {
     expect(nov.payout_count).toBe(5);
     expect(nov.totals.EUR!.total).toBe('40000.00');
     expect(nov.new_recipients.count).toBe(5);
+    // Everyone new: said once, not on each row.
+    expect(nov.new_recipients.all).toBe(true);
+    expect(nov.payouts.flatMap((p) => p.attention)).not.toContain('new recipient');
     expect(nov.approve_command).toBe(`payouts approve ${nov.prepared_run_id}`);
     expect(nov.expires_at).toMatch(/^\d{4}-\d\d-\d\dT/);
     const waiting = await ci(nov.prepared_run_id);
@@ -136,13 +147,29 @@ describe('the approval story: two months of payroll', () => {
     expect(dec.new_recipients.recipients[0]!.recipient).toBe('mallory+new@evil.example');
     expect(dec.new_recipients.totals.EUR!.total).toBe('8000.00');
     const vsNov = dec.compared_with[0]!;
+    // The same series (nov.csv, dec.csv); e3's pay redirected is one change, not a hire and a leaver.
     expect(vsNov).toMatchObject({
       relation: 'last_approved',
       prepared_run_id: nov.prepared_run_id,
+      series: { by: 'input_name', pattern: '<month>.csv' },
       matched_by: 'recipient',
-      added_count: 1,
-      removed_count: 1,
-      changed_count: 1,
+      added_count: 0,
+      removed_count: 0,
+      changed_count: 2,
+      recipient_changed_count: 1,
+    });
+    expect(vsNov.changes[0]).toEqual({
+      change: 'changed',
+      before: { reference_id: 'NOV-3', amount: '8000.00', currency: 'EUR', recipient: 'e3@ex.com' },
+      after: {
+        reference_id: 'DEC-3',
+        amount: '8000.00',
+        currency: 'EUR',
+        recipient: 'mallory+new@evil.example',
+      },
+      matched_by: 'reference_pattern',
+      matched_on: '<month>-3',
+      fields: ['recipient'],
     });
     expect(vsNov.totals_then.EUR!.total).toBe('40000.00');
     expect(vsNov.totals_now.EUR!.total).toBe('77000.00');
@@ -155,14 +182,20 @@ describe('the approval story: two months of payroll', () => {
       terminal: { columns: 160 },
     });
     expect(screen.code).toBe(0);
+    expect(screen.stdout).toMatch(/^Service: +http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(screen.stdout).toMatch(
+      /^ {2}recipient changed: DEC-3 EUR 8,000\.00: was e3@ex\.com \(NOV-3\), now mallory\+new@evil\.example; matched by reference pattern "<month>-3"$/m,
+    );
+    expect(screen.stdout).toMatch(/^ {2}of this series: input name pattern "<month>\.csv"$/m);
+    expect(screen.stdout).not.toMatch(/added: |removed: /);
     expect(screen.stdout).toMatch(
       /New recipients: 1, EUR 8,000\.00 \(1 payout\): mallory\+new@evil\.example/,
     );
     expect(screen.stdout).toMatch(/EUR 40,000\.00 then, EUR 77,000\.00 now \(\+92\.5 %\)/);
-    const table = screen.stdout.split('\n');
+    const table = screen.stdout.split('\n').filter((l) => /^\S/.test(l));
     const head = table.findIndex((l) => /^row +reference_id +amount/.test(l));
     expect(table[head + 1]).toMatch(
-      /^3 +DEC-3 +8,000\.00 +EUR +mallory\+new@evil\.example +new recipient/,
+      /^3 +DEC-3 +8,000\.00 +EUR +mallory\+new@evil\.example +new recipient; recipient changed: was e3@ex\.com, now mallory/,
     );
     expect(table[head + 2]).toMatch(/^5 +DEC-5 +45,000\.00 .*was EUR 8,000\.00 to e5@ex\.com/);
 
@@ -184,6 +217,16 @@ describe('the approval story: two months of payroll', () => {
     const clerk = await run(anaHome, ana, ['send', decFile, '--yes']);
     expect(clerk.code).toBe(10);
     expect(clerk.stderr).toContain(reason);
+    // The decision keeps the screen it was made on.
+    const asRejected = parseJsonStdout<PreparedDoc>(
+      await run(bobHome, bob, ['runs', 'show', dec.prepared_run_id, '--json']),
+    );
+    expect(asRejected.reviews).toHaveLength(1);
+    expect(asRejected.reviews[0]).toMatchObject({ decision: 'rejected', reason });
+    expect(asRejected.reviews[0]!.screen!.compared_with).toEqual(dec.compared_with);
+    expect(asRejected.reviews[0]!.screen!.lines).toContain(
+      'New recipients: 1, EUR 8,000.00 (1 payout): mallory+new@evil.example',
+    );
 
     // Corrected and prepared again: compared with the rejected run, row by row.
     const fixed = payroll(anaHome.dir, 'dec-fixed.csv', month('DEC', '45000.00'));
@@ -199,6 +242,14 @@ describe('the approval story: two months of payroll', () => {
       before: { recipient: 'mallory+new@evil.example' },
       after: { recipient: 'e3@ex.com' },
     });
+    // What changed since the approved November is still flagged after the rejection.
+    const flags = (ref: string) => dec2.payouts.find((p) => p.reference_id === ref)!.attention;
+    expect(flags('DEC-5')).toContain(
+      `was EUR 8,000.00 to e5@ex.com (NOV-5 in ${nov.prepared_run_id})`,
+    );
+    expect(flags('DEC-3')).toContain(
+      `recipient changed: was mallory+new@evil.example, now e3@ex.com (in ${dec.prepared_run_id})`,
+    );
     // A dry run says the send would be refused, and why.
     const dry = await run(anaHome, ana, ['send', fixed, '--dry-run']);
     expect(dry.code).toBe(0);
@@ -262,9 +313,82 @@ describe('the approval story: two months of payroll', () => {
     expect(decRun.sent_by.db_user).toMatch(/^ana_/);
     const decPrep = listed.prepared_runs.find((r) => r.prepared_run_id === dec2.prepared_run_id);
     expect(decPrep!.state).toBe('sent');
+    // The rejected run's record is as Bob rejected it, though its corrected twin is sent: the
+    // comparison he saw is kept, and its row to mallory never reads "sent earlier".
+    const rejectedNow = parseJsonStdout<PreparedDoc>(
+      await run(bobHome, bob, ['runs', 'show', dec.prepared_run_id, '--json']),
+    );
+    expect(rejectedNow.reviews).toEqual(asRejected.reviews);
+    const mallory = rejectedNow.payouts.find((p) => p.reference_id === 'DEC-3')!.attention;
+    expect(mallory).not.toContain('sent earlier');
+    expect(mallory.join('; ')).toMatch(
+      /its reference_id is another payout's: EUR 8,000\.00 to e3@ex\.com \(run [0-9a-f]{16}\); not this payout/,
+    );
+    expect(rejectedNow.earlier).toMatchObject({ sent_count: 4, other_count: 1 });
+    const record = await run(bobHome, bob, ['runs', 'show', dec.prepared_run_id], {
+      terminal: { columns: 200 },
+    });
+    expect(record.stdout).toMatch(
+      /^As reviewed by role bob_\w+ \(.*\) at .* UTC, who rejected it: "DEC-3 goes to a new address: check it with e3":$/m,
+    );
+    expect(record.stdout).toMatch(/^ {4}recipient changed: DEC-3 EUR 8,000\.00: was e3@ex\.com/m);
+    expect(record.stdout).toMatch(
+      /^Now:\n {2}Sent earlier: +4 sent, .*1 under a reference_id that is another payout's/m,
+    );
+    expect(record.stdout).toMatch(
+      /^row +reference_id +amount +currency +recipient +as reviewed +now$/m,
+    );
     const after = await run(bobHome, bob, ['runs', 'show', dec2.prepared_run_id, '--json']);
     expect(parseJsonStdout<PreparedDoc>(after).earlier).toEqual(
       expect.objectContaining({ sent_count: 5, to_send_count: 0 }),
+    );
+  });
+
+  it('two approvers: both named on the Approval: line, in the comparison, each review kept', async () => {
+    const { admin, home, env } = await ruled(undefined, ['--approvers', '2']);
+    const run = (url: string, args: string[]) => runMain(args, { env: env(url) });
+    const { ana, bob } = await teamRoles(admin);
+    const { bob: carol } = await teamRoles(admin);
+    const jan = payroll(home.dir, 'jan.csv', month('JAN', '8000.00'));
+    const prep = parseJsonStdout<PreparedDoc>(await run(ana, ['send', jan, '--prepare', '--json']));
+    const first = await run(bob, ['approve', prep.prepared_run_id, '--yes']);
+    expect(first.stdout).toMatch(/1 of 2 approvals/);
+    expect((await run(carol, ['approve', prep.prepared_run_id, '--yes'])).code).toBe(0);
+    const dry = await run(ana, ['send', jan, '--dry-run']);
+    expect(dry.stderr).toMatch(
+      new RegExp(
+        `^Approval: +approved: ${prep.prepared_run_id} by bob_\\w+ at \\d\\d:\\d\\d and bob_\\w+ at \\d\\d:\\d\\d$`,
+        'm',
+      ),
+    );
+    const roles = [bob, carol].map((u) => new URL(u).username);
+    expect(dry.stderr).toContain(`by ${roles[0]} at`);
+    expect(dry.stderr).toContain(`and ${roles[1]} at`);
+    expect((await run(ana, ['send', jan, '--yes'])).code).toBe(0);
+    // Each decision keeps the screen it was made on; the next month names both approvers.
+    const shown = parseJsonStdout<PreparedDoc>(
+      await run(bob, ['runs', 'show', prep.prepared_run_id, '--json']),
+    );
+    expect(shown.reviews.map((r) => r.decision)).toEqual(['approved', 'approved']);
+    const record = await run(bob, ['runs', 'show', prep.prepared_run_id]);
+    for (const role of roles)
+      expect(record.stderr).toMatch(
+        new RegExp(`^As reviewed by role ${role} .*, who approved it:$`, 'm'),
+      );
+    const febFile = payroll(home.dir, 'feb.csv', month('FEB', '8000.00'));
+    const feb = parseJsonStdout<PreparedDoc>(
+      await run(ana, ['send', febFile, '--prepare', '--json']),
+    );
+    expect(feb.compared_with[0]).toMatchObject({
+      prepared_run_id: prep.prepared_run_id,
+      series: { by: 'input_name', pattern: '<month>.csv' },
+    });
+    const screen = await run(carol, ['runs', 'show', feb.prepared_run_id]);
+    expect(screen.stderr).toMatch(
+      new RegExp(
+        `^Against the last approved run ${prep.prepared_run_id} \\(sent; approved by ${roles[0]} at [^)]* and ${roles[1]} at [^)]*\\): 0 added, 0 removed, 0 changed, matched by recipient$`,
+        'm',
+      ),
     );
   });
 
@@ -426,6 +550,47 @@ describe('the approval story: two months of payroll', () => {
     expect((await sending).code).toBe(130);
     expect(svc.held.size).toBe(2);
     expect(await state()).toBe('partly sent');
+  });
+
+  it("a comparison names 10 changes, --all every one; a 2-row file is of no payroll's series", async () => {
+    const { admin, home, env } = await ruled();
+    const { ana, bob } = await teamRoles(admin);
+    const rows = (tag: string, amount: (i: number) => string) =>
+      Array.from({ length: 12 }, (_, i): [string, string, string] => [
+        `${tag}-${i + 1}`,
+        amount(i),
+        `p${i + 1}@ex.com`,
+      ]);
+    const prepare = async (name: string, r: Array<[string, string, string]>) =>
+      parseJsonStdout<PreparedDoc>(
+        await runMain(['send', payroll(home.dir, name, r), '--prepare', '--json'], {
+          env: env(ana),
+        }),
+      ).prepared_run_id;
+    const mar = await prepare(
+      'mar.csv',
+      rows('MAR', () => '100.00'),
+    );
+    expect((await runMain(['approve', mar, '--yes'], { env: env(bob) })).code).toBe(0);
+    const apr = await prepare(
+      'apr.csv',
+      rows('APR', (i) => `${101 + i}.00`),
+    );
+    const shown = await runMain(['runs', 'show', apr], { env: env(bob) });
+    const changed = (text: string) => text.split('\n').filter((l) => /^ {2}changed: /.test(l));
+    expect(changed(shown.stderr)).toHaveLength(10);
+    expect(shown.stderr).toMatch(/^ {2}and 2 more \(--all lists them, as does --json\)$/m);
+    const all = await runMain(['runs', 'show', apr, '--all'], { env: env(bob) });
+    expect(changed(all.stderr)).toHaveLength(12);
+    expect(all.stderr).not.toMatch(/ more \(--all/);
+    // A 2-row retry-like file of other people is compared with neither month.
+    const two = await prepare('fix.csv', [
+      ['FIX-1', '5.00', 'x@ex.com'],
+      ['FIX-2', '6.00', 'y@ex.com'],
+    ]);
+    const fix = await runMain(['runs', 'show', two], { env: env(bob) });
+    expect(fix.stderr).toMatch(/^Compared: +no earlier approved or rejected run of this series$/m);
+    expect(fix.stderr).not.toMatch(/ %\)/);
   });
 
   it('the screen counts the payout rows, pages past 50 rows, and is plain rows on a pipe', async () => {

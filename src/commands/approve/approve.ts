@@ -31,9 +31,10 @@ export function registerApprove(program: Command, runtime: Runtime, sink: ExitSi
       'after',
       `${examples('payouts approve p3f2a9c', 'payouts approve p3f2a9c --reject --reason "wrong month"')}
 Shows every payout (those that call for attention first: new recipients, changes since the
-last approved or the rejected run, paid earlier, the largest), then asks. A refusal records
-nothing: your own run, already decided or sent, not confirmed, or no shared history (exit 2);
-rejected (10); expired (11).
+last approved or the rejected run of its series, a changed recipient named, paid earlier, the
+largest), then asks; the decision keeps that screen. A refusal records nothing: your own
+run, already decided or sent, not confirmed, or no shared history (exit 2); rejected (10);
+expired (11).
 
 ${exitCodesHelp('approve')}`,
     );
@@ -62,19 +63,22 @@ ${exitCodesHelp('approve')}`,
       if (!flags.reject && flags.reason !== undefined) {
         throw new UsageError('--reason goes with --reject');
       }
-      const [{ stateUrlOf }, { needsSharedHistory }, { approveRun }] = await Promise.all([
-        import('../state-url.js'),
-        import('../../core/approvals/common.js'),
-        import('../../core/approvals/approve.js'),
-      ]);
+      const [{ stateUrlOf, readerBaseUrl }, { needsSharedHistory }, { approveRun }] =
+        await Promise.all([
+          import('../state-url.js'),
+          import('../../core/approvals/common.js'),
+          import('../../core/approvals/approve.js'),
+        ]);
       const url = await stateUrlOf(ctx, flags.stateUrl);
       if (url === undefined) throw needsSharedHistory('approve');
+      const baseUrl = await readerBaseUrl(ctx);
       return approveRun(
         {
           url,
           prepId,
           yes: Boolean(flags.yes),
           all: Boolean(flags.all),
+          ...(baseUrl === undefined ? {} : { baseUrl }),
           ...(flags.reject ? { reject: { reason: flags.reason!.trim() } } : {}),
         },
         ctx.output,

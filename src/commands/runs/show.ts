@@ -39,15 +39,14 @@ export function registerRunsShow(runs: Command, runtime: Runtime, sink: ExitSink
       import('../../core/runs/runs.js'),
       import('../../paths.js'),
     ]);
+    const { stateUrlOf, readerBaseUrl } = await import('../state-url.js');
     const retry = await retryRequestOf(ctx, flags);
-    const { stateUrlOf } = await import('../state-url.js');
     const stateUrl = await stateUrlOf(ctx, flags.stateUrl);
-    return showRun(
-      { stateDir: stateDir(ctx.runtime.env), stateUrl },
-      id,
-      ctx.output,
-      retry,
-      Boolean(flags.all),
-    );
+    // A prepared run's screen spells the service as the reader's send does.
+    const baseUrl = stateUrl && id.startsWith('p') ? await readerBaseUrl(ctx) : undefined;
+    return showRun({ stateDir: stateDir(ctx.runtime.env), stateUrl }, id, ctx.output, retry, {
+      all: Boolean(flags.all),
+      ...(baseUrl === undefined ? {} : { baseUrl }),
+    });
   });
 }

@@ -11,9 +11,11 @@ import {
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { approversOf, eventLines, prepState, thisMachine, whoText, withShared } from './common.js';
+import { keptScreen, reviewsOf } from './review.js';
 import { sendCommandOf } from './gate.js';
 import { type PreparedScreen, preparedScreen } from './screen.js';
-import { preparedDoc, screenLines, screenTable, totalsText, whenText } from './screen-view.js';
+import { attentionOf, type PreparedDoc, preparedDoc } from './screen-doc.js';
+import { screenLines, screenTable, totalsText, whenText } from './screen-view.js';
 
 /** What `approve` was asked to do. */
 export interface ApproveRequest {
@@ -24,6 +26,8 @@ export interface ApproveRequest {
   all?: boolean;
   /** --reject --reason TEXT. */
   reject?: { reason: string };
+  /** The approver's base URL, if configured: the screen spells the service as their send does. */
+  baseUrl?: string;
 }
 
 /** The error of a run that is expired: its own exit code, with when. */
@@ -76,15 +80,19 @@ export async function showScreen(
   const grouped = output.stdoutIsTerminal;
   const toErr = opts.aside && !output.stdoutIsTerminal;
   // Lines are for people, grouped everywhere; the table on a pipe is for a program.
-  for (const line of screenLines(s, true)) {
+  for (const line of screenLines(s, opts.all)) {
     if (toErr) output.info(line);
     else output.printAside(line);
   }
-  await screenTable(s, output, { all: opts.all, grouped, toErr });
+  await screenTable(s, output, { all: opts.all, grouped, toErr }, [['attention', attentionOf(s)]]);
 }
 
 /** Finds the run, refuses what the rules do not allow, shows it, asks, and records the decision. */
-async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promise<PreparedScreen> {
+async function decide(
+  h: PgHistory,
+  req: ApproveRequest,
+  output: Output,
+): Promise<{ doc: PreparedDoc; run: PreparedRun }> {
   const found = await findPrepared(h, req.prepId);
   if (!found)
     throw new UsageError(
@@ -100,8 +108,9 @@ async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promis
   const p = withFigures(found, figures);
   const why = refusal(p, await sessionRole(h));
   if (why) throw why;
-  const screen = await preparedScreen(h, p);
-  if (!output.json) await showScreen(screen, output, { all: Boolean(req.all), aside: true });
+  const all = Boolean(req.all);
+  const screen = await preparedScreen(h, p, req.baseUrl);
+  if (!output.json) await showScreen(screen, output, { all, aside: true });
   const verb = req.reject ? 'Reject' : 'Approve';
   if (!req.yes) {
     if (!output.interactive) {
@@ -114,24 +123,29 @@ async function decide(h: PgHistory, req: ApproveRequest, output: Output): Promis
     if (!(await output.confirm(question)))
       throw new UsageError('not confirmed: nothing was recorded');
   }
+  // The screen the decision was made on is kept with it (review.ts).
+  const review = keptScreen(screen, all);
   await recordEvent(
     h,
     p,
-    req.reject ? { decision: 'rejected', reason: req.reject.reason } : { decision: 'approved' },
+    req.reject
+      ? { decision: 'rejected', reason: req.reject.reason, review }
+      : { decision: 'approved', review },
     thisMachine(),
   );
-  return preparedScreen(h, withFigures((await findPrepared(h, p.prep_id))!, figures));
+  const now = withFigures((await findPrepared(h, p.prep_id))!, figures);
+  const after = await preparedScreen(h, now, req.baseUrl);
+  return { doc: preparedDoc(after, await reviewsOf(h, p.id)), run: now };
 }
 
 /** `payouts approve`: exit 0 once recorded; refusals record nothing (exit 2, 10 or 11). */
 export async function approveRun(req: ApproveRequest, output: Output): Promise<number> {
-  const s = await withShared(req.url, (h) => decide(h, req, output));
-  const p = s.run;
-  output.result(preparedDoc(s), () =>
+  const { doc, run: p } = await withShared(req.url, (h) => decide(h, req, output));
+  output.result(doc, () =>
     [
-      s.state === 'prepared'
+      doc.state === 'prepared'
         ? `Approved run ${p.prep_id}: ${approversOf(p).length} of ${p.approvers_needed} approvals; another person approves it with \`payouts approve ${p.prep_id}\`.`
-        : s.state === 'approved'
+        : doc.state === 'approved'
           ? `Approved run ${p.prep_id}. \`${sendCommandOf(p.inputs, p.send_args)}\` (the same payouts) or \`payouts send --approved ${p.prep_id}\` sends it.`
           : `Rejected run ${p.prep_id}: nothing of it will be sent.`,
       ...eventLines(p),

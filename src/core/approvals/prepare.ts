@@ -31,7 +31,7 @@ import { SANDBOX_SERVICE_KEY } from '../service.js';
 import { prepState, withShared } from './common.js';
 import { boundDifferences, notApproved, recordPrepared, sendCommandOf } from './gate.js';
 import { preparedScreen } from './screen.js';
-import { preparedDoc } from './screen-view.js';
+import { preparedDoc } from './screen-doc.js';
 import { gated, sendArgsOf, summaryNotes } from './send.js';
 
 /**

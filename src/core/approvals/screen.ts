@@ -12,7 +12,8 @@ import {
   preparedPayouts,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
-import { paidRecipientsIn } from '../../state/pg/prepared-views.js';
+import { heldPayoutsIn, paidRecipientsIn } from '../../state/pg/prepared-views.js';
+import type { HeldPayout } from '../../state/earlier-runs.js';
 import { HASH_VERSION, serviceIdOf } from '../../state/hash.js';
 import { liveRunsIn, type RunSummary, runsByIdIn } from '../../state/runs.js';
 import { serviceIdentity } from '../../api/base-url.js';
@@ -22,7 +23,15 @@ import type { StagedRetry } from '../../state/index.js';
 import { decide } from '../send/decide.js';
 import type { Decision, Fate, OriginState } from '../send/fates.js';
 import { originWords } from '../send/refusals.js';
-import { prepState } from './common.js';
+import {
+  diffRows,
+  type RowChange,
+  retryChange,
+  type SeriesWhy,
+  seriesByName,
+  seriesByRecipients,
+} from '../series.js';
+import { approversOf, prepState } from './common.js';
 
 /** Where a prepared run stands, with its send: `sending` and `partly sent` while unfinished. */
 export type ShownState =
@@ -84,35 +93,25 @@ export function totalsOf(rows: PreparedPayout[], currencies: CurrencyTable): Cur
   return totals;
 }
 
-/** One row's side of a change. */
-export interface RowSide {
-  reference_id: string;
-  amount: string;
-  currency: string;
-  recipient: string;
-}
-
-/** A row added, removed or changed between two prepared runs. */
-export interface RowChange {
-  change: 'added' | 'removed' | 'changed';
-  before: RowSide | null;
-  after: RowSide | null;
-}
-
-/** How a prepared run differs from an earlier one. */
+/** How a prepared run differs from an earlier one of its series. */
 export interface Comparison {
-  /** The rejected run this one follows, or the last approved run of its batch or preparer. */
+  /** The rejected run this one follows, or the last approved run of its series. */
   relation: 'rejected_predecessor' | 'last_approved';
   run: PreparedRun;
   state: ShownState;
+  /** Why the earlier run is of this one's series (src/core/series.ts). */
+  series: SeriesWhy;
   /** Rows are matched by reference_id when the runs share any, else by recipient and currency. */
   matched_by: 'reference_id' | 'recipient';
   changes: RowChange[];
   totalsBefore: CurrencyTotals;
 }
 
-/** What earlier runs of the service hold of a reference. */
-export type Earlier = 'sent' | 'pending' | 'failed';
+/**
+ * What earlier runs of the service hold of a reference: this payout sent, pending or failed,
+ * or another payout under its reference_id (`other`: never "sent earlier").
+ */
+export type Earlier = 'sent' | 'pending' | 'failed' | 'other';
 
 /** A retry row's original, judged as a send judges it, in the words the send refuses it with. */
 export interface RetryVerdict {
@@ -128,6 +127,8 @@ export interface RetryVerdict {
 /** Everything the approver's screen shows. */
 export interface PreparedScreen {
   run: PreparedRun;
+  /** Its service as this person's send spells it (their base URL, when the same service). */
+  service: string;
   state: ShownState;
   rows: PreparedPayout[];
   totals: CurrencyTotals;
@@ -137,64 +138,15 @@ export interface PreparedScreen {
   comparisons: Comparison[];
   /** By reference_id. */
   earlier: Map<string, Earlier>;
+  /** By reference_id, the payout the history holds under a reference held as another (`other`). */
+  others: Map<string, HeldPayout>;
   /** Other prepared runs of the service holding exactly these payouts, not rejected or expired. */
   duplicates: Array<{ run: PreparedRun; state: ShownState }>;
   /** By row, each retry row's original as the history holds it, judged as a send will. */
   retries: Map<number, RetryVerdict>;
+  /** By row, each retry row whose amount, currency or recipient is not its original's. */
+  retryChanges: Map<number, RowChange>;
   currencies: CurrencyTable;
-}
-
-const side = (r: PreparedPayout): RowSide => ({
-  reference_id: r.reference_id,
-  amount: r.amount,
-  currency: r.currency,
-  recipient: r.recipient,
-});
-
-/** Rows by key; a key seen again gets its count appended, so no row is lost. */
-function keyed(rows: PreparedPayout[], key: (r: PreparedPayout) => string) {
-  const out = new Map<string, PreparedPayout>();
-  for (const r of rows) {
-    let k = key(r);
-    for (let n = 2; out.has(k); n++) k = `${key(r)}#${n}`;
-    out.set(k, r);
-  }
-  return out;
-}
-
-/** The rows added, removed and changed from `then` to `now`. */
-export function diffRows(
-  then: PreparedPayout[],
-  now: PreparedPayout[],
-): { matched_by: Comparison['matched_by']; changes: RowChange[] } {
-  const refs = new Set(now.map((r) => r.reference_id));
-  const byRef = then.some((r) => refs.has(r.reference_id));
-  const key = byRef
-    ? (r: PreparedPayout) => r.reference_id
-    : (r: PreparedPayout) => `${r.recipient}\u0000${r.currency}`;
-  const before = keyed(then, key);
-  const changes: RowChange[] = [];
-  for (const [k, r] of keyed(now, key)) {
-    const t = before.get(k);
-    before.delete(k);
-    if (!t) changes.push({ change: 'added', before: null, after: side(r) });
-    // By recipient, a month's new description is no change; by reference, all of it is.
-    else if (byRef ? differs(t, r) : t.amount !== r.amount)
-      changes.push({ change: 'changed', before: side(t), after: side(r) });
-  }
-  for (const t of before.values())
-    changes.push({ change: 'removed', before: side(t), after: null });
-  return { matched_by: byRef ? 'reference_id' : 'recipient', changes };
-}
-
-/** Whether two rows of one reference differ in what the approval covers. */
-function differs(a: PreparedPayout, b: PreparedPayout): boolean {
-  return (
-    a.amount !== b.amount ||
-    a.currency !== b.currency ||
-    a.recipient !== b.recipient ||
-    a.description !== b.description
-  );
 }
 
 /** The largest payouts: three per currency, the largest first. */
@@ -220,9 +172,11 @@ const EARLIER: Record<HeldKind, Earlier> = {
   doubt: 'pending',
   failed: 'failed',
 };
-const RANK: Record<Earlier, number> = { sent: 3, pending: 2, failed: 1 };
 
-/** What a row's fate says it holds earlier, if anything (in doubt is pending: it is read back). */
+/**
+ * What a row's fate says it holds earlier, if anything (in doubt is pending: it is read back);
+ * a reference held as another payout is `other`, whatever became of that payout.
+ */
 function earlierOfFate(fate: Fate | undefined): Earlier | undefined {
   if (fate?.kind === 'read-back') return 'pending';
   if (fate?.kind === 'sent-earlier')
@@ -230,9 +184,7 @@ function earlierOfFate(fate: Fate | undefined): Earlier | undefined {
   if (fate?.kind !== 'refused') return undefined;
   const { refusal } = fate;
   if (refusal.kind === 'failed-earlier') return 'failed';
-  if (refusal.kind !== 'held-other') return undefined;
-  const kinds = refusal.held.map((h) => EARLIER[heldKind(h)]);
-  return kinds.sort((a, b) => RANK[b] - RANK[a])[0];
+  return refusal.kind === 'held-other' ? 'other' : undefined;
 }
 
 /** Prepared rows looked up at once (one JSON array a query, as a send's pages). */
@@ -262,7 +214,22 @@ async function judged(h: PgHistory, service: string, rows: PreparedPayout[]) {
     const e = earlierOfFate(decision.fates.get(r.row));
     if (e) earlier.set(r.reference_id, e);
   }
-  return { earlier, retries: retryVerdicts(decision) };
+  // What the history holds under the originals and the references held as another payout.
+  const asked = rows.flatMap((r) => [
+    ...(r.retry_of === null ? [] : [r.retry_of]),
+    ...(earlier.get(r.reference_id) === 'other' ? [r.reference_id] : []),
+  ]);
+  const payouts = await heldPayoutsIn(h, serviceIdOf(service), asked);
+  const others = new Map<string, HeldPayout>();
+  const retryChanges = new Map<number, RowChange>();
+  for (const r of rows) {
+    const other = earlier.get(r.reference_id) === 'other' && payouts.get(r.reference_id);
+    if (other) others.set(r.reference_id, other);
+    const original = r.retry_of === null ? undefined : payouts.get(r.retry_of);
+    const change = original && retryChange(original, r);
+    if (change) retryChanges.set(r.row, change);
+  }
+  return { earlier, others, retries: retryVerdicts(decision), retryChanges };
 }
 
 /** The prepared run's retry rows, as a send stages them (a row named by its number). */
@@ -290,33 +257,56 @@ export function retryVerdicts(decision: Decision): Map<number, RetryVerdict> {
   return out;
 }
 
-/** The earlier prepared runs a run is compared with: a rejected predecessor, the last approved. */
-function predecessors(
+/** Decided prepared runs looked at, at most, for a run's series. */
+const CANDIDATES = 20;
+
+/** Whether a prepared run was approved by as many people as its rule asked (sent or not). */
+const approved = (q: PreparedRun) =>
+  ['approved', 'sent'].includes(prepState(q)) ||
+  approversOf(q).length >= Math.max(q.approvers_needed, 1);
+
+/**
+ * The earlier prepared runs of `p`'s series it is compared with: the last approved one, and
+ * the rejected one it follows (the latest rejected since). Each candidate's payouts are read
+ * only when its names do not tell its series (src/core/series.ts).
+ */
+async function predecessors(
+  h: PgHistory,
   p: PreparedRun,
+  rows: PreparedPayout[],
   all: PreparedRun[],
-): Array<[Comparison['relation'], PreparedRun]> {
-  const earlier = all.filter((q) => q.id < p.id && q.service === p.service);
-  const sameBatch = (q: PreparedRun) =>
-    p.batch_reference !== null && q.batch_reference === p.batch_reference;
-  const approved = (q: PreparedRun) => ['approved', 'sent'].includes(prepState(q));
+): Promise<Array<[Comparison['relation'], PreparedRun, SeriesWhy, PreparedPayout[]]>> {
   // all is the newest first.
-  const base =
-    earlier.find((q) => approved(q) && sameBatch(q)) ??
-    earlier.find((q) => approved(q) && q.prepared_by === p.prepared_by);
-  const rejected = earlier.find(
-    (q) =>
-      prepState(q) === 'rejected' &&
-      (sameBatch(q) || q.prepared_by === p.prepared_by) &&
-      (!base || q.id > base.id),
-  );
-  const out: Array<[Comparison['relation'], PreparedRun]> = [];
-  if (rejected) out.push(['rejected_predecessor', rejected]);
-  if (base) out.push(['last_approved', base]);
-  return out;
+  const decided = all
+    .filter((q) => q.id < p.id && q.service === p.service)
+    .filter((q) => approved(q) || prepState(q) === 'rejected')
+    .slice(0, CANDIDATES);
+  const mine = new Set(rows.map((r) => r.recipient));
+  const out: Array<[Comparison['relation'], PreparedRun, SeriesWhy, PreparedPayout[]]> = [];
+  let rejected: (typeof out)[number] | undefined;
+  for (const q of decided) {
+    const named = seriesByName(p, q);
+    const theirs = await preparedPayouts(h, q.id);
+    const series = named ?? seriesByRecipients(mine, new Set(theirs.map((r) => r.recipient)));
+    if (!series) continue;
+    if (prepState(q) === 'rejected') rejected ??= ['rejected_predecessor', q, series, theirs];
+    else {
+      out.push(['last_approved', q, series, theirs]);
+      break;
+    }
+  }
+  return rejected ? [rejected, ...out] : out;
 }
 
-/** Reads and computes the approver's screen of prepared run `p`. */
-export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<PreparedScreen> {
+/**
+ * Reads and computes the approver's screen of prepared run `p`; `baseUrl`: the reader's own,
+ * the spelling the screen shows when it names the run's service.
+ */
+export async function preparedScreen(
+  h: PgHistory,
+  p: PreparedRun,
+  baseUrl?: string,
+): Promise<PreparedScreen> {
   const currencies = new CurrencyTable();
   const [rows, all] = await Promise.all([preparedPayouts(h, p.id), listPrepared(h)]);
   // Runs are filed under their service's identity (serviceIdOf), as a prepared run names it.
@@ -328,12 +318,12 @@ export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<Prep
     rows.map((r) => r.recipient),
   );
   const comparisons: Comparison[] = [];
-  for (const [relation, q] of predecessors(p, all)) {
-    const theirs = await preparedPayouts(h, q.id);
+  for (const [relation, q, series, theirs] of await predecessors(h, p, rows, all)) {
     comparisons.push({
       relation,
       run: q,
       state: shownState(q, runs),
+      series,
       ...diffRows(theirs, rows),
       totalsBefore: totalsOf(theirs, currencies),
     });
@@ -342,8 +332,10 @@ export async function preparedScreen(h: PgHistory, p: PreparedRun): Promise<Prep
     .filter((q) => q.id !== p.id && q.service === p.service && q.content_hash === p.content_hash)
     .map((q) => ({ run: q, state: shownState(q, runs) }))
     .filter((d) => d.state !== 'rejected' && d.state !== 'expired');
+  const mine = baseUrl !== undefined && serviceIdentity(baseUrl) === p.service;
   return {
     run: p,
+    service: mine ? baseUrl : p.service,
     state: shownState(p, runs),
     rows,
     totals: totalsOf(rows, currencies),

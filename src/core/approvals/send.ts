@@ -33,6 +33,8 @@ import {
   prepareCommandOf,
 } from './gate.js';
 import { minorOf } from './screen.js';
+import { type Comparing, type SeriesNote, seriesNoteOf } from '../series-note.js';
+import { displayText } from '../../output/display.js';
 
 /** What the rule says of a run: the Approval: line, its word, and the run that allows it. */
 export interface ApprovalNote {
@@ -106,11 +108,12 @@ export function noteOf(status: ApprovalStatus): ApprovalNote {
   return neededNote(status);
 }
 
-/** "approved: p3f2… by bob at 13:14". */
+/** "approved: p3f2… by bob at 13:14", "… by bob at 13:14 and carol at 13:20": every approver. */
 function approvedText(prep: PreparedRun): string {
-  const e = prep.events.find((x) => x.decision === 'approved');
-  const at = e ? shortTime(e.at).slice(11) : '?';
-  return `approved: ${prep.prep_id} by ${e?.by_role ?? '?'} at ${at}`;
+  const by = prep.events
+    .filter((x) => x.decision === 'approved')
+    .map((e) => `${e.by_role} at ${shortTime(e.at).slice(11)}`);
+  return `approved: ${prep.prep_id} by ${by.length ? by.join(' and ') : '?'}`;
 }
 
 /** The note of a run the rule refuses, and the refusal a send throws. */
@@ -215,6 +218,8 @@ export function gated(ctx: SendContext, serviceKey: string): GatedRun {
 /** The summary's lines about the history and the rule. */
 export interface SummaryNotes extends ApprovalNote {
   newRecipients: string;
+  /** What changed since the series' last run, and of each retry against its original. */
+  changes?: SeriesNote;
   /** What the --json document says of the Approval line (`approval_status`). */
   status: ReturnType<typeof approvalStatusDoc>;
   /** What the rule says of the files, kept under nothingToSendNotes: a run decided again may find something to send. */
@@ -240,8 +245,14 @@ export async function newRecipientsText(ctx: SendContext, serviceKey: string): P
   const totals = new CurrencyTotals();
   for (const p of stagedAmountsTo(rows, JSON.stringify(fresh)))
     totals.add(p.currency, minorOf(p.amount, p.currency, ctx.currencies));
-  return `${fresh.length}, ${totalsWords(totals, ctx.currencies)}`;
+  // Named, as the approver's screen names them: a person checks each new address.
+  const named = fresh.slice(0, NAMED).map(displayText).join(', ');
+  const more = fresh.length > NAMED ? ` and ${fresh.length - NAMED} more` : '';
+  return `${fresh.length}, ${totalsWords(totals, ctx.currencies)}: ${named}${more}`;
 }
+
+/** New recipients a summary names; the rest are counted. */
+const NAMED = 10;
 
 /** "EUR 12,400.00, USD 5.00". */
 function totalsWords(totals: CurrencyTotals, currencies: CurrencyTable): string {
@@ -285,5 +296,28 @@ export async function summaryNotes(
   }
   const newRecipients = await newRecipientsText(ctx, serviceKey);
   const note = await approvalNoteOf(ctx, { serviceKey, sandbox: where.sandbox });
-  return { newRecipients, ...note, status: approvalStatusDoc(note) };
+  const changes = await seriesNoteOf(comparingOf(ctx, serviceKey));
+  return {
+    newRecipients,
+    ...(changes ? { changes } : {}),
+    ...note,
+    status: approvalStatusDoc(note),
+  };
+}
+
+/** What a summary compares: the staged rows and the run, against the service's history. */
+function comparingOf(ctx: SendContext, serviceKey: string): Comparing {
+  const { plan, staging } = ctx;
+  return {
+    history: staging.history,
+    rows: staging.rows,
+    serviceKey,
+    run: {
+      batch_reference: plan.batchReference ?? null,
+      inputs: plan.sources.map((s) => s.name),
+      inputHash: plan.inputHash,
+      payoutCount: plan.payoutCount,
+    },
+    currencies: ctx.currencies,
+  };
 }

@@ -17,7 +17,9 @@ import { preparedRowTotals } from '../../state/pg/prepared-views.js';
 import { showScreen } from '../approvals/approve.js';
 import { approversOf, eventLines, withShared } from '../approvals/common.js';
 import { preparedScreen, sendingRuns, shownState } from '../approvals/screen.js';
-import { preparedDoc, preparedHead, totalsText } from '../approvals/screen-view.js';
+import { reviewsOf, showReviewed } from '../approvals/review.js';
+import { preparedDoc, preparedHead } from '../approvals/screen-doc.js';
+import { totalsText } from '../approvals/screen-view.js';
 
 /** A prepared run as listed: its head, with the figures of its payout rows and its state. */
 export type ListedPrepared = ReturnType<typeof preparedHead>;
@@ -124,24 +126,33 @@ export async function printPreparedTable(
   );
 }
 
-/** `runs show` of a prepared run (the approver's screen); false when no prepared run has the id. */
+/**
+ * `runs show` of a prepared run (the approver's screen; a decided one as it was reviewed and
+ * as it is now); false when no prepared run has the id. `baseUrl`: the reader's, the spelling
+ * of the service shown when it is the run's.
+ */
 export async function showPrepared(
   url: string,
   id: string,
   output: Output,
-  all = false,
+  opts: { all?: boolean; baseUrl?: string } = {},
 ): Promise<boolean> {
-  const s = await withShared(url, async (h) => {
+  const shown = await withShared(url, async (h) => {
     // The figures shown are computed from the run's payouts (preparedFigures), not its own row.
     const p = await findPrepared(h, id);
-    return p && preparedScreen(h, withFigures(p, await preparedFigures(h, p)));
+    if (!p) return undefined;
+    const s = await preparedScreen(h, withFigures(p, await preparedFigures(h, p)), opts.baseUrl);
+    return { s, reviews: await reviewsOf(h, p.id) };
   });
-  if (!s) return false;
+  if (!shown) return false;
+  const { s, reviews } = shown;
   if (output.json) {
-    output.document(preparedDoc(s));
+    output.document(preparedDoc(s, reviews));
     return true;
   }
-  await showScreen(s, output, { all, aside: false });
+  const all = Boolean(opts.all);
+  if (reviews.length) await showReviewed(s, reviews, output, { all });
+  else await showScreen(s, output, { all, aside: false });
   for (const line of eventLines(s.run)) output.printAside(displayText(line));
   return true;
 }

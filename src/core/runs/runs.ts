@@ -290,18 +290,18 @@ export function retriedJson(r: HeldRef): { reference_id: string; run_id: string;
   };
 }
 
-/** `payouts runs show ID`: one run's payouts, their amounts and states; with `retry`, its --failed-out file. */
+/** `payouts runs show ID`: one run's payouts and states; `retry`: its --failed-out file; `view`: a prepared run's. */
 export async function showRun(
   from: RunsSource,
   id: string,
   output: Output,
   retry?: RetryRequest,
-  all = false,
+  view: { all?: boolean; baseUrl?: string } = {},
 ): Promise<number> {
   if (retry) (await import('./retry.js')).checkRetryTarget(retry);
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
   if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
-    if (await prepared.showPrepared(from.stateUrl, id, output, all)) return 0;
+    if (await prepared.showPrepared(from.stateUrl, id, output, view)) return 0;
   }
   const shown = await withRunReader(from, output, async (read, keep) => {
     const found = await readRunIn(read, id, keep);

@@ -45,8 +45,11 @@ export interface Finished {
   runId: string;
   /** An error thrown once the run had begun (the engine's own is `engine.fatal`). */
   thrown?: unknown;
-  /** What the Approval: line said (`approval_status`), and the approval that let it go (`approval`). */
-  approval?: { status?: unknown; doc?: unknown };
+  /**
+   * What the Approval: line said (`approval_status`), the approval that let it go
+   * (`approval`), and what changed since the series' last run (`compared_with`, `retry_changes`).
+   */
+  approval?: { status?: unknown; doc?: unknown; changes?: object };
 }
 
 /**
@@ -235,6 +238,7 @@ async function printDocument(
   const approval = {
     ...(done.approval?.status ? { approval_status: done.approval.status } : {}),
     ...(done.approval?.doc ? { approval: done.approval.doc } : {}),
+    ...(done.approval?.changes ?? {}),
   };
   const items = resultListText(resultItems(engine.outcomes.values(), currencies), output.lines);
   if (output.lines) await output.printJsonLines({ ...head, ...approval }, items);

@@ -264,7 +264,11 @@ async function send(staged: SendContext): Promise<number> {
       sent.thrown ??= error;
     }
     const final = decided.notes;
-    const approval = { status: final.status, doc: final.approved && approvalDocOf(final.approved) };
+    const approval = {
+      status: final.status,
+      doc: final.approved && approvalDocOf(final.approved),
+      changes: final.changes?.doc,
+    };
     const { engine, state, thrown } = sent;
     return await finishRun(ctx, { service, engine, runId: state.runId, thrown, approval });
   } finally {

@@ -82,7 +82,14 @@ export interface SummaryView {
   dest: Destination;
   maxTotals: MaxTotal[];
   /** The history's new recipients and the approval rule's word (notes.ts). */
-  notes?: { newRecipients: string; approval: string; status?: unknown; silent?: boolean };
+  notes?: {
+    newRecipients: string;
+    approval: string;
+    status?: unknown;
+    silent?: boolean;
+    /** What changed since the series' last run (series-note.ts): lines, and --json's keys. */
+    changes?: { lines: Array<[string, string]>; doc: object };
+  };
 }
 
 /** Width of the summary's labels. */
@@ -239,6 +246,8 @@ export function summaryText(
   lines.push(field('History:', dest.history, c));
   if (view.notes) {
     lines.push(field('New recipients:', view.notes.newRecipients, c));
+    for (const [label, value] of view.notes.changes?.lines ?? [])
+      lines.push(label ? field(label, value, c) : `${' '.repeat(LABEL)}${value}`);
     if (!view.notes.silent) lines.push(field('Approval:', view.notes.approval, c));
   }
   lines.push(field('Batch:', shown(plan.batchReference, '(none: the service assigns one)'), c));
@@ -329,6 +338,7 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
     },
     // Whether the approval rule would let the send go (docs/approvals.md).
     ...(view.notes?.status ? { approval_status: view.notes.status } : {}),
+    ...(view.notes?.changes?.doc ?? {}),
     first_request: {
       ...plan.firstRequest,
       payouts: plan.firstRequest.payouts.map((p) => ({ ...p, amount: new RawNumber(p.amount) })),

@@ -462,21 +462,21 @@ export function withFigures(p: PreparedRun, f: PreparedFigures): PreparedRun {
 }
 
 /**
- * Records an event of a prepared run. The database refuses what the rules do not allow (its
- * own preparer, a second decision, an expired run, sending an unapproved one): a UsageError
- * with its words.
+ * Records an event of a prepared run, a decision with the screen it was made on (`review`, in
+ * its own row: one transaction). The database refuses what the rules do not allow (its own
+ * preparer, a second decision, an expired run, sending an unapproved one): a UsageError.
  */
 export function recordEvent(
   h: PgHistory,
   prep: PreparedRun,
-  event: { decision: ApprovalEvent['decision']; reason?: string; run_id?: string },
+  event: { decision: ApprovalEvent['decision']; reason?: string; run_id?: string; review?: string },
   who: Machine,
 ): Promise<void> {
   return h.write('recording the decision', async (c) => {
     try {
       await c.query(
-        `INSERT INTO approvals (prep, decision, reason, by_role, os_user, host, run_id, at)
-         VALUES ($1, $2, $3, '', $4, $5, $6, '')`,
+        `INSERT INTO approvals (prep, decision, reason, by_role, os_user, host, run_id, at, review)
+         VALUES ($1, $2, $3, '', $4, $5, $6, '', $7)`,
         [
           prep.id,
           event.decision,
@@ -484,6 +484,7 @@ export function recordEvent(
           who.os_user,
           who.host,
           event.run_id ?? null,
+          event.review ?? null,
         ],
       );
     } catch (err) {

@@ -2,6 +2,7 @@
  * What a shared history knows about a prepared run's payouts, for the approver's screen
  * (docs/approvals.md): recipients paid before, and what earlier runs hold of its references.
  */
+import { type HeldPayout, heldPayoutsSql, latestOf } from '../earlier-runs.js';
 import { lookupSql } from '../journal-sql.js';
 import { paidRecipientsSql, recipientPages } from '../recipients.js';
 import type { PgHistory } from './history.js';
@@ -78,4 +79,38 @@ export async function preparedHoldingAll(
     [sid, JSON.stringify(refs), refs.length],
   )) as Array<{ prep: number }>;
   return rows.map((r) => r.prep);
+}
+
+/**
+ * The payout the runs of a service (its id) hold under each of these references, the latest
+ * run's: a retry's original, a reference held as another payout.
+ */
+export async function heldPayoutsIn(
+  h: PgHistory,
+  sid: string,
+  refs: string[],
+): Promise<Map<string, HeldPayout>> {
+  if (!refs.length) return new Map();
+  const rows = (await h.rows(heldPayoutsSql('pg'), [JSON.stringify(refs), sid])) as HeldPayout[];
+  return latestOf(rows);
+}
+
+/** A decision on a prepared run, with the screen it was made on (JSON; null: none was kept). */
+export interface ReviewRow {
+  decision: 'approved' | 'rejected';
+  reason: string | null;
+  by_role: string;
+  os_user: string | null;
+  host: string | null;
+  at: string;
+  review: string | null;
+}
+
+/** The decisions on a prepared run (its id), the first first, each with its kept screen. */
+export async function reviewsIn(h: PgHistory, prep: number): Promise<ReviewRow[]> {
+  return (await h.rows(
+    `SELECT decision, reason, by_role, os_user, host, at, review FROM approvals
+     WHERE prep = ? AND decision <> 'sent' ORDER BY id`,
+    [prep],
+  )) as ReviewRow[];
 }

@@ -7,6 +7,8 @@ import { serviceId } from '../hash.js';
 import { type LockMe, PgHistory } from './history.js';
 import { adoptLocally } from '../adopt.js';
 import { paidRecipientsIn } from './prepared-views.js';
+import type { EarlierRun, HeldPayout } from '../../domain/history.js';
+import { heldPayoutsSql, latestRunsSql, runPayoutsSql } from '../earlier-runs.js';
 
 /**
  * Payouts a page of a run's copy holds: the first page goes with the run before anything is
@@ -52,6 +54,17 @@ export async function sharedHistory(
       (await history.hasRuns(serviceKey))
         ? paidRecipientsIn(history, serviceId(serviceKey), recipients())
         : null,
+    latestRuns: async (_staged, serviceKey, except) =>
+      (await history.rows(latestRunsSql(), [serviceId(serviceKey), except])) as EarlierRun[],
+    runPayouts: async (_staged, runId, limit) =>
+      (await history.rows(runPayoutsSql(), [runId, runId, limit])) as HeldPayout[],
+    heldPayouts: async (_staged, serviceKey, refs) =>
+      refs.length
+        ? ((await history.rows(heldPayoutsSql('pg'), [
+            JSON.stringify(refs),
+            serviceId(serviceKey),
+          ])) as HeldPayout[])
+        : [],
     async adopt(staged, run) {
       // A run resumed only to find everything sent keeps its sender: it sends nothing.
       const sender = run.sendsNothing === true ? undefined : history.senderOf;
