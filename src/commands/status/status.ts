@@ -100,6 +100,7 @@ ${exitCodesHelp('status')}`,
             : {}),
         },
       );
+      await keepAnswers(ctx, service, report.outcomes, Boolean(opts.watch));
       // An unreachable service is one error, not one per row (with --json, beside the results).
       // Interrupted, the lookups done so far are shown all the same, with the interruption.
       const partial = report.fatal instanceof InterruptedError && report.outcomes.length > 0;
@@ -116,6 +117,32 @@ ${exitCodesHelp('status')}`,
     } finally {
       await service.close();
     }
+  });
+}
+
+/**
+ * Keeps the answers about payouts the history holds as the service's word (keep.ts): the
+ * history of a --sandbox run is the state folder's, as its send's was.
+ */
+async function keepAnswers(
+  ctx: CommandContext,
+  service: { sandbox: boolean; serviceKey: string; settings: { clientId: string } },
+  outcomes: LookupOutcome[],
+  watch: boolean,
+): Promise<void> {
+  const [{ keepStatusAnswers }, { stateDir }, { stateUrlOf }] = await Promise.all([
+    import('../../core/status/keep.js'),
+    import('../../paths.js'),
+    import('../state-url.js'),
+  ]);
+  const stateUrl = service.sandbox ? undefined : await stateUrlOf(ctx, undefined);
+  const now = ctx.runtime.clock?.now() ?? Date.now();
+  await keepStatusAnswers(outcomes, {
+    from: { stateDir: stateDir(ctx.runtime.env), stateUrl },
+    serviceKey: service.serviceKey,
+    clientId: service.settings.clientId,
+    how: { at: new Date(now).toISOString(), by: watch ? 'status --watch' : 'status' },
+    output: ctx.output,
   });
 }
 

@@ -17,7 +17,7 @@ import {
 } from '../../state/index.js';
 import { colourStatus } from '../send/render.js';
 import type { HeldRef } from '../../domain/chain.js';
-import { statusKind } from '../../domain/statuses.js';
+import { heldKind, statusKind } from '../../domain/statuses.js';
 import { serviceStatusJson } from '../documents.js';
 import { type RunsSource, withRunReader } from './reader.js';
 import type { RetryRequest } from './retry.js';
@@ -122,6 +122,9 @@ function payoutJson(p: RunDetail['payouts'][number]) {
     sent_at: s.state === 'in-flight' ? s.at : null,
     retried: p.retried ? retriedJson(p.retried) : null,
     recorded_by: stated?.recorded_by ?? null,
+    checked: p.checked
+      ? { at: p.checked.at, by: p.checked.by, role: p.checked.role, not_held: p.checked.notHeld }
+      : null,
   };
 }
 
@@ -251,15 +254,31 @@ function stateCells(
       s.recorded_by !== undefined && s.recorded_by !== sender
         ? ` (recorded by role ${displayText(s.recorded_by)})`
         : '';
+    const word = wordText(p);
     return [
       colourStatus(s.status, c) + by + chain,
       displayText(s.transaction_id ?? ''),
-      displayText(s.message ?? ''),
+      displayText([s.message, word].filter(Boolean).join('; ')),
     ];
   }
   if (s.state === 'in-flight') return [c.yellow('in flight'), '', ''];
   if (s.state === 'sent-earlier') return [c.dim('sent earlier'), '', ''];
   return ['not sent', '', ''];
+}
+
+/**
+ * The service's latest word on a payout where it matters: one recorded as paid that it does
+ * not hold, or one not final yet, with when it was last asked and how to ask again.
+ */
+function wordText(p: RunDetail['payouts'][number]): string {
+  const k = p.checked;
+  if (k?.notHeld) {
+    return `not held by the service when checked on ${shortTime(k.at)} UTC (${k.by}): \`payouts reconcile\``;
+  }
+  if (p.state.state !== 'confirmed') return '';
+  if (heldKind({ state: 'done', status: p.state.status }) !== 'pending') return '';
+  const when = k ? `last checked ${shortTime(k.at)} UTC` : 'not checked since it was sent';
+  return `${when}: \`payouts reconcile\``;
 }
 
 /** A payout's last retry, for --json. */

@@ -267,12 +267,19 @@ function refuseFailedEarlier(
   }
 }
 
-/** Reconcile: a payout held pending, or in doubt, is asked of the service; its answer is kept. */
+/**
+ * Reconcile: a payout held pending, or in doubt, is asked of the service (with `every`, any
+ * payout held); its answer is kept. A failed payout still failed stays as its chain has it.
+ */
 function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest): Fate {
+  const held =
+    fate.kind === 'sent-earlier' ||
+    (fate.kind === 'refused' && fate.refusal.kind === 'failed-earlier');
   const open =
     (fate.kind === 'sent-earlier' &&
       heldKind({ state: 'done', status: fate.earlier.outcome.status }) === 'pending') ||
-    fate.kind === 'read-back';
+    fate.kind === 'read-back' ||
+    (ctx.facts.every === true && held);
   if (!open) return fate;
   const ask: Ask = { row, ref: payout.reference_id, why: 'not-final', payout };
   const answer = ctx.answers.get(ask.ref);
@@ -284,7 +291,11 @@ function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest):
     };
   const o = readBackOf(payout, answer);
   if (o.kind !== 'found') return fate;
-  return { kind: 'sent-earlier', earlier: foundAs(payout, fromRecord(o.record)), how: 'service' };
+  const earlier = foundAs(payout, fromRecord(o.record));
+  const chained =
+    fate.kind === 'refused' || (fate.kind === 'sent-earlier' && fate.how === 'retried');
+  if (chained && failed(earlier)) return fate;
+  return { kind: 'sent-earlier', earlier, how: 'service' };
 }
 
 /**

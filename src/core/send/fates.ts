@@ -84,6 +84,8 @@ export interface SentEarlier {
   at: string | null;
   /** The reference that retried it and was paid (or is pending): the run and time are that retry's. */
   retriedAs?: string;
+  /** When the service's latest word on it was kept (null: never since its run). */
+  checkedAt?: string | null;
 }
 
 /** A payout an earlier attempt may have sent, and when its request went out at the latest. */
@@ -152,6 +154,8 @@ export interface Facts {
   runId?: string;
   /** Runs that another process sends now: what they hold in flight is theirs to decide. */
   live?: ReadonlySet<string>;
+  /** Reconcile of a run or a period: every payout is asked, final ones too. */
+  every?: boolean;
 }
 
 /** The service's answers, by reference. */
@@ -178,6 +182,7 @@ export function earlierOfHeld(r: PriorRow): SentEarlier {
     amount: r.payout.amount,
     runId: r.run_id,
     at: r.sent_at,
+    ...(r.checked_at ? { checkedAt: r.checked_at } : {}),
   };
 }
 
