@@ -1,6 +1,7 @@
 // Throughput rows: `payouts send` against loopback services with real limits (issues 19, 28).
 //
-//   node bench/pace.mjs [--payouts 20000] [--runs 1] [--only bucket,cap16,cap10,nolimit,faulty] [--out FILE]
+//   node bench/pace.mjs [--payouts 20000] [--runs 1] [--only bucket,cap16,cap10,nolimit,faulty,reconcile]
+//                       [--reconcile-payouts 100000] [--out FILE]
 //
 // Each row sends the same file (chunks of 100) to a service with a limit, with default flags
 // and with --concurrency 16, and reports the time from the service's first request to its
@@ -19,6 +20,14 @@
 // again a quiet time later, then sent again. Both it and the same service without the fault
 // run with PAYOUTS_TIMEOUT=1 (a 1.7 s quiet time); its figure is its whole process's wall time
 // over the fault-free one's. Target: at most 1.2x.
+//
+// The reconcile row (issue 47) sends --reconcile-payouts (100,000) payouts to a service whose
+// lookups go through a token bucket of 250 a second (burst 10, each answered in 50 ms, as a
+// distant service's; Retry-After: 1 on each 429; creates unlimited), then times `payouts
+// reconcile --run RUN --json` of them: the service's first lookup to its last answer over the
+// ideal, payouts / 250 s (400 s), and the process's wall time over the same. The CLI holds at
+// most 16 lookups in flight, 320 a second at 50 ms: the bucket binds. Target: at most 1.15x
+// from the first lookup, at most 10% 429s; checks: exit 0, every payout looked up and paid.
 //
 // Where the service holds 16 at once or more, the row also shows a floor: a bare undici client
 // (no journal, no checks) that starts at 8 in flight, as the CLI does by default, and goes to
@@ -40,6 +49,7 @@ const opt = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const PAYOUTS = Number(opt('--payouts', '20000'));
+const RECONCILE_PAYOUTS = Number(opt('--reconcile-payouts', '100000'));
 const RUNS = Number(opt('--runs', '1'));
 const ONLY = opt('--only')?.split(',');
 const CHUNK = 100;
@@ -66,9 +76,36 @@ function limitedService(limit) {
   const applied = new Map();
   const records = new Map();
   const stats = { requests: 0, throttled: 0, creates: 0, first: 0, last: 0 };
+  const gets = { requests: 0, throttled: 0, first: 0, last: 0, looked: new Set() };
   let inFlight = 0;
   let tokens = limit.burst ?? 0;
   let refilled = Date.now();
+  const lookups = limit.lookups;
+  let lookupTokens = lookups?.burst ?? 0;
+  let lookupRefilled = Date.now();
+  /** A lookup through the lookups' bucket, answered after their latency (or refused, 429). */
+  const limitedLookup = (req, res, now) => {
+    gets.requests++;
+    gets.first ||= now;
+    lookupTokens = Math.min(
+      lookups.burst,
+      lookupTokens + ((now - lookupRefilled) * lookups.rate) / 1000,
+    );
+    lookupRefilled = now;
+    if (lookupTokens < 1) {
+      gets.throttled++;
+      const headers = { 'content-type': 'application/json', 'retry-after': '1' };
+      res.writeHead(429, headers);
+      res.end(JSON.stringify({ success: false, message: ['Too Many Requests'], data: [] }));
+      return;
+    }
+    lookupTokens -= 1;
+    setTimeout(() => {
+      gets.looked.add(req.url);
+      lookup(req.url, records, res);
+      gets.last = Date.now();
+    }, lookups.latencyMs);
+  };
   const refuse = (res) => {
     stats.throttled++;
     const headers = { 'content-type': 'application/json' };
@@ -81,6 +118,7 @@ function limitedService(limit) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const now = Date.now();
+      if (req.method === 'GET' && lookups) return limitedLookup(req, res, now);
       if (req.method === 'GET') return lookup(req.url, records, res);
       stats.requests++;
       stats.first ||= now;
@@ -129,31 +167,33 @@ function limitedService(limit) {
   server.keepAliveTimeout = 60_000;
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve({ url: `http://127.0.0.1:${server.address().port}`, applied, stats, server }),
+      resolve({ url: `http://127.0.0.1:${server.address().port}`, applied, stats, gets, server }),
     ),
   );
 }
 
 /** Runs `payouts send` to completion; resolves with its exit code and output. */
 function send(file, url, flags, home, extraEnv = {}) {
+  const args = ['send', file, '--yes', '--json', '--chunk-size', String(CHUNK), ...flags];
+  return payouts(args, url, home, extraEnv);
+}
+
+/** Runs `payouts ARGS` to completion against a service; resolves with its exit code and output. */
+function payouts(args, url, home, extraEnv = {}) {
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [BIN, 'send', file, '--yes', '--json', '--chunk-size', String(CHUNK), ...flags],
-      {
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          XDG_STATE_HOME: join(home, 'state'),
-          XDG_CONFIG_HOME: join(home, 'config'),
-          PAYOUTS_BASE_URL: url,
-          PAYOUTS_CLIENT_ID: 'bench',
-          PAYOUTS_CLIENT_SECRET: 'bench-secret',
-          ...extraEnv,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        XDG_STATE_HOME: join(home, 'state'),
+        XDG_CONFIG_HOME: join(home, 'config'),
+        PAYOUTS_BASE_URL: url,
+        PAYOUTS_CLIENT_ID: 'bench',
+        PAYOUTS_CLIENT_SECRET: 'bench-secret',
+        ...extraEnv,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => {
@@ -236,6 +276,8 @@ const FAULTY = {
   latencyMs: 300,
   env: { PAYOUTS_TIMEOUT: '1' },
 };
+/** The lookups' limit of the reconcile row. */
+const LOOKUPS = { rate: 250, burst: 10, latencyMs: 50 };
 const FLAGS = [
   { name: 'default', flags: [] },
   { name: '--concurrency 16', flags: ['--concurrency', '16'] },
@@ -319,6 +361,7 @@ try {
     }
   }
   if (!ONLY || ONLY.includes('faulty')) await faultyRow();
+  if (!ONLY || ONLY.includes('reconcile')) await reconcileRow();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
@@ -352,6 +395,72 @@ async function faultyRow() {
     '429 share': '0%',
     'peak in flight': '—',
     check: problems.length ? problems.join('; ') : 'ok: each payout applied once',
+  });
+}
+
+/** One reconcile of RECONCILE_PAYOUTS sent payouts: its figures and problems. */
+async function reconcileOnce(file) {
+  const svc = await limitedService({ latencyMs: 5, lookups: LOOKUPS });
+  const home = mkdtempSync(join(dir, 'home-'));
+  const problems = [];
+  const sent = await payouts(['send', file, '--yes', '--json'], svc.url, home);
+  if (sent.code !== 0) problems.push(`send exit ${sent.code}: ${sent.err.slice(-300)}`);
+  const runId = /"run_id":\s*"([0-9a-f]+)"/.exec(sent.out)?.[1];
+  const started = Date.now();
+  const r = await payouts(['reconcile', '--run', runId ?? '?', '--json'], svc.url, home);
+  const wall = Date.now() - started;
+  svc.server.close();
+  svc.server.closeAllConnections?.();
+  const ideal = (RECONCILE_PAYOUTS / LOOKUPS.rate) * 1000;
+  if (r.code !== 0) problems.push(`reconcile exit ${r.code}: ${r.err.slice(-300)}`);
+  let doc = {};
+  try {
+    const head = r.out.slice(0, r.out.indexOf('"results"'));
+    doc = JSON.parse(`${head.replace(/,\s*$/, '')}}`);
+  } catch {}
+  if (doc.looked_up_count !== RECONCILE_PAYOUTS || doc.counts?.paid !== RECONCILE_PAYOUTS) {
+    problems.push(`looked up ${doc.looked_up_count}, paid ${doc.counts?.paid}`);
+  }
+  if (svc.gets.looked.size !== RECONCILE_PAYOUTS) {
+    problems.push(`${svc.gets.looked.size} of ${RECONCILE_PAYOUTS} payouts answered`);
+  }
+  return {
+    ratio: (svc.gets.last - svc.gets.first) / ideal,
+    wallRatio: wall / ideal,
+    share: svc.gets.throttled / svc.gets.requests,
+    problems,
+  };
+}
+
+/** The reconcile row: RECONCILE_PAYOUTS payouts looked up against the lookups' limit. */
+async function reconcileRow() {
+  const file = join(dir, 'reconcile.csv');
+  const rows = ['reference_id,amount,currency,recipient'];
+  for (let i = 1; i <= RECONCILE_PAYOUTS; i++) rows.push(`R-${i},1.00,EUR,r${i}@example.com`);
+  writeFileSync(file, `${rows.join('\n')}\n`);
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) {
+    const o = await reconcileOnce(file);
+    runs.push(o);
+    process.stderr.write(
+      `reconcile of ${RECONCILE_PAYOUTS}: ${o.ratio.toFixed(2)}x from the first lookup, ${o.wallRatio.toFixed(2)}x wall, ${(o.share * 100).toFixed(1)}% 429s\n`,
+    );
+  }
+  const problems = runs.flatMap((o) => o.problems);
+  const worst = Math.max(...runs.map((o) => o.ratio));
+  const worstShare = Math.max(...runs.map((o) => o.share));
+  if (worst > 1.15) problems.push(`${worst.toFixed(2)}x the ideal (target 1.15x)`);
+  if (worstShare > 0.1) problems.push(`${(worstShare * 100).toFixed(1)}% 429s (target 10%)`);
+  failed ||= problems.length > 0;
+  table.push({
+    service: `reconcile --run of ${RECONCILE_PAYOUTS} payouts; lookups: token bucket ${LOOKUPS.rate}/s (burst ${LOOKUPS.burst}), ${LOOKUPS.latencyMs} ms, Retry-After: 1`,
+    flags: 'default',
+    'from first request': list(runs, (o) => o.ratio.toFixed(2)),
+    'whole process': list(runs, (o) => o.wallRatio.toFixed(2)),
+    'bare client from 8': '—',
+    '429 share': list(runs, (o) => `${(o.share * 100).toFixed(1)}%`),
+    'peak in flight': '—',
+    check: problems.length ? problems.join('; ') : 'ok: every payout looked up and paid',
   });
 }
 

@@ -58,6 +58,7 @@ const ROW_IDS = [
   'runs-history',
   'pg-status-history',
   'pg-runs-history',
+  'reconcile-history',
 ];
 const USAGE = `usage: node bench/run.mjs [--only ${ROW_IDS.join(',')}] [--quick] [--strict] [--out FILE]\n`;
 
@@ -1159,6 +1160,7 @@ async function rowHistoryCommand(spec) {
   const row = newRow(spec.id, spec.figure, spec.floor, `≤ ${TARGETS.historyCommand.toFixed(1)}`);
   const full = await spec.state('full', HISTORY_ROWS);
   const empty = await spec.state('empty', 0);
+  if (typeof spec.args === 'function') spec.args = await spec.args(full, empty);
   await historyCommand(row, full, spec.args, spec.check(true));
   await historyCommand(row, empty, spec.args, spec.check(false));
   const figure = [];
@@ -1253,6 +1255,48 @@ const rowPgRunsHistory = () =>
     checks: RUNS_CHECKS,
   });
 
+/**
+ * The run the reconcile-history row reconciles: the same 10 payouts sent in each state (the
+ * same bytes to the same service: the same run id in both), apart from the million.
+ */
+async function reconcileArgs(...states) {
+  let runId;
+  for (const st of states) {
+    const r = await runProc(
+      NODE,
+      [CLI, 'send', historyCsv(st.dir, 'reconcile'), '--yes', '--json'],
+      {
+        env: st.env,
+      },
+    );
+    if (r.code !== 0) throw new Error(`reconcile-history send: ${failure(r)}`);
+    runId = parseJson(r.stdout).run_id;
+  }
+  return ['reconcile', '--run', runId, '--json'];
+}
+
+/** The checks of a reconcile of the run: exit 0, its payouts looked up and paid. */
+const reconcileChecks = () => (r) => {
+  if (r.code !== 0) return [`payouts reconcile ${failure(r)}`];
+  const doc = parseJson(r.stdout);
+  return doc.looked_up_count === HISTORY_SEND_ROWS && doc.counts?.paid === HISTORY_SEND_ROWS
+    ? []
+    : [`payouts reconcile: looked up ${doc.looked_up_count}, paid ${doc.counts?.paid}`];
+};
+
+const rowReconcileHistory = () =>
+  rowHistoryCommand({
+    id: 'reconcile-history',
+    figure: `\`payouts reconcile --run RUN\` of a run of ${HISTORY_SEND_ROWS} payouts, ${fmtRows(HISTORY_ROWS)} more recorded`,
+    floor: 'the same, one send more recorded',
+    args: reconcileArgs,
+    where: 'in two state folders',
+    made: 'send-history',
+    state: (size, extra) => historyState(`history-${size}`, extra),
+    check: reconcileChecks,
+    checks: `Checks: exit 0, the run's ${HISTORY_SEND_ROWS} payouts looked up and paid (each run adds their checks: both histories grow alike).`,
+  });
+
 const ROW_FNS = {
   help: rowHelp,
   status: rowStatus,
@@ -1268,6 +1312,7 @@ const ROW_FNS = {
   'runs-history': rowRunsHistory,
   'pg-status-history': rowPgStatusHistory,
   'pg-runs-history': rowPgRunsHistory,
+  'reconcile-history': rowReconcileHistory,
 };
 
 let exitCode = 0;

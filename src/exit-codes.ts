@@ -103,6 +103,7 @@ export const EXIT_CODE_RETRY: Readonly<Record<ExitCodeValue, 'yes' | 'no' | 'lat
 export const COMMAND_EXIT_CODES: Readonly<Record<string, readonly ExitCodeValue[]>> = {
   send: [0, 2, 3, 4, 5, 7, 8, 9, 10, 11],
   status: [0, 2, 3, 4, 5, 6, 7],
+  reconcile: [0, 2, 3, 4, 5, 7],
   'config check': [0, 2, 3, 7],
   'config remove': [0, 2],
   approve: [0, 2, 7, 10, 11],
@@ -116,6 +117,7 @@ const OWN_ZERO: Readonly<Record<string, string>> = {
   'config check': 'the service accepted the credentials (and the shared history was reached)',
   'config remove': 'the profile was removed',
   approve: 'the decision was recorded',
+  reconcile: 'every payout looked up is final and paid (by itself or its retry)',
 };
 
 /** The README's table of exit codes, as Markdown. */

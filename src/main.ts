@@ -8,6 +8,7 @@ import { registerRuns } from './commands/runs/register.js';
 import { registerSandbox } from './commands/sandbox/sandbox.js';
 import { registerSend } from './commands/send/send.js';
 import { registerState } from './commands/state/register.js';
+import { registerReconcile } from './commands/reconcile/reconcile.js';
 import { registerStatus } from './commands/status/status.js';
 import { registerTemplate } from './commands/template/template.js';
 import type { GlobalOptions, Runtime } from './context.js';
@@ -61,6 +62,7 @@ export function buildProgram(runtime: Runtime, sink: (code: number) => void): Co
     .exitOverride();
   registerSend(program, runtime, sink);
   registerStatus(program, runtime, sink);
+  registerReconcile(program, runtime, sink);
   registerConfig(program, runtime, sink);
   registerSandbox(program, runtime, sink);
   registerTemplate(program, runtime, sink);

@@ -116,10 +116,10 @@ export function commandPathIn(program: Command, argv: readonly string[]): string
 
 /**
  * The commands that act on a stop themselves: `send` lets its requests in flight finish and
- * reports every row, `status` reports the lookups done, `sandbox` closes its server. Every
- * other command stops at once (untilStopped).
+ * reports every row, `status` reports the lookups done, `reconcile` keeps and reports them,
+ * `sandbox` closes its server. Every other command stops at once (untilStopped).
  */
-const OWN_STOPS = new Set(['send', 'status', 'sandbox']);
+const OWN_STOPS = new Set(['send', 'status', 'reconcile', 'sandbox']);
 
 /**
  * The command's work, or an InterruptedError (exit 130) as soon as `stop` fires, so that a

@@ -45,6 +45,8 @@ export interface PriorRow {
   message: string | null;
   /** The reference the held row retries (null: none; it is an original). */
   retry_of?: string | null;
+  /** When the service's latest word on it was kept (null or absent: never since its run). */
+  checked_at?: string | null;
   /**
    * Set when the held row is not the staged reference's own but another of its payout's chain
    * (the original a retry row retries, or a reference that retries the row's payout): that

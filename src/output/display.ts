@@ -74,6 +74,17 @@ export function count(n: number | bigint, noun: string, plural = `${noun}s`): st
   return `${n} ${n === 1 || n === 1n ? noun : plural}`;
 }
 
+/** "3 days ago", "5 minutes ago", "just now": how long before `now` (ms) an ISO time was. */
+export function agoText(at: string, now: number): string {
+  const ms = now - Date.parse(at);
+  if (Number.isNaN(ms)) return `at ${at}`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 1) return 'just now';
+  if (minutes < 120) return `${count(minutes, 'minute')} ago`;
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? `${hours} hours ago` : `${Math.floor(hours / 24)} days ago`;
+}
+
 /**
  * Help text wrapped to `width` columns at spaces, never inside a word: a longer line goes on
  * under the column its text starts in (after the indent and any run of two spaces, as

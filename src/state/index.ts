@@ -29,8 +29,6 @@ export {
 export type { PgHistory } from './pg/history.js';
 export { failureReasons, heldAmong, retryLinks } from './retry-links.js';
 export {
-  type HeldReference,
-  heldReferences,
   listRunsIn,
   liveRunsIn,
   type PayoutState,
@@ -40,6 +38,7 @@ export {
   readRunIn,
   type RowWriter,
   type RunsPage,
+  runOfPrefix,
   runPageIn,
   runsByIdIn,
   stateDbKeeper,
@@ -47,3 +46,22 @@ export {
 export { isNear, nearReferences } from './near.js';
 export { acquireSendLock, type SendLockOptions, sendLockPath } from './send-lock.js';
 export { privateTmp } from './tmp.js';
+export {
+  type HeldColumns,
+  HELD_COLUMNS,
+  type HeldPayout,
+  heldPayoutOf,
+  heldPayouts,
+  type HeldReference,
+  heldReferences,
+  recordChecks,
+} from './checks.js';
+export {
+  heldOfPage,
+  type ScopePayout,
+  type ScopeRun,
+  scopeCount,
+  scopePage,
+  scopeRuns,
+} from './scope.js';
+export { rowWriterOf, stateDbWriter } from './run-counts.js';

@@ -11,7 +11,7 @@ import { HASH_VERSION, payoutHash } from './hash.js';
 import { RefIndex, refHash } from './ref-index.js';
 import { PAYOUT_ROWS } from './journal-sql.js';
 import { migrationsFor } from './dialect.js';
-import { STAGING } from './schema.js';
+import { STAGING } from './staging-schema.js';
 
 /** Who sends a run: the machine and its OS user (a shared history adds the database role). */
 export interface Sender {

@@ -6,6 +6,7 @@
 import { type ColumnType, type Dialect, placeholders, type TableDef } from './dialect.js';
 import type { JournalRecord } from '../domain/records.js';
 import { ATTEMPTS, INTENTS, PAYOUTS_NOW, REPORTS, RESULTS, WITHDRAWALS } from './schema.js';
+import { CHECKS } from './checks-table.js';
 
 /** A statement with its values, written with `?` placeholders (see placeholders()). */
 export interface Statement {
@@ -64,6 +65,12 @@ export const ATTEMPT_ROWS = rowsOf(ATTEMPTS, '');
 
 /** Rows of `withdrawals`, as `attempts`' (state push copies them in). */
 export const WITHDRAWAL_ROWS = rowsOf(WITHDRAWALS, '');
+
+/** Rows of `checks` but its id (the store's) and `by_role` (the database's); never written twice. */
+export const CHECK_ROWS = rowsOf(
+  { ...CHECKS, columns: CHECKS.columns.filter(([c]) => c !== 'id' && c !== 'by_role') },
+  '',
+);
 
 /** Rows of `results`: run, row, req, status, transaction id, charges, message, at. */
 export const RESULT_ROWS = rowsOf(
@@ -205,7 +212,7 @@ export function lookupSql(
   const settled = "o.state IN ('in_flight', 'unknown') OR (o.state = 'done' AND o.status <> '')";
   const inner = `o.reference_id, o.run, r.run_id, r.client_id, o.hash, o.hash_version, o.state,
         o.req, o.sent_at, o.status, o.transaction_id, o.charges, o.message, o.retry_of,
-        CASE WHEN ${settled} THEN NULL ELSE ${open} END AS open_at`;
+        o.checked_at, CASE WHEN ${settled} THEN NULL ELSE ${open} END AS open_at`;
   const held = `JOIN ${s}runs r ON r.id = o.run WHERE r.service_id = ?) h
       WHERE h.state IN ('in_flight', 'done', 'unknown') OR h.open_at IS NOT NULL
       ORDER BY h.run`;
@@ -213,7 +220,7 @@ export function lookupSql(
       CASE WHEN h.open_at IS NULL THEN h.state ELSE 'in_flight' END AS state, h.req,
       CASE WHEN h.open_at IS NULL OR h.open_at < coalesce(h.sent_at, '') THEN h.sent_at
         ELSE h.open_at END AS sent_at,
-      h.status, h.transaction_id, h.charges, h.message, h.retry_of
+      h.status, h.transaction_id, h.charges, h.message, h.retry_of, h.checked_at
     FROM (SELECT ${inner}`;
   return {
     hasRuns: `SELECT 1 FROM ${s}runs WHERE service_id = ? LIMIT 1`,

@@ -11,7 +11,8 @@
 import type { Dialect } from './dialect.js';
 import { serviceIdOf } from './hash.js';
 import { jsonTexts } from './journal-sql.js';
-import type { HeldReference, RowReader } from './runs.js';
+import type { HeldReference } from './checks.js';
+import type { RowReader } from './runs.js';
 
 /** Characters an edit may add or put in another's place: printable ASCII. */
 const ALPHABET = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i));

@@ -7,6 +7,7 @@
  * run's key (as many as its counts say), and their chains' links (retry-links.ts).
  */
 import { byRetry, type HeldRef, tailOf } from '../domain/chain.js';
+import { heldKind } from '../domain/statuses.js';
 import { retryLinks } from './retry-links.js';
 import type { RowReader } from './run-counts.js';
 
@@ -44,10 +45,13 @@ export function countByRetry<C extends RuleCounts>(
   return c;
 }
 
-/** A run's failed and canceled results, at most `n` (its counts say how many there are). */
-const FAILED_ROWS = `SELECT p.reference_id, d.status FROM results d
-  JOIN payouts p ON p.run = d.run AND p.row = d.row
-  WHERE d.run = ? AND lower(d.status) IN ('failed', 'canceled') ORDER BY d.row LIMIT ?`;
+/**
+ * A run's failed and canceled payouts by their latest word (the view `journal`, as the run's
+ * counts read them), at most `n` (its counts say how many there are).
+ */
+const FAILED_ROWS = `SELECT j.reference_id, j.status FROM journal j
+  WHERE j.run = ? AND j.state = 'done' AND lower(j.status) IN ('failed', 'canceled')
+  ORDER BY j.row LIMIT ?`;
 
 /** The failed and canceled payouts of a run (its key, its service), with their retries. */
 export async function failedOfRun(
@@ -69,4 +73,45 @@ export async function failedOfRun(
     const tail = tailOf(links, r.reference_id);
     return { status: r.status, ...(tail ? { retried: tail } : {}) };
   });
+}
+
+/** A payout of a run as `runs show` reads it: its reference, its state, and its last retry. */
+interface ShownPayout {
+  reference_id: string;
+  state: { state: string; status?: string };
+  retried?: HeldRef;
+}
+
+/**
+ * Names the last retry of each failed or canceled payout of a run (`retried`, through the
+ * chains' indexed links) and returns the run's counts by the one rule.
+ */
+export async function markRetries<C extends RuleCounts>(
+  read: RowReader,
+  service: string,
+  payouts: ShownPayout[],
+  counts: C,
+): Promise<C & { paid_by_retry: number }> {
+  const failed = payouts.filter(
+    (p) =>
+      p.state.state === 'confirmed' &&
+      heldKind({ state: 'done', status: p.state.status ?? null }) === 'failed',
+  );
+  if (!failed.length) return countByRetry(counts, []);
+  const links = await retryLinks(
+    read,
+    service,
+    failed.map((p) => p.reference_id),
+  );
+  for (const p of failed) {
+    const tail = tailOf(links, p.reference_id);
+    if (tail) p.retried = tail;
+  }
+  return countByRetry(
+    counts,
+    failed.map((p) => ({
+      status: p.state.status ?? '',
+      ...(p.retried ? { retried: p.retried } : {}),
+    })),
+  );
 }

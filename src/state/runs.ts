@@ -1,11 +1,9 @@
 /** The runs in state.db, as `payouts runs` lists and shows them. */
 import { UsageError } from '../errors.js';
 import { openDatabase, type StateDb } from './db.js';
-import { serviceIdOf } from './hash.js';
-import { type HeldRef, tailOf } from '../domain/chain.js';
-import { retryLinks } from './retry-links.js';
-import { countByRetry, failedOfRun } from './run-retries.js';
-import { heldKind } from '../domain/statuses.js';
+import type { HeldRef } from '../domain/chain.js';
+import { countByRetry, failedOfRun, markRetries } from './run-retries.js';
+import type { Checked } from '../domain/checks.js';
 import {
   type CountedRow,
   type Counts,
@@ -81,6 +79,8 @@ export interface RunDetail {
     state: PayoutState;
     /** A failed payout's last retry, when one retried it (src/domain/chain.ts). */
     retried?: HeldRef;
+    /** The service's latest word on it since its run (none: never checked). */
+    checked?: Checked;
   }>;
 }
 
@@ -262,6 +262,10 @@ interface StateRow {
   charges: string | null;
   message: string | null;
   sent_earlier: number | null;
+  checked_at: string | null;
+  checked_by: string | null;
+  checked_role: string | null;
+  missing: number | string | null;
   by_role: string | null;
 }
 
@@ -308,12 +312,40 @@ function onlyRun(runs: SummaryRow[], runIdPrefix: string): SummaryRow {
 }
 
 const BY_PREFIX = `${SUMMARY} WHERE substr(lower(r.run_id), 1, ?) = ? ORDER BY r.run_id`;
+
+/** The run whose id starts with a prefix, as reconcile goes through it; UsageError as readRunIn. */
+export async function runOfPrefix(
+  read: RowReader,
+  runIdPrefix: string,
+): Promise<{
+  id: number;
+  run_id: string;
+  service: string;
+  created_at: string;
+  csv_style: string | null;
+}> {
+  const prefix = prefixOf(runIdPrefix);
+  const r = onlyRun((await read(BY_PREFIX, [prefix.length, prefix])) as SummaryRow[], runIdPrefix);
+  const { run_id, service, created_at, csv_style } = r;
+  return { id: Number(r.id), run_id, service, created_at, csv_style };
+}
 const PAYOUT_STATES = `SELECT j.reference_id, j.amount, j.currency, j.recipient, j.description,
   j.state, j.req, j.hash,
-  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier, d.by_role
+  j.sent_at, j.status, j.transaction_id, j.charges, j.message, o.sent_earlier, d.by_role,
+  j.checked_at, j.checked_by, j.checked_role, j.missing
   FROM journal j LEFT JOIN reports o ON o.run = j.run AND o.row = j.row
     LEFT JOIN results d ON d.run = j.run AND d.row = j.row
   WHERE j.run = ? ORDER BY j.row`;
+
+/** The service's latest word on a payout, as runs show tells it. */
+function checkedOf(r: StateRow, at: string): Checked {
+  return {
+    at,
+    by: r.checked_by ?? '',
+    role: r.checked_role,
+    notHeld: Number(r.missing ?? 0) === 1,
+  };
+}
 
 /** A run's detail from its summary row and its payouts' rows. */
 function detailOf(only: SummaryRow & Counts, rows: StateRow[]): RunDetail {
@@ -324,6 +356,7 @@ function detailOf(only: SummaryRow & Counts, rows: StateRow[]): RunDetail {
     recipient: r.recipient ?? '',
     description: r.description,
     state: stateOf(r),
+    ...(r.checked_at === null ? {} : { checked: checkedOf(r, r.checked_at) }),
   }));
   return { summary: summaryOf(only), payouts };
 }
@@ -344,50 +377,12 @@ export async function readRunIn(
   );
   const [only] = await countedIn(read, [found], keep);
   const detail = detailOf(only!, (await read(PAYOUT_STATES, [only!.id])) as StateRow[]);
-  const failed = detail.payouts.filter(
-    (p) =>
-      p.state.state === 'confirmed' &&
-      heldKind({ state: 'done', status: p.state.status }) === 'failed',
-  );
-  if (!failed.length) return detail;
-  const links = await retryLinks(
+  // Each failed payout's last retry, and the run counted by the one rule (run-retries.ts).
+  detail.summary.counts = await markRetries(
     read,
     only!.service,
-    failed.map((p) => p.reference_id),
+    detail.payouts,
+    detail.summary.counts,
   );
-  for (const p of failed) {
-    const tail = tailOf(links, p.reference_id);
-    if (tail) p.retried = tail;
-  }
-  const retried = failed.map((p) => ({
-    status: p.state.state === 'confirmed' ? p.state.status : '',
-    ...(p.retried ? { retried: p.retried } : {}),
-  }));
-  detail.summary.counts = countByRetry(detail.summary.counts, retried);
   return detail;
-}
-
-/** A reference a service's runs hold, with the run that holds it and when it was sent. */
-export interface HeldReference {
-  reference_id: string;
-  run_id: string;
-  sent_at: string | null;
-}
-
-/** The references of `refs` that runs of `service` (a base URL or "sandbox") hold. */
-export async function heldReferences(
-  read: RowReader,
-  service: string,
-  refs: string[],
-): Promise<HeldReference[]> {
-  const held: HeldReference[] = [];
-  for (const ref of refs) {
-    const rows = (await read(
-      `SELECT j.reference_id, r.run_id, j.sent_at FROM journal j JOIN runs r ON r.id = j.run
-       WHERE j.reference_id = ? AND r.service_id = ? AND r.run_id IS NOT NULL LIMIT 1`,
-      [ref, serviceIdOf(service)],
-    )) as HeldReference[];
-    if (rows[0]) held.push(rows[0]);
-  }
-  return held;
 }

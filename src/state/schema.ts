@@ -14,6 +14,7 @@
  * serves both: SQLite's version is then 3 + n, PostgreSQL's 1 + n.
  */
 import { type IndexDef, migrationsFor, type SchemaStep, type TableDef } from './dialect.js';
+import { CHECKS_STEP } from './checks-table.js';
 import { APPROVAL_GUARDS } from './pg/approval-guards.js';
 import { ATTEMPTS_KEPT, GUARDS, RECORDER, RULE_OWNER } from './pg/guards.js';
 import { LOCK_WAITERS } from './pg/queue-table.js';
@@ -460,6 +461,8 @@ export const STEPS: readonly SchemaStep[] = [
   // Issue 49: a decision keeps the approver's screen it was made on, in its own row of
   // approvals, append-only as every row there (docs/approvals.md).
   { ops: [{ sql: 'ALTER TABLE approvals ADD COLUMN review TEXT' }] },
+  // Issue 47: the service's later word on each payout, appended (checks-table.ts).
+  CHECKS_STEP,
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
@@ -467,34 +470,3 @@ export const MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'sqlite');
 
 /** A shared history's steps: step i takes `schema_version` from i to i + 1. */
 export const PG_MIGRATIONS: readonly string[] = migrationsFor(STEPS, 'pg');
-
-/** A table of an integer key and a text. */
-const keyed = (name: string, key: string, text: string): TableDef => ({
-  name,
-  columns: [
-    [key, 'int', 'PRIMARY KEY'],
-    [text, 'text', 'NOT NULL'],
-  ],
-});
-
-/**
- * A dry run's private database (intake.ts), never a history: a chunk of payouts a row of
- * `staged_chunks` (docs/journal.md), one row per payout in the view `staged`.
- */
-export const STAGING: readonly SchemaStep[] = [
-  {
-    only: 'sqlite',
-    ops: [
-      { table: keyed('staged_files', 'id', 'name') },
-      { table: keyed('staged_chunks', 'first_row', 'payouts') },
-      {
-        view: 'staged',
-        select: `  SELECT c.first_row + j.key AS row, j.value ->> 0 AS reference_id, f.name AS file,
-    j.value ->> 2 AS line, coalesce(j.value ->> 3, 'line ' || (j.value ->> 2)) AS location,
-    j.value ->> 4 AS amount, j.value ->> 5 AS currency, j.value ->> 6 AS recipient,
-    j.value ->> 7 AS retry_of
-  FROM staged_chunks c, json_each(c.payouts) j JOIN staged_files f ON f.id = j.value ->> 1`,
-      },
-    ],
-  },
-];

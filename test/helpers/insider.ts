@@ -78,7 +78,8 @@ export async function insiderTeam(fixture: Fixture, first: string[], policy?: Cr
   const on = await run(owner, first);
   expect(on.stderr).toBe('');
   expect(on.code).toBe(0);
-  const history = 'meta, runs, payouts, intents, results, reports, locks, attempts, withdrawals';
+  const history =
+    'meta, runs, payouts, intents, results, reports, locks, attempts, withdrawals, checks';
   expect(
     await sql(
       owner,

@@ -284,6 +284,9 @@ export async function teamRoles(url: string): Promise<{ ana: string; bob: string
         IF to_regclass('attempts') IS NOT NULL THEN
           GRANT SELECT, INSERT ON attempts, withdrawals TO ${to};
         END IF;
+        IF to_regclass('checks') IS NOT NULL THEN
+          GRANT SELECT, INSERT ON checks TO ${to};
+        END IF;
       END $$;
       COMMIT`),
   );

@@ -34,6 +34,7 @@ describe('payouts completion', () => {
       'completion',
       'config',
       'help',
+      'reconcile',
       'runs',
       'sandbox',
       'send',

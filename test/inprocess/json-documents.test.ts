@@ -439,6 +439,45 @@ describe('every command prints one document of its schema', () => {
     await expectExit('status', json(['status', 'R-1'], garbled.env(h.env)), 7);
   });
 
+  it('reconcile: paid, failed, pending, refused, unreadable, stopped', async () => {
+    const t = tag();
+    const h = homeWith(mixed, [`FAILED-${t}`, `PENDING-${t}`, `OK-${t}`]);
+    const first = await expectExit('send', json(['send', h.file, ...ONE_BY_ONE], h.env), 4);
+    const runId = (JSON.parse(first.stdout) as { run_id: string }).run_id;
+    await expectExit('reconcile', json(['reconcile'], h.env), 5);
+    const all = await expectExit('reconcile', json(['reconcile', '--run', runId], h.env), 4);
+    expect(JSON.parse(all.stdout)).toMatchObject({
+      scope: { run_id: runId },
+      counts: { paid: 1, failed: 1, pending: 1 },
+    });
+    const paid = home();
+    await expectExit('send', json(['send', paid.file, '--yes'], paid.env), 0);
+    await expectExit('reconcile', json(['reconcile', '--all'], paid.env), 0);
+    const odd = await LedgerService.start();
+    try {
+      const o = homeWith(odd, [`X-${t}`]);
+      await expectExit('send', json(['send', o.file, '--yes'], o.env), 0);
+      await expectExit(
+        'reconcile',
+        json(['reconcile', '--all'], o.env, { interrupt: stopped() }),
+        130,
+      );
+      odd.onGet = (_ref, res) => {
+        const body = { success: false, message: ['Invalid API credentials'], data: [] };
+        res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        return true;
+      };
+      await expectExit('reconcile', json(['reconcile', '--all'], o.env), 3);
+      odd.onGet = (_ref, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
+        return true;
+      };
+      await expectExit('reconcile', json(['reconcile', '--all'], o.env), 7);
+    } finally {
+      await odd.close();
+    }
+  });
+
   it('send stopped with a request in doubt, and runs show of its payouts in flight', async () => {
     const cut = await LedgerService.start((n) => (n === 2 ? { apply: 'none', cut: true } : {}));
     try {

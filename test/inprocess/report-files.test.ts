@@ -104,6 +104,12 @@ describe('report targets are checked before anything is sent', () => {
     const show = await run(['runs', 'show', 'x', '--failed-out', t.stateDb], { env: t.env });
     expect(show.code).toBe(2);
     expect(show.stderr).toMatch(/--failed-out .*state\.db is in payouts' own folder/);
+    // reconcile refuses it before any lookup.
+    const gets = t.svc.gets;
+    const reconciled = await run(['reconcile', '--all', '--failed-out', t.stateDb], { env: t.env });
+    expect(reconciled.code).toBe(2);
+    expect(reconciled.stderr).toMatch(/--failed-out .*state\.db is in payouts' own folder/);
+    expect(t.svc.gets).toBe(gets);
     expect(digest(t.stateDb)).toBe(before.db);
   });
 });

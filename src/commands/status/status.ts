@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
 import { exitCodesHelp } from '../../exit-codes.js';
+import type { CommandContext } from '../../context.js';
+import type { LookupOutcome } from '../../core/status/lookup.js';
 import type { StatusFlags } from '../../core/status/options.js';
 import { InterruptedError } from '../../errors.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
@@ -123,6 +125,11 @@ ${exitCodesHelp('status')}`,
         signal: ctx.runtime.interrupt,
         lookUp: (refs) => lookUpMore(service.client, refs, deps),
       });
+      // The service's word is kept for the payouts the history holds: the retries asked too.
+      const retries = [...(history?.retries?.values() ?? [])];
+      const asked = new Set(references);
+      const answers = [...report.outcomes, ...retries.filter((o) => !asked.has(o.reference_id))];
+      await keepAnswers(ctx, service, answers, Boolean(opts.watch));
       const single = files.length === 0 && references.length === 1;
       await renderStatus(ctx.output, report, {
         single,
@@ -135,5 +142,31 @@ ${exitCodesHelp('status')}`,
     } finally {
       await service.close();
     }
+  });
+}
+
+/**
+ * Keeps the answers about payouts the history holds as the service's word (keep.ts): the
+ * history of a --sandbox run is the state folder's, as its send's was.
+ */
+async function keepAnswers(
+  ctx: CommandContext,
+  service: { sandbox: boolean; serviceKey: string; settings: { clientId: string } },
+  outcomes: LookupOutcome[],
+  watch: boolean,
+): Promise<void> {
+  const [{ keepStatusAnswers }, { stateDir }, { stateUrlOf }] = await Promise.all([
+    import('../../core/status/keep.js'),
+    import('../../paths.js'),
+    import('../state-url.js'),
+  ]);
+  const stateUrl = service.sandbox ? undefined : await stateUrlOf(ctx, undefined);
+  const now = ctx.runtime.clock?.now() ?? Date.now();
+  await keepStatusAnswers(outcomes, {
+    from: { stateDir: stateDir(ctx.runtime.env), stateUrl },
+    serviceKey: service.serviceKey,
+    clientId: service.settings.clientId,
+    how: { at: new Date(now).toISOString(), by: watch ? 'status --watch' : 'status' },
+    output: ctx.output,
   });
 }

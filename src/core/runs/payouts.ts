@@ -10,6 +10,8 @@ import { formatServiceAmount, moneyText } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
+import { shortTime } from '../../output/table.js';
+import { heldKind } from '../../domain/statuses.js';
 import type { RunDetail } from '../../state/index.js';
 import { serviceStatusJson } from '../documents.js';
 import { colourStatus } from '../send/render.js';
@@ -50,6 +52,9 @@ export function payoutJson(p: RunPayout) {
     retried: p.retried ? retriedJson(p.retried) : null,
     paid_by_retry: paidByRetry(p),
     recorded_by: stated?.recorded_by ?? null,
+    checked: p.checked
+      ? { at: p.checked.at, by: p.checked.by, role: p.checked.role, not_held: p.checked.notHeld }
+      : null,
   };
 }
 
@@ -73,15 +78,31 @@ function stateCells(p: RunPayout, c: ChalkInstance, sender: string | null): stri
       s.recorded_by !== undefined && s.recorded_by !== sender
         ? ` (recorded by role ${displayText(s.recorded_by)})`
         : '';
+    const word = wordText(p);
     return [
       colourStatus(s.status, c) + by,
       displayText(s.transaction_id ?? ''),
-      displayText(s.message ?? ''),
+      displayText([s.message, word].filter(Boolean).join('; ')),
     ];
   }
   if (s.state === 'in-flight') return [c.yellow('in flight'), '', ''];
   if (s.state === 'sent-earlier') return [c.dim('sent earlier'), '', ''];
   return ['not sent', '', ''];
+}
+
+/**
+ * The service's latest word on a payout where it matters: one recorded as paid that it does
+ * not hold, or one not final yet, with when it was last asked and how to ask again.
+ */
+function wordText(p: RunPayout): string {
+  const k = p.checked;
+  if (k?.notHeld) {
+    return `not held by the service when checked on ${shortTime(k.at)} UTC (${k.by}): \`payouts reconcile\``;
+  }
+  if (p.state.state !== 'confirmed') return '';
+  if (heldKind({ state: 'done', status: p.state.status }) !== 'pending') return '';
+  const when = k ? `last checked ${shortTime(k.at)} UTC` : 'not checked since it was sent';
+  return `${when}: \`payouts reconcile\``;
 }
 
 /**

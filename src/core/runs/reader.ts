@@ -9,8 +9,10 @@ import {
   openStateDb,
   type RowReader,
   type RowWriter,
+  rowWriterOf,
   STATE_DB,
   stateDbKeeper,
+  stateDbWriter,
 } from '../../state/index.js';
 
 /** Where runs are read: the state folder, or a shared history (postgres://…) when given. */
@@ -24,18 +26,14 @@ export interface RunsSource {
 /** Runs `read` on a shared history. */
 async function withHistory<T>(
   url: string,
-  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
+  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
   stop?: AbortSignal,
 ): Promise<T> {
   const { PgHistory } = await import('../../state/pg/history.js');
   const history = await PgHistory.open(url, stop);
+  const write = rowWriterOf((sql, params) => history.rows(sql, params));
   try {
-    return await read(
-      (sql, params) => history.rows(sql, params),
-      async (sql, params) => {
-        await history.rows(sql, params);
-      },
-    );
+    return await read((sql, params) => history.rows(sql, params), write, write);
   } finally {
     await history.close();
   }
@@ -44,19 +42,21 @@ async function withHistory<T>(
 /**
  * Runs `read` on the store runs are read from (a shared history, else state.db); undefined
  * when there is no state.db (nothing was ever sent), so that reading creates nothing. `keep`
- * writes a run's counts for the next listing (run-counts.ts): a failure there changes nothing.
+ * writes a run's counts for the next listing (run-counts.ts): a failure there changes nothing;
+ * `write` adds what must be kept (the service's word: checks.ts), waiting for state.db's lock.
  */
 export async function withRunReader<T>(
   from: RunsSource,
   output: Output,
-  read: (rows: RowReader, keep: RowWriter) => Promise<T>,
+  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
 ): Promise<T | undefined> {
   if (from.stateUrl) return withHistory(from.stateUrl, read, from.stop);
   const file = join(from.stateDir, STATE_DB);
   if (!existsSync(file)) return undefined;
   const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
   try {
-    return await read(async (sql, params) => db.prepare(sql).all(...params), stateDbKeeper(file));
+    const rows: RowReader = async (sql, params) => db.prepare(sql).all(...params);
+    return await read(rows, stateDbKeeper(file), stateDbWriter(db));
   } finally {
     db.close();
   }

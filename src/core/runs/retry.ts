@@ -79,7 +79,7 @@ export function retriedLine(run: RunDetail): string | undefined {
 }
 
 /** Refuses derived references that could not be looked up, or that the service's runs already hold. */
-async function checkNewReferences(
+export async function checkNewReferences(
   rows: RetryRow[],
   service: string,
   read: RowReader,

@@ -260,12 +260,19 @@ function refuseFailedEarlier(
   }
 }
 
-/** Reconcile: a payout held pending, or in doubt, is asked of the service; its answer is kept. */
+/**
+ * Reconcile: a payout held pending, or in doubt, is asked of the service (with `every`, any
+ * payout held); its answer is kept. A failed payout still failed stays as its chain has it.
+ */
 function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest): Fate {
+  const held =
+    fate.kind === 'sent-earlier' ||
+    (fate.kind === 'refused' && fate.refusal.kind === 'failed-earlier');
   const open =
     (fate.kind === 'sent-earlier' &&
       heldKind({ state: 'done', status: fate.earlier.outcome.status }) === 'pending') ||
-    fate.kind === 'read-back';
+    fate.kind === 'read-back' ||
+    (ctx.facts.every === true && held);
   if (!open) return fate;
   const ask: Ask = { row, ref: payout.reference_id, why: 'not-final', payout };
   const answer = ctx.answers.get(ask.ref);
@@ -277,7 +284,11 @@ function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest):
     };
   const o = readBackOf(payout, answer);
   if (o.kind !== 'found') return fate;
-  return { kind: 'sent-earlier', earlier: foundAs(payout, fromRecord(o.record)), how: 'service' };
+  const earlier = foundAs(payout, fromRecord(o.record));
+  const chained =
+    fate.kind === 'refused' || (fate.kind === 'sent-earlier' && fate.how === 'retried');
+  if (chained && failed(earlier)) return fate;
+  return { kind: 'sent-earlier', earlier, how: 'service' };
 }
 
 /**
@@ -297,32 +308,21 @@ function judgeRetries(ctx: Judging, held: Held) {
     const problem = retryProblem(r, origin, twin);
     const had = ctx.fates.get(r.row);
     if (had?.kind === 'refused' && had.refusal.kind === 'held-other') continue;
-    if (problem) {
-      const refusal: Refusal = {
-        kind: 'retry',
-        retry: r,
-        problem,
-        origin,
-        ...(twin ? { twin } : {}),
-      };
-      ctx.fates.set(r.row, { kind: 'refused', refusal });
-    } else if (origin.state === 'not_in_history' && goes(had)) {
-      // A retry of it sent from a machine whose history this is not cannot be seen here.
-      if (!ctx.facts.originalElsewhere) {
-        const refusal: Refusal = { kind: 'original-elsewhere', retry: r };
-        ctx.fates.set(r.row, { kind: 'refused', refusal });
-        continue;
-      }
-      elsewhere.push(r);
+    // An original this history never sent: a retry of it sent elsewhere cannot be seen here.
+    const unseen =
+      origin.state === 'not_in_history' && had?.kind !== 'sent-earlier' && had?.kind !== 'refused';
+    const refusal: Refusal | undefined = problem
+      ? { kind: 'retry', retry: r, problem, origin, ...(twin ? { twin } : {}) }
+      : unseen && !ctx.facts.originalElsewhere
+        ? { kind: 'original-elsewhere', retry: r }
+        : undefined;
+    if (refusal) ctx.fates.set(r.row, { kind: 'refused', refusal });
+    else {
+      if (unseen) elsewhere.push(r);
       prove(ctx, r, origin);
-    } else prove(ctx, r, origin);
+    }
   }
   return { origins, elsewhere };
-}
-
-/** Whether a row's fate so far may move money: it was not sent earlier, nor refused. */
-function goes(fate: Fate | undefined): boolean {
-  return fate?.kind !== 'sent-earlier' && fate?.kind !== 'refused';
 }
 
 /** What a retry row does wrong, if anything, in the order a row is told it. */

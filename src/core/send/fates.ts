@@ -86,6 +86,8 @@ export interface SentEarlier {
   runId: string;
   /** When its retry paid it (or it is pending as it: outcome.retried_as), the retry's. */
   at: string | null;
+  /** When the service's latest word on it was kept (null: never since its run). */
+  checkedAt?: string | null;
 }
 
 /** A payout an earlier attempt may have sent, and when its request went out at the latest. */
@@ -156,6 +158,8 @@ export interface Facts {
   live?: ReadonlySet<string>;
   /** --original-elsewhere: a retry row whose original this history never sent is not refused. */
   originalElsewhere?: boolean;
+  /** Reconcile of a run or a period: every payout is asked, final ones too. */
+  every?: boolean;
 }
 
 /** The service's answers, by reference. */

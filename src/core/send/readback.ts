@@ -279,6 +279,7 @@ export function earlierOfHeld(r: PriorRow): SentEarlier {
     amount: r.payout.amount,
     runId: r.run_id,
     at: r.sent_at,
+    ...(r.checked_at ? { checkedAt: r.checked_at } : {}),
   };
 }
 

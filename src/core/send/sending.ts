@@ -6,7 +6,7 @@
  * outcome.
  */
 import { systemClock } from '../../clock.js';
-import { OUTCOME_UNKNOWN } from '../../domain/statuses.js';
+import { heldKind, OUTCOME_UNKNOWN } from '../../domain/statuses.js';
 import { OutcomeUnknownError } from '../../errors.js';
 import type { Progress } from '../../output/output.js';
 import { type OutcomeResult, RunState, runIdFor } from '../../state/index.js';
@@ -33,6 +33,7 @@ import {
   readBack,
   standing,
 } from './readback.js';
+import { lastCheckedText } from '../status/keep.js';
 import { chargeMinorOf } from './render.js';
 import type { SendContext } from './staging.js';
 import { payouts } from './summary.js';
@@ -80,8 +81,9 @@ export async function sendDecided(
   decided: Decided,
 ): Promise<Sending> {
   const { output, plan } = ctx;
+  const now = (ctx.deps.clock ?? systemClock).now();
   const left: Left = {
-    earlier: sentEarlier(decided.decision),
+    earlier: lastChecked(sentEarlier(decided.decision), now),
     inFlight: inFlightOf(decided.decision),
     deciding: decidingOf(decided.decision),
   };
@@ -109,6 +111,21 @@ export async function sendDecided(
     thrown ??= error;
   }
   return { state, engine, thrown };
+}
+
+/**
+ * Payouts sent earlier that are not final, told when the service last said so and how to ask
+ * it again (a re-run never calls a payout pending without saying how old that word is).
+ */
+function lastChecked(earlier: Map<number, SentEarlier>, now: number): Map<number, SentEarlier> {
+  const out = new Map<number, SentEarlier>();
+  for (const [row, e] of earlier) {
+    const open =
+      !e.outcome.retried_as && heldKind({ state: 'done', status: e.outcome.status }) === 'pending';
+    const message = open ? lastCheckedText(e.checkedAt, now) : undefined;
+    out.set(row, message ? { ...e, outcome: { ...e.outcome, message } } : e);
+  }
+  return out;
 }
 
 /**

@@ -272,6 +272,20 @@ $$`;
 const RECORDED = ['attempts', 'withdrawals'];
 
 /**
+ * Grants SELECT and INSERT on `tables` to every role but the owner granted INSERT on `like`,
+ * so that a team's roles go on writing once the owner migrates.
+ */
+export const grantLike = (like: string, tables: string) => `DO $grant$
+DECLARE g RECORD;
+BEGIN
+  FOR g IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+      WHERE c.oid = '${like}'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner LOOP
+    EXECUTE format('GRANT SELECT, INSERT ON ${tables} TO %s',
+      CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+  END LOOP;
+END $grant$`;
+
+/**
  * Issue 48's step (PostgreSQL): `attempts` and `withdrawals` are append-only for every role but
  * the tables' owner, and each row names the session that inserts it, so no session but the one
  * that sent a request can withdraw it; the roles granted INSERT on `intents` get SELECT and
@@ -305,15 +319,7 @@ CREATE TRIGGER ${t}_kept_truncate BEFORE TRUNCATE ON ${t}
 CREATE TRIGGER ${t}_session AFTER INSERT ON ${t}
   REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION payouts_own_session();`,
 ).join('\n')}
-DO $grant$
-DECLARE g RECORD;
-BEGIN
-  FOR g IN SELECT DISTINCT a.grantee FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-      WHERE c.oid = 'intents'::regclass AND a.privilege_type = 'INSERT' AND a.grantee <> c.relowner LOOP
-    EXECUTE format('GRANT SELECT, INSERT ON attempts, withdrawals TO %s',
-      CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
-  END LOOP;
-END $grant$`;
+${grantLike('intents', 'attempts, withdrawals')}`;
 
 /**
  * Issue 48's second step (PostgreSQL): a result's `by_role` and a run's `db_user` are the

@@ -4,6 +4,7 @@ import { serviceIdOf } from '../../../src/state/hash.js';
 import {
   isNear,
   listRunsIn,
+  recordChecks,
   nearReferences,
   type RowReader,
   runIdFor,
@@ -135,7 +136,7 @@ describe('the runs listed', () => {
     }
     const counted: string[] = [];
     const read: RowReader = async (sql, params) => {
-      if (/FROM results WHERE run = \?/.test(sql)) counted.push(String(params[0]));
+      if (/FROM journal j WHERE j\.run = \?/.test(sql)) counted.push(String(params[0]));
       return db.prepare(sql).all(...params);
     };
     const keep = stateDbKeeper(db.name);
@@ -167,6 +168,21 @@ describe('the runs listed', () => {
     const after = await runPageIn(read, { from: 0, size: 20 }, keep);
     expect(counted).toHaveLength(1);
     expect(after.runs[0]!.counts).toMatchObject({ success: 1, failed: 1, not_sent: 0 });
+    // So does the service's later word on one of its payouts (a return, say).
+    const row = (ref: string) =>
+      db.prepare('SELECT run, row FROM payouts WHERE reference_id = ?').get(ref) as {
+        run: number;
+        row: number;
+      };
+    const at = '2026-02-02T00:00:00.000Z';
+    const word = { held: true, status: 'failed', transaction_id: null, updated_at: at };
+    await recordChecks(keep, 'sqlite', [
+      { ...row('R21-A'), ...word, checked_at: at, checked_by: 'reconcile' },
+    ]);
+    counted.length = 0;
+    const checked = await runPageIn(read, { from: 0, size: 20 }, keep);
+    expect(counted).toHaveLength(1);
+    expect(checked.runs[1]!.counts).toMatchObject({ success: 0, failed: 1 });
   });
 });
 
