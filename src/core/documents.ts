@@ -99,6 +99,9 @@ export function sendDocHead(flags: { dryRun: boolean; sandbox: boolean }) {
     not_sent_count: null as number | null,
     sent_earlier_count: null as number | null,
     found_at_service_count: null as number | null,
+    paid_by_retry_count: null as number | null,
+    /** The retry rows --original-elsewhere let through: their originals this history never sent. */
+    original_elsewhere: [] as Array<{ reference_id: string; retry_of: string }>,
     charges: null as Record<string, string> | null,
     charges_unknown_count: null as number | null,
     outcome_unknown: [] as string[],
@@ -128,6 +131,10 @@ export interface SendResult {
   message: string | null;
   sent_earlier: boolean;
   found_at_service: boolean;
+  /** A payout failed earlier that a retry took on: that retry (docs/history.md). */
+  retried_as: { reference_id: string; run_id: string; status: string } | null;
+  /** Failed earlier and paid by its retry: counted in success_count. */
+  paid_by_retry: boolean;
 }
 
 /** A send's whole --json document (docs/schema/send.schema.json), as a reader of it sees it. */
@@ -154,6 +161,7 @@ export function statusDocHead(flags: { watch: boolean }) {
     interrupted: false,
     reference_count: null as number | null,
     success_count: null as number | null,
+    paid_by_retry_count: null as number | null,
     pending_count: null as number | null,
     failed_count: null as number | null,
     unknown_count: null as number | null,

@@ -3,7 +3,7 @@
  * file's row, sent under its new_reference_id, retries the reference_id of its row). The
  * payout's state is its chain's: failed, then retried and paid, is paid by the retry.
  */
-import { type HeldKind, heldKind } from './statuses.js';
+import { type HeldKind, heldKind, type StatusKind, statusKind } from './statuses.js';
 
 /** A journal row of a reference of a chain, as the history's lookups give it. */
 export interface HeldRow {
@@ -84,4 +84,39 @@ export function tailOf(chain: Map<string, HeldRef> | undefined, ref: string): He
     at = next.ref;
   }
   return tail;
+}
+
+/**
+ * A payout's state by the one rule for a failed payout that a retry took on
+ * (docs/history.md#retries): its reference failed or was canceled at the service, and the last
+ * retry of its chain succeeded: the payout is paid, by that retry (`paid_by_retry`); is pending
+ * (or holds a status the interface does not name): the payout is pending as that retry
+ * (`pending_by_retry`). Anything else (never retried; the retry failed too, or is in doubt):
+ * undefined, and its own status stands.
+ */
+export type ByRetry = 'paid_by_retry' | 'pending_by_retry';
+
+/**
+ * The one rule (see ByRetry), for every reader: `send`, `status`, `runs`, `runs show` and
+ * `reconcile`. `status` is the reference's own (the service's word, or the history's record of
+ * it); `retry` the last retry of its chain, as tailOf finds it, its kind from the history or,
+ * where the service was asked, from its answer (`heldKind` of the status it holds).
+ */
+export function byRetry(
+  status: string | null | undefined,
+  retry: Pick<HeldRef, 'kind'> | undefined,
+): ByRetry | undefined {
+  if (!retry || !status || heldKind({ state: 'done', status }) !== 'failed') return undefined;
+  if (retry.kind === 'success') return 'paid_by_retry';
+  return retry.kind === 'pending' ? 'pending_by_retry' : undefined;
+}
+
+/**
+ * What a payout counts as, for counts and exit codes (statusKind's kinds), by the one rule: paid
+ * by its retry, success; pending as its retry, pending; else its own status's kind.
+ */
+export function chainKind(status: string, retry: Pick<HeldRef, 'kind'> | undefined): StatusKind {
+  const by = byRetry(status, retry);
+  if (by === 'paid_by_retry') return 'success';
+  return by === 'pending_by_retry' ? 'pending' : statusKind(status);
 }

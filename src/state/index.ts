@@ -27,7 +27,7 @@ export {
   stagedRetries,
 } from './prior.js';
 export type { PgHistory } from './pg/history.js';
-export { failureReasons, retryLinks } from './retry-links.js';
+export { failureReasons, heldAmong, retryLinks } from './retry-links.js';
 export {
   listRunsIn,
   liveRunsIn,

@@ -1,9 +1,14 @@
-import type { OutcomeCounts, PayoutOutcome } from '../domain/outcome.js';
+import {
+  type OutcomeCounts,
+  outcomeKind,
+  type PayoutOutcome,
+  paidByRetry,
+  type RetriedAs,
+} from '../domain/outcome.js';
 import {
   NOT_SENT as NOT_SENT_STATUS,
   OUTCOME_UNKNOWN as OUTCOME_UNKNOWN_STATUS,
   type StatusKind,
-  statusKind,
 } from '../domain/statuses.js';
 import type { JournalRecord } from '../domain/records.js';
 import type { StateDb } from './db.js';
@@ -28,6 +33,8 @@ const HAS_CHARGES = 16;
 const REPORTED = 32;
 /** Sent earlier, found at the service (reports.sent_earlier = 2). */
 const FOUND_AT_SERVICE = 64;
+/** Failed earlier and paid by its retry (retried_as; counted as a success). */
+const PAID_BY_RETRY = 128;
 
 /** What a stated result is recorded with: its request and time. */
 interface Stated {
@@ -123,6 +130,12 @@ export class RunOutcomes {
   private readonly counts = [0, 0, 0, 0, 0, 0, 0, 0];
   private sentEarlier = 0;
   private foundAtService = 0;
+  private paidByRetry = 0;
+  /**
+   * The retry of each row that failed earlier and that a retry took on: kept in memory (a
+   * run's failures are few), since `reports` keeps the row's own status and no link.
+   */
+  private readonly retried = new Map<number, RetriedAs>();
   private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
   private readonly readOne;
   private readonly readPage;
@@ -183,14 +196,23 @@ export class RunOutcomes {
       this.counts[prev & STATUS_BITS]! -= 1;
       if (prev & SENT_EARLIER) this.sentEarlier -= 1;
       if (prev & FOUND_AT_SERVICE) this.foundAtService -= 1;
+      if (prev & PAID_BY_RETRY) this.paidByRetry -= 1;
       if (prev & HAS_CHARGES) {
         const old = this.get(row);
         if (old?.charges !== undefined) this.addCharges(old.currency, old.charges, -1);
       }
       if (prev & SENT_EARLIER && !o.sent_earlier) o = { ...o, sent_earlier: true };
     }
-    let code = o.status === 'canceled' ? CANCELED : STATUS_CODES[statusKind(o.status)];
+    // Counted by the one rule: a payout its retry paid is a success (outcomeKind).
+    const kind = outcomeKind(o);
+    let code = kind === 'failed' && o.status === 'canceled' ? CANCELED : STATUS_CODES[kind];
     this.counts[code]! += 1;
+    if (o.retried_as) this.retried.set(row, o.retried_as);
+    else this.retried.delete(row);
+    if (paidByRetry(o)) {
+      code |= PAID_BY_RETRY;
+      this.paidByRetry += 1;
+    }
     if (o.sent_earlier) {
       code |= SENT_EARLIER;
       this.sentEarlier += 1;
@@ -224,7 +246,13 @@ export class RunOutcomes {
     const waiting = this.waiting(row);
     if (waiting) return waiting;
     const r = this.readOne.get(this.run, row) as OutcomeRow | undefined;
-    return r && fromRow(r, (this.codes[row]! & REPORTED) !== 0);
+    return r && this.withRetry(row, fromRow(r, (this.codes[row]! & REPORTED) !== 0));
+  }
+
+  /** An outcome read from the database, with the retry that took its row on (kept in memory). */
+  private withRetry(row: number, o: PayoutOutcome): PayoutOutcome {
+    const r = this.retried.get(row);
+    return r ? { ...o, retried_as: r } : o;
   }
 
   /** Whether outcomes wait to be written. */
@@ -372,7 +400,9 @@ export class RunOutcomes {
         if (r[16] != null) row.description = r[16] as string;
         const code = this.has(r[0]) ? this.codes[r[0]]! : 0;
         // Outcomes the database could not take are still in memory (see save).
-        if (code !== 0) row.outcome = this.waiting(r[0]) ?? fromRow(r, (code & REPORTED) !== 0);
+        if (code !== 0)
+          row.outcome =
+            this.waiting(r[0]) ?? this.withRetry(r[0], fromRow(r, (code & REPORTED) !== 0));
         yield row;
       }
       if (page.length < PAGE_ROWS) return;
@@ -382,7 +412,7 @@ export class RunOutcomes {
 
   /** The outcomes of rows that succeeded (true) or need attention (false), in input order. */
   *withSuccess(success: boolean): Generator<PayoutOutcome> {
-    for (const o of this.values()) if ((statusKind(o.status) === 'success') === success) yield o;
+    for (const o of this.values()) if ((outcomeKind(o) === 'success') === success) yield o;
   }
 
   /** Counts by status, as countOutcomes would make them. */
@@ -397,6 +427,7 @@ export class RunOutcomes {
       notSent: n[NOT_SENT]!,
       sentEarlier: this.sentEarlier,
       foundAtService: this.foundAtService,
+      paidByRetry: this.paidByRetry,
     };
   }
 

@@ -76,3 +76,28 @@ export async function failureReasons(
   }
   return reasons;
 }
+
+/**
+ * Of `refs`, those some run of `service` sent (a result, or in doubt), as a send's decision
+ * holds them: one this history never sent may have been sent, and retried, from a machine
+ * whose history this is not.
+ */
+export async function heldAmong(
+  read: (sql: string, params: unknown[]) => Promise<unknown[]>,
+  service: string,
+  refs: readonly string[],
+): Promise<Set<string>> {
+  const held = new Set<string>();
+  const id = serviceIdOf(service);
+  for (let k = 0; k < refs.length; k += PER_QUERY) {
+    const part = refs.slice(k, k + PER_QUERY);
+    const rows = (await read(
+      `SELECT DISTINCT j.reference_id FROM journal j JOIN runs r ON r.id = j.run
+       WHERE j.reference_id IN (${part.map(() => '?').join(', ')}) AND r.service_id = ?
+         AND r.run_id IS NOT NULL AND j.state IN ('in_flight', 'done', 'unknown')`,
+      [...part, id],
+    )) as Array<{ reference_id: string }>;
+    for (const r of rows) held.add(r.reference_id);
+  }
+  return held;
+}

@@ -1,10 +1,9 @@
 /** The runs in state.db, as `payouts runs` lists and shows them. */
 import { UsageError } from '../errors.js';
 import { openDatabase, type StateDb } from './db.js';
-import { type HeldRef, tailOf } from '../domain/chain.js';
-import { retryLinks } from './retry-links.js';
+import type { HeldRef } from '../domain/chain.js';
+import { countByRetry, failedOfRun, markRetries } from './run-retries.js';
 import type { Checked } from '../domain/checks.js';
-import { heldKind } from '../domain/statuses.js';
 import {
   type CountedRow,
   type Counts,
@@ -41,6 +40,11 @@ export interface RunSummary {
     /** Payouts an earlier run had sent: reported, not sent again. */
     sent_earlier: number;
     not_sent: number;
+    /**
+     * Of `success`, the payouts that failed or were canceled and that their retry paid: by the
+     * one rule (run-retries.ts) they count as succeeded, and one whose retry is pending as pending.
+     */
+    paid_by_retry: number;
   };
 }
 
@@ -126,6 +130,7 @@ function summaryOf(r: SummaryRow & Counts): RunSummary {
     in_flight: r.in_flight,
     sent_earlier: r.sent_earlier,
     not_sent: 0,
+    paid_by_retry: 0,
   };
   const accounted =
     counts.success +
@@ -194,8 +199,19 @@ export async function runPageIn(
   const size = Number.isFinite(page.size) ? page.size : 2 ** 31 - 1;
   const rows = (await read(PAGE, [size, page.from])) as SummaryRow[];
   const [count] = (await read(RUN_COUNT, [])) as Array<{ n: number | string }>;
-  const runs = (await countedIn(read, rows, keep)).map(summaryOf);
+  const runs = await byRetries(read, await countedIn(read, rows, keep));
   return { runs, total: Number(count?.n ?? 0) };
+}
+
+/** Summaries of counted runs, each run's failed payouts counted by their retries. */
+async function byRetries(read: RowReader, rows: Array<SummaryRow & Counts>): Promise<RunSummary[]> {
+  const out: RunSummary[] = [];
+  for (const r of rows) {
+    const s = summaryOf(r);
+    s.counts = countByRetry(s.counts, await failedOfRun(read, r));
+    out.push(s);
+  }
+  return out;
 }
 
 /** Summaries of every run of every service in a store, the most recently active first. */
@@ -213,7 +229,7 @@ export async function runsByIdIn(
   const rows = (await read(`${SUMMARY} WHERE r.run_id IN (${ids.map(() => '?').join(', ')})`, [
     ...ids,
   ])) as SummaryRow[];
-  return (await countedIn(read, rows, keep)).map(summaryOf);
+  return byRetries(read, await countedIn(read, rows, keep));
 }
 
 /**
@@ -361,20 +377,12 @@ export async function readRunIn(
   );
   const [only] = await countedIn(read, [found], keep);
   const detail = detailOf(only!, (await read(PAYOUT_STATES, [only!.id])) as StateRow[]);
-  const failed = detail.payouts.filter(
-    (p) =>
-      p.state.state === 'confirmed' &&
-      heldKind({ state: 'done', status: p.state.status }) === 'failed',
-  );
-  if (!failed.length) return detail;
-  const links = await retryLinks(
+  // Each failed payout's last retry, and the run counted by the one rule (run-retries.ts).
+  detail.summary.counts = await markRetries(
     read,
     only!.service,
-    failed.map((p) => p.reference_id),
+    detail.payouts,
+    detail.summary.counts,
   );
-  for (const p of failed) {
-    const tail = tailOf(links, p.reference_id);
-    if (tail) p.retried = tail;
-  }
   return detail;
 }

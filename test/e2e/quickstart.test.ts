@@ -15,7 +15,7 @@ describe('quick start', () => {
     // On a pipe stdout holds the table alone; the closing line goes to stderr.
     expect(first.stderr).toMatch(/SANDBOX 12 payouts: 12 succeeded, 0 failed, 0 pending/);
     expect(first.stdout.split('\n')[0]).toBe(
-      'reference_id\tstatus\tamount\tcharges\ttransaction_id\tmessage',
+      'reference_id\tstatus\tamount\tcharges\ttransaction_id\tmessage\tretried_as',
     );
     expect(first.code).toBe(0);
 

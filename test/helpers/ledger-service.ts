@@ -257,6 +257,28 @@ export function failsThese(failing: ReadonlySet<string>): CreatePolicy {
 }
 
 /**
+ * A policy for one-payout requests: the payouts named in `pending` are answered, and held,
+ * pending; every other one as `otherwise` says (default: it succeeds).
+ */
+export function holdsPending(pending: ReadonlySet<string>, otherwise?: CreatePolicy): CreatePolicy {
+  return (n, posted, svc) =>
+    pending.has(posted[0]?.reference_id ?? '')
+      ? {
+          heldAs: 'pending',
+          body: (results) => ({
+            success: true,
+            message: ['Payouts processed'],
+            data: {
+              success_count: 0,
+              failed_count: 0,
+              results: results.map((x) => ({ ...x, status: 'pending' })),
+            },
+          }),
+        }
+      : (otherwise?.(n, posted, svc) ?? {});
+}
+
+/**
  * A policy holding the first create request until `release()` is called: `posted` settles once
  * that request has reached the service, so a test can act while a payout is in flight.
  */

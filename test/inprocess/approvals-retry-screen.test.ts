@@ -34,7 +34,11 @@ describe("the approver's screen of a prepared retry run", () => {
       'B,B-R1,20.00,EUR,b@ex.com,B',
       'C,C-R2,30.00,EUR,c@ex.com,C',
     ]);
-    const prepared = await run(ana, ['send', retry, '--prepare', '--json']);
+    // A retry of A sent elsewhere could not be seen here: she says she knows of none.
+    const unseen = await run(ana, ['send', retry, '--prepare']);
+    expect(unseen.code).toBe(2);
+    expect(unseen.stderr).toContain('retries reference_id "A", which this history never sent');
+    const prepared = await run(ana, ['send', retry, '--prepare', '--original-elsewhere', '--json']);
     expect(prepared.code, prepared.stderr).toBe(0);
     const first = JSON.parse(prepared.stdout) as {
       prepared_run_id: string;

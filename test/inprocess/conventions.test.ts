@@ -102,6 +102,7 @@ describe.each(STORES)('a German export in its own conventions (%s)', (store) => 
       'charges (decimal comma)',
       'message',
       'sent_earlier',
+      'retried_as',
     ]);
     expect(column(rows, 'amount (decimal comma)')).toEqual(['6105,84', '3061,76', '12,50']);
     expect(column(rows, 'charges (decimal comma)')).toEqual(['61,06', '0,00', '0,13']);

@@ -419,9 +419,18 @@ describe('every command prints one document of its schema', () => {
     const retry = join(h.dir, 'retry.csv');
     writeFileSync(retry, `${RETRY_HEADER}\nFAILED-${t},NEW-${t},1.25,EUR,r0@ex.com,again\n`);
     await expectExit('send', json(['send', retry, ...ONE_BY_ONE], h.env), 0);
-    const retried = await expectExit('status', json(['status', `FAILED-${t}`], h.env), 4);
+    // Paid by its retry: counted paid (exit 0), its own status kept, the retry beside it.
+    const retried = await expectExit('status', json(['status', `FAILED-${t}`], h.env), 0);
     expect(JSON.parse(retried.stdout)).toMatchObject({
-      results: [{ history: { reason: 'Account closed', retried: { reference_id: `NEW-${t}` } } }],
+      paid_by_retry_count: 1,
+      results: [
+        {
+          status: 'failed',
+          retried_as: { reference_id: `NEW-${t}`, status: 'success' },
+          paid_by_retry: true,
+          history: { reason: 'Account closed', retried: { reference_id: `NEW-${t}` } },
+        },
+      ],
     });
     await expectExit('runs show', json(['runs', 'show', runId], h.env), 0);
     const out = ['runs', 'show', runId, '--failed-out', join(h.dir, 'failed.csv')];

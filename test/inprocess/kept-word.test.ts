@@ -73,20 +73,20 @@ describe('a re-run of a sent file', () => {
     const first = await run(['send', file, '--sandbox', '--yes']);
     expect(first.code).toBe(5);
     expect(first.stdout).toMatch(
-      /^M-1\tpending \(sent earlier\)\t.*not checked since it was sent: `payouts reconcile`$/m,
+      /^M-1\tpending \(sent earlier\)\t.*not checked since it was sent: `payouts reconcile`\t$/m,
     );
     clock.t += 3_600_000;
     expect((await run(['status', 'M-1', '--sandbox'])).code).toBe(5);
     clock.t += 3 * 86_400_000;
     const again = await run(['send', file, '--sandbox', '--yes']);
     expect(again.stdout).toMatch(
-      /^M-1\tpending \(sent earlier\)\t.*last checked 3 days ago: `payouts reconcile`$/m,
+      /^M-1\tpending \(sent earlier\)\t.*last checked 3 days ago: `payouts reconcile`\t$/m,
     );
     expect(again.stdout).toMatch(/^M-2\tsuccess \(sent earlier\)\t[^`]*$/m);
     const runId = /Run ([0-9a-f]{16})/.exec(again.stderr)![1]!;
     const shown = await run(['runs', 'show', runId]);
     expect(shown.stdout).toMatch(
-      /^M-1\t.*pending\t.*last checked 2026-11-24 13:00 UTC: `payouts reconcile`$/m,
+      /^M-1\t.*pending\t.*last checked 2026-11-24 13:00 UTC: `payouts reconcile`\t$/m,
     );
   });
 });

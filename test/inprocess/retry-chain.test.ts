@@ -2,7 +2,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sendJson } from '../helpers/http-servers.js';
-import { type CreatePolicy, failsThese, ledgerPerTest } from '../helpers/ledger-service.js';
+import {
+  type CreatePolicy,
+  failsThese,
+  holdsPending,
+  ledgerPerTest,
+} from '../helpers/ledger-service.js';
 import { STORES, storeEnv } from '../helpers/pg.js';
 import { HEADER, RETRY_HEADER, retrySetUp, row, runIdOf, sendArgs } from '../helpers/retry.js';
 
@@ -101,30 +106,47 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
     const dry = await run(['send', file, '--dry-run']);
     expect(dry.stderr).toMatch(/Retried: +3, paid as ROW-2-R1, ROW-5-R1, ROW-9-R1/);
 
-    // runs show and status tell the chain.
+    // runs show and status tell the chain: the state one word, the retry in its own column.
     const table = await run(['runs', 'show', runId]);
-    expect(table.stdout).toMatch(
-      /ROW-2\s.*failed, retried as ROW-2-R1 in run [0-9a-f]{16}: success/,
-    );
+    expect(table.stdout).toMatch(/^ROW-2\t.*\tfailed\t.*\tROW-2-R1$/m);
+    expect(table.stderr).toContain('10 succeeded (3 paid by a retry)');
     const shownJson = JSON.parse((await run(['runs', 'show', runId, '--json'])).stdout);
+    expect(shownJson.counts).toMatchObject({ success: 10, failed: 0, paid_by_retry: 3 });
     expect(shownJson.payouts[1]).toMatchObject({
       reference_id: 'ROW-2',
       status: 'failed',
       retried: { reference_id: 'ROW-2-R1', status: 'success' },
+      paid_by_retry: true,
     });
     const third = await run(['runs', 'show', runId, '--failed-out', second]);
     expect(third.stderr).toContain(`No payout of run ${runId} is left to retry`);
+    // status counts a payout its retry paid as paid (exit 0), on the service's word on the retry.
     const status = await run(['status', 'ROW-2']);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/Status +failed/);
     expect(status.stdout).toMatch(/Reason +Account closed/);
-    expect(status.stdout).toMatch(/Retried as +ROW-2-R1 in run [0-9a-f]{16}: success/);
-    const doc = JSON.parse((await run(['status', 'ROW-2', 'ROW-3', '--json'])).stdout);
+    expect(status.stdout).toMatch(
+      /Retried as +ROW-2-R1 in run [0-9a-f]{16}: success at the service \(the payout is paid by it\)/,
+    );
+    const json = await run(['status', 'ROW-2', 'ROW-3', '--json']);
+    expect(json.code).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(doc).toMatchObject({ success_count: 2, paid_by_retry_count: 1, failed_count: 0 });
+    expect(doc.results[0]).toMatchObject({
+      status: 'failed',
+      retried_as: { reference_id: 'ROW-2-R1', run_id: expect.any(String), status: 'success' },
+      paid_by_retry: true,
+    });
     expect(doc.results[0].history).toEqual({
+      held: true,
       reason: 'Account closed',
       retried: { reference_id: 'ROW-2-R1', run_id: expect.any(String), status: 'success' },
     });
     expect(doc.results[1].history).toBeUndefined();
+    expect(doc.results[1]).toMatchObject({ retried_as: null, paid_by_retry: false });
     const fromReport = await run(['status', '--from', file]);
-    expect(fromReport.stdout).toMatch(/ROW-9\s+failed, retried as ROW-9-R1/);
+    expect(fromReport.code).toBe(0);
+    expect(fromReport.stdout).toMatch(/^ROW-9\tfailed\t.*\tROW-9-R1$/m);
 
     expect(svc.appliedTwice()).toEqual([]);
     expect([...svc.held.values()].filter((h) => h.status === 'success')).toHaveLength(11);
@@ -133,21 +155,7 @@ describe.each(STORES)('a month of retries (%s)', (store) => {
   it('follows a chain past a retry that failed, and refuses a retry of one that is pending', async () => {
     // ROW-2's first retry fails too; ROW-5's is held pending by the service.
     const failing = failsThese(new Set(['ROW-2', 'ROW-5', 'ROW-9', 'ROW-2-R1']));
-    const policy: CreatePolicy = (n, posted, svc) =>
-      posted[0]?.reference_id === 'ROW-5-R1'
-        ? {
-            heldAs: 'pending',
-            body: (results) => ({
-              success: true,
-              message: ['Payouts processed'],
-              data: {
-                success_count: 0,
-                failed_count: 0,
-                results: results.map((x) => ({ ...x, status: 'pending' })),
-              },
-            }),
-          }
-        : failing(n, posted, svc);
+    const policy = holdsPending(new Set(['ROW-5-R1']), failing);
     const { svc, home, file, run, write } = await setUp(withStore, policy);
     const runId = runIdOf((await run(sendArgs(file))).stderr);
     const first = write('first.csv', [RETRY_HEADER, row(2, 'ROW-2-R1'), row(5, 'ROW-5-R1')]);

@@ -103,7 +103,12 @@ describe.each(STORES)('a retry goes only on the service word (%s)', (store) => {
       'pending',
     );
     const retry = write('retry.csv', [RETRY_HEADER, row(3, 'ROW-3-R1'), row(4, 'ROW-4-R1')]);
-    const refused = await run(sendArgs(retry));
+    // This history never sent them: refused before any lookup, unless the person says so.
+    const unseen = await run(sendArgs(retry));
+    expect(unseen.code).toBe(2);
+    expect(unseen.stderr).toContain('which this history never sent');
+    expect(svc.gets).toBe(0);
+    const refused = await run(sendArgs(retry, '--original-elsewhere'));
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(
       'retry.csv line 2: new_reference_id "ROW-3-R1": retries reference_id "ROW-3", which the service holds as "pending" (transaction T-ROW-3): not final, it may still be paid',

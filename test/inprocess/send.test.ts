@@ -292,7 +292,7 @@ describe('payouts send: requests and results', () => {
     expect(reportText.startsWith('\ufeff')).toBe(true);
     const lines = reportText.slice(1).trim().split('\r\n');
     expect(lines[0]).toBe(
-      'file,line,reference_id,amount,currency,recipient,description,status,transaction_id,charges,message,sent_earlier',
+      'file,line,reference_id,amount,currency,recipient,description,status,transaction_id,charges,message,sent_earlier,retried_as',
     );
     expect(lines).toHaveLength(5);
     expect(readFileSync(report, 'utf8')).toContain(`"'=HYPERLINK(""http://x.invalid"")"`);

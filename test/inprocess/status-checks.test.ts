@@ -68,6 +68,8 @@ describe('payouts status checks what it shows', () => {
       service_status: null,
       error: expect.stringContaining('"B-2"'),
       record: null,
+      retried_as: null,
+      paid_by_retry: false,
     });
     expect(docs[1]?.status).toBe('success');
   });

@@ -77,6 +77,8 @@ function NOT_FOUND(ref: string): Doc {
     service_status: null,
     error: 'Payout not found',
     record: null,
+    retried_as: null,
+    paid_by_retry: false,
   };
 }
 

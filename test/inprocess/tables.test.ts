@@ -125,6 +125,7 @@ describe('tables on a pipe', () => {
       'charges',
       'transaction_id',
       'message',
+      'retried_as',
     ]);
     expect(
       sent
@@ -141,6 +142,7 @@ describe('tables on a pipe', () => {
       'Recipient',
       'Transaction ID',
       'Updated at (UTC)',
+      'Retried as',
     ]);
     expect(status).toHaveLength(refs.length + 1);
     expect(status[1]![5]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d$/);
@@ -184,8 +186,15 @@ describe('payouts runs tells the truth', () => {
     expect(text).toContain('1 sent earlier');
     expect(text).not.toContain('not sent');
     const show = tsv((await run(['runs', 'show', list[0]!.run_id], { env })).stdout);
-    expect(show[0]).toEqual(['reference_id', 'amount', 'state', 'transaction_id', 'message']);
-    expect(show).toContainEqual(['TR-OK-1', 'USD 100.00', 'sent earlier', '', '']);
+    expect(show[0]).toEqual([
+      'reference_id',
+      'amount',
+      'state',
+      'transaction_id',
+      'message',
+      'retried_as',
+    ]);
+    expect(show).toContainEqual(['TR-OK-1', 'USD 100.00', 'sent earlier', '', '', '']);
     expect(show).toContainEqual(expect.arrayContaining(['TR-CANC-1', 'GBP 40.00', 'canceled']));
   });
 

@@ -73,7 +73,14 @@ describe('the charges of a payout paid by its retry', () => {
     expect(doc.charges).toEqual({ EUR: '0.21' });
     expect(doc.charges_unknown_count).toBe(0);
     const c1 = doc.results.find((x: { reference_id: string }) => x.reference_id === 'C-1');
-    expect(c1).toMatchObject({ status: 'success', charges: '0.10', sent_earlier: true });
+    // Its own status kept, paid by its retry (docs/history.md#a-failed-payout-that-its-retry-paid).
+    expect(c1).toMatchObject({
+      status: 'failed',
+      paid_by_retry: true,
+      retried_as: { reference_id: 'C-1-R1', status: 'success' },
+      charges: '0.10',
+      sent_earlier: true,
+    });
   });
 });
 

@@ -81,7 +81,7 @@ describe('--report-delimiter', () => {
       .replace(/^\ufeff/, '')
       .split('\r\n');
     expect(lines[0]).toBe(
-      'file;line;reference_id;amount;currency;recipient;description;status;transaction_id;charges;message;sent_earlier',
+      'file;line;reference_id;amount;currency;recipient;description;status;transaction_id;charges;message;sent_earlier;retried_as',
     );
     // Amounts stay exact: "." is never the delimiter, and a cell holding ";" is quoted.
     expect(lines[1]).toMatch(/;SEMI-1;1234\.50;EUR;semi-1@example\.com;;success;/);

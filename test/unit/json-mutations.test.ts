@@ -24,7 +24,13 @@ function statusDoc(status = 'success'): Record<string, unknown> {
     description: null,
     the_service_s_own: { any: 'thing' },
   };
-  const counts = { success_count: 1, pending_count: 0, failed_count: 0, unknown_count: 0 };
+  const counts = {
+    success_count: 1,
+    paid_by_retry_count: 0,
+    pending_count: 0,
+    failed_count: 0,
+    unknown_count: 0,
+  };
   return {
     schema_version: 1,
     command: 'status',
@@ -45,6 +51,8 @@ function statusDoc(status = 'success'): Record<string, unknown> {
         service_status: status,
         error: null,
         record,
+        retried_as: null,
+        paid_by_retry: false,
       },
     ],
   };

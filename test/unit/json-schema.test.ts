@@ -24,6 +24,8 @@ const ROW = {
   message: null,
   sent_earlier: false,
   found_at_service: false,
+  retried_as: null,
+  paid_by_retry: false,
 };
 
 /** Checks `doc` as the stdout of `payouts send --json`, exiting `code`. */

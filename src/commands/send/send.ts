@@ -45,6 +45,7 @@ interface SendFlags {
   sandbox?: boolean;
   stateUrl?: string;
   checkService?: boolean;
+  originalElsewhere?: boolean;
   wait?: number | true;
   prepare?: boolean;
   note?: string;
@@ -220,6 +221,10 @@ export function registerSend(program: Command, runtime: Runtime, sink: ExitSink)
       'before asking, look up at the service every payout the history does not know; found ones are not sent again',
     )
     .option(
+      '--original-elsewhere',
+      'send retry rows whose original this history never sent (a retry of it sent from another machine cannot be seen here), each only once the service says its original failed',
+    )
+    .option(
       '--prepare',
       "record the run for another person's approval (payouts approve) and send nothing; a shared history only (--json: the prepared run's document)",
     )
@@ -324,6 +329,7 @@ ${exitCodesHelp('send')}`,
         all: Boolean(flags.all),
         sandbox: Boolean(flags.sandbox),
         checkService: Boolean(flags.checkService),
+        ...(flags.originalElsewhere ? { originalElsewhere: true } : {}),
         prepare: Boolean(flags.prepare),
         ...(flags.note === undefined ? {} : { note: flags.note }),
         ...(flags.approved === undefined ? {} : { approved: flags.approved }),

@@ -3,7 +3,6 @@ import type { Runtime } from '../../context.js';
 import { exitCodesHelp } from '../../exit-codes.js';
 import type { CommandContext } from '../../context.js';
 import type { LookupOutcome } from '../../core/status/lookup.js';
-import type { NotFoundContext } from '../../core/status/near.js';
 import type { StatusFlags } from '../../core/status/options.js';
 import { InterruptedError } from '../../errors.js';
 import { collect, defineAction, type ExitSink, examples } from '../command.js';
@@ -63,13 +62,15 @@ ${exitCodesHelp('status')}`,
     // Loaded here, not at start-up: csv-parse and undici cost time every other command would pay.
     const [
       { openService },
-      { checkStatuses },
+      { checkStatuses, lookUpMore },
+      { withHistory },
       { parseStatusFlags },
       { gatherReferences },
       { renderStatus },
     ] = await Promise.all([
       import('../../core/service.js'),
       import('../../core/status/check.js'),
+      import('../../core/status/chains.js'),
       import('../../core/status/options.js'),
       import('../../core/status/references.js'),
       import('../../core/status/render.js'),
@@ -87,30 +88,54 @@ ${exitCodesHelp('status')}`,
     });
     const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
     const { clock } = ctx.runtime;
+    const deps = {
+      signal: ctx.runtime.interrupt,
+      // The runtime's clock, when it has one, times retries and --watch polls.
+      ...(clock
+        ? { sleep: (ms: number, s?: AbortSignal) => clock.sleep(ms, s), now: () => clock.now() }
+        : {}),
+    };
     try {
-      const report = await checkStatuses(
+      const checked = await checkStatuses(
         service.client,
         { ...flags, references },
-        {
-          output: ctx.output,
-          signal: ctx.runtime.interrupt,
-          // The runtime's clock, when it has one, times retries and --watch polls.
-          ...(clock
-            ? { sleep: (ms: number, s?: AbortSignal) => clock.sleep(ms, s), now: () => clock.now() }
-            : {}),
-        },
+        { ...deps, output: ctx.output },
       );
-      await keepAnswers(ctx, service, report.outcomes, Boolean(opts.watch));
       // An unreachable service is one error, not one per row (with --json, beside the results).
       // Interrupted, the lookups done so far are shown all the same, with the interruption.
-      const partial = report.fatal instanceof InterruptedError && report.outcomes.length > 0;
-      if (report.fatal && !ctx.output.json && !partial) throw report.fatal;
+      const partial = checked.fatal instanceof InterruptedError && checked.outcomes.length > 0;
+      if (checked.fatal && !ctx.output.json && !partial) throw checked.fatal;
+      // Where the history is, read only when a payout failed or was not found.
+      const from = async () => {
+        const [{ stateDir }, { stateUrlOf }] = await Promise.all([
+          import('../../paths.js'),
+          import('../state-url.js'),
+        ]);
+        // A stop ends the wait for a shared history at once: what it would add is left out.
+        return {
+          stateDir: stateDir(ctx.runtime.env),
+          stateUrl: await stateUrlOf(ctx, undefined),
+          stop: ctx.runtime.interrupt,
+        };
+      };
+      const { history, report } = await withHistory(checked, {
+        service,
+        from,
+        output: ctx.output,
+        signal: ctx.runtime.interrupt,
+        lookUp: (refs) => lookUpMore(service.client, refs, deps),
+      });
+      // The service's word is kept for the payouts the history holds: the retries asked too.
+      const retries = [...(history?.retries?.values() ?? [])];
+      const asked = new Set(references);
+      const answers = [...report.outcomes, ...retries.filter((o) => !asked.has(o.reference_id))];
+      await keepAnswers(ctx, service, answers, Boolean(opts.watch));
       const single = files.length === 0 && references.length === 1;
       await renderStatus(ctx.output, report, {
         single,
         watch: Boolean(opts.watch),
         all: Boolean(opts.all),
-        notFound: await notFoundContext(ctx, service, report.outcomes),
+        notFound: history,
       });
       if (report.fatal) ctx.output.error(report.fatal.message);
       return report.exitCode;
@@ -144,36 +169,4 @@ async function keepAnswers(
     how: { at: new Date(now).toISOString(), by: watch ? 'status --watch' : 'status' },
     output: ctx.output,
   });
-}
-
-/**
- * What the history adds: the service asked and the near references, for payouts not found;
- * the reason and the retry of each failed or canceled one.
- */
-async function notFoundContext(
-  ctx: CommandContext,
-  service: { sandbox: boolean; serviceKey: string; settings: { baseUrl: string } },
-  outcomes: LookupOutcome[],
-): Promise<NotFoundContext | undefined> {
-  const missing = outcomes.filter((o) => o.kind === 'not_found').map((o) => o.reference_id);
-  const failed = outcomes
-    .filter((o) => o.kind === 'found' && /^(failed|canceled)$/.test(o.record.status))
-    .map((o) => o.reference_id);
-  if (!missing.length && !failed.length) return undefined;
-  const [{ nearInHistory, failedInHistory }, { stateDir }, { stateUrlOf }] = await Promise.all([
-    import('../../core/status/near.js'),
-    import('../../paths.js'),
-    import('../state-url.js'),
-  ]);
-  // A stop ends the wait for a shared history at once: what it would add is left out.
-  const from = {
-    stateDir: stateDir(ctx.runtime.env),
-    stateUrl: await stateUrlOf(ctx, undefined),
-    stop: ctx.runtime.interrupt,
-  };
-  return {
-    service: service.sandbox ? 'the sandbox' : service.settings.baseUrl,
-    near: await nearInHistory(missing, service.serviceKey, from, ctx.output),
-    ...(await failedInHistory(failed, service.serviceKey, from, ctx.output)),
-  };
 }

@@ -145,7 +145,7 @@ function retryWords(retryOf: string, v: RetryVerdict | undefined, sentEarlier: b
   if (!v) return head;
   if (v.refused) return `${head}: the send will refuse this row`;
   if (v.state === 'not_in_history')
-    return `${head}: the send sends it only if the service says it failed or was canceled`;
+    return `${head}: the send refuses it unless given --original-elsewhere, then sends it only if the service says it failed or was canceled`;
   // Sent earlier, the row is not sent again ("sent earlier" says so).
   return sentEarlier ? head : `${head}: this retry sends it`;
 }

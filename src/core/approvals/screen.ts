@@ -18,6 +18,7 @@ import { HASH_VERSION, serviceIdOf } from '../../state/hash.js';
 import { liveRunsIn, type RunSummary, runsByIdIn } from '../../state/runs.js';
 import { serviceIdentity } from '../../api/base-url.js';
 import type { StagedPayout } from '../../domain/records.js';
+import { paidByRetry } from '../../domain/outcome.js';
 import { type HeldKind, heldKind } from '../../domain/statuses.js';
 import type { StagedRetry } from '../../state/index.js';
 import { decide } from '../send/decide.js';
@@ -179,8 +180,12 @@ const EARLIER: Record<HeldKind, Earlier> = {
  */
 function earlierOfFate(fate: Fate | undefined): Earlier | undefined {
   if (fate?.kind === 'read-back') return 'pending';
-  if (fate?.kind === 'sent-earlier')
-    return EARLIER[heldKind({ state: 'done', ...fate.earlier.outcome })];
+  if (fate?.kind === 'sent-earlier') {
+    const o = fate.earlier.outcome;
+    // By the one rule, failed earlier and paid by its retry is sent; pending as it, pending.
+    if (o.retried_as) return paidByRetry(o) ? 'sent' : 'pending';
+    return EARLIER[heldKind({ state: 'done', ...o })];
+  }
   if (fate?.kind !== 'refused') return undefined;
   const { refusal } = fate;
   if (refusal.kind === 'failed-earlier') return 'failed';

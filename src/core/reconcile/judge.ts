@@ -10,7 +10,8 @@ import type { Check } from '../../domain/checks.js';
 import { heldKind, isCanceled, statusKind } from '../../domain/statuses.js';
 import { ExitCode, type ExitCodeValue, worstExitCode } from '../../exit-codes.js';
 import type { ScopePayout } from '../../state/index.js';
-import type { Fate } from '../send/fates.js';
+import { outcomeKind } from '../../domain/outcome.js';
+import type { Fate, SentEarlier } from '../send/fates.js';
 import type { LookupOutcome } from '../status/lookup.js';
 
 /** Where a payout stands after reconcile: paid (by itself or its retry), failed, and so on. */
@@ -70,9 +71,8 @@ function standingOf(fate: Fate | undefined, answer: LookupOutcome | undefined, c
   if (answer?.kind === 'error') return 'unanswered';
   if (check && !check.held) return 'not_held';
   if (fate?.kind === 'sent-earlier' && fate.how === 'retried') {
-    return heldKind({ state: 'done', status: fate.earlier.outcome.status }) === 'success'
-      ? 'paid'
-      : 'pending';
+    // The one rule (src/domain/chain.ts): paid by its retry, paid; pending as it, pending.
+    return outcomeKind(fate.earlier.outcome) === 'success' ? 'paid' : 'pending';
   }
   if (fate?.kind === 'refused' && fate.refusal.kind === 'other-payout') return 'not_held';
   if (fate?.kind === 'look-up' || (fate?.kind === 'refused' && fate.refusal.kind === 'unanswered'))
@@ -113,8 +113,8 @@ export function judge(
       typeof found?.transaction_id === 'string' ? found.transaction_id : p.transaction_id,
     change: changeOf(p, answer, check),
     ...(retried ? { retried } : {}),
-    ...(fate?.kind === 'sent-earlier' && fate.how === 'retried' && fate.earlier.retriedAs
-      ? { retried: retriedAsRef(fate) }
+    ...(fate?.kind === 'sent-earlier' && fate.earlier.outcome.retried_as
+      ? { retried: retriedAsRef(fate.earlier) }
       : {}),
     ...(answer?.kind === 'error' ? { error: answer.error } : {}),
     ...(fate?.kind === 'refused' && fate.refusal.kind === 'other-payout'
@@ -124,16 +124,16 @@ export function judge(
   };
 }
 
-/** The retry that paid a failed payout, as a chain's link. */
-function retriedAsRef(fate: Extract<Fate, { kind: 'sent-earlier' }>): HeldRef {
-  const e = fate.earlier;
+/** The retry that paid a failed payout (or holds it pending), as a chain's link. */
+function retriedAsRef(e: SentEarlier): HeldRef {
+  const r = e.outcome.retried_as!;
   return {
-    ref: e.retriedAs ?? '',
+    ref: r.reference_id,
     retryOf: null,
-    runId: e.runId,
-    kind: heldKind({ state: 'done', status: e.outcome.status }),
-    status: e.outcome.status,
-    transactionId: e.outcome.transaction_id ?? null,
+    runId: r.run_id,
+    kind: heldKind({ state: 'done', status: r.status }),
+    status: r.status,
+    transactionId: null,
     message: null,
     charges: null,
     at: e.at,

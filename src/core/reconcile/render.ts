@@ -10,7 +10,7 @@ import { moneyText } from '../../money/amount.js';
 import { count, displayText } from '../../output/display.js';
 import { type Output, rawListItem } from '../../output/output.js';
 import { documentHead, type ErrorObject, serviceStatusJson } from '../documents.js';
-import { retriedJson } from '../runs/runs.js';
+import { retriedJson } from '../runs/payouts.js';
 import type { FailedOut } from './failed-out.js';
 import { type Changes, countsOf, type Reconciled, type Standing, type Standings } from './judge.js';
 import type { Scope } from './reconcile.js';

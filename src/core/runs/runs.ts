@@ -1,13 +1,9 @@
-import type { ChalkInstance } from 'chalk';
 import { UsageError } from '../../errors.js';
-import { formatServiceAmount } from '../../money/amount.js';
-import { isoMinorUnits } from '../../money/currencies.js';
 import { displayText, shellWord } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import {
   liveRunsIn,
-  type RunDetail,
   type RowReader,
   type RowWriter,
   type RunSummary,
@@ -15,15 +11,12 @@ import {
   readRunIn,
   runPageIn,
 } from '../../state/index.js';
-import { colourStatus } from '../send/render.js';
-import type { HeldRef } from '../../domain/chain.js';
-import { heldKind, statusKind } from '../../domain/statuses.js';
-import { serviceStatusJson } from '../documents.js';
+import { statusKind } from '../../domain/statuses.js';
+import { payoutJson, payoutsTable } from './payouts.js';
 import { type RunsSource, withRunReader } from './reader.js';
 import type { RetryRequest } from './retry.js';
-import { moneyText } from '../../money/amount.js';
 
-/** A run's counts in a line, those that are not zero: "4 succeeded, 8 sent earlier". */
+/** A run's counts in a line, those that are not zero: "4 succeeded (1 paid by a retry), 8 sent earlier". */
 function countsText(r: RunSummary): string {
   const c = r.counts;
   const parts = [
@@ -36,6 +29,8 @@ function countsText(r: RunSummary): string {
     [c.not_sent, 'not sent'],
   ] as const;
   const text = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+  // By the one rule, a failed payout its retry paid is among those that succeeded.
+  if (c.paid_by_retry) text[0] += ` (${c.paid_by_retry} paid by a retry)`;
   return text.length ? text.join(', ') : 'no payouts';
 }
 
@@ -92,39 +87,6 @@ function runJson(r: ListedRun) {
     counts: r.counts,
     running: r.running ?? null,
     finish_command: finishCommand(r) ?? null,
-  };
-}
-
-/** The public names of a payout's state in a run: the journal's own stay inside. */
-const STATE_NAMES = {
-  confirmed: 'result',
-  'in-flight': 'in_flight',
-  'sent-earlier': 'sent_earlier',
-  free: 'not_sent',
-} as const;
-
-/** A payout of a run in --json: charges in the currency's decimals, as `send --json` writes them. */
-function payoutJson(p: RunDetail['payouts'][number]) {
-  const s = p.state;
-  const stated = s.state === 'confirmed' ? s : undefined;
-  return {
-    reference_id: p.reference_id,
-    amount: p.amount,
-    currency: p.currency,
-    state: STATE_NAMES[s.state],
-    ...(stated ? serviceStatusJson(stated.status) : { status: null, service_status: null }),
-    transaction_id: stated?.transaction_id ?? null,
-    charges:
-      stated?.charges === undefined
-        ? null
-        : formatServiceAmount(Number(stated.charges), isoMinorUnits(p.currency)),
-    message: stated?.message ?? null,
-    sent_at: s.state === 'in-flight' ? s.at : null,
-    retried: p.retried ? retriedJson(p.retried) : null,
-    recorded_by: stated?.recorded_by ?? null,
-    checked: p.checked
-      ? { at: p.checked.at, by: p.checked.by, role: p.checked.role, not_held: p.checked.notHeld }
-      : null,
   };
 }
 
@@ -234,62 +196,6 @@ const RUNS_HEAD = [
   'states',
 ];
 
-/**
- * The state of one payout of a run, for its table; a result recorded by another role than the
- * run's sender (`sender`) names that role.
- */
-function stateCells(
-  p: RunDetail['payouts'][number],
-  c: ChalkInstance,
-  sender: string | null,
-): string[] {
-  const s = p.state;
-  if (s.state === 'confirmed') {
-    const r = p.retried;
-    // A retried payout's state is its chain's: the retry that took it on is named.
-    const chain = r
-      ? `, retried as ${displayText(r.ref)} in run ${r.runId}: ${colourStatus(r.status ?? 'unknown', c)}`
-      : '';
-    const by =
-      s.recorded_by !== undefined && s.recorded_by !== sender
-        ? ` (recorded by role ${displayText(s.recorded_by)})`
-        : '';
-    const word = wordText(p);
-    return [
-      colourStatus(s.status, c) + by + chain,
-      displayText(s.transaction_id ?? ''),
-      displayText([s.message, word].filter(Boolean).join('; ')),
-    ];
-  }
-  if (s.state === 'in-flight') return [c.yellow('in flight'), '', ''];
-  if (s.state === 'sent-earlier') return [c.dim('sent earlier'), '', ''];
-  return ['not sent', '', ''];
-}
-
-/**
- * The service's latest word on a payout where it matters: one recorded as paid that it does
- * not hold, or one not final yet, with when it was last asked and how to ask again.
- */
-function wordText(p: RunDetail['payouts'][number]): string {
-  const k = p.checked;
-  if (k?.notHeld) {
-    return `not held by the service when checked on ${shortTime(k.at)} UTC (${k.by}): \`payouts reconcile\``;
-  }
-  if (p.state.state !== 'confirmed') return '';
-  if (heldKind({ state: 'done', status: p.state.status }) !== 'pending') return '';
-  const when = k ? `last checked ${shortTime(k.at)} UTC` : 'not checked since it was sent';
-  return `${when}: \`payouts reconcile\``;
-}
-
-/** A payout's last retry, for --json. */
-export function retriedJson(r: HeldRef): { reference_id: string; run_id: string; status: string } {
-  return {
-    reference_id: r.ref,
-    run_id: r.runId,
-    status: r.kind === 'doubt' ? 'unknown' : (r.status ?? 'unknown'),
-  };
-}
-
 /** `payouts runs show ID`: one run's payouts and states; `retry`: its --failed-out file; `view`: a prepared run's. */
 export async function showRun(
   from: RunsSource,
@@ -339,19 +245,7 @@ export async function showRun(
     output.printAside(`Approved run ${approval.run.prep_id}:`);
     for (const line of eventLines(approval.run)) output.printAside(`  ${displayText(line)}`);
   }
-  const rows = payouts.map((p) => [
-    displayText(p.reference_id),
-    // Grouped for people; the rows on a pipe are for a program, their digits plain.
-    moneyText(displayText(p.currency), p.amount, output.stdoutIsTerminal),
-    ...stateCells(p, output.color, summary.sent_by.db_user),
-  ]);
-  if (rows.length)
-    output.print(
-      await output.table(['reference_id', 'amount', 'state', 'transaction_id', 'message'], rows, {
-        wrap: ['state', 'message'],
-        below: ['message'],
-      }),
-    );
+  if (payouts.length) output.print(await payoutsTable(payouts, output, summary.sent_by.db_user));
   const line = finishLine(summary);
   if (line) output.info(line);
   const { retriedLine } = await import('./retry.js');

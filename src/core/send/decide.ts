@@ -7,7 +7,7 @@
  * --max-total and "nothing to send" are folds over the fates (fates.ts).
  */
 import type { PayoutRequest } from '../../api/types.js';
-import { addHeld, type HeldRef, heldRef, retriesOf, tailOf } from '../../domain/chain.js';
+import { addHeld, byRetry, type HeldRef, heldRef, retriesOf, tailOf } from '../../domain/chain.js';
 import type { PriorRow } from '../../domain/history.js';
 import { heldKind, isCanceled } from '../../domain/statuses.js';
 import { sameHash } from '../../state/hash.js';
@@ -18,9 +18,7 @@ import {
   type Decision,
   type Facts,
   type Fate,
-  earlierOfHeld,
   failed,
-  foundAs,
   type InFlight,
   type LookupWhy,
   type Origin,
@@ -30,7 +28,7 @@ import {
   type RefusalKind,
   type RetryProblem,
 } from './fates.js';
-import { fromRecord, readBackOf } from './readback.js';
+import { earlierOfHeld, foundAs, fromRecord, readBackOf } from './readback.js';
 import { runText } from './refusals.js';
 
 /** Who decides: a dry run, --prepare, a send (and a dry run with --check-service), the approver's screen, reconcile. */
@@ -46,8 +44,9 @@ export interface ModeRules {
 
 /** What differs between the modes: the one table. */
 export const MODES: Record<Mode, ModeRules> = {
-  // The summary without a service: failed-earlier rows are told ("Failed earlier:").
-  'dry-run': { asks: [], stops: ['held-other', 'retry'] },
+  // The summary without a service: failed-earlier rows are told ("Failed earlier:"); what the
+  // history alone refuses (a retry whose original it never sent too) stops it as a send.
+  'dry-run': { asks: [], stops: ['held-other', 'retry', 'original-elsewhere'] },
   // Checked as a send is, from the history alone: the send that follows asks the service.
   prepare: { asks: [], stops: REFUSALS },
   // A send; a dry run with --check-service decides so too, and says what the send will do.
@@ -78,12 +77,12 @@ export function decide(facts: Facts, mode: Mode, answers: Answers = NO_ANSWERS):
   if (asks.has('not-in-history')) for (const s of facts.staged ?? []) askUnknown(ctx, s);
   for (const [row, fate] of fates) fates.set(row, answered(ctx, fate));
   refuseFailedEarlier(fates, held, facts.runId);
-  const origins = judgeRetries(ctx, held);
+  const { origins, elsewhere } = judgeRetries(ctx, held);
   if (asks.has('not-final')) {
     for (const [row, fate] of fates)
       fates.set(row, notFinal(ctx, row, fate, held.payouts.get(row)!));
   }
-  return { fates, origins, stops: rules.stops };
+  return { fates, origins, stops: rules.stops, elsewhere };
 }
 
 /** The held rows of the staged references, by row, and each row's chain. */
@@ -177,35 +176,29 @@ function inFlightOf(r: PriorRow, had: InFlight | undefined): InFlight {
 }
 
 /**
- * A payout that failed and was retried is in the state of its chain: paid (or pending) by its
- * retry, it is sent earlier as that retry's outcome, naming it; its run and time are the retry's.
+ * A payout that failed and was retried is in the state of its chain (byRetry): paid (or
+ * pending) by its retry, it is sent earlier with its own status, the retry named beside it
+ * (`retried_as`), and counts as the retry's state; its run and time are the retry's.
  */
 function settleRetried(fates: Map<number, Fate>, held: Held): void {
   for (const [row, fate] of fates) {
     if (fate.kind !== 'sent-earlier' || !failed(fate.earlier)) continue;
     const s = fate.earlier;
     const tail = tailOf(held.chains.get(row), held.payouts.get(row)?.reference_id ?? '');
-    if (!tail || (tail.kind !== 'success' && tail.kind !== 'pending')) continue;
-    const how = tail.kind === 'success' ? 'paid by' : 'pending as';
+    const by = byRetry(s.outcome.status, tail);
+    if (!tail || !by) continue;
+    const how = by === 'paid_by_retry' ? 'paid by' : 'pending as';
+    // Its own status and transaction; its charges are its paying retry's (what the payout cost).
+    const { charges: _charges, ...own } = s.outcome;
+    const retried = { reference_id: tail.ref, run_id: tail.runId, status: tail.status ?? '' };
     const outcome = {
-      status: tail.status ?? tail.kind,
-      ...(tail.transactionId ? { transaction_id: tail.transactionId } : {}),
-      // What the payout cost is what its paying retry cost: its charges are recorded.
+      ...own,
       ...(tail.charges !== null ? { charges: Number(tail.charges) } : {}),
       message: `${s.outcome.status} earlier; retried: ${how} ${tail.ref} in ${runText(tail)}`,
+      retried_as: retried,
     };
-    const earlier = {
-      outcome,
-      currency: s.currency,
-      amount: s.amount,
-      runId: tail.runId,
-      at: tail.at,
-    };
-    fates.set(row, {
-      kind: 'sent-earlier',
-      earlier: { ...earlier, retriedAs: tail.ref },
-      how: 'retried',
-    });
+    const earlier = { ...s, outcome, runId: tail.runId, at: tail.at };
+    fates.set(row, { kind: 'sent-earlier', earlier, how: 'retried' });
   }
 }
 
@@ -303,8 +296,9 @@ function notFinal(ctx: Judging, row: number, fate: Fate, payout: PayoutRequest):
  * payout, its new reference is another payout's, or its original was paid, may have been, or
  * was already retried; else it goes only on the service's word that its original failed.
  */
-function judgeRetries(ctx: Judging, held: Held): Map<number, Origin> {
+function judgeRetries(ctx: Judging, held: Held) {
   const origins = new Map<number, Origin>();
+  const elsewhere: StagedRetry[] = [];
   const first = new Map<string, StagedRetry>();
   for (const r of ctx.facts.retries) {
     const origin = originOf(r, held);
@@ -314,18 +308,21 @@ function judgeRetries(ctx: Judging, held: Held): Map<number, Origin> {
     const problem = retryProblem(r, origin, twin);
     const had = ctx.fates.get(r.row);
     if (had?.kind === 'refused' && had.refusal.kind === 'held-other') continue;
-    if (problem) {
-      const refusal: Refusal = {
-        kind: 'retry',
-        retry: r,
-        problem,
-        origin,
-        ...(twin ? { twin } : {}),
-      };
-      ctx.fates.set(r.row, { kind: 'refused', refusal });
-    } else prove(ctx, r, origin);
+    // An original this history never sent: a retry of it sent elsewhere cannot be seen here.
+    const unseen =
+      origin.state === 'not_in_history' && had?.kind !== 'sent-earlier' && had?.kind !== 'refused';
+    const refusal: Refusal | undefined = problem
+      ? { kind: 'retry', retry: r, problem, origin, ...(twin ? { twin } : {}) }
+      : unseen && !ctx.facts.originalElsewhere
+        ? { kind: 'original-elsewhere', retry: r }
+        : undefined;
+    if (refusal) ctx.fates.set(r.row, { kind: 'refused', refusal });
+    else {
+      if (unseen) elsewhere.push(r);
+      prove(ctx, r, origin);
+    }
   }
-  return origins;
+  return { origins, elsewhere };
 }
 
 /** What a retry row does wrong, if anything, in the order a row is told it. */

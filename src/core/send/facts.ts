@@ -14,6 +14,7 @@ import type { PriorRow } from '../../domain/history.js';
 import type { Output } from '../../output/output.js';
 import { STATE_DB } from '../../state/db.js';
 import { stagedLocations, stagedPayouts, stagedRetries } from '../../state/index.js';
+import { historyPlace } from '../history-place.js';
 import { Pace } from '../pace.js';
 import { withoutPassword } from '../../state/pg/url.js';
 import type { ServiceConnection } from '../service.js';
@@ -49,6 +50,7 @@ export async function factsOf(ctx: SendContext, who: Deciding): Promise<Facts> {
     ...(who.clientId === undefined ? {} : { clientId: who.clientId }),
     ...(who.runId === undefined ? {} : { runId: who.runId }),
     ...(live?.size ? { live } : {}),
+    ...(ctx.opts.originalElsewhere ? { originalElsewhere: true } : {}),
   };
 }
 
@@ -73,8 +75,11 @@ export async function readAndDecide(ctx: SendContext, who: Deciding): Promise<Re
 
 /** How the words of a run's refusal find its rows, and the Client-Id the service was asked with. */
 export function tellingOf(ctx: SendContext, clientId?: string): Telling {
+  // A sandbox run keeps its history in the state folder, whatever history is shared.
+  const stateUrl = ctx.opts.sandbox ? undefined : ctx.deps.stateUrl;
   return {
     clientId,
+    history: historyPlace({ stateDir: ctx.deps.stateDir, stateUrl }),
     places: (rows) => stagedLocations(ctx.staging.rows, rows),
     retryFiles: new Set(ctx.plan.retryFiles),
   };

@@ -7,7 +7,7 @@
 import type { PayoutRequest } from '../../api/types.js';
 import type { HeldRef } from '../../domain/chain.js';
 import type { PriorRow } from '../../domain/history.js';
-import type { PayoutOutcome } from '../../domain/outcome.js';
+import { outcomeKind, type PayoutOutcome, paidByRetry } from '../../domain/outcome.js';
 import { heldKind } from '../../domain/statuses.js';
 import { InternalError } from '../../errors.js';
 import { CurrencyTotals, parseAmount } from '../../money/amount.js';
@@ -44,6 +44,8 @@ export const REFUSALS = [
   'held-other',
   /** A retry row that would pay a payout again or leave one unpaid, as the history tells. */
   'retry',
+  /** A retry row whose original this history never sent: a retry of it elsewhere is unseen. */
+  'original-elsewhere',
   /** The service holds its reference as another payout. */
   'other-payout',
   /** The service did not answer about the payout. */
@@ -64,6 +66,7 @@ export type RetryProblem = 'also-sent' | 'reference-used' | 'twin' | 'origin';
 export type Refusal =
   | { kind: 'held-other'; held: PriorRow[] }
   | { kind: 'retry'; retry: StagedRetry; problem: RetryProblem; origin: Origin; twin?: StagedRetry }
+  | { kind: 'original-elsewhere'; retry: StagedRetry }
   | { kind: 'other-payout'; ask: Ask; why: string }
   | { kind: 'unanswered'; ask: Ask; why: string }
   | { kind: 'failed-earlier'; row: number; ref: string; earlier: SentEarlier; tail?: HeldRef }
@@ -81,9 +84,8 @@ export interface SentEarlier {
   amount: string;
   /** The run that sent it ('' when found at the service) and when its request went out (null: not recorded). */
   runId: string;
+  /** When its retry paid it (or it is pending as it: outcome.retried_as), the retry's. */
   at: string | null;
-  /** The reference that retried it and was paid (or is pending): the run and time are that retry's. */
-  retriedAs?: string;
   /** When the service's latest word on it was kept (null: never since its run). */
   checkedAt?: string | null;
 }
@@ -154,6 +156,8 @@ export interface Facts {
   runId?: string;
   /** Runs that another process sends now: what they hold in flight is theirs to decide. */
   live?: ReadonlySet<string>;
+  /** --original-elsewhere: a retry row whose original this history never sent is not refused. */
+  originalElsewhere?: boolean;
   /** Reconcile of a run or a period: every payout is asked, final ones too. */
   every?: boolean;
 }
@@ -167,33 +171,18 @@ export interface Decision {
   origins: Map<number, Origin>;
   /** The refusals that stop the run in this mode; any other is told. */
   stops: readonly RefusalKind[];
+  /** The retry rows to send whose original this history never sent (--original-elsewhere). */
+  elsewhere: StagedRetry[];
 }
 
-/** A held row with a result, as sent earlier. */
-export function earlierOfHeld(r: PriorRow): SentEarlier {
-  return {
-    outcome: {
-      status: r.status ?? '',
-      ...(r.transaction_id ? { transaction_id: r.transaction_id } : {}),
-      ...(r.charges !== null ? { charges: Number(r.charges) } : {}),
-      ...(r.message ? { message: r.message } : {}),
-    },
-    currency: r.payout.currency,
-    amount: r.payout.amount,
-    runId: r.run_id,
-    at: r.sent_at,
-    ...(r.checked_at ? { checkedAt: r.checked_at } : {}),
-  };
-}
-
-/** A payout the service holds as ours, as sent earlier (by the run that recorded it, if one did). */
-export function foundAs(payout: PayoutRequest, outcome: KnownOutcome, runId = ''): SentEarlier {
-  return { outcome, currency: payout.currency, amount: payout.amount, runId, at: null };
-}
-
-/** Whether a payout sent earlier failed or was canceled at the service. */
+/**
+ * Whether a payout sent earlier failed or was canceled at the service, and is still failed by
+ * the one rule: not paid by a retry, nor pending as one (outcomeKind).
+ */
 export function failed(s: SentEarlier): boolean {
-  return heldKind({ state: 'done', status: s.outcome.status }) === 'failed';
+  if (heldKind({ state: 'done', status: s.outcome.status }) !== 'failed') return false;
+  const kind = outcomeKind(s.outcome);
+  return kind !== 'success' && kind !== 'pending';
 }
 
 /** The refused rows of the first kind of refusal that stops the run, in row order; none: it goes on. */
@@ -292,6 +281,8 @@ export interface RunSplit {
   failedEarlier: CurrencyTotals;
   /** Of the payouts sent earlier, those that failed and whose retry was paid (or is pending): the first few retries. */
   retried: { count: number; paid: string[]; pending: string[] };
+  /** The retry rows --original-elsewhere let through: their originals this history never sent. */
+  elsewhere: Array<{ reference_id: string; retry_of: string }>;
 }
 
 /** Per-currency totals of stored payouts, whose amounts pass 1 validated. */
@@ -325,9 +316,9 @@ function partsOf(decision: Decision) {
       if (payout) lookUp.push(payout);
       else if (f.inFlight) readBack.push(f.inFlight.payout);
     }
-    if (f.kind === 'sent-earlier' && f.how === 'retried' && f.earlier.retriedAs) {
-      const paid = heldKind({ state: 'done', status: f.earlier.outcome.status }) === 'success';
-      retried.push({ ref: f.earlier.retriedAs, paid });
+    const by = f.kind === 'sent-earlier' ? f.earlier.outcome.retried_as : undefined;
+    if (f.kind === 'sent-earlier' && by) {
+      retried.push({ ref: by.reference_id, paid: paidByRetry(f.earlier.outcome) });
     }
   }
   return { earlier, readBack, lookUp, retried };
@@ -369,6 +360,10 @@ export function splitOf(
     requestCount: Math.ceil(toSend.count / chunkSize),
     failedEarlier: totalsOf(parts.earlier.filter(failed), currencies),
     retried: { count: parts.retried.length, paid: refs(true), pending: refs(false) },
+    elsewhere: decision.elsewhere.map((r) => ({
+      reference_id: r.reference_id,
+      retry_of: r.retry_of,
+    })),
   };
 }
 
@@ -395,5 +390,6 @@ export function freshSplit(plan: Pick<RunPlan, 'totals' | 'requestCount'>): RunS
     requestCount: plan.requestCount,
     failedEarlier: none,
     retried: { count: 0, paid: [], pending: [] },
+    elsewhere: [],
   };
 }

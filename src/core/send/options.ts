@@ -54,6 +54,11 @@ export interface SendOptions {
   sandbox: boolean;
   /** --check-service: look up at the service every payout the history does not know. */
   checkService?: boolean;
+  /**
+   * --original-elsewhere: send a retry row whose original this history never sent (a retry of
+   * it sent from another machine cannot be seen here), on the service's word that it failed.
+   */
+  originalElsewhere?: boolean;
   /** --prepare: record the run for another person's approval, send nothing. */
   prepare?: boolean;
   /** --note TEXT: said with a prepared run. */

@@ -4,6 +4,7 @@ import type { PayoutRecord, PayoutRequest } from '../../api/types.js';
 import type { Clock } from '../../clock.js';
 import type { PriorRow } from '../../domain/history.js';
 import type { PayoutOutcome } from '../../domain/outcome.js';
+import type { KnownOutcome, SentEarlier } from './fates.js';
 import type { Pace } from '../pace.js';
 import { CredentialsError, errorMessage } from '../../errors.js';
 import { type LookupOutcome, lookupAll, type PayoutReader } from '../status/lookup.js';
@@ -263,4 +264,26 @@ function whyOnce(deps: ReadBackDeps): string {
   if (!deps.why || deps.why.told) return '';
   deps.why.told = true;
   return '. The wait is what keeps a payout from being paid twice: one whose answer was lost is sent again only once the service shows it does not have it';
+}
+
+/** A held row with a result, as sent earlier. */
+export function earlierOfHeld(r: PriorRow): SentEarlier {
+  return {
+    outcome: {
+      status: r.status ?? '',
+      ...(r.transaction_id ? { transaction_id: r.transaction_id } : {}),
+      ...(r.charges !== null ? { charges: Number(r.charges) } : {}),
+      ...(r.message ? { message: r.message } : {}),
+    },
+    currency: r.payout.currency,
+    amount: r.payout.amount,
+    runId: r.run_id,
+    at: r.sent_at,
+    ...(r.checked_at ? { checkedAt: r.checked_at } : {}),
+  };
+}
+
+/** A payout the service holds as ours, as sent earlier (by the run that recorded it, if one did). */
+export function foundAs(payout: PayoutRequest, outcome: KnownOutcome, runId = ''): SentEarlier {
+  return { outcome, currency: payout.currency, amount: payout.amount, runId, at: null };
 }

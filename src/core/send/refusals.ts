@@ -63,6 +63,21 @@ export class RetryRefusedError extends InputError {
   }
 }
 
+/**
+ * Retry rows whose originals this history never sent: a retry of them sent from a machine
+ * whose history this is not cannot be seen here, so each row could pay its payout again.
+ */
+export class OriginalElsewhereError extends InputError {
+  override name = 'OriginalElsewhereError';
+  constructor(problems: Problem[], history: string) {
+    super(problems.slice(0, LISTED), problems.length);
+    const n = problems.length;
+    const rows =
+      n === 1 ? 'this retry row retries a payout' : `these ${n} retry rows retry payouts`;
+    this.message = `${rows} that ${history} never sent: a retry of ${n === 1 ? 'it' : 'them'} sent from another machine or folder cannot be seen from here. Send from the history that sent ${n === 1 ? 'it' : 'them'}, or share one history (PAYOUTS_STATE_URL, docs/shared-history.md); if you know no other retry was sent, pass --original-elsewhere (a retry then goes only on the service's word that its original failed); nothing was sent`;
+  }
+}
+
 /** Where a staged row was read: its file and location. */
 export interface Place {
   file: string;
@@ -73,6 +88,8 @@ export interface Place {
 export interface Telling {
   /** The Client-Id the service was asked with. */
   clientId?: string;
+  /** Where this history is, for a person (historyPlace). */
+  history?: string;
   /** Where the staged rows are, by row (read only for the rows named). */
   places(rows: number[]): Map<number, Place>;
   /** The files with a new_reference_id column: a person holding one fills it in. */
@@ -97,6 +114,11 @@ export function refusalError(refused: Refusal[], telling: Telling): Error {
       return failedEarlier(refused as Array<Extract<Refusal, { kind: 'failed-earlier' }>>, telling);
     case 'unproved':
       return unproved(refused as Array<Extract<Refusal, { kind: 'unproved' }>>);
+    case 'original-elsewhere':
+      return new OriginalElsewhereError(
+        refused.map(retryProblemOf),
+        telling.history ?? 'this history',
+      );
     default:
       return new RetryRefusedError(refused.map(retryProblemOf));
   }
@@ -262,6 +284,8 @@ function retryProblemOf(refusal: Refusal): Problem {
 function retryMessage(refusal: Refusal): string {
   if (refusal.kind === 'not-proved')
     return proofProblem(refusal.retry, refusal.answer, refusal.link)!;
+  if (refusal.kind === 'original-elsewhere')
+    return `retries reference_id ${quoteValue(refusal.retry.retry_of)}, which this history never sent: a retry of it sent elsewhere cannot be seen here, and if one was sent this row pays the payout twice`;
   if (refusal.kind !== 'retry') return '';
   const { retry: r, origin } = refusal;
   const of = `retries reference_id ${quoteValue(r.retry_of)}`;

@@ -6,14 +6,19 @@ import {
   formatServiceAmount,
   minorFromServiceNumber,
   moneyText,
-  parseAmount,
 } from '../../money/amount.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { type ErrorObject, type SendDocHead, sendDocHead, sendStatusJson } from '../documents.js';
-import { statusKind } from '../../domain/statuses.js';
-import { countOutcomes, type OutcomeCounts, type PayoutOutcome } from '../../domain/outcome.js';
+import { isDocumentedStatus, statusKind } from '../../domain/statuses.js';
+import {
+  countOutcomes,
+  type OutcomeCounts,
+  outcomeKind,
+  type PayoutOutcome,
+  paidByRetry,
+} from '../../domain/outcome.js';
 
 /** Rows beyond which the results table shows only the rows that need attention. */
 export const LONG_RUN_ROWS = 50;
@@ -146,6 +151,8 @@ export interface ResultsExtra {
   totals?: Record<string, { count: number; total: string }>;
   exitCode?: number;
   error?: ErrorObject;
+  /** The retry rows --original-elsewhere let through (RunSplit.elsewhere). */
+  elsewhere?: Array<{ reference_id: string; retry_of: string }>;
 }
 
 /** The fields of a finished run's --json document that come before its results. */
@@ -167,6 +174,11 @@ export function resultsHead(summary: ResultsSummary, extra: ResultsExtra): SendD
     not_sent_count: c.notSent,
     sent_earlier_count: c.sentEarlier,
     found_at_service_count: c.foundAtService,
+    paid_by_retry_count: c.paidByRetry,
+    original_elsewhere: (extra.elsewhere ?? []).map((r) => ({
+      reference_id: r.reference_id,
+      retry_of: r.retry_of,
+    })),
     charges: summary.charges,
     charges_unknown_count: summary.chargesUnknown,
     outcome_unknown: extra.unknown,
@@ -197,7 +209,16 @@ export function resultItemJson(o: PayoutOutcome, charges: string | null): string
   const q = jsonText;
   const opt = (v: string | null | undefined) => (v === undefined || v === null ? 'null' : q(v));
   const s = sendStatusJson(o.status);
-  return `{"reference_id": ${q(o.reference_id)}, "status": ${q(s.status)}, "service_status": ${opt(s.service_status)}, "transaction_id": ${opt(o.transaction_id)}, "amount": ${q(o.amount)}, "currency": ${q(o.currency)}, "charges": ${opt(charges)}, "message": ${opt(o.message || undefined)}, "sent_earlier": ${o.sent_earlier ? 'true' : 'false'}, "found_at_service": ${o.found_at_service ? 'true' : 'false'}}`;
+  const r = o.retried_as;
+  const retried = r
+    ? `{"reference_id": ${q(r.reference_id)}, "run_id": ${q(r.run_id)}, "status": ${q(retriedStatus(r.status))}}`
+    : 'null';
+  return `{"reference_id": ${q(o.reference_id)}, "status": ${q(s.status)}, "service_status": ${opt(s.service_status)}, "transaction_id": ${opt(o.transaction_id)}, "amount": ${q(o.amount)}, "currency": ${q(o.currency)}, "charges": ${opt(charges)}, "message": ${opt(o.message || undefined)}, "sent_earlier": ${o.sent_earlier ? 'true' : 'false'}, "found_at_service": ${o.found_at_service ? 'true' : 'false'}, "retried_as": ${retried}, "paid_by_retry": ${paidByRetry(o) ? 'true' : 'false'}}`;
+}
+
+/** A retry's status in --json: a documented one, or unknown (in doubt, or undocumented). */
+function retriedStatus(status: string): string {
+  return isDocumentedStatus(status) ? status : 'unknown';
 }
 
 /** The results of a run as --json items, made one at a time. */
@@ -241,6 +262,11 @@ export function colourStatus(status: string, c: ChalkInstance): string {
  * payout that failed earlier is never called sent: its reference_id is used up.
  */
 function earlierMark(o: PayoutOutcome, c: ChalkInstance): string {
+  // Failed earlier, then paid (or pending) by its retry: the retry column names it.
+  if (o.retried_as) {
+    const as = paidByRetry(o) ? 'paid by its retry' : 'pending as its retry';
+    return c.dim(` (earlier; ${as})`);
+  }
   if (o.sent_earlier && statusKind(o.status) === 'failed') {
     return c.dim(' (earlier: needs a new reference_id)');
   }
@@ -260,8 +286,8 @@ export interface ResultRows {
 export function listRows(outcomes: PayoutOutcome[]): ResultRows {
   return {
     total: outcomes.length,
-    successCount: outcomes.filter((o) => o.status === 'success').length,
-    withSuccess: (success) => outcomes.filter((o) => (o.status === 'success') === success),
+    successCount: outcomes.filter((o) => outcomeKind(o) === 'success').length,
+    withSuccess: (success) => outcomes.filter((o) => (outcomeKind(o) === 'success') === success),
   };
 }
 
@@ -291,10 +317,11 @@ export async function resultsTable(
     formatCharges(o, currencies),
     d(o.transaction_id ?? ''),
     d(o.message ?? ''),
+    d(o.retried_as?.reference_id ?? ''),
   ]);
   const text = rows.length
     ? await output.table(
-        ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message'],
+        ['reference_id', 'status', 'amount', 'charges', 'transaction_id', 'message', 'retried_as'],
         body,
         { wrap: ['status', 'message'], below: ['message'], drop: ['charges'] },
       )
@@ -354,47 +381,4 @@ export function totalsText(totals: CurrencyTotals, currencies: CurrencyTable): s
   return Object.entries(totalsDoc(totals, currencies))
     .map(([cur, t]) => moneyText(cur, t.total))
     .join(', ');
-}
-
-/** Per-currency totals of the payouts not sent, as "EUR 579,071.29, USD 12.00". */
-export function notSentTotals(
-  outcomes: Iterable<PayoutOutcome>,
-  currencies: CurrencyTable,
-): string {
-  const totals = new CurrencyTotals();
-  for (const o of outcomes) {
-    if (statusKind(o.status) !== 'not_sent') continue;
-    const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
-    if (r.ok) totals.add(o.currency, r.amount.minor);
-  }
-  return totalsText(totals, currencies);
-}
-
-/**
- * What an interrupted run did with the money, in one line: "Interrupted: 800 of 2000 payouts
- * sent (800 succeeded); 1200 not sent, EUR 579071.29. Run the same command again ...".
- * Payouts in doubt (`inDoubt`: stopped while waiting to read them back) are never called
- * "to send": the next run reads them back before it sends anything.
- */
-export function interruptedLine(summary: ResultsSummary, notSent: string, inDoubt = 0): string {
-  const n = summary.counts;
-  const sent = summary.total - n.notSent;
-  const how = [
-    `${n.success} succeeded`,
-    n.failed - n.canceled && `${n.failed - n.canceled} failed`,
-    n.canceled && `${n.canceled} canceled`,
-    n.pending && `${n.pending} pending`,
-    n.unknown && `${n.unknown} unknown`,
-  ].filter(Boolean);
-  let line = `Interrupted: ${sent} of ${count(summary.total, 'payout')} sent (${how.join(', ')})`;
-  if (inDoubt) {
-    line += `; ${inDoubt} in doubt: ${inDoubt === 1 ? 'its' : 'their'} outcome is not known (the run stopped before reading ${inDoubt === 1 ? 'it' : 'them'} back)`;
-  }
-  if (n.notSent) line += `; ${n.notSent} not sent, ${notSent}`;
-  if (inDoubt) {
-    const then = n.notSent ? ', then sends those not sent' : '';
-    return `${line}. Run the same command again: it reads back the payouts in doubt before sending anything${then}; nothing will be sent twice.`;
-  }
-  if (!n.notSent) return `${line}.`;
-  return `${line}. Run the same command again to send them; nothing will be sent twice.`;
 }

@@ -1,11 +1,17 @@
 /** The files a send writes when asked: --report (every row's outcome) and --failed-out (a retry file). */
-import { replaceFile } from '../../files.js';
+import { resolve } from 'node:path';
+import { errorCode, errorMessage } from '../../errors.js';
+import { replaceFile, UnsafeFileError } from '../../files.js';
 import { guardFormula } from '../../input/formula.js';
 import type { CurrencyTable } from '../../money/currencies.js';
 import type { ReportRow } from '../../state/index.js';
+import { outcomeKind } from '../../domain/outcome.js';
 import { isKnownUnpaid, NOT_SENT, statusKind } from '../../domain/statuses.js';
 import { shellWord } from '../../output/display.js';
+import type { SendEngine } from './engine.js';
+import { runReportStyle } from './options.js';
 import { formatCharges } from './render.js';
+import type { SendContext } from './staging.js';
 import { amountCell, amountHeader, type CsvStyle, PLAIN_STYLE } from '../report-style.js';
 
 /** Quotes a CSV cell when it holds the delimiter, a quote, a line break or edge spaces. */
@@ -27,6 +33,7 @@ const REPORT_HEADER = [
   'charges',
   'message',
   'sent_earlier',
+  'retried_as',
 ];
 
 /**
@@ -84,6 +91,7 @@ export async function writeReport(
         o ? money(formatCharges(o, currencies)) : '',
         text(o?.message),
         o?.sent_earlier ? 'true' : '',
+        text(o?.retried_as?.reference_id),
       ];
       append(`${cells.join(d)}${eol}`);
     }
@@ -162,7 +170,8 @@ export function writeFailedOut(
 /** The rows known not to have been paid, as retry rows with no new reference yet. */
 function* knownUnpaid(rows: Iterable<ReportRow>): Generator<RetryRow> {
   for (const p of rows) {
-    if (!isKnownUnpaid(statusKind(p.outcome?.status ?? NOT_SENT))) continue;
+    // By the one rule: a payout its retry paid (or is paying) is never written here.
+    if (!isKnownUnpaid(p.outcome ? outcomeKind(p.outcome) : statusKind(NOT_SENT))) continue;
     const { reference_id, amount, currency, recipient, description } = p;
     yield { reference_id, new_reference_id: '', amount, currency, recipient, description };
   }
@@ -171,4 +180,60 @@ function* knownUnpaid(rows: Iterable<ReportRow>): Generator<RetryRow> {
 /** The hint after a retry file is written, naming the column to fill and the command to run. */
 export function retryHint(path: string): string {
   return `give each row a new reference_id in its new_reference_id column, then \`payouts send ${shellWord(path)}\``;
+}
+
+/** What became of a file the user asked for: the rows written, or why it was not written. */
+type Written = { rows: number } | { failed: string };
+
+/** Why a file could not be written, in words (the error's own for ours, such as a link found there). */
+function whyNotWritten(error: unknown): string {
+  const words: Record<string, string> = {
+    ENOSPC: 'the disk is full',
+    EDQUOT: 'the disk quota is used up',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EROFS: 'the file system is read-only',
+    ENOENT: 'its folder is gone',
+    EIO: 'an input/output error',
+  };
+  if (error instanceof UnsafeFileError) return `it ${error.problem}`;
+  const code = errorCode(error);
+  return (code && words[code]) ?? errorMessage(error);
+}
+
+/** Writes one file, or says why it could not be: never an error of the run. */
+async function tryWrite(write: () => Promise<unknown>): Promise<Written> {
+  try {
+    const rows = await write();
+    return { rows: typeof rows === 'number' ? rows : 0 };
+  } catch (error) {
+    return { failed: whyNotWritten(error) };
+  }
+}
+
+/** What became of the report and failed-rows files. */
+export type FilesWritten = { report?: Written; failedOut?: Written };
+
+/**
+ * Writes the report and failed-rows files the user asked for, in the run's conventions (each
+ * checked before anything was sent, so a failure now is the disk's or the folder's).
+ */
+export async function writeFiles(ctx: SendContext, engine: SendEngine): Promise<FilesWritten> {
+  const { opts, currencies } = ctx;
+  const outcomes = engine.outcomes;
+  const format = { encoding: opts.reportEncoding, style: runReportStyle(opts, ctx.plan).style };
+  const at = (path: string) => resolve(ctx.deps.cwd ?? '.', path);
+  const { reportPath, failedOutPath } = opts;
+  return {
+    report:
+      reportPath === undefined
+        ? undefined
+        : await tryWrite(() =>
+            writeReport(at(reportPath), outcomes.reportRows(), currencies, format),
+          ),
+    failedOut:
+      failedOutPath === undefined
+        ? undefined
+        : await tryWrite(() => writeFailedOut(at(failedOutPath), outcomes.reportRows(), format)),
+  };
 }

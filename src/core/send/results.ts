@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { NOTHING_SENT } from '../../api/client.js';
 import {
   errorCode,
@@ -14,26 +13,27 @@ import {
   exitCodeForStatuses,
   worstExitCode,
 } from '../../exit-codes.js';
-import { displayText } from '../../output/display.js';
+import { outcomeKind, type PayoutOutcome } from '../../domain/outcome.js';
+import { statusKind } from '../../domain/statuses.js';
+import { CurrencyTotals, parseAmount } from '../../money/amount.js';
+import type { CurrencyTable } from '../../money/currencies.js';
+import { count, displayText } from '../../output/display.js';
 import { rawListItem, resultLine } from '../../output/output.js';
 import { errorObject } from '../documents.js';
-import { UnsafeFileError } from '../../files.js';
 import type { SendEngine } from './engine.js';
 import {
   closingLine,
   formatChargeTotals,
-  interruptedLine,
-  notSentTotals,
   type ResultsSummary,
   resultItems,
   resultsHead,
   resultsTable,
   totalsDoc,
+  totalsText,
 } from './render.js';
 import { runReportStyle } from './options.js';
-import { retryHint, writeFailedOut, writeReport } from './report.js';
+import { type FilesWritten, retryHint, writeFiles } from './report.js';
 import { styleText } from '../report-style.js';
-import { statusKind } from '../../domain/statuses.js';
 import { shellWord } from '../../output/display.js';
 import type { ServiceConnection } from '../service.js';
 import type { SendContext } from './staging.js';
@@ -50,6 +50,8 @@ export interface Finished {
    * (`approval`), and what changed since the series' last run (`compared_with`, `retry_changes`).
    */
   approval?: { status?: unknown; doc?: unknown; changes?: object };
+  /** The retry rows --original-elsewhere let through (`original_elsewhere`). */
+  elsewhere?: Array<{ reference_id: string; retry_of: string }>;
 }
 
 /**
@@ -94,62 +96,6 @@ function runError(thrown: unknown, summary: ResultsSummary): Error | undefined {
   return Object.assign(new NetworkError(told, error.mayHaveBeenApplied, error.code), {
     stack: error.stack,
   });
-}
-
-/** What became of a file the user asked for: the rows written, or why it was not written. */
-type Written = { rows: number } | { failed: string };
-
-/** Why a file could not be written, in words (the error's own for ours, such as a link found there). */
-function whyNotWritten(error: unknown): string {
-  const words: Record<string, string> = {
-    ENOSPC: 'the disk is full',
-    EDQUOT: 'the disk quota is used up',
-    EACCES: 'permission denied',
-    EPERM: 'permission denied',
-    EROFS: 'the file system is read-only',
-    ENOENT: 'its folder is gone',
-    EIO: 'an input/output error',
-  };
-  if (error instanceof UnsafeFileError) return `it ${error.problem}`;
-  const code = errorCode(error);
-  return (code && words[code]) ?? errorMessage(error);
-}
-
-/** Writes one file, or says why it could not be: never an error of the run. */
-async function tryWrite(write: () => Promise<unknown>): Promise<Written> {
-  try {
-    const rows = await write();
-    return { rows: typeof rows === 'number' ? rows : 0 };
-  } catch (error) {
-    return { failed: whyNotWritten(error) };
-  }
-}
-
-/** What became of the report and failed-rows files. */
-type FilesWritten = { report?: Written; failedOut?: Written };
-
-/**
- * Writes the report and failed-rows files the user asked for, in the run's conventions (each
- * checked before anything was sent, so a failure now is the disk's or the folder's).
- */
-async function writeFiles(ctx: SendContext, engine: SendEngine): Promise<FilesWritten> {
-  const { opts, currencies } = ctx;
-  const outcomes = engine.outcomes;
-  const format = { encoding: opts.reportEncoding, style: runReportStyle(opts, ctx.plan).style };
-  const at = (path: string) => resolve(ctx.deps.cwd ?? '.', path);
-  const { reportPath, failedOutPath } = opts;
-  return {
-    report:
-      reportPath === undefined
-        ? undefined
-        : await tryWrite(() =>
-            writeReport(at(reportPath), outcomes.reportRows(), currencies, format),
-          ),
-    failedOut:
-      failedOutPath === undefined
-        ? undefined
-        : await tryWrite(() => writeFailedOut(at(failedOutPath), outcomes.reportRows(), format)),
-  };
 }
 
 /**
@@ -234,6 +180,7 @@ async function printDocument(
     totals: totalsDoc(plan.totals, currencies),
     exitCode: ending.exitCode,
     error: ending.error && errorObject(ending.error, ending.exitCode),
+    ...(done.elsewhere ? { elsewhere: done.elsewhere } : {}),
   });
   const approval = {
     ...(done.approval?.status ? { approval_status: done.approval.status } : {}),
@@ -322,9 +269,10 @@ function notFinal(n: number): string {
 function openReferences(run: Finished, max: number): string[] {
   const refs: string[] = [];
   for (const o of run.engine.outcomes.values()) {
-    const kind = statusKind(o.status);
+    const kind = outcomeKind(o);
     if (kind !== 'pending' && kind !== 'undocumented') continue;
-    refs.push(o.reference_id);
+    // Pending as its retry: the retry is the payout to watch.
+    refs.push(o.retried_as?.reference_id ?? o.reference_id);
     if (refs.length > max) break;
   }
   return refs;
@@ -362,4 +310,47 @@ export function nextSteps(ctx: SendContext, done: Finished, summary: ResultsSumm
   }
   lines.push(`Run ${done.runId}: payouts runs show ${done.runId}`);
   return lines;
+}
+
+/** Per-currency totals of the payouts not sent, as "EUR 579,071.29, USD 12.00". */
+export function notSentTotals(
+  outcomes: Iterable<PayoutOutcome>,
+  currencies: CurrencyTable,
+): string {
+  const totals = new CurrencyTotals();
+  for (const o of outcomes) {
+    if (statusKind(o.status) !== 'not_sent') continue;
+    const r = parseAmount(o.amount, currencies.minorUnits(o.currency));
+    if (r.ok) totals.add(o.currency, r.amount.minor);
+  }
+  return totalsText(totals, currencies);
+}
+
+/**
+ * What an interrupted run did with the money, in one line: "Interrupted: 800 of 2000 payouts
+ * sent (800 succeeded); 1200 not sent, EUR 579071.29. Run the same command again ...".
+ * Payouts in doubt (`inDoubt`: stopped while waiting to read them back) are never called
+ * "to send": the next run reads them back before it sends anything.
+ */
+export function interruptedLine(summary: ResultsSummary, notSent: string, inDoubt = 0): string {
+  const n = summary.counts;
+  const sent = summary.total - n.notSent;
+  const how = [
+    `${n.success} succeeded`,
+    n.failed - n.canceled && `${n.failed - n.canceled} failed`,
+    n.canceled && `${n.canceled} canceled`,
+    n.pending && `${n.pending} pending`,
+    n.unknown && `${n.unknown} unknown`,
+  ].filter(Boolean);
+  let line = `Interrupted: ${sent} of ${count(summary.total, 'payout')} sent (${how.join(', ')})`;
+  if (inDoubt) {
+    line += `; ${inDoubt} in doubt: ${inDoubt === 1 ? 'its' : 'their'} outcome is not known (the run stopped before reading ${inDoubt === 1 ? 'it' : 'them'} back)`;
+  }
+  if (n.notSent) line += `; ${n.notSent} not sent, ${notSent}`;
+  if (inDoubt) {
+    const then = n.notSent ? ', then sends those not sent' : '';
+    return `${line}. Run the same command again: it reads back the payouts in doubt before sending anything${then}; nothing will be sent twice.`;
+  }
+  if (!n.notSent) return `${line}.`;
+  return `${line}. Run the same command again to send them; nothing will be sent twice.`;
 }

@@ -270,7 +270,9 @@ async function send(staged: SendContext): Promise<number> {
       changes: final.changes?.doc,
     };
     const { engine, state, thrown } = sent;
-    return await finishRun(ctx, { service, engine, runId: state.runId, thrown, approval });
+    const { elsewhere } = decided.decision;
+    const runId = state.runId;
+    return await finishRun(ctx, { service, engine, runId, thrown, approval, elsewhere });
   } finally {
     await claims.release().catch(() => {});
     // Closing waits for the requests in flight, which a run ended at once does not.

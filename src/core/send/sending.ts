@@ -121,7 +121,7 @@ function lastChecked(earlier: Map<number, SentEarlier>, now: number): Map<number
   const out = new Map<number, SentEarlier>();
   for (const [row, e] of earlier) {
     const open =
-      !e.retriedAs && heldKind({ state: 'done', status: e.outcome.status }) === 'pending';
+      !e.outcome.retried_as && heldKind({ state: 'done', status: e.outcome.status }) === 'pending';
     const message = open ? lastCheckedText(e.checkedAt, now) : undefined;
     out.set(row, message ? { ...e, outcome: { ...e.outcome, message } } : e);
   }

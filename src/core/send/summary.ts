@@ -203,6 +203,18 @@ export function retriedText(split: RunSplit): string {
   return `${count}, ${parts.join('; ')}${more ? ` and ${more} more` : ''}`;
 }
 
+/**
+ * "2 not in this history, sent with --original-elsewhere: NOV-0047 (retried as NOV-0047-R1), …":
+ * the retry rows whose original this history never sent, which the option let through.
+ */
+function elsewhereText(split: RunSplit): string {
+  const shown = split.elsewhere
+    .slice(0, 3)
+    .map((r) => `${displayText(r.retry_of)} (retried as ${displayText(r.reference_id)})`);
+  const more = split.elsewhere.length - shown.length;
+  return `${split.elsewhere.length} not in this history, sent with --original-elsewhere once the service says each failed: ${shown.join(', ')}${more ? ` and ${more} more` : ''}`;
+}
+
 /** "3 rows under their new_reference_id: A -> A-R1, B -> B-R1, C -> C-R1", for a person to check. */
 function renamedText(r: Renames): string {
   const pairs = r.examples.map(([from, to]) => `${displayText(from)} -> ${displayText(to)}`);
@@ -244,6 +256,7 @@ export function summaryText(
   lines.push(field('Service:', shown(dest.baseUrl, '(not set)'), c));
   lines.push(field('Profile:', shown(dest.profile, '(not set)'), c));
   lines.push(field('History:', dest.history, c));
+  if (split?.elsewhere.length) lines.push(field('Originals:', elsewhereText(split), c));
   if (view.notes) {
     lines.push(field('New recipients:', view.notes.newRecipients, c));
     for (const [label, value] of view.notes.changes?.lines ?? [])
@@ -331,6 +344,7 @@ export function dryRunDoc(view: SummaryView, currencies: CurrencyTable): unknown
     totals: totalsDoc(plan.totals, currencies),
     request_count: plan.requestCount,
     sent_earlier: partDoc(split?.sentEarlier ?? null, currencies),
+    original_elsewhere: split?.elsewhere ?? [],
     to_read_back: partDoc(split?.readBack ?? null, currencies),
     to_send: {
       ...partDoc(split?.toSend ?? plan.totals, currencies),

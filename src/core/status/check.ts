@@ -1,5 +1,4 @@
 import { abortableSleep, DEFAULT_READ_RETRY, type RetryPolicy } from '../../api/retry.js';
-import { Pace } from '../pace.js';
 import { ApiError, errorMessage, quoteValue, RateLimitedError } from '../../errors.js';
 import {
   ExitCode,
@@ -10,6 +9,7 @@ import {
 } from '../../exit-codes.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
+import { Pace } from '../pace.js';
 import { type LookupOutcome, LookupsInterrupted, lookupAll, type PayoutReader } from './lookup.js';
 import { watchStatuses } from './watch.js';
 
@@ -67,6 +67,28 @@ export function checkedReader(reader: PayoutReader): PayoutReader {
       );
     },
   };
+}
+
+/**
+ * Looks up more references as `checkStatuses` looks up its own (the service's pace, the
+ * same retries and clock), with no progress line: the retries of failed payouts (chains.ts).
+ */
+export function lookUpMore(
+  reader: PayoutReader,
+  refs: string[],
+  deps: Omit<StatusDeps, 'output'>,
+): Promise<LookupOutcome[]> {
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? abortableSleep;
+  return lookupAll(checkedReader(reader), refs, {
+    concurrency: 16,
+    pace: new Pace({ initial: 4, max: 16, clock: { now, sleep } }),
+    retry: deps.retry ?? DEFAULT_READ_RETRY,
+    signal: deps.signal,
+    sleep,
+    now,
+    random: deps.random,
+  });
 }
 
 /** Describes a status change for the --watch log on stderr. */

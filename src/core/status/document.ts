@@ -5,7 +5,8 @@ import { ExitCode } from '../../exit-codes.js';
 import { formatServiceAmount } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
 import { type ErrorObject, serviceStatusJson, statusDocHead } from '../documents.js';
-import { retriedJson } from '../runs/runs.js';
+import { retriedJson } from '../runs/payouts.js';
+import { chainJson, counted, paidByRetryCount } from './chains.js';
 import type { LookupOutcome } from './lookup.js';
 import type { NotFoundContext } from './near.js';
 
@@ -52,13 +53,23 @@ function recordJson(record: PayoutRecord): Record<string, unknown> {
   return doc;
 }
 
-/** What the history says of a failed payout: the service's reason, and the retry that took it on. */
-export function historyJson(ref: string, ctx: NotFoundContext | undefined) {
+/**
+ * What the history says of a failed payout: whether it sent it (a retry sent from a machine
+ * whose history this is not cannot be seen), the service's reason, and the retry that took it
+ * on, as the history holds it. Absent when the history could not be read for it.
+ */
+export function historyJson(ref: string, status: string, ctx: NotFoundContext | undefined) {
+  if (serviceStatusKind(status) !== 'failed') return {};
   const reason = ctx?.reasons?.get(ref);
   const retried = ctx?.retried?.get(ref);
-  if (reason === undefined && !retried) return {};
+  const held = ctx?.held === undefined ? undefined : ctx.held.has(ref);
+  if (held === undefined && reason === undefined && !retried) return {};
   return {
-    history: { reason: reason ?? null, retried: retried ? retriedJson(retried) : null },
+    history: {
+      held: held ?? null,
+      reason: reason ?? null,
+      retried: retried ? retriedJson(retried) : null,
+    },
   };
 }
 
@@ -71,7 +82,8 @@ export function outcomeJson(o: LookupOutcome, ctx?: NotFoundContext) {
       ...serviceStatusJson(o.record.status),
       error: null,
       record: recordJson(o.record),
-      ...historyJson(o.reference_id, ctx),
+      ...chainJson(o, ctx),
+      ...historyJson(o.reference_id, o.record.status, ctx),
     };
   }
   const error = o.kind === 'not_found' ? NOT_FOUND_MESSAGE : o.error.message;
@@ -82,6 +94,8 @@ export function outcomeJson(o: LookupOutcome, ctx?: NotFoundContext) {
     service_status: null,
     error,
     record: null,
+    retried_as: null,
+    paid_by_retry: false,
   };
 }
 
@@ -112,7 +126,8 @@ function statusCounts(outcomes: LookupOutcome[]) {
 
 /** The --json document of `payouts status`: its fixed keys, then one result per reference. */
 export function statusDocument(outcomes: LookupOutcome[], facts: StatusDocFacts) {
-  const c = statusCounts(outcomes);
+  // Each payout counted by its chain: a failed one its retry paid is a success.
+  const c = statusCounts(outcomes.map((o) => counted(o, facts.history)));
   return {
     ...statusDocHead({ watch: facts.watch }),
     exit_code: facts.exitCode,
@@ -120,6 +135,7 @@ export function statusDocument(outcomes: LookupOutcome[], facts: StatusDocFacts)
     timed_out: facts.timedOut,
     reference_count: outcomes.length,
     success_count: c.success,
+    paid_by_retry_count: paidByRetryCount(outcomes, facts.history),
     pending_count: c.pending,
     failed_count: c.failed,
     unknown_count: c.unknown,

@@ -1,15 +1,17 @@
+import type { HeldRef } from '../../domain/chain.js';
+import { tailOf } from '../../domain/chain.js';
 import { errorMessage } from '../../errors.js';
 import { displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
-import type { HeldRef } from '../../domain/chain.js';
 import {
   failureReasons,
   type HeldReference,
+  heldAmong,
   nearReferences,
   retryLinks,
 } from '../../state/index.js';
 import { type RunsSource, withRunReader } from '../runs/reader.js';
-import { tailOf } from '../../domain/chain.js';
+import type { LookupOutcome } from './lookup.js';
 
 /** References not found looked up in the history at most: each is one lookup of a few thousand. */
 const MAX_NEAR_LOOKUPS = 20;
@@ -24,6 +26,15 @@ export interface NotFoundContext {
   retried?: Map<string, HeldRef>;
   /** By failed or canceled reference: the reason the service gave, as the history holds it. */
   reasons?: Map<string, string>;
+  /** The service's answer about each retry of `retried`, by the retry's reference (chains.ts). */
+  retries?: Map<string, LookupOutcome>;
+  /**
+   * Of the failed or canceled references, those this history sent (undefined: it could not
+   * be read); a retry of any other, sent from another machine or folder, cannot be seen here.
+   */
+  held?: Set<string>;
+  /** Where this history is, for a person: its state.db, or the shared history's URL. */
+  where?: string;
 }
 
 /** Failed payouts looked up in the history at most, for their reasons and retries. */
@@ -39,12 +50,15 @@ export async function failedInHistory(
   serviceKey: string,
   from: RunsSource,
   output: Output,
-): Promise<Pick<NotFoundContext, 'retried' | 'reasons'>> {
+): Promise<Pick<NotFoundContext, 'retried' | 'reasons' | 'held'>> {
   const retried = new Map<string, HeldRef>();
   let reasons = new Map<string, string>();
   if (!refs.length || refs.length > MAX_FAILED_LOOKUPS) return { retried, reasons };
+  // No state.db at all: this history sent none of them.
+  let held: Set<string> | undefined = new Set();
   try {
     await withRunReader(from, output, async (read) => {
+      held = await heldAmong(read, serviceKey, refs);
       reasons = await failureReasons(read, serviceKey, refs);
       const links = await retryLinks(read, serviceKey, refs);
       for (const ref of refs) {
@@ -53,9 +67,10 @@ export async function failedInHistory(
       }
     });
   } catch (error) {
+    held = undefined;
     output.debug(`the history could not be read for retries: ${errorMessage(error)}`);
   }
-  return { retried, reasons };
+  return { retried, reasons, ...(held ? { held } : {}) };
 }
 
 /** How close a near reference is: the same but for case first, then loosely the same, then the rest. */

@@ -1,20 +1,20 @@
 import type { ChalkInstance } from 'chalk';
 import type { PayoutRecord } from '../../api/types.js';
+import { serviceStatusKind } from '../../domain/statuses.js';
+import { errorMessage, NotFoundError } from '../../errors.js';
+import { ExitCode } from '../../exit-codes.js';
 import { formatServiceNumber, moneyText } from '../../money/amount.js';
 import { isoMinorUnits } from '../../money/currencies.js';
 import { count, displayText } from '../../output/display.js';
 import type { Output } from '../../output/output.js';
 import { shortTime } from '../../output/table.js';
 import { errorObject } from '../documents.js';
-import { NotFoundError } from '../../errors.js';
-import { ExitCode } from '../../exit-codes.js';
-import { LONG_RUN_ROWS } from '../send/render.js';
-import { serviceStatusKind } from '../../domain/statuses.js';
-import type { LookupOutcome } from './lookup.js';
+import { type Chain, chainOf } from './chains.js';
+import { attentionFirst, summarize } from './counts.js';
 import { statusDocument } from './document.js';
+import type { LookupOutcome } from './lookup.js';
 import { didYouMean, type NotFoundContext, notFoundText } from './near.js';
 import { isSettled } from './watch.js';
-import type { HeldRef } from '../../domain/chain.js';
 
 /** The --json document, which the status command prints (document.ts). */
 export { statusDocument };
@@ -111,39 +111,67 @@ export function renderDetail(record: PayoutRecord, c: ChalkInstance): string {
   return rows.map(([label, value]) => `${c.bold(label.padEnd(width))}  ${value}`).join('\n');
 }
 
-/** The detail view's lines of what the history says: the service's reason, the retry. */
+/**
+ * The detail view's lines of what the history says: the service's reason, the retry and what
+ * the service says of it (the payout's state by its chain), or that this history never sent
+ * the payout, so a retry of it sent elsewhere cannot be seen.
+ */
 export function historyLines(
-  ref: string,
+  o: LookupOutcome,
   ctx: NotFoundContext | undefined,
   c: ChalkInstance,
 ): string[] {
+  const ref = o.reference_id;
   const lines: string[] = [];
   const reason = ctx?.reasons?.get(ref);
   // Aligned with the detail view's widest label, "Transaction ID".
   const label = (t: string) => c.bold(t.padEnd(DETAIL_WIDTH));
   if (reason !== undefined) lines.push(`${label('Reason')}  ${displayText(reason)}`);
-  const r = ctx?.retried?.get(ref);
-  if (r) lines.push(`${label('Retried as')}  ${retryText(r, c)}`);
+  const chain = chainOf(o, ctx);
+  if (chain) lines.push(`${label('Retried as')}  ${retryText(chain, c)}`);
+  const failed = o.kind === 'found' && serviceStatusKind(o.record.status) === 'failed';
+  if (failed && ctx?.held && !ctx.held.has(ref) && ctx.where)
+    lines.push(`${label('History')}  ${notHeldText(ctx.where)}`);
   return lines;
 }
 
-/** "NEW-1 in run 3f2a…: success" (coloured), the last retry of a chain. */
-function retryText(r: HeldRef, c: ChalkInstance): string {
-  const status = r.kind === 'doubt' ? c.yellow('outcome unknown') : colorStatus(r.status ?? '', c);
-  const paid = r.kind === 'success' ? ' (the payout is paid by it)' : '';
-  return `${displayText(r.ref)} in run ${r.runId}: ${status}${paid}`;
+/** What a history that never sent a failed payout cannot know. */
+function notHeldText(where: string): string {
+  return `never sent from ${displayText(where)}: a retry of it sent from another machine or folder cannot be seen here (one history for every machine: PAYOUTS_STATE_URL, docs/shared-history.md)`;
 }
 
-/** A table row whose failed payout was retried: its status cell names the retry. */
-function withRetry(
-  row: string[],
-  ref: string,
+/** "NEW-1 in run 3f2a…: success at the service (the payout is paid by it)", coloured. */
+function retryText(chain: Chain, c: ChalkInstance): string {
+  const { tail, answer, by } = chain;
+  const head = `${displayText(tail.ref)} in run ${tail.runId}: `;
+  if (!answer) return `${head}${c.yellow('not looked up')}`;
+  if (answer.kind === 'error') {
+    const why = displayText(errorMessage(answer.error));
+    return `${head}${c.red('could not be looked up')} (${why}): the payout's state is not known`;
+  }
+  if (answer.kind === 'not_found') return `${head}${c.red('not found')} at the service`;
+  const status = `${head}${colorStatus(answer.record.status, c)} at the service`;
+  if (by === 'paid_by_retry') return `${status} (the payout is paid by it)`;
+  return by === 'pending_by_retry' ? `${status} (the payout is pending as it)` : status;
+}
+
+/**
+ * A table's "Retried as" cell: on a pipe the retry's reference alone (the status cell stays
+ * the service's one word); on a terminal with the service's word on it.
+ */
+function retriedCell(
+  o: LookupOutcome,
   ctx: NotFoundContext | undefined,
   c: ChalkInstance,
-): string[] {
-  const r = ctx?.retried?.get(ref);
-  if (r) row[1] = `${row[1]}, retried as ${retryText(r, c)}`;
-  return row;
+  terminal: boolean,
+): string {
+  const chain = chainOf(o, ctx);
+  if (!chain) return '';
+  const ref = displayText(chain.tail.ref);
+  if (!terminal) return ref;
+  const a = chain.answer;
+  if (!a || a.kind === 'error') return `${ref}: ${c.yellow('unknown')}`;
+  return `${ref}: ${a.kind === 'not_found' ? c.red('not found') : colorStatus(a.record.status, c)}`;
 }
 
 /** The widest label of the detail view. */
@@ -157,13 +185,14 @@ export const TABLE_HEAD = [
   'Recipient',
   'Transaction ID',
   'Updated at (UTC)',
+  'Retried as',
 ];
 
 /** The table row of one outcome. */
 export function tableRow(o: LookupOutcome, c: ChalkInstance, grouped = true): string[] {
   const ref = displayText(o.reference_id);
-  if (o.kind === 'not_found') return [ref, c.red('not found'), '', '', '', ''];
-  if (o.kind === 'error') return [ref, c.red('error'), '', '', '', ''];
+  if (o.kind === 'not_found') return [ref, c.red('not found'), '', '', '', '', ''];
+  if (o.kind === 'error') return [ref, c.red('error'), '', '', '', '', ''];
   const r = o.record;
   const updated = typeof r.updated_at === 'string' ? parseServiceTime(r.updated_at) : undefined;
   return [
@@ -173,67 +202,8 @@ export function tableRow(o: LookupOutcome, c: ChalkInstance, grouped = true): st
     plain(r.recipient),
     plain(r.transaction_id),
     updated ? shortTime(updated) : plain(r.updated_at),
+    '',
   ];
-}
-
-/** The counts of the summary line, in their fixed order, with the words `send` uses. */
-const SUMMARY_WORDS = [
-  ['success', 'succeeded'],
-  ['failed', 'failed'],
-  ['canceled', 'canceled'],
-  ['pending', 'pending'],
-  ['not found', 'not found'],
-] as const;
-
-/**
- * Counts outcomes for the summary line, always in one order: "200 payouts: 194 succeeded,
- * 4 failed, 2 canceled, 0 pending, 0 not found"; statuses the interface does not document
- * are counted together as unknown, with their names, and lookups with no answer last.
- */
-export function summarize(outcomes: LookupOutcome[]): string {
-  const counts = new Map<string, number>();
-  const unknown = new Map<string, number>();
-  for (const o of outcomes) {
-    if (o.kind === 'found' && serviceStatusKind(o.record.status) === 'undocumented') {
-      unknown.set(o.record.status, (unknown.get(o.record.status) ?? 0) + 1);
-      continue;
-    }
-    const key =
-      o.kind === 'found' ? o.record.status : o.kind === 'not_found' ? 'not found' : 'error';
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  const parts: string[] = SUMMARY_WORDS.map(([key, word]) => `${counts.get(key) ?? 0} ${word}`);
-  if (unknown.size) {
-    let n = 0;
-    for (const count of unknown.values()) n += count;
-    const names = [...unknown.keys()].map(displayText).join(', ');
-    parts.push(`${n} unknown status${n === 1 ? '' : 'es'} (${names})`);
-  }
-  const errors = counts.get('error');
-  if (errors) parts.push(`${errors} could not be looked up`);
-  const n = outcomes.length;
-  return `${count(n, 'payout')}: ${parts.join(', ')}`;
-}
-
-/** Whether an outcome needs no one's attention: a payout found succeeded. */
-function succeeded(o: LookupOutcome): boolean {
-  return o.kind === 'found' && serviceStatusKind(o.record.status) === 'success';
-}
-
-/**
- * The rows of the table: those needing attention (failed, canceled, not found, pending, any
- * other status, no answer) first, in input order, then the successes, which a list longer
- * than LONG_RUN_ROWS shows only with --all, as `send` does. Returns the rows and how many
- * successes were left out.
- */
-export function attentionFirst(
-  outcomes: LookupOutcome[],
-  all: boolean,
-): { rows: LookupOutcome[]; hidden: number } {
-  const attention = outcomes.filter((o) => !succeeded(o));
-  const fine = outcomes.filter(succeeded);
-  if (all || outcomes.length <= LONG_RUN_ROWS) return { rows: [...attention, ...fine], hidden: 0 };
-  return { rows: attention, hidden: fine.length };
 }
 
 /**
@@ -301,21 +271,24 @@ export async function renderStatus(
     const ref = displayText(only.reference_id);
     if (only.kind === 'found') {
       output.print(renderDetail(only.record, c));
-      for (const line of historyLines(only.reference_id, how.notFound, c)) output.print(line);
+      for (const line of historyLines(only, how.notFound, c)) output.print(line);
     } else if (only.kind === 'not_found') {
       output.print(notFoundText(only.reference_id, how.notFound, c.red));
     } else output.print(`${ref}: ${c.red('error')}: ${displayText(only.error.message)}`);
     return;
   }
-  const { rows, hidden } = attentionFirst(outcomes, how.all ?? false);
+  const { rows, hidden } = attentionFirst(outcomes, how.all ?? false, how.notFound);
+  const terminal = output.stdoutIsTerminal;
   if (rows.length) {
     output.print(
       await output.table(
         TABLE_HEAD,
         // Grouped for people; the rows on a pipe are for a program, their digits plain.
-        rows.map((o) =>
-          withRetry(tableRow(o, c, output.stdoutIsTerminal), o.reference_id, how.notFound, c),
-        ),
+        rows.map((o) => {
+          const row = tableRow(o, c, terminal);
+          row[6] = retriedCell(o, how.notFound, c, terminal);
+          return row;
+        }),
         { drop: ['Recipient', 'Updated at (UTC)'] },
       ),
     );
@@ -333,7 +306,29 @@ export async function renderStatus(
     }
   }
   tellNotFound(output, outcomes, how.notFound);
-  output.info(summarize(outcomes));
+  tellNotHeld(output, outcomes, how.notFound);
+  output.info(summarize(outcomes, how.notFound));
+}
+
+/** After the table: the failed payouts this history never sent, whose retries it cannot see. */
+function tellNotHeld(
+  output: Output,
+  outcomes: LookupOutcome[],
+  ctx: NotFoundContext | undefined,
+): void {
+  const { held, where } = ctx ?? {};
+  if (!held || !where) return;
+  const refs = outcomes
+    .filter((o) => o.kind === 'found' && serviceStatusKind(o.record.status) === 'failed')
+    .map((o) => o.reference_id)
+    .filter((ref) => !held.has(ref));
+  if (!refs.length) return;
+  const shown = refs.slice(0, 5).map(displayText).join(', ');
+  const more = refs.length > 5 ? ` and ${refs.length - 5} more` : '';
+  const n = refs.length;
+  output.info(
+    `${count(n, 'failed payout')} (${shown}${more}) ${n === 1 ? 'was' : 'were'} ${notHeldText(where)}`,
+  );
 }
 
 /** After the table: where the payouts were not found, and any near reference in the history. */

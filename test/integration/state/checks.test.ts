@@ -84,6 +84,7 @@ describe('the service word on a payout', () => {
       in_flight: 0,
       sent_earlier: 0,
       not_sent: 1,
+      paid_by_retry: 0,
     });
     const shown = (await readRunIn(read(db), run.runId)).payouts.map((p) => [
       p.reference_id,

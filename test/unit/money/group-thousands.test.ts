@@ -34,6 +34,7 @@ describe('closing line', () => {
       sentEarlier: 0,
       foundAtService: 0,
       canceled: 0,
+      paidByRetry: 0,
     },
     charges: { EUR: '12345.60' },
     chargesUnknown: 0,

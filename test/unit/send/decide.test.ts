@@ -21,7 +21,19 @@ import { answers, failing, found, held, link, missing, payout, retry } from './h
 // differs between modes is MODES; the rest of the decision is the same for every caller.
 
 /** One history, a row of each kind; REFS[row] is the reference each staged row is sent under. */
-const REFS = ['NEW', 'SENT', 'PEND', 'DOUBT', 'ROT', 'FAIL', 'RETRIED', 'F1-R1', 'P1-R1', 'OTHER'];
+const REFS = [
+  'NEW',
+  'SENT',
+  'PEND',
+  'DOUBT',
+  'ROT',
+  'FAIL',
+  'RETRIED',
+  'F1-R1',
+  'P1-R1',
+  'OTHER',
+  'E1-R1',
+];
 const HISTORY: PriorRow[] = [
   held(1, 'SENT'),
   held(2, 'PEND', { status: 'pending' }),
@@ -40,7 +52,8 @@ const HISTORY: PriorRow[] = [
 ];
 const FACTS: Facts = {
   held: HISTORY,
-  retries: [retry(7, 'F1-R1', 'F1'), retry(8, 'P1-R1', 'P1')],
+  // E1-R1 retries E1, which this history never sent (a retry file from another machine).
+  retries: [retry(7, 'F1-R1', 'F1'), retry(8, 'P1-R1', 'P1'), retry(10, 'E1-R1', 'E1')],
   staged: REFS.map((ref, row) => ({ row, payout: payout(ref) })),
   clientId: 'key-1',
   runId: 'this-run',
@@ -52,8 +65,12 @@ function word(f: Fate | undefined): string {
   switch (f.kind) {
     case 'send':
       return f.unasked ? `send, ${f.unasked} unasked` : 'send';
-    case 'sent-earlier':
-      return `sent earlier (${f.how}, ${f.earlier.outcome.status})`;
+    case 'sent-earlier': {
+      // A payout failed earlier keeps its own status; its retry is named beside it.
+      const r = f.earlier.outcome.retried_as;
+      const as = r ? `, as ${r.reference_id}: ${r.status}` : '';
+      return `sent earlier (${f.how}, ${f.earlier.outcome.status}${as})`;
+    }
     case 'read-back':
       return 'read back';
     case 'look-up':
@@ -73,10 +90,11 @@ const FROM_HISTORY = [
   'read back',
   'sent earlier (history, success)',
   'refused: failed-earlier',
-  'sent earlier (retried, success)',
+  'sent earlier (retried, failed, as RETRIED-R1: success)',
   'send, F1 unasked',
   'refused: retry',
   'refused: held-other',
+  'refused: original-elsewhere',
 ];
 
 /** What each mode decides of each row, before the service answers anything. */
@@ -91,10 +109,11 @@ const TABLE: Record<Mode, string[]> = {
     'read back',
     'look up ROT (other-client)',
     'refused: failed-earlier',
-    'sent earlier (retried, success)',
+    'sent earlier (retried, failed, as RETRIED-R1: success)',
     'look up F1-R1 (not-in-history), F1 (original)',
     'refused: retry',
     'refused: held-other',
+    'refused: original-elsewhere',
   ],
   reconcile: [
     'send',
@@ -103,10 +122,11 @@ const TABLE: Record<Mode, string[]> = {
     'look up DOUBT (not-final)',
     'look up ROT (other-client)',
     'refused: failed-earlier',
-    'sent earlier (retried, success)',
+    'sent earlier (retried, failed, as RETRIED-R1: success)',
     'send, F1 unasked',
     'refused: retry',
     'refused: held-other',
+    'refused: original-elsewhere',
   ],
 };
 
@@ -124,11 +144,28 @@ describe('decide: each row of one history, mode by mode', () => {
     // Without the payout held as another, a retry row is the next to stop it; then failed earlier.
     const rest = { ...FACTS, held: HISTORY.filter((h) => h.row !== 9) };
     expect(stopping(decide(rest, 'prepare')).map((r) => r.kind)).toEqual(['retry']);
-    const noRetry = { ...rest, retries: rest.retries.filter((r) => r.row !== 8) };
+    const noP1 = { ...rest, retries: rest.retries.filter((r) => r.row !== 8) };
+    // A retry whose original this history never sent is refused from the history alone too.
+    expect(stopping(decide(noP1, 'prepare')).map((r) => r.kind)).toEqual(['original-elsewhere']);
+    expect(stopping(decide(noP1, 'dry-run')).map((r) => r.kind)).toEqual(['original-elsewhere']);
+    const noRetry = { ...noP1, retries: noP1.retries.filter((r) => r.row !== 10) };
     expect(stopping(decide(noRetry, 'prepare')).map((r) => r.kind)).toEqual(['failed-earlier']);
     // A dry run tells a payout failed earlier ("Failed earlier:") rather than stop on it.
     expect(stopping(decide(noRetry, 'dry-run'))).toEqual([]);
     expect(MODES['dry-run'].stops).not.toContain('failed-earlier');
+  });
+
+  it('lets a retry whose original this history never sent go with --original-elsewhere, asked', () => {
+    const told = { ...FACTS, originalElsewhere: true };
+    expect(word(decide(told, 'send').fates.get(10))).toBe(
+      'look up E1-R1 (not-in-history), E1 (original)',
+    );
+    expect(word(decide(told, 'dry-run').fates.get(10))).toBe('send, E1 unasked');
+    expect(decide(told, 'send').elsewhere.map((r) => r.reference_id)).toEqual(['E1-R1']);
+    expect(decide(FACTS, 'send').elsewhere).toEqual([]);
+    // A retry row sent earlier sends nothing: whatever its original, it is not refused.
+    const sent = { ...FACTS, held: [...HISTORY, held(10, 'E1-R1', { retry_of: 'E1' })] };
+    expect(word(decide(sent, 'send').fates.get(10))).toBe('sent earlier (history, success)');
   });
 
   it("takes this run's own failed payouts as its results (a resume), not as refused", () => {
@@ -153,7 +190,7 @@ describe('decide: each row of one history, mode by mode', () => {
 
 describe('decide: the service answers what the history left open', () => {
   const facts = { ...FACTS, held: HISTORY.filter((h) => ![5, 8, 9].includes(h.row)) };
-  facts.retries = facts.retries.filter((r) => r.row !== 8);
+  facts.retries = facts.retries.filter((r) => r.row !== 8 && r.row !== 10);
 
   it('found is sent earlier (the recording run kept), not found is sent', () => {
     const d = decide(
@@ -168,7 +205,7 @@ describe('decide: the service answers what the history left open', () => {
       'read back',
       'sent earlier (service, success)',
       'send',
-      'sent earlier (retried, success)',
+      'sent earlier (retried, failed, as RETRIED-R1: success)',
       'send',
     ]);
     const rot = d.fates.get(4);
@@ -221,7 +258,7 @@ describe('the folds over the fates', () => {
       dry.failedEarlier.count,
       dry.readBack.count,
       dry.toSend.count,
-    ]).toEqual([5, 1, 1, 4]);
+    ]).toEqual([5, 1, 1, 5]);
     expect(dry.retried).toEqual({ count: 1, paid: ['RETRIED-R1'], pending: [] });
     expect(dry.earlierRuns.map((r) => [r.runId, r.count])).toEqual([
       ['run-a', 3],
@@ -235,7 +272,7 @@ describe('the folds over the fates', () => {
       send.toLookUp.count,
       send.readBack.count,
       send.toSend.count,
-    ]).toEqual([4, 5, 1, 0]);
+    ]).toEqual([4, 6, 1, 0]);
     expect(moves(send)).toBe(true);
     expect(sendsNothing(send)).toBe(false);
   });

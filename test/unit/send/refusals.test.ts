@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../../src/core/send/decide.js';
-import { type Facts, splitOf, stopping } from '../../../src/core/send/fates.js';
+import { asksOf, type Facts, splitOf, stopping } from '../../../src/core/send/fates.js';
 import {
   checkMaxTotals,
   FailedEarlierError,
+  OriginalElsewhereError,
   refusalError,
   RetryRefusedError,
 } from '../../../src/core/send/refusals.js';
@@ -134,6 +135,8 @@ describe('the words of a refusal', () => {
     const facts = (at: Parameters<typeof held>[2] | undefined): Facts => ({
       held: at ? [link(0, 'F-R1', 'F', at)] : [],
       retries: [retry(0, 'F-R1', 'F')],
+      // A history that never sent F refuses the row, unless the person says so.
+      originalElsewhere: true,
     });
     const story = (at?: Parameters<typeof held>[2]) =>
       (stopped(facts(at), 'send', answers(missing('F'))) as RetryRefusedError).problems[0]!.message;
@@ -149,6 +152,7 @@ describe('the words of a refusal', () => {
       held: [held(0, 'A', { client_id: 'key-1' })],
       retries: [retry(1, 'F-R1', 'F')],
       clientId: 'key-2',
+      originalElsewhere: true,
     };
     const other = stopped(facts, 'send', answers(found('A', 'success', 7), found('F', 'failed')));
     expect((other as InputError).problems[0]).toMatchObject({
@@ -170,6 +174,45 @@ describe('the words of a refusal', () => {
     expect(unproved.message).toBe(
       'could not look up reference_id "F" at the service (HTTP 503): a retry is sent only once the service says its original failed; nothing was sent: run the same command again when the service answers',
     );
+  });
+});
+
+describe('a retry row whose original this history never sent', () => {
+  const facts: Facts = { held: [], retries: [retry(0, 'F-R1', 'F'), retry(1, 'G-R1', 'G')] };
+  const here = { ...telling, history: 'the history in /home/ana/.local/state/payouts/state.db' };
+
+  it('is refused before any lookup, naming where the history is and how to share one (exit 2)', () => {
+    const d = decide(facts, 'send');
+    expect(asksOf(d)).toEqual([]);
+    const err = refusalError(stopping(d), here) as OriginalElsewhereError;
+    expect(err).toBeInstanceOf(OriginalElsewhereError);
+    expect(err).toBeInstanceOf(InputError);
+    expect(err.message).toBe(
+      "these 2 retry rows retry payouts that the history in /home/ana/.local/state/payouts/state.db never sent: a retry of them sent from another machine or folder cannot be seen from here. Send from the history that sent them, or share one history (PAYOUTS_STATE_URL, docs/shared-history.md); if you know no other retry was sent, pass --original-elsewhere (a retry then goes only on the service's word that its original failed); nothing was sent",
+    );
+    expect(err.problems.map((p) => `${p.location} ${p.field} ${p.value}: ${p.message}`)).toEqual([
+      'line 2 new_reference_id F-R1: retries reference_id "F", which this history never sent: a retry of it sent elsewhere cannot be seen here, and if one was sent this row pays the payout twice',
+      'line 3 new_reference_id G-R1: retries reference_id "G", which this history never sent: a retry of it sent elsewhere cannot be seen here, and if one was sent this row pays the payout twice',
+    ]);
+  });
+
+  it('goes with --original-elsewhere on the service’s word alone, and is named', () => {
+    const d = decide({ ...facts, originalElsewhere: true }, 'send');
+    expect(stopping(d)).toEqual([]);
+    expect(asksOf(d).map((a) => `${a.ref} (${a.why})`)).toEqual(['F (original)', 'G (original)']);
+    expect(d.elsewhere.map((r) => r.reference_id)).toEqual(['F-R1', 'G-R1']);
+    const failedThere = decide(
+      { ...facts, originalElsewhere: true },
+      'send',
+      answers(found('F', 'failed'), found('G', 'canceled')),
+    );
+    expect(stopping(failedThere)).toEqual([]);
+    expect(
+      splitOf(failedThere, { totals: new CurrencyTotals() }, new CurrencyTable(), 100).elsewhere,
+    ).toEqual([
+      { reference_id: 'F-R1', retry_of: 'F' },
+      { reference_id: 'G-R1', retry_of: 'G' },
+    ]);
   });
 });
 

@@ -36,7 +36,7 @@ describe('jsonText', () => {
       '0.25',
     );
     expect(line).toBe(
-      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "service_status": "success", "transaction_id": "T\\\\1", "amount": "10.50", "currency": "EUR", "charges": "0.25", "message": "ok\\n", "sent_earlier": false, "found_at_service": false}',
+      '{"reference_id": "R \\"1\\"\\t✓", "status": "success", "service_status": "success", "transaction_id": "T\\\\1", "amount": "10.50", "currency": "EUR", "charges": "0.25", "message": "ok\\n", "sent_earlier": false, "found_at_service": false, "retried_as": null, "paid_by_retry": false}',
     );
     expect(JSON.parse(line)).toMatchObject({ reference_id: 'R "1"\t✓', transaction_id: 'T\\1' });
   });

@@ -182,9 +182,9 @@ describe('German reports, written and read back', () => {
     const path = join(h.dir, 'report.csv');
     await writeReport(path, rows, currencies, { style: GERMAN });
     expect(readFileSync(path, 'utf8')).toBe(
-      '\ufefffile;line;reference_id;amount (decimal comma);currency;recipient;description;status;transaction_id;charges (decimal comma);message;sent_earlier\r\n' +
-        'Auszahlungen.csv;2;DE-1;6105,84;EUR;felix@example.de;Gehalt Dezember Felix Höß;success;T-1;61,06;;\r\n' +
-        'Auszahlungen.csv;3;DE-2;1234,5;EUR;anna@example.de;"Miete; Januar";failed;;0,00;Account closed;\r\n',
+      '\ufefffile;line;reference_id;amount (decimal comma);currency;recipient;description;status;transaction_id;charges (decimal comma);message;sent_earlier;retried_as\r\n' +
+        'Auszahlungen.csv;2;DE-1;6105,84;EUR;felix@example.de;Gehalt Dezember Felix Höß;success;T-1;61,06;;;\r\n' +
+        'Auszahlungen.csv;3;DE-2;1234,5;EUR;anna@example.de;"Miete; Januar";failed;;0,00;Account closed;;\r\n',
     );
   });
 

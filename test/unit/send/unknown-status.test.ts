@@ -74,6 +74,7 @@ describe('undocumented statuses in a send', () => {
       notSent: 1,
       sentEarlier: 0,
       foundAtService: 0,
+      paidByRetry: 0,
     };
     expect(countOutcomes(outcomes)).toEqual(expected);
     const store = outcomeStore();

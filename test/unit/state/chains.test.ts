@@ -1,28 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { CHAIN_LINKS, type HeldRef, tailOf } from '../../../src/domain/chain.js';
 import { lookupSql } from '../../../src/state/journal-sql.js';
-import { openDb, tempStateDir } from './helpers.js';
+import { heldLink, openDb, tempStateDir } from './helpers.js';
 
 // Issue 38: a payout's chain (its original and every retry of it) is followed a bounded
 // number of links, each an indexed lookup, so its cost does not grow with the history.
 
 /** A retry `ref` of `of`, in state `kind`. */
 function link(ref: string, of: string, kind: HeldRef['kind'] = 'failed'): [string, HeldRef] {
-  const status = kind === 'doubt' ? null : kind;
-  return [
-    ref,
-    {
-      ref,
-      retryOf: of,
-      runId: `run-${ref}`,
-      kind,
-      status,
-      transactionId: null,
-      charges: null,
-      message: null,
-      at: null,
-    },
-  ];
+  return [ref, heldLink(ref, of, kind)];
 }
 
 describe('a chain of retries', () => {

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import type { HeldRef } from '../../../src/domain/chain.js';
 import { adoptLocally } from '../../../src/state/adopt.js';
 import { thisMachine } from '../../../src/state/intake.js';
 import { decide } from '../../../src/core/send/decide.js';
@@ -173,4 +174,20 @@ export function rowsOf(state: RunState, ...refs: string[]): number[] {
       .get(state.id, ref) as { row: number };
     return r.row;
   });
+}
+
+/** A retry `ref` of `of` as a chain's link, in state `kind`, of run `run-REF`. */
+export function heldLink(ref: string, of: string, kind: HeldRef['kind'] = 'failed'): HeldRef {
+  const status = kind === 'doubt' ? null : kind;
+  return {
+    ref,
+    retryOf: of,
+    runId: `run-${ref}`,
+    kind,
+    status,
+    transactionId: null,
+    charges: null,
+    message: null,
+    at: null,
+  };
 }

@@ -80,6 +80,7 @@ describe('listRuns', () => {
       in_flight: 1,
       sent_earlier: 0,
       not_sent: 2,
+      paid_by_retry: 0,
     });
     expect(runs[1]?.counts).toEqual({
       success: 0,
@@ -89,6 +90,7 @@ describe('listRuns', () => {
       in_flight: 0,
       sent_earlier: 0,
       not_sent: 2,
+      paid_by_retry: 0,
     });
     expect(runs[0]?.counts.success).toBe(1);
   });

@@ -51,6 +51,8 @@ describe('statusDocument', () => {
         service_status: 'success',
         error: null,
         record: { ...record, amount: '1234.50' },
+        retried_as: null,
+        paid_by_retry: false,
       },
     ]);
   });
@@ -152,7 +154,7 @@ describe('renderDetail', () => {
 
 describe('tableRow and renderStatus', () => {
   it('marks not-found and failed lookups', () => {
-    expect(tableRow(missing, plain)).toEqual(['po-x', 'not found', '', '', '', '']);
+    expect(tableRow(missing, plain)).toEqual(['po-x', 'not found', '', '', '', '', '']);
     expect(tableRow(broken, plain)[1]).toBe('error');
     expect(tableRow(found, plain)).toEqual([
       'po-1',
@@ -161,6 +163,7 @@ describe('tableRow and renderStatus', () => {
       'ann@example.com',
       'tx-9',
       '2024-05-01 10:05',
+      '',
     ]);
   });
 
