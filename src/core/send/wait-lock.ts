@@ -111,7 +111,10 @@ async function waitTurn(place: LockQueue, first: BusyError, how: LockWait): Prom
       }
       endWait();
       progress.stop();
-      output.info(waitedLine([...holders], clock.now() - began));
+      // Those seen holding it, or, when one came and went between two tries, those counted
+      // ahead of this send when it joined the queue and the holder then.
+      const went = Math.max(holders.size, first.ahead + 1);
+      output.info(waitedLine(went === 1 ? [...holders] : went, clock.now() - began));
       return got;
     }
   } finally {
@@ -124,12 +127,15 @@ async function waitTurn(place: LockQueue, first: BusyError, how: LockWait): Prom
  * The line when the wait ends: "The other send (…) finished after 31 s; this one goes on", or,
  * when several went first, "The 3 sends ahead of this one finished after 2 min 5 s; …".
  */
-export function waitedLine(holders: string | string[], ms: number): string {
+export function waitedLine(holders: string | string[] | number, ms: number): string {
   const s = Math.max(1, Math.round(ms / 1000));
   const took = s < 120 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
   const who = typeof holders === 'string' ? [holders] : holders;
+  const n = typeof who === 'number' ? who : who.length;
   const them =
-    who.length === 1 ? `The other send (${who[0]})` : `The ${who.length} sends ahead of this one`;
+    typeof who !== 'number' && n === 1
+      ? `The other send (${who[0]})`
+      : `The ${n} sends ahead of this one`;
   return `${them} finished after ${took}; this one goes on`;
 }
 

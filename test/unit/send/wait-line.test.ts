@@ -9,4 +9,13 @@ describe('the line when --wait ends', () => {
     expect(waitedLine('ana@host', 200)).toContain('after 1 s;');
     expect(waitedLine('ana@host', 185_000)).toContain('after 3 min 5 s;');
   });
+
+  it('counts the sends that went first, named or only counted', () => {
+    expect(waitedLine(['ana@a', 'bob@b'], 2_000)).toBe(
+      'The 2 sends ahead of this one finished after 2 s; this one goes on',
+    );
+    expect(waitedLine(3, 2_000)).toBe(
+      'The 3 sends ahead of this one finished after 2 s; this one goes on',
+    );
+  });
 });
