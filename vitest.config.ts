@@ -18,11 +18,15 @@ function tmpfsDir(): string | undefined {
 
 const tmp = tmpfsDir();
 
+/** PAYOUTS_TEST_CPU=1: each test file's CPU, printed at the end (test/helpers/cpu-stats.ts). */
+const cpuStats = process.env.PAYOUTS_TEST_CPU === '1';
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // One PostgreSQL server for the tests of a shared history (each test makes its own database).
-    globalSetup: ['test/helpers/pg-server.ts'],
+    globalSetup: ['test/helpers/pg-server.ts', ...(cpuStats ? ['test/helpers/cpu-stats.ts'] : [])],
+    ...(cpuStats ? { setupFiles: ['test/helpers/cpu-per-file.ts'] } : {}),
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

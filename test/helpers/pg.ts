@@ -127,32 +127,34 @@ export async function queryOne<T extends object = Record<string, unknown>>(
  * same. A schema given back whose text differs from what migrating made is not used again.
  */
 const SHAPE_SQL = `
+WITH here AS (SELECT oid FROM pg_namespace WHERE nspname = current_schema()),
+rels AS MATERIALIZED (SELECT * FROM pg_class WHERE relnamespace = (SELECT oid FROM here))
 SELECT replace(concat_ws(E'\n',
   (SELECT coalesce(n.nspacl, acldefault('n'::"char", n.nspowner))::text
-     FROM pg_namespace n WHERE n.oid = current_schema()::regnamespace),
+     FROM pg_namespace n WHERE n.oid = (SELECT oid FROM here)),
   (SELECT string_agg(format('%s %s %s', c.relname, c.relkind, coalesce(c.relacl,
             acldefault(CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner))),
             E'\n' ORDER BY c.relname)
-     FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace),
+     FROM rels c),
   (SELECT string_agg(format('%s.%s %s %s %s', c.relname, a.attname, a.atttypid,
             a.attnotnull, pg_get_expr(d.adbin, d.adrelid)), E'\n' ORDER BY c.relname, a.attnum)
-     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+     FROM rels c
+     CROSS JOIN LATERAL (SELECT * FROM pg_attribute x WHERE x.attrelid = c.oid OFFSET 0) a
      LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-    WHERE c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped),
+    WHERE a.attnum > 0 AND NOT a.attisdropped),
   (SELECT string_agg(format('%s %s %s', k.conrelid::regclass, k.conname,
             pg_get_constraintdef(k.oid)), E'\n' ORDER BY k.conrelid::regclass::text, k.conname)
-     FROM pg_constraint k WHERE k.connamespace = current_schema()::regnamespace),
+     FROM pg_constraint k WHERE k.connamespace = (SELECT oid FROM here)),
   (SELECT string_agg(pg_get_indexdef(i.indexrelid), E'\n' ORDER BY pg_get_indexdef(i.indexrelid))
-     FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-    WHERE c.relnamespace = current_schema()::regnamespace),
+     FROM pg_index i JOIN rels c ON c.oid = i.indrelid),
   (SELECT string_agg(pg_get_triggerdef(t.oid) || t.tgenabled::text, E'\n' ORDER BY c.relname, t.tgname)
-     FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-    WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal),
+     FROM pg_trigger t JOIN rels c ON c.oid = t.tgrelid
+    WHERE NOT t.tgisinternal),
   (SELECT string_agg(pg_get_functiondef(f.oid), E'\n'
             ORDER BY f.proname, pg_get_function_identity_arguments(f.oid))
-     FROM pg_proc f WHERE f.pronamespace = current_schema()::regnamespace),
+     FROM pg_proc f WHERE f.pronamespace = (SELECT oid FROM here)),
   (SELECT string_agg(pg_get_viewdef(c.oid), E'\n' ORDER BY c.relname)
-     FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'v'),
+     FROM rels c WHERE c.relkind = 'v'),
   (SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_version)
 ), current_schema(), '<schema>') AS shape`;
 
