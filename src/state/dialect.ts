@@ -46,8 +46,10 @@ export type SchemaOp =
  * What the migrating client does itself right after a step's SQL, in the same transaction:
  * work no SQL of ours can spell. `service_ids`: each run's `service_id` becomes the id of its
  * `service`'s identity (serviceIdOf in hash.ts; the URL parser is JavaScript's).
+ * `webhook_passwords`: a prepared run's webhook URL loses its password, and its content hash
+ * is made again over what it keeps (pg/statements.ts).
  */
-export type ClientWork = 'service_ids';
+export type ClientWork = 'service_ids' | 'webhook_passwords';
 
 /** A migration step: every dialect applies it unless `only` names one. */
 export interface SchemaStep {

@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { serviceIdentity } from '../../src/api/base-url.js';
+import { approvalHash, contentHash } from '../../src/state/approval-hash.js';
 import { PG_MIGRATIONS } from '../../src/state/schema.js';
 import { holdsFirst, ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
@@ -154,5 +156,90 @@ describe('no password in the shared history', () => {
       'payouts send (a command line recorded before passwords were masked)',
       'payouts send b.csv --yes',
     ]);
+  });
+});
+
+describe("a prepared run's webhook URL", () => {
+  /** Ana prepares three payouts with WEBHOOK under the rule; Bob approves them. */
+  async function approvedRun() {
+    const admin = await recycledDatabase();
+    const svc = await fixture.start();
+    const [anaHome, bobHome] = [fixture.home(), fixture.home()];
+    const as = (home: typeof anaHome, url: string, args: string[]) =>
+      runMain(args, {
+        env: { ...svc.env(home.env), PAYOUTS_STATE_URL: url },
+        clock: new FakeClock(),
+      });
+    expect((await as(anaHome, admin, ['approvals', 'require'])).code).toBe(0);
+    const { ana, bob } = await teamRoles(admin);
+    const file = payoutFile(anaHome.dir, 'HOOK', 3);
+    const prepared = await as(anaHome, ana, ['send', file, '--prepare', '--webhook-url', WEBHOOK]);
+    expect(prepared.code).toBe(0);
+    const prep = /^Prepared run (p[0-9a-f]{15})/m.exec(prepared.stdout)![1]!;
+    expect((await as(bobHome, bob, ['approve', prep, '--yes'])).code).toBe(0);
+    return { admin, svc, file, prep, send: (args: string[]) => as(anaHome, ana, args) };
+  }
+
+  it('is kept without its password; the send gives it again and the service gets it whole', async () => {
+    const { admin, svc, file, prep, send } = await approvedRun();
+    const kept = await everyRow(admin);
+    expect(kept).toMatch(/prepared_runs: .*https:\/\/hook:\*\*\*@hooks\.example\.invalid\/payouts/);
+    expect(kept).not.toContain(WEBHOOK_TOKEN);
+    // The history cannot give the password back: the sender is asked for it, nothing is sent.
+    const bare = await send(['send', '--approved', prep, '--yes']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(
+      /whose password the shared history does not keep: give the whole URL with --webhook-url/,
+    );
+    const other = `https://hook:${WEBHOOK_TOKEN}@hooks.example.invalid/elsewhere`;
+    const moved = await send(['send', '--approved', prep, '--yes', '--webhook-url', other]);
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toMatch(/was approved to go as it was prepared: the webhook URL is/);
+    expect(svc.creates).toBe(0);
+    // The file itself, with the whole URL, is the approved run: sent once, the token to the service.
+    const sent = await send(['send', file, '--yes', '--webhook-url', WEBHOOK]);
+    expect(sent.code).toBe(0);
+    expect(svc.creates).toBe(1);
+    expect(svc.bodies[0]).toContain(WEBHOOK_TOKEN);
+    expect(await everyRow(admin)).not.toContain(WEBHOOK_TOKEN);
+  });
+
+  it('one recorded with its password before this version is masked when the history migrates', async () => {
+    const { admin, svc, prep, send } = await approvedRun();
+    // As an older version kept it: the whole URL, its content hash made over it.
+    const c = new pg.Client({ connectionString: admin });
+    await c.connect();
+    try {
+      const p = await c.query<{ id: number; service: string; batch_reference: string | null }>(
+        'SELECT id, service, batch_reference FROM prepared_runs WHERE prep_id = $1',
+        [prep],
+      );
+      const rows = await c.query('SELECT * FROM prepared_payouts WHERE prep = $1', [p.rows[0]!.id]);
+      const payouts = rows.rows.map((x) => ({ ...x, hash: approvalHash(x) }));
+      const bound = {
+        ...p.rows[0]!,
+        service: serviceIdentity(p.rows[0]!.service),
+        webhook_url: WEBHOOK,
+      };
+      await c.query('ALTER TABLE prepared_runs DISABLE TRIGGER prepared_runs_append_only');
+      await c.query('UPDATE prepared_runs SET webhook_url = $1, content_hash = $2 WHERE id = $3', [
+        WEBHOOK,
+        contentHash(payouts, bound),
+        p.rows[0]!.id,
+      ]);
+      await c.query('ALTER TABLE prepared_runs ENABLE TRIGGER prepared_runs_append_only');
+      await c.query('UPDATE schema_version SET version = $1', [PG_MIGRATIONS.length - 1]);
+    } finally {
+      await c.end();
+    }
+    expect(await everyRow(admin)).toContain(WEBHOOK_TOKEN);
+    // The owner's next command migrates; the approved run still sends, its figures true, once.
+    const env = { ...svc.env(fixture.home().env), PAYOUTS_STATE_URL: admin };
+    expect((await runMain(['runs'], { env })).code).toBe(0);
+    const sent = await send(['send', '--approved', prep, '--yes', '--webhook-url', WEBHOOK]);
+    expect(sent.code).toBe(0);
+    expect(svc.creates).toBe(1);
+    expect(svc.bodies[0]).toContain(WEBHOOK_TOKEN);
+    expect(await everyRow(admin)).not.toContain(WEBHOOK_TOKEN);
   });
 });

@@ -21,6 +21,7 @@ import {
   withFigures,
 } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
+import { redactWord } from '../../state/pg/url.js';
 import {
   approvalHash,
   approversOf,
@@ -59,7 +60,8 @@ function hashed(run: GatedRun): { rows: PreparedPayout[]; content: string; bound
   const bound = {
     service: serviceIdentity(run.serviceKey),
     batch_reference: run.batchReference ?? null,
-    webhook_url: run.webhookUrl ?? null,
+    // Every role of the history reads this: its password, if any, is not kept (issue 48).
+    webhook_url: run.webhookUrl === undefined ? null : redactWord(run.webhookUrl),
   };
   const rows = run.payouts.map(({ row, payout, retry_of = null }) => ({
     row,
@@ -321,6 +323,7 @@ export async function recordPrepared(
       {
         ...prep,
         service: bound.service,
+        ...(bound.webhook_url === null ? {} : { webhook_url: bound.webhook_url }),
         prep_id: newPrepId(),
         content_hash: content,
         serviceKey: run.serviceKey,

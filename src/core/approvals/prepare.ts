@@ -11,6 +11,7 @@ import { replaceFile } from '../../files.js';
 import { guardFormula } from '../../input/formula.js';
 import { SEND_PREPARE } from '../documents.js';
 import { ExitCode } from '../../exit-codes.js';
+import { displayText } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
 import { privateTmp, runIdFor } from '../../state/index.js';
 import {
@@ -19,6 +20,7 @@ import {
   preparedFigures,
 } from '../../state/pg/approvals.js';
 import { findPrepared } from '../../state/pg/approvals.js';
+import { redactWord } from '../../state/pg/url.js';
 import { decide } from '../send/decide.js';
 import { factsOf, refuse, tellingOf } from '../send/facts.js';
 import { splitOf } from '../send/fates.js';
@@ -64,7 +66,6 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
     inputs: plan.sources.map((s) => s.name),
     totals: totalsDoc(plan.totals, currencies),
     ...(plan.batchReference ? { batch_reference: plan.batchReference } : {}),
-    ...(plan.webhookUrl ? { webhook_url: plan.webhookUrl } : {}),
     ...(opts.note ? { note: opts.note } : {}),
     send_args: sendArgsOf(ctx),
   });
@@ -116,12 +117,24 @@ export async function sendApproved(
       files: [path],
       format: 'csv' as const,
       batchReference: prep.batch_reference ?? undefined,
-      webhookUrl: prep.webhook_url ?? undefined,
+      webhookUrl: opts.webhookUrl ?? keptWebhook(prep),
     };
     return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
   } finally {
     rmSync(path, { force: true });
   }
+}
+
+/**
+ * The webhook URL an approved run goes with: the history keeps it without its password, which
+ * the sender gives again with --webhook-url (refuseOtherBound checks it is the same URL).
+ */
+function keptWebhook(prep: PreparedRun): string | undefined {
+  const url = prep.webhook_url ?? undefined;
+  if (url === undefined || !/:\*\*\*@|password=\*\*\*/i.test(url)) return url;
+  throw new UsageError(
+    `run ${prep.prep_id} goes with the webhook URL ${displayText(url)}, whose password the shared history does not keep: give the whole URL with --webhook-url; nothing was sent`,
+  );
 }
 
 /** A CSV cell, quoted when it must be (RFC 4180). */
@@ -197,7 +210,8 @@ export function refuseOtherBound(
   const mine = {
     service: asked.service === undefined ? approved.service : serviceIdentity(asked.service),
     batch_reference: asked.batch_reference ?? approved.batch_reference,
-    webhook_url: asked.webhook_url ?? approved.webhook_url,
+    webhook_url:
+      asked.webhook_url === undefined ? approved.webhook_url : redactWord(asked.webhook_url),
   };
   const diff = boundDifferences(mine, approved);
   if (diff.length) {

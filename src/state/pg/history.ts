@@ -21,7 +21,13 @@ import { sessionClaims } from './run-claims.js';
 import { PG_MIGRATIONS, STEPS } from '../schema.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
 import { connectTo, failure, namingOwner } from './failure.js';
-import { insertPayouts, oneStatement, rekeyServices, sameRows } from './statements.js';
+import {
+  insertPayouts,
+  maskPreparedWebhooks,
+  oneStatement,
+  rekeyServices,
+  sameRows,
+} from './statements.js';
 import { type Adopting, adoption } from '../adopt.js';
 import { type Sender, thisMachine } from '../intake.js';
 import { type HistoryProbe, probeHistory } from './probe.js';
@@ -232,10 +238,10 @@ export class PgHistory {
     }
     for (let i = current; i < PG_MIGRATIONS.length; i++) {
       if (PG_MIGRATIONS[i] !== '') await c.query(PG_MIGRATIONS[i]!);
-      // A history made now holds no run to rekey.
-      if (PG_MIGRATION_WORK.get(i) === 'service_ids' && current > 0) {
-        await rekeyServices(c);
-      }
+      // A history made now holds nothing an older version wrote.
+      const work = current > 0 ? PG_MIGRATION_WORK.get(i) : undefined;
+      if (work === 'service_ids') await rekeyServices(c);
+      if (work === 'webhook_passwords') await maskPreparedWebhooks(c);
     }
     if (r.rows.length === 0) {
       await c.query('INSERT INTO schema_version (version) VALUES ($1)', [PG_MIGRATIONS.length]);

@@ -3,10 +3,13 @@
  * through unnest, a statement a page), and a commit's records as one statement.
  */
 import type pg from 'pg';
+import { serviceIdentity } from '../../api/base-url.js';
+import { approvalHash, type Bound, contentHash } from '../approval-hash.js';
 import { placeholders } from '../dialect.js';
 import { serviceIdOf } from '../hash.js';
 import { PAYOUT_ROWS, rowsStatements, type Statement } from '../journal-sql.js';
 import { PAYOUTS_NOW } from '../schema.js';
+import { redactWord } from './url.js';
 import type { JournalRecord, StagedPayout } from '../../domain/records.js';
 
 /** Inserts payouts of run `run`, one statement for the page (its columns as arrays). */
@@ -119,4 +122,37 @@ export async function rekeyServices(c: pg.Client): Promise<void> {
     [services, services.map(serviceIdOf)],
   );
   await c.query('ALTER TABLE runs ENABLE TRIGGER runs_kept');
+}
+
+/**
+ * Prepared runs recorded with a webhook URL's password, which every role of the history reads:
+ * the URL is kept masked, as new runs keep it, and the content hash made again over it (the
+ * figures check recomputes it so), so an approved run still sends, given the URL again.
+ */
+export async function maskPreparedWebhooks(c: pg.Client): Promise<void> {
+  const r = await c.query<Bound & { id: number }>(
+    'SELECT id, service, batch_reference, webhook_url FROM prepared_runs WHERE webhook_url IS NOT NULL',
+  );
+  const moved = r.rows.filter((p) => redactWord(p.webhook_url!) !== p.webhook_url);
+  if (moved.length === 0) return;
+  await c.query('ALTER TABLE prepared_runs DISABLE TRIGGER prepared_runs_append_only');
+  for (const p of moved) {
+    const rows = await c.query<Parameters<typeof approvalHash>[0] & { reference_id: string }>(
+      `SELECT reference_id, amount, currency, recipient, description, retry_of
+       FROM prepared_payouts WHERE prep = $1`,
+      [p.id],
+    );
+    const payouts = rows.rows.map((x) => ({ ...x, hash: approvalHash(x) }));
+    const bound = {
+      ...p,
+      service: serviceIdentity(p.service),
+      webhook_url: redactWord(p.webhook_url!),
+    };
+    await c.query('UPDATE prepared_runs SET webhook_url = $1, content_hash = $2 WHERE id = $3', [
+      bound.webhook_url,
+      contentHash(payouts, bound),
+      p.id,
+    ]);
+  }
+  await c.query('ALTER TABLE prepared_runs ENABLE TRIGGER prepared_runs_append_only');
 }
