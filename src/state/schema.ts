@@ -463,8 +463,9 @@ export const STEPS: readonly SchemaStep[] = [
   { ops: [{ sql: 'ALTER TABLE approvals ADD COLUMN review TEXT' }] },
   // Issue 47: the service's later word on each payout, appended (checks-table.ts).
   CHECKS_STEP,
-  // Issue 48: a prepared run's webhook URL kept without its password, as every role reads it.
-  { only: 'pg', ops: [], client: 'webhook_passwords' },
+  // Issue 48: a prepared run's webhook URL kept without its password, as every role reads it
+  // (a shared history's; state.db keeps no prepared run).
+  { ops: [], client: 'webhook_passwords' },
 ];
 
 /** state.db's steps: step i takes `PRAGMA user_version` from i to i + 1. */
