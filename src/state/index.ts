@@ -8,7 +8,8 @@ export {
   type Sighting,
 } from './intake.js';
 export type { OutcomeResult } from './outcome-result.js';
-export { type ChargeMinor, type ReportRow, RunOutcomes } from './outcomes.js';
+export type { ChargeMinor } from './outcome-tally.js';
+export { type ReportRow, RunOutcomes } from './outcomes.js';
 export {
   type OpenRunOptions,
   type RunPayout,
