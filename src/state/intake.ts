@@ -28,7 +28,7 @@ export function thisMachine(): Sender {
   return { host: hostname(), user };
 }
 
-/** The tables of a dry run's private database (schema.ts). */
+/** The tables of a dry run's private database (staging-schema.ts). */
 const STAGING_SQL = migrationsFor(STAGING, 'sqlite').join('');
 
 /**
