@@ -14,11 +14,8 @@ import { ExitCode } from '../../exit-codes.js';
 import { displayText } from '../../output/display.js';
 import { shortTime } from '../../output/table.js';
 import { privateTmp, runIdFor } from '../../state/index.js';
-import {
-  type PreparedPayout,
-  type PreparedRun,
-  preparedFigures,
-} from '../../state/pg/approvals.js';
+import type { PreparedPayout, PreparedRun } from '../../state/pg/approvals.js';
+import { preparedFigures } from '../../state/pg/prepared-figures.js';
 import { findPrepared } from '../../state/pg/approvals.js';
 import { redactWord } from '../../state/pg/url.js';
 import { decide } from '../send/decide.js';

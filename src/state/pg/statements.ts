@@ -8,7 +8,7 @@ import { approvalHash, type Bound, contentHash } from '../approval-hash.js';
 import { placeholders } from '../dialect.js';
 import { serviceIdOf } from '../hash.js';
 import { PAYOUT_ROWS, rowsStatements, type Statement } from '../journal-sql.js';
-import { PAYOUTS_NOW } from '../schema.js';
+import { PAYOUTS_NOW } from '../tables.js';
 import { redactWord } from './url.js';
 import type { JournalRecord, StagedPayout } from '../../domain/records.js';
 
