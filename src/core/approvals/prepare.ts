@@ -32,7 +32,7 @@ import { prepState, withShared } from './common.js';
 import { boundDifferences, notApproved, recordPrepared, sendCommandOf } from './gate.js';
 import { preparedScreen } from './screen.js';
 import { preparedDoc } from './screen-doc.js';
-import { gated, sendArgsOf, summaryNotes } from './send.js';
+import { gated, sendArgsOf, sharedOf, summaryNotes } from './send.js';
 
 /**
  * --prepare: checks the files as a send does from the history (what earlier runs hold,
@@ -68,7 +68,7 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
     ...(opts.note ? { note: opts.note } : {}),
     send_args: sendArgsOf(ctx),
   });
-  const doc = await withShared(deps.stateUrl!, async (h) =>
+  const doc = await withShared(sharedOf(ctx), async (h) =>
     preparedDoc(await preparedScreen(h, prep)),
   );
   if (output.json) {

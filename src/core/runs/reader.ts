@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Output } from '../../output/output.js';
+import type { PgHistory } from '../../state/pg/history.js';
 import {
   openStateDb,
   type RowReader,
@@ -21,21 +22,34 @@ export interface RunsSource {
   stateUrl?: string;
   /** Ends the wait for a shared history's connection at once (a Ctrl-C). */
   stop?: AbortSignal;
+  /** A session open on the shared history (withSession), which every read shares. */
+  session?: PgHistory;
 }
 
-/** Runs `read` on a shared history. */
-async function withHistory<T>(
-  url: string,
-  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
-  stop?: AbortSignal,
-): Promise<T> {
-  const { PgHistory } = await import('../../state/pg/history.js');
-  const history = await PgHistory.open(url, stop);
+type Read<T> = (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>;
+
+/** Runs `read` on a shared history's session. */
+function readOn<T>(history: PgHistory, read: Read<T>): Promise<T> {
   const write = rowWriterOf((sql, params) => history.rows(sql, params));
+  return read((sql, params) => history.rows(sql, params), write, write);
+}
+
+/**
+ * Runs `work` with one session on the shared history, when runs are read from one, that its
+ * reads share: one login rather than one a read (on a distant server each costs round trips
+ * for TCP, TLS and the password's exchange).
+ */
+export async function withSession<T>(
+  from: RunsSource,
+  work: (from: RunsSource) => Promise<T>,
+): Promise<T> {
+  if (!from.stateUrl || from.session) return work(from);
+  const { PgHistory } = await import('../../state/pg/history.js');
+  const session = await PgHistory.open(from.stateUrl, from.stop);
   try {
-    return await read((sql, params) => history.rows(sql, params), write, write);
+    return await work({ ...from, session });
   } finally {
-    await history.close();
+    await session.close();
   }
 }
 
@@ -48,9 +62,9 @@ async function withHistory<T>(
 export async function withRunReader<T>(
   from: RunsSource,
   output: Output,
-  read: (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>,
+  read: Read<T>,
 ): Promise<T | undefined> {
-  if (from.stateUrl) return withHistory(from.stateUrl, read, from.stop);
+  if (from.stateUrl) return withSession(from, (f) => readOn(f.session!, read));
   const file = join(from.stateDir, STATE_DB);
   if (!existsSync(file)) return undefined;
   const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });
