@@ -22,8 +22,8 @@ export interface RunsSource {
   stateUrl?: string;
   /** Ends the wait for a shared history's connection at once (a Ctrl-C). */
   stop?: AbortSignal;
-  /** A session open on the shared history (withSession), which every read shares. */
-  session?: PgHistory;
+  /** The session every read of the shared history shares (sharedSession), opened at the first. */
+  session?: (stop?: AbortSignal) => Promise<PgHistory>;
 }
 
 type Read<T> = (rows: RowReader, keep: RowWriter, write: RowWriter) => Promise<T>;
@@ -35,21 +35,40 @@ function readOn<T>(history: PgHistory, read: Read<T>): Promise<T> {
 }
 
 /**
- * Runs `work` with one session on the shared history, when runs are read from one, that its
+ * `from` with one session on its shared history, when runs are read from one, that all its
  * reads share: one login rather than one a read (on a distant server each costs round trips
- * for TCP, TLS and the password's exchange).
+ * for TCP, TLS and the password's exchange). Opened at the first read (a read that failed to
+ * open it leaves the next to try again); close() ends it.
  */
+export function sharedSession(from: RunsSource): RunsSource & { close(): Promise<void> } {
+  const url = from.stateUrl;
+  if (!url || from.session) return { ...from, close: async () => {} };
+  let opening: Promise<PgHistory> | undefined;
+  const session = (stop?: AbortSignal) => {
+    opening ??= import('../../state/pg/history.js').then(({ PgHistory }) =>
+      PgHistory.open(url, stop),
+    );
+    opening.catch(() => {
+      opening = undefined;
+    });
+    return opening;
+  };
+  const close = async () => {
+    await (await opening?.catch(() => undefined))?.close();
+  };
+  return { ...from, session, close };
+}
+
+/** Runs `work` with `from`'s reads of a shared history on one session (sharedSession). */
 export async function withSession<T>(
   from: RunsSource,
   work: (from: RunsSource) => Promise<T>,
 ): Promise<T> {
-  if (!from.stateUrl || from.session) return work(from);
-  const { PgHistory } = await import('../../state/pg/history.js');
-  const session = await PgHistory.open(from.stateUrl, from.stop);
+  const shared = sharedSession(from);
   try {
-    return await work({ ...from, session });
+    return await work(shared);
   } finally {
-    await session.close();
+    await shared.close();
   }
 }
 
@@ -64,7 +83,7 @@ export async function withRunReader<T>(
   output: Output,
   read: Read<T>,
 ): Promise<T | undefined> {
-  if (from.stateUrl) return withSession(from, (f) => readOn(f.session!, read));
+  if (from.stateUrl) return withSession(from, async (f) => readOn(await f.session!(f.stop), read));
   const file = join(from.stateDir, STATE_DB);
   if (!existsSync(file)) return undefined;
   const db = await openStateDb(from.stateDir, { notice: (m) => output.warn(m) });

@@ -135,7 +135,8 @@ async function listRuns(from: RunsSource, output: Output, listing: RunListing): 
   )) ?? { runs: [], total: 0 };
   const more = want.from + runs.length < total;
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
-  const preps = prepared && from.session ? await prepared.preparedRuns(from.session) : [];
+  const preps =
+    prepared && from.session ? await prepared.preparedRuns(await from.session(from.stop)) : [];
   if (output.json) {
     output.document({
       runs: runs.map(runJson),
@@ -223,7 +224,7 @@ async function showOne(
   const { retry, view } = how;
   const prepared = from.session ? await import('./prepared.js') : undefined;
   if (prepared && from.session && /^p[0-9a-f]*$/.test(id) && !retry) {
-    if (await prepared.showPrepared(from.session, id, output, view)) return 0;
+    if (await prepared.showPrepared(await from.session(from.stop), id, output, view)) return 0;
   }
   const shown = await withRunReader(from, output, async (read, keep) => {
     const found = await readRunIn(read, id, keep);
@@ -237,7 +238,9 @@ async function showOne(
   const { run, written } = shown;
   const { summary, payouts } = run;
   const approval =
-    prepared && from.session ? await prepared.approvalOf(from.session, summary.run_id) : undefined;
+    prepared && from.session
+      ? await prepared.approvalOf(await from.session(from.stop), summary.run_id)
+      : undefined;
   if (output.json) {
     output.document({
       ...runJson(summary),
