@@ -19,6 +19,7 @@ import {
   preparedFigures,
 } from '../../state/pg/approvals.js';
 import { findPrepared } from '../../state/pg/approvals.js';
+import type { PgHistory } from '../../state/pg/history.js';
 import { decide } from '../send/decide.js';
 import { factsOf, refuse, tellingOf } from '../send/facts.js';
 import { splitOf } from '../send/fates.js';
@@ -28,7 +29,7 @@ import { totalsDoc } from '../send/render.js';
 import type { SendContext, SendDeps } from '../send/staging.js';
 import { destinationOf, summaryText } from '../send/summary.js';
 import { SANDBOX_SERVICE_KEY } from '../service.js';
-import { prepState, withShared } from './common.js';
+import { prepState, type SharedAt, withShared } from './common.js';
 import { boundDifferences, notApproved, recordPrepared, sendCommandOf } from './gate.js';
 import { preparedScreen } from './screen.js';
 import { preparedDoc } from './screen-doc.js';
@@ -103,7 +104,28 @@ export async function sendApproved(
     );
   }
   const dir = privateTmp(join(deps.stateDir, 'tmp'));
-  const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
+  // One session reads the approved run and serves its send.
+  const { PgHistory } = await import('../../state/pg/history.js');
+  const session = await PgHistory.open(deps.stateUrl, deps.interrupt);
+  try {
+    return await sendApprovedOn(session, { opts, deps, dir, sendFiles });
+  } finally {
+    await session.close();
+  }
+}
+
+/** sendApproved on its session. */
+async function sendApprovedOn(
+  session: PgHistory,
+  a: {
+    opts: SendOptions & { approved: string };
+    deps: SendDeps & { stateUrl: string };
+    dir: string;
+    sendFiles: (opts: SendOptions, deps: SendDeps) => Promise<number>;
+  },
+): Promise<number> {
+  const { opts, deps, dir, sendFiles } = a;
+  const { path, prep } = await approvedFile(session, opts.approved, dir, deps.pid);
   try {
     const where = await deps.preview();
     refuseOtherBound(prep, {
@@ -118,7 +140,7 @@ export async function sendApproved(
       batchReference: prep.batch_reference ?? undefined,
       webhookUrl: prep.webhook_url ?? undefined,
     };
-    return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
+    return await sendFiles(from, { ...deps, session, approvedName: `approved:${prep.prep_id}` });
   } finally {
     rmSync(path, { force: true });
   }
@@ -135,12 +157,12 @@ function cell(text: string | null): string {
  * in `dir` for the send to read as it reads any file; the run with its batch and webhook.
  */
 export async function approvedFile(
-  url: string,
+  at: SharedAt,
   prepId: string,
   dir: string,
   pid: number,
 ): Promise<{ path: string; prep: PreparedRun }> {
-  return withShared(url, async (h) => {
+  return withShared(at, async (h) => {
     const prep = await findPrepared(h, prepId);
     if (!prep)
       throw new UsageError(

@@ -56,6 +56,8 @@ export interface SendDeps {
   clock?: Clock;
   /** A shared history (postgres://…) to use instead of the state folder's state.db. */
   stateUrl?: string;
+  /** A session open on that history (send --approved's), which the send uses and leaves open. */
+  session?: PgHistory;
   /** The user and host a shared history's lock names (tests pretend to be another machine). */
   lockHolder?: { host?: string; user?: string };
   /** The input's name when it is an approved run's payouts (`approved:RUN`). */
@@ -127,13 +129,12 @@ export interface SendContext {
 export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
   // The writer thread of state.db starts first: it loads its code while state.db is opened.
   const thread = opts.dryRun || deps.stateUrl ? undefined : builtWriterThread();
-  const shared = deps.stateUrl
-    ? await (await import('../../state/pg/store.js')).sharedHistory(
-        deps.stateUrl,
-        deps.lockHolder,
-        deps.interrupt,
-      )
-    : undefined;
+  const pg = deps.stateUrl ? await import('../../state/pg/store.js') : undefined;
+  const shared = deps.session
+    ? pg?.sharedStore(deps.session, deps.lockHolder ?? {}, false)
+    : deps.stateUrl
+      ? await pg?.sharedHistory(deps.stateUrl, deps.lockHolder, deps.interrupt)
+      : undefined;
   const history =
     shared ??
     localHistory(deps.stateDir, {

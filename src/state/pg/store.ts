@@ -41,7 +41,18 @@ export async function sharedHistory(
   holder: { host?: string; user?: string } = {},
   stop?: AbortSignal,
 ): Promise<SharedStore> {
-  const history = await PgHistory.open(url, stop);
+  return sharedStore(await PgHistory.open(url, stop), holder, true);
+}
+
+/**
+ * A send's store on a session already open: `owned`, closed with the store; else its opener's
+ * to close (send --approved's, which read the approved run on it).
+ */
+export function sharedStore(
+  history: PgHistory,
+  holder: { host?: string; user?: string },
+  owned: boolean,
+): SharedStore {
   return {
     session: history,
     name: `the shared history at ${history.where}`,
@@ -84,6 +95,8 @@ export async function sharedHistory(
         session: history.session,
       };
     },
-    close: () => history.close(),
+    close: async () => {
+      if (owned) await history.close();
+    },
   };
 }
