@@ -327,6 +327,17 @@ async function once(limit, f) {
 }
 
 const list = (xs, fmt) => xs.map(fmt).join(', ');
+
+/** The runs' problems and the pace targets they miss (1.15x the ideal, 10% 429s); marks the bench failed. */
+function judged(runs) {
+  const problems = runs.flatMap((o) => o.problems);
+  const worst = Math.max(...runs.map((o) => o.ratio));
+  const worstShare = Math.max(...runs.map((o) => o.share));
+  if (worst > 1.15) problems.push(`${worst.toFixed(2)}x the ideal (target 1.15x)`);
+  if (worstShare > 0.1) problems.push(`${(worstShare * 100).toFixed(1)}% 429s (target 10%)`);
+  failed ||= problems.length > 0;
+  return problems;
+}
 try {
   for (const limit of LIMITS) {
     const bare =
@@ -342,12 +353,7 @@ try {
           `${limit.name}, ${f.name}: ${o.ratio.toFixed(2)}x from the first request, ${o.wallRatio.toFixed(2)}x wall, ${(o.share * 100).toFixed(1)}% 429s\n`,
         );
       }
-      const problems = runs.flatMap((o) => o.problems);
-      const worst = Math.max(...runs.map((o) => o.ratio));
-      const worstShare = Math.max(...runs.map((o) => o.share));
-      if (worst > 1.15) problems.push(`${worst.toFixed(2)}x the ideal (target 1.15x)`);
-      if (worstShare > 0.1) problems.push(`${(worstShare * 100).toFixed(1)}% 429s (target 10%)`);
-      failed ||= problems.length > 0;
+      const problems = judged(runs);
       table.push({
         service: limit.name,
         flags: f.name,
@@ -446,12 +452,7 @@ async function reconcileRow() {
       `reconcile of ${RECONCILE_PAYOUTS}: ${o.ratio.toFixed(2)}x from the first lookup, ${o.wallRatio.toFixed(2)}x wall, ${(o.share * 100).toFixed(1)}% 429s\n`,
     );
   }
-  const problems = runs.flatMap((o) => o.problems);
-  const worst = Math.max(...runs.map((o) => o.ratio));
-  const worstShare = Math.max(...runs.map((o) => o.share));
-  if (worst > 1.15) problems.push(`${worst.toFixed(2)}x the ideal (target 1.15x)`);
-  if (worstShare > 0.1) problems.push(`${(worstShare * 100).toFixed(1)}% 429s (target 10%)`);
-  failed ||= problems.length > 0;
+  const problems = judged(runs);
   table.push({
     service: `reconcile --run of ${RECONCILE_PAYOUTS} payouts; lookups: token bucket ${LOOKUPS.rate}/s (burst ${LOOKUPS.burst}), ${LOOKUPS.latencyMs} ms, Retry-After: 1`,
     flags: 'default',
