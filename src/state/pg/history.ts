@@ -76,6 +76,8 @@ export class PgHistory {
   private locksHeld = 0;
   /** Whether the session's connection was lost (the server stopped, the network dropped). */
   private connectionLost = false;
+  /** Services the history was seen to hold runs of (hasRuns). */
+  private readonly withRuns = new Set<string>();
 
   private constructor(
     private client: pg.Client,
@@ -138,8 +140,10 @@ export class PgHistory {
   static async open(url: string, stop?: AbortSignal): Promise<PgHistory> {
     const history = new PgHistory(await connectTo(url, stop), url);
     try {
-      await history.migrate();
-      await history.nameSession();
+      if (!(await history.current())) {
+        await history.migrate();
+        await history.nameSession();
+      }
     } catch (err) {
       await history.close();
       throw err;
@@ -185,6 +189,26 @@ export class PgHistory {
         throw err;
       }
     });
+  }
+
+  /**
+   * Whether the schema is current, as it is for every run but the first: its version and the
+   * session's name in one round trip (two statements of one simple query). Otherwise (no
+   * schema yet, an older one that lacks payouts_session(), a newer one), open() migrates.
+   */
+  private async current(): Promise<boolean> {
+    const both = 'SELECT version FROM schema_version; SELECT payouts_session() AS me';
+    const read = await this.serial('reading its schema version', (c) =>
+      c.query(both).then(
+        (r) => r as unknown as Array<pg.QueryResult<{ version?: number; me?: string }>>,
+        () => undefined,
+      ),
+    );
+    const version = read?.[0]?.rows[0]?.version;
+    const me = read?.[1]?.rows[0]?.me;
+    if (version !== PG_MIGRATIONS.length || me === undefined) return false;
+    this.me = me;
+    return true;
   }
 
   /** The schema version the database holds (0: none yet). */
@@ -331,11 +355,17 @@ export class PgHistory {
     return out;
   }
 
-  /** Whether the history holds any run of the service. */
+  /**
+   * Whether the history holds any run of the service. Once it does it always will (a run is
+   * never deleted, nor moved to another service but by a migration): asked once a session.
+   */
   async hasRuns(serviceKey: string): Promise<boolean> {
+    const service = serviceId(serviceKey);
+    if (this.withRuns.has(service)) return true;
     const r = await this.serial('looking up the service', (c) =>
-      c.query(pgText(LOOKUP.hasRuns), [serviceId(serviceKey)]),
+      c.query(pgText(LOOKUP.hasRuns), [service]),
     );
+    if (r.rows.length > 0) this.withRuns.add(service);
     return r.rows.length > 0;
   }
 
