@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { LearnedRate } from './pace-rate.js';
 
 /**
  * How many requests go to the service at once, and how fast: the pace the service allows.
@@ -64,34 +65,6 @@ const LATENCY_RISE = 2;
 const BACKOFF = 0.8;
 /** The longest pause a Retry-After may impose. */
 const MAX_PAUSE_MS = 30_000;
-/** The shortest span between two 429s over which the rate the service allowed is measured. */
-const MIN_SPAN_MS = 50;
-/** A rate measured over this long or more is held; a shorter one is probed briskly. */
-const SURE_SPAN_MS = 1_000;
-/** Clean time after which a rate measured over a short span is probed. */
-const UNSURE_PROBE_MS = 1_000;
-/** Clean time after which a held rate is probed, doubled by each probe the service refuses... */
-const PROBE_MS = 5_000;
-/** ...up to this. */
-const MAX_PROBE_MS = 60_000;
-/** A probe raises the rate by this many requests a second, or by this share when more. */
-const PROBE_STEP = 1;
-const PROBE_SHARE = 0.05;
-/** A 429 with no rate measured lowers the paced rate to this share. */
-const RATE_BACKOFF = 0.9;
-
-/** The rate the service allowed, learned at its 429s, and when to probe above it. */
-interface Learned {
-  perSecond: number;
-  /** Measured over a long enough span to hold (else probed every UNSURE_PROBE_MS). */
-  sure: boolean;
-  /** When the rate was last set or raised: the clean time before a probe counts from here. */
-  setAt: number;
-  probeMs: number;
-  /** Whether the last change raised the rate: a 429 now refuses the probe. */
-  probing: boolean;
-}
-
 /** The pace of one run's requests (or one lookup's). */
 export class Pace {
   private limitValue: number;
@@ -105,13 +78,9 @@ export class Pace {
   /** When the last decrease came: a 429 to a request started before it says nothing new. */
   private decreasedAt = Number.NEGATIVE_INFINITY;
   private pauseUntil = 0;
-  /** The rate the service allowed (undefined: starts are not paced). */
-  private learned: Learned | undefined;
+  /** The rate the service allowed, once learned (pace-rate.ts): starts then keep to it. */
+  private readonly rate = new LearnedRate();
   private nextStart = 0;
-  /** The request of the last 429 that began an episode: the allowed rate counts from its send. */
-  private anchor: { at: number; sent: number } | undefined;
-  /** Places of the requests refused since the anchor's. */
-  private refusedSent: number[] = [];
   /** When the last episode of 429s began: a 429 to a request sent before belongs to it. */
   private episodeAt = Number.NEGATIVE_INFINITY;
   /** Answers without a 429 since that episode: the service is taking requests. */
@@ -244,21 +213,11 @@ export class Pace {
     }
   }
 
-  /**
-   * Milliseconds between request starts at the learned rate (0 when not paced). After enough
-   * clean time the rate is probed upwards by a small step, never by a multiple, so a service
-   * with a steady limit is asked for more seldom.
-   */
+  /** Milliseconds between request starts: at the learned rate (LearnedRate), else spread. */
   private interval(now: number): number {
-    const l = this.learned;
-    if (!l) return this.spread();
-    if (now - l.setAt >= (l.sure ? l.probeMs : UNSURE_PROBE_MS)) {
-      l.perSecond += Math.max(PROBE_STEP, l.perSecond * PROBE_SHARE);
-      l.setAt = now;
-      l.probing = true;
-      this.opts.onChange?.(this.limit, `probing at ${l.perSecond.toFixed(1)} requests a second`);
-    }
-    return 1000 / l.perSecond;
+    const probed = (perSecond: number) =>
+      this.opts.onChange?.(this.limit, `probing at ${perSecond.toFixed(1)} requests a second`);
+    return this.rate.interval(now, probed) ?? this.spread();
   }
 
   /**
@@ -285,7 +244,7 @@ export class Pace {
    */
   private throttled(now: number, permit: Permit, retryAfterMs: number | undefined): void {
     this.throttles += 1;
-    this.refusedSent.push(permit.sent);
+    this.rate.refused(permit.sent);
     const took = this.sentBefore(permit);
     this.holdForAnswer = true;
     // Refused with nothing taken since the last episode and nothing else in flight.
@@ -299,50 +258,24 @@ export class Pace {
     this.episodeAt = now;
     this.okSinceEpisode = 0;
     const safe = this.afterDecrease;
-    const rateBinds = this.learned
+    const rateBinds = this.rate.known
       ? this.waitedForRate
       : safe !== undefined && permit.inFlight <= safe;
     this.waitedForRate = false;
-    if (!this.learned && safe !== undefined && !rateBinds) this.countBinds = true;
+    if (!this.rate.known && safe !== undefined && !rateBinds) this.countBinds = true;
     if (rateBinds) this.learn(now, permit);
-    else if (this.learned) this.learned.setAt = now;
-    this.anchor = { at: Math.max(permit.startedAt, this.pauseUntil), sent: permit.sent };
-    this.refusedSent = [];
+    else this.rate.held(now);
+    this.rate.anchorAt(Math.max(permit.startedAt, this.pauseUntil), permit.sent);
     const why = `the service answered 429${retryAfterMs ? ` (Retry-After ${retryAfterMs} ms)` : ''}`;
     this.throttledAt = this.limit;
     this.decrease(why, took);
   }
 
-  /**
-   * Keeps to the rate the service allowed: the requests it took between the last episode's
-   * refused request and this one, over the time between them (a token bucket's rate, when
-   * it was emptied at both). A refused probe doubles the clean time before the next.
-   */
+  /** Keeps to the rate the service allowed up to this refused request (LearnedRate.learn). */
   private learn(now: number, permit: Permit): void {
-    const measured = this.allowedRate(permit);
-    const l = this.learned;
-    const paced = l?.perSecond ?? Number.POSITIVE_INFINITY;
-    const perSecond = Math.min(measured?.perSecond ?? paced * RATE_BACKOFF, paced);
-    if (!Number.isFinite(perSecond) || perSecond <= 0) return;
-    const probeMs = l ? (l.probing ? Math.min(l.probeMs * 2, MAX_PROBE_MS) : l.probeMs) : PROBE_MS;
-    const sure = (measured?.spanMs ?? 0) >= SURE_SPAN_MS || (l?.sure ?? false);
-    this.learned = { perSecond, sure, setAt: now, probeMs, probing: false };
+    const perSecond = this.rate.learn(now, permit);
+    if (perSecond === undefined) return;
     this.opts.onChange?.(this.limit, `pacing at ${perSecond.toFixed(1)} requests a second`);
-  }
-
-  /**
-   * Requests a second the service took from the anchor's request to this one, if measurable;
-   * half a request more, for the token that was refilling when this one was refused.
-   */
-  private allowedRate(permit: Permit): { perSecond: number; spanMs: number } | undefined {
-    const a = this.anchor;
-    if (!a || !permit.sent) return undefined;
-    const spanMs = permit.startedAt - a.at;
-    if (spanMs < MIN_SPAN_MS) return undefined;
-    const refused = this.refusedSent.filter((s) => s > a.sent && s < permit.sent).length;
-    const took = permit.sent - a.sent - 1 - refused;
-    if (took < 1) return undefined;
-    return { perSecond: ((took + 0.5) * 1000) / spanMs, spanMs };
   }
 
   /**

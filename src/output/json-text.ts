@@ -1,7 +1,9 @@
 /**
  * The text of --json output: amounts digit for digit (RawNumber), the items of a long list
- * (rawListItem), and --json-lines' lines: a result line each, then the summary line.
+ * (rawListItem) and a document that ends in a list of them (writeRawList), and --json-lines'
+ * lines: a result line each, then the summary line.
  */
+import { InternalError } from '../errors.js';
 
 /** A JSON number kept as its exact decimal text (an amount), written into --json output as is. */
 export class RawNumber {
@@ -55,4 +57,47 @@ export function documentLines(doc: unknown): string[] {
   const { results, ...rest } = (doc ?? {}) as { results?: unknown };
   if (!Array.isArray(results)) return [`${stringifyJson(doc, 0)}\n`];
   return [...results.map((r) => resultLine(stringifyJson(r, 0))), summaryLine(rest)];
+}
+
+/** Where writeRawList writes: false from `write` when the caller should wait for `drained`. */
+export interface RawListSink {
+  write(text: string): boolean;
+  drained(): Promise<void>;
+}
+
+/**
+ * Writes a document whose last field, `key`, is a list given as raw chunks of items as
+ * rawListItem made them (Output.printJsonWithRawList), waiting for a slow reader.
+ */
+export async function writeRawList(
+  head: Record<string, unknown>,
+  key: string,
+  chunks: Iterable<string>,
+  out: RawListSink,
+): Promise<void> {
+  const opening = stringifyJson(head);
+  out.write(`${opening === '{}' ? '{' : `${opening.slice(0, -2)},`}\n  ${JSON.stringify(key)}: [`);
+  // The last item must lose its comma: the latest chunk is held back until the next arrives.
+  let held: string | undefined;
+  for (const chunk of chunks) {
+    if (chunk.length === 0) continue;
+    if (held === undefined) {
+      out.write('\n');
+      held = chunk;
+    } else if (chunk.length < RAW_ITEM_END.length) {
+      held += chunk;
+    } else {
+      // A pipe to a slow reader fills up: wait for it rather than buffer the whole run.
+      if (!out.write(held)) await out.drained();
+      held = chunk;
+    }
+  }
+  if (held === undefined) {
+    out.write(']\n}\n');
+    return;
+  }
+  if (!held.endsWith(RAW_ITEM_END)) {
+    throw new InternalError('a raw JSON list does not end with a complete item');
+  }
+  out.write(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
 }

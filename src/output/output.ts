@@ -1,11 +1,12 @@
 import { once } from 'node:events';
 import type { ChalkInstance } from 'chalk';
-import { errorCode, InternalError, InterruptedError } from '../errors.js';
+import { errorCode, InternalError } from '../errors.js';
 import type { Env } from '../paths.js';
 import { type ChalkConstructor, colorLevel, PLAIN } from './colors.js';
 import { terminalText } from './display.js';
 import { LiveLine } from './live-line.js';
-import { documentLines, RAW_ITEM_END, stringifyJson, summaryLine } from './json-text.js';
+import { documentLines, stringifyJson, summaryLine, writeRawList } from './json-text.js';
+import { askHidden, askLine, saysYes } from './prompts.js';
 import type { InStream, OutStream } from './streams.js';
 import { type TableLayout, terminalTable, tsvTable } from './table.js';
 
@@ -215,33 +216,10 @@ export class Output {
     chunks: Iterable<string>,
   ): Promise<void> {
     this.claimJson();
-    const opening = stringifyJson(head);
-    this.writeOut(
-      `${opening === '{}' ? '{' : `${opening.slice(0, -2)},`}\n  ${JSON.stringify(key)}: [`,
-    );
-    // The last item must lose its comma: the latest chunk is held back until the next arrives.
-    let held: string | undefined;
-    for (const chunk of chunks) {
-      if (chunk.length === 0) continue;
-      if (held === undefined) {
-        this.writeOut('\n');
-        held = chunk;
-      } else if (chunk.length < RAW_ITEM_END.length) {
-        held += chunk;
-      } else {
-        // A pipe to a slow reader fills up: wait for it rather than buffer the whole run.
-        if (!this.writeOut(held)) await this.drained();
-        held = chunk;
-      }
-    }
-    if (held === undefined) {
-      this.writeOut(']\n}\n');
-      return;
-    }
-    if (!held.endsWith(RAW_ITEM_END)) {
-      throw new InternalError('a raw JSON list does not end with a complete item');
-    }
-    this.writeOut(`${held.slice(0, -RAW_ITEM_END.length)}\n  ]\n}\n`);
+    await writeRawList(head, key, chunks, {
+      write: (text) => this.writeOut(text),
+      drained: () => this.drained(),
+    });
   }
 
   /** Writes to stdout unless its reader has gone; false when the caller should wait for drain. */
@@ -372,76 +350,15 @@ export class Output {
 
   /** Asks a yes/no question on the terminal; the default is No. */
   async confirm(question: string): Promise<boolean> {
-    const answer = await this.ask(`${question} [y/N] `);
-    return /^y(es)?$/i.test(answer.trim());
+    return saysYes(await this.ask(`${question} [y/N] `));
   }
 
-  /** Asks for a line of text on the terminal; `hidden` keeps it from being echoed. */
+  /** Asks for a line of text on the terminal (prompts.ts); `hidden` keeps it from being echoed. */
   async ask(text: string, hidden = false): Promise<string> {
     this.clearProgress();
     const question = terminalText(text, { colours: this.errColor.level > 0, lineBreaks: true });
-    if (hidden) return this.askHidden(question);
-    const { createInterface } = await import('node:readline');
-    const stderr = this.opts.stderr;
-    const rl = createInterface({ input: this.opts.stdin, output: stderr, terminal: true });
-    try {
-      return await new Promise<string>((resolve, reject) => {
-        // Ctrl-C at a prompt (readline sees it as a key in raw mode) or the end of input
-        // is a refusal: nothing was confirmed, so nothing is sent.
-        const onClose = () => {
-          stderr.write('\n');
-          reject(new InterruptedError('interrupted at the prompt: nothing was done'));
-        };
-        rl.once('close', onClose);
-        rl.once('SIGINT', () => rl.close());
-        rl.question(question, (a) => {
-          // Only our listener: readline's own 'close' handler detaches it from stdin, and
-          // without it this interface would go on echoing what is typed at the next prompt.
-          rl.off('close', onClose);
-          resolve(a);
-        });
-      });
-    } finally {
-      rl.close();
-    }
-  }
-
-  /**
-   * Asks without echoing what is typed, through @inquirer/password. As at the other prompts,
-   * Ctrl-C or the end of input (Ctrl-D) before an answer is a refusal.
-   */
-  private async askHidden(question: string): Promise<string> {
-    const [{ default: password }, { Writable }] = await Promise.all([
-      import('@inquirer/password'),
-      import('node:stream'),
-    ]);
     const { stdin, stderr } = this.opts;
-    // The prompt ends the stream it writes to when done; stderr must stay open for what follows.
-    const screen = Object.assign(
-      new Writable({ write: (chunk, _encoding, done) => stderr.write(chunk, done) }),
-      { isTTY: stderr.isTTY, columns: stderr.columns },
-    );
-    // Its readline pauses stdin when it closes (Ctrl-D, end of input), which the prompt ignores.
-    const closed = new AbortController();
-    const onPause = () => closed.abort();
-    const answer = password(
-      {
-        // Shown like the other prompts: the question alone, without glyph, colour or hint.
-        message: '',
-        theme: { prefix: question.trimEnd(), style: { help: () => '' } },
-      },
-      { input: stdin, output: screen, signal: closed.signal },
-    );
-    stdin.once('pause', onPause);
-    try {
-      return await answer;
-    } catch (err) {
-      const refused = err instanceof Error && /^(Exit|Abort)PromptError$/.test(err.name);
-      if (refused) throw new InterruptedError('interrupted at the prompt: nothing was done');
-      throw err;
-    } finally {
-      stdin.off('pause', onPause);
-    }
+    return hidden ? askHidden(stdin, stderr, question) : askLine(stdin, stderr, question);
   }
 
   /**

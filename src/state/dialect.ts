@@ -1,6 +1,6 @@
 /**
  * What differs between SQLite (state.db) and PostgreSQL (a shared history), in one place: how a
- * table definition of schema.ts becomes DDL, and how a query's `?` placeholders are written.
+ * table definition of tables.ts becomes DDL, and how a query's `?` placeholders are written.
  * Everything else in the schema and the shared queries is SQL both accept as it is.
  */
 

@@ -1,14 +1,11 @@
 /** The run's state in one SQLite database: payouts as rows, written ahead of every request. */
 export { openDatabase, openScratchDb, openStateDb, STATE_DB, type StateDb } from './db.js';
 export { HASH_VERSION, payoutHash, runIdFor, serviceId } from './hash.js';
-export {
-  type IntakeRow,
-  type Place,
-  RunIntake,
-  type Sighting,
-} from './intake.js';
+export { type Place, RunIntake, type Sighting } from './intake.js';
+export type { IntakeRow } from './row-tables.js';
 export type { OutcomeResult } from './outcome-result.js';
-export { type ChargeMinor, type ReportRow, RunOutcomes } from './outcomes.js';
+export type { ChargeMinor } from './outcome-tally.js';
+export { type ReportRow, RunOutcomes } from './outcomes.js';
 export {
   type OpenRunOptions,
   type RunPayout,

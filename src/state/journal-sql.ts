@@ -5,7 +5,7 @@
  */
 import { type ColumnType, type Dialect, placeholders, type TableDef } from './dialect.js';
 import type { JournalRecord } from '../domain/records.js';
-import { ATTEMPTS, INTENTS, PAYOUTS_NOW, REPORTS, RESULTS, WITHDRAWALS } from './schema.js';
+import { ATTEMPTS, INTENTS, PAYOUTS_NOW, REPORTS, RESULTS, WITHDRAWALS } from './tables.js';
 import { CHECKS } from './checks-table.js';
 
 /** A statement with its values, written with `?` placeholders (see placeholders()). */

@@ -2,39 +2,12 @@ import {
   type OutcomeCounts,
   outcomeKind,
   type PayoutOutcome,
-  paidByRetry,
   type RetriedAs,
 } from '../domain/outcome.js';
-import {
-  NOT_SENT as NOT_SENT_STATUS,
-  OUTCOME_UNKNOWN as OUTCOME_UNKNOWN_STATUS,
-  type StatusKind,
-} from '../domain/statuses.js';
 import type { JournalRecord } from '../domain/records.js';
 import type { StateDb } from './db.js';
 import { JOURNAL_SQL, REPORT_ROWS, RESULT_ROWS, rowsStatements } from './journal-sql.js';
-
-/** Status codes of a row (0: the run never reached the row). */
-const SUCCESS = 1;
-const PENDING = 2;
-const NOT_SENT = 3;
-/** Failed or canceled. */
-const FAILED = 4;
-/** The CLI's own "outcome unknown". */
-const OUTCOME_UNKNOWN = 5;
-/** A status the interface does not document. */
-const UNDOCUMENTED = 6;
-/** Canceled: failed to every rule (statusKind), counted apart only for the closing line. */
-const CANCELED = 7;
-const STATUS_BITS = 7;
-const SENT_EARLIER = 8;
-const HAS_CHARGES = 16;
-/** The outcome is in `reports`, not the row's stated result in `results`. */
-const REPORTED = 32;
-/** Sent earlier, found at the service (reports.sent_earlier = 2). */
-const FOUND_AT_SERVICE = 64;
-/** Failed earlier and paid by its retry (retried_as; counted as a success). */
-const PAID_BY_RETRY = 128;
+import { type ChargeMinor, OutcomeTally } from './outcome-tally.js';
 
 /** What a stated result is recorded with: its request and time. */
 interface Stated {
@@ -63,19 +36,6 @@ export interface ReportRow {
   outcome?: PayoutOutcome;
 }
 
-/** Converts a charge the service sent into minor units of its currency (undefined: not exact). */
-export type ChargeMinor = (currency: string, charges: number) => bigint | undefined;
-
-/** The code of a status, by its kind. */
-const STATUS_CODES: Record<StatusKind, number> = {
-  success: SUCCESS,
-  pending: PENDING,
-  not_sent: NOT_SENT,
-  failed: FAILED,
-  outcome_unknown: OUTCOME_UNKNOWN,
-  undocumented: UNDOCUMENTED,
-};
-
 /**
  * A row with its outcome columns, as read (raw: arrays cost less than objects): row,
  * reference_id, amount, currency, then status, transaction_id, charges, message of its stated
@@ -88,7 +48,7 @@ type OutcomeRow = [number, string, string, string, ...Array<string | number | nu
 const STATED_AT = 4;
 const REPORT_AT = 8;
 
-/** An outcome from its row's stated result (REPORTED clear) or report (set). */
+/** An outcome from its row's stated result or (reported) its report. */
 function fromRow(r: OutcomeRow, reported: boolean): PayoutOutcome {
   const at = reported ? REPORT_AT : STATED_AT;
   const o: PayoutOutcome = {
@@ -115,10 +75,11 @@ function chargesText(charges: number | undefined): string | null {
  * The outcome of each row of one send of a run. A result the service stated goes to the
  * journal's `results` once, and is the row's outcome; any other outcome (not sent, unknown,
  * sent earlier) goes to `reports`. Writes are buffered and go with the run's next commit;
- * memory holds one code byte per row, and the counts and charge totals, kept as they arrive.
+ * memory holds one code byte per row, and the counts and charge totals (OutcomeTally).
  */
 export class RunOutcomes {
-  private codes = new Uint8Array(16);
+  /** The counts, charge totals and each row's code, in memory. */
+  private readonly tally: OutcomeTally;
   /** Outcomes not written yet, by row; and stated results not written yet, by row. */
   private pending = new Map<number, PayoutOutcome>();
   private stated = new Map<number, StatedResult>();
@@ -127,29 +88,23 @@ export class RunOutcomes {
     pending: Map<number, PayoutOutcome>;
     stated: Map<number, StatedResult>;
   }> = [];
-  private readonly counts = [0, 0, 0, 0, 0, 0, 0, 0];
-  private sentEarlier = 0;
-  private foundAtService = 0;
-  private paidByRetry = 0;
   /**
    * The retry of each row that failed earlier and that a retry took on: kept in memory (a
    * run's failures are few), since `reports` keeps the row's own status and no link.
    */
   private readonly retried = new Map<number, RetriedAs>();
-  private readonly chargeTotals = new Map<string, { rows: number; minor: bigint }>();
   private readonly readOne;
   private readonly readPage;
   private readonly readStated;
   /** The error of the commit that failed: outcomes are kept in memory from then on. */
   private failure: unknown;
-  /** Rows whose outcome is in `reports` (REPORTED), as set; 0 lets reads skip the table. */
-  private reportedRows = 0;
 
   constructor(
     private readonly db: StateDb,
     private readonly run: number,
-    private readonly chargeMinor: ChargeMinor,
+    chargeMinor: ChargeMinor,
   ) {
+    this.tally = new OutcomeTally(chargeMinor);
     const select = `SELECT p.row, p.reference_id, p.amount, p.currency, d.status,
         d.transaction_id, d.charges, d.message, o.status, o.transaction_id, o.charges,
         o.message, o.sent_earlier, p.file, p.location, p.recipient, p.description
@@ -177,55 +132,19 @@ export class RunOutcomes {
 
   /** Number of rows the run reached (sent, queued or sent earlier). */
   get size(): number {
-    let n = 0;
-    for (const c of this.counts) n += c;
-    return n;
+    return this.tally.size;
   }
 
   /** Whether a row has an outcome. */
   has(row: number): boolean {
-    return row < this.codes.length && this.codes[row]! !== 0;
+    return this.tally.has(row);
   }
 
   /** Records a row's outcome (reported, unless `stated` gives the result's request); a row sent earlier keeps that mark. */
   set(row: number, outcome: PayoutOutcome, stated?: Stated): void {
-    if (row >= this.codes.length) this.grow(row + 1);
-    const prev = this.codes[row]!;
-    let o = outcome;
-    if (prev !== 0) {
-      this.counts[prev & STATUS_BITS]! -= 1;
-      if (prev & SENT_EARLIER) this.sentEarlier -= 1;
-      if (prev & FOUND_AT_SERVICE) this.foundAtService -= 1;
-      if (prev & PAID_BY_RETRY) this.paidByRetry -= 1;
-      if (prev & HAS_CHARGES) {
-        const old = this.get(row);
-        if (old?.charges !== undefined) this.addCharges(old.currency, old.charges, -1);
-      }
-      if (prev & SENT_EARLIER && !o.sent_earlier) o = { ...o, sent_earlier: true };
-    }
-    // Counted by the one rule: a payout its retry paid is a success (outcomeKind).
-    const kind = outcomeKind(o);
-    let code = kind === 'failed' && o.status === 'canceled' ? CANCELED : STATUS_CODES[kind];
-    this.counts[code]! += 1;
+    const o = this.tally.set(row, outcome, stated !== undefined, () => this.get(row));
     if (o.retried_as) this.retried.set(row, o.retried_as);
     else this.retried.delete(row);
-    if (paidByRetry(o)) {
-      code |= PAID_BY_RETRY;
-      this.paidByRetry += 1;
-    }
-    if (o.sent_earlier) {
-      code |= SENT_EARLIER;
-      this.sentEarlier += 1;
-    }
-    if (o.found_at_service) {
-      code |= FOUND_AT_SERVICE;
-      this.foundAtService += 1;
-    }
-    if (o.charges !== undefined && this.addCharges(o.currency, o.charges, 1)) code |= HAS_CHARGES;
-    // A stated result is the outcome itself, unless the row was sent earlier as well.
-    if (!stated || o.sent_earlier) code |= REPORTED;
-    if ((code & REPORTED) !== (prev & REPORTED)) this.reportedRows += code & REPORTED ? 1 : -1;
-    this.codes[row] = code;
     this.pending.set(row, o);
     // The journal keeps what was stated, whatever the row's outcome becomes later.
     if (stated) this.stated.set(row, { ...stated, outcome: o });
@@ -246,7 +165,7 @@ export class RunOutcomes {
     const waiting = this.waiting(row);
     if (waiting) return waiting;
     const r = this.readOne.get(this.run, row) as OutcomeRow | undefined;
-    return r && this.withRetry(row, fromRow(r, (this.codes[row]! & REPORTED) !== 0));
+    return r && this.withRetry(row, fromRow(r, this.tally.isReported(row)));
   }
 
   /** An outcome read from the database, with the retry that took its row on (kept in memory). */
@@ -336,7 +255,7 @@ export class RunOutcomes {
       results.push(run, row, d.req, o.status, tx, chargesText(o.charges), message, d.at);
     }
     for (const [row, o] of this.pending) {
-      if (!(this.codes[row]! & REPORTED)) continue;
+      if (!this.tally.isReported(row)) continue;
       const [tx, message] = [o.transaction_id ?? null, o.message ?? null];
       const earlier = o.found_at_service ? 2 : o.sent_earlier ? 1 : 0;
       reports.push(run, row, o.status, tx, chargesText(o.charges), message, earlier);
@@ -368,7 +287,7 @@ export class RunOutcomes {
 
   /** Every outcome in input order, read a page at a time. */
   *values(): Generator<PayoutOutcome> {
-    if (this.reportedRows > 0 || this.save() !== undefined) {
+    if (this.tally.reportedRows > 0 || this.save() !== undefined) {
       for (const r of this.reportRows()) if (r.outcome) yield r.outcome;
       return;
     }
@@ -398,11 +317,10 @@ export class RunOutcomes {
           recipient: r[15] as string,
         };
         if (r[16] != null) row.description = r[16] as string;
-        const code = this.has(r[0]) ? this.codes[r[0]]! : 0;
         // Outcomes the database could not take are still in memory (see save).
-        if (code !== 0)
+        if (this.has(r[0]))
           row.outcome =
-            this.waiting(r[0]) ?? this.withRetry(r[0], fromRow(r, (code & REPORTED) !== 0));
+            this.waiting(r[0]) ?? this.withRetry(r[0], fromRow(r, this.tally.isReported(r[0])));
         yield row;
       }
       if (page.length < PAGE_ROWS) return;
@@ -417,72 +335,21 @@ export class RunOutcomes {
 
   /** Counts by status, as countOutcomes would make them. */
   countsOf(): OutcomeCounts {
-    const n = this.counts;
-    return {
-      success: n[SUCCESS]!,
-      pending: n[PENDING]!,
-      failed: n[FAILED]! + n[CANCELED]!,
-      canceled: n[CANCELED]!,
-      unknown: n[OUTCOME_UNKNOWN]! + n[UNDOCUMENTED]!,
-      notSent: n[NOT_SENT]!,
-      sentEarlier: this.sentEarlier,
-      foundAtService: this.foundAtService,
-      paidByRetry: this.paidByRetry,
-    };
+    return this.tally.countsOf();
   }
 
-  /**
-   * Rows that reached the service whose charges are not in the totals: none stated (a result
-   * read back carries none, an unknown outcome has none) or not an exact amount.
-   */
+  /** Rows that reached the service whose charges are not in the totals (OutcomeTally). */
   chargesUnknownCount(): number {
-    let n = 0;
-    for (const code of this.codes) {
-      const status = code & STATUS_BITS;
-      if (status !== 0 && status !== NOT_SENT && !(code & HAS_CHARGES)) n += 1;
-    }
-    return n;
+    return this.tally.chargesUnknownCount();
   }
 
   /** Charge totals per currency in minor units (of max(digits, 6)), for currencies with charges. */
   chargeEntries(): Array<{ currency: string; minor: bigint }> {
-    return [...this.chargeTotals.entries()]
-      .filter(([, t]) => t.rows > 0)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([currency, t]) => ({ currency, minor: t.minor }));
+    return this.tally.chargeEntries();
   }
 
   /** One status per kind present, for exitCodeForStatuses. */
   statusKinds(): string[] {
-    const out: string[] = [];
-    if (this.counts[SUCCESS]) out.push('success');
-    if (this.counts[PENDING]) out.push('pending');
-    if (this.counts[NOT_SENT]) out.push(NOT_SENT_STATUS);
-    if (this.counts[FAILED] || this.counts[CANCELED]) out.push('failed');
-    if (this.counts[OUTCOME_UNKNOWN]) out.push(OUTCOME_UNKNOWN_STATUS);
-    // Stands for every undocumented status: exitCodeForStatuses treats them alike.
-    if (this.counts[UNDOCUMENTED]) out.push('undocumented');
-    return out;
-  }
-
-  /** Adds (sign 1) or takes back (-1) a charge; false when it is not an exact amount. */
-  private addCharges(currency: string, charges: number, sign: 1 | -1): boolean {
-    const minor = this.chargeMinor(currency, charges);
-    if (minor === undefined) return false;
-    const t = this.chargeTotals.get(currency);
-    if (t) {
-      t.rows += sign;
-      t.minor += sign === 1 ? minor : -minor;
-    } else this.chargeTotals.set(currency, { rows: 1, minor });
-    return true;
-  }
-
-  /** Makes room for `rows` rows. */
-  private grow(rows: number): void {
-    let n = this.codes.length;
-    while (n < rows) n *= 2;
-    const codes = new Uint8Array(n);
-    codes.set(this.codes);
-    this.codes = codes;
+    return this.tally.statusKinds();
   }
 }

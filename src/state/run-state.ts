@@ -6,7 +6,8 @@ import { checkpoint, lockWaitOf, type StateDb } from './db.js';
 import type { AdoptedId } from './adopt.js';
 import { JOURNAL_SQL } from './journal-sql.js';
 import type { OutcomeResult } from './outcome-result.js';
-import { type ChargeMinor, RunOutcomes } from './outcomes.js';
+import type { ChargeMinor } from './outcome-tally.js';
+import { RunOutcomes } from './outcomes.js';
 import { type StateWriter, writerFor } from './writer.js';
 
 const SQL = JOURNAL_SQL.sqlite;

@@ -14,7 +14,8 @@ import {
 import { openDatabase, type StateDb } from './db.js';
 import { guardConnection, StateError } from './errors.js';
 import type { JournalRecord } from '../domain/records.js';
-import { BATCH_ROWS, hashRows, PAYOUT_WIDTH, payoutsInsert } from './intake.js';
+import { BATCH_ROWS } from './intake.js';
+import { hashRows, PAYOUT_WIDTH, payoutsInsert } from './row-tables.js';
 import {
   applierOf,
   type WriterData,

@@ -4,11 +4,10 @@ import type { Output } from '../../output/output.js';
 import {
   findPrepared,
   type PreparedRun,
-  preparedFigures,
   recordEvent,
   sessionRole,
-  withFigures,
 } from '../../state/pg/approvals.js';
+import { preparedFigures, withFigures } from '../../state/pg/prepared-figures.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { approversOf, eventLines, prepState, thisMachine, whoText, withShared } from './common.js';
 import { keptScreen, reviewsOf } from './review.js';

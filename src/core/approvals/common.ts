@@ -5,7 +5,8 @@ import { UsageError } from '../../errors.js';
 import { type CurrencyTotals, formatMinor, moneyText, parseAmount } from '../../money/amount.js';
 import { type CurrencyTable, isoMinorUnits } from '../../money/currencies.js';
 import { shortTime } from '../../output/table.js';
-import type { Above, Machine, PreparedRun, RuleRow } from '../../state/pg/approvals.js';
+import type { Above, RuleRow } from '../../state/pg/approval-rules.js';
+import type { Machine, PreparedRun } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { count } from '../../output/display.js';
 

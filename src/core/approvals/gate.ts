@@ -13,13 +13,11 @@ import {
   type PreparedPayout,
   type PreparedRun,
   preparedByContent,
-  preparedFigures,
-  type RuleRow,
   recordEvent,
-  ruleChanges,
   runRecorded,
-  withFigures,
 } from '../../state/pg/approvals.js';
+import { type RuleRow, ruleChanges } from '../../state/pg/approval-rules.js';
+import { preparedFigures, withFigures } from '../../state/pg/prepared-figures.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import {
   approvalHash,

@@ -13,11 +13,8 @@ import { SEND_PREPARE } from '../documents.js';
 import { ExitCode } from '../../exit-codes.js';
 import { shortTime } from '../../output/table.js';
 import { privateTmp, runIdFor } from '../../state/index.js';
-import {
-  type PreparedPayout,
-  type PreparedRun,
-  preparedFigures,
-} from '../../state/pg/approvals.js';
+import type { PreparedPayout, PreparedRun } from '../../state/pg/approvals.js';
+import { preparedFigures } from '../../state/pg/prepared-figures.js';
 import { findPrepared } from '../../state/pg/approvals.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { decide } from '../send/decide.js';

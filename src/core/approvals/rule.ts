@@ -1,6 +1,6 @@
 /** `payouts approvals require|off|show`: a service's approval rule on the shared history. */
 import type { Output } from '../../output/output.js';
-import { type RuleRow, ruleChanges, setRule } from '../../state/pg/approvals.js';
+import { type RuleRow, ruleChanges, setRule } from '../../state/pg/approval-rules.js';
 import { ruleText, thresholdLines, thisMachine, whoText, withShared } from './common.js';
 
 /** The service a rule is about, and the shared history it lives in. */

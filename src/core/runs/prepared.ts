@@ -8,10 +8,9 @@ import {
   findPrepared,
   listPrepared,
   type PreparedRun,
-  preparedFigures,
   sessionRole,
-  withFigures,
 } from '../../state/pg/approvals.js';
+import { preparedFigures, withFigures } from '../../state/pg/prepared-figures.js';
 import type { PgHistory } from '../../state/pg/history.js';
 import { preparedRowTotals } from '../../state/pg/prepared-views.js';
 import { showScreen } from '../approvals/approve.js';

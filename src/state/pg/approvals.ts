@@ -1,14 +1,14 @@
 /**
- * The approval tables of a shared history (docs/approvals.md): the rule of each service,
- * prepared runs with their payouts, and what happened to each (approved, rejected, sent).
+ * The approval tables of a shared history (docs/approvals.md): prepared runs with their
+ * payouts, and what happened to each (approved, rejected, sent); the rule of each service is
+ * in approval-rules.ts, a run's figures as its payouts make them in prepared-figures.ts.
  * PostgreSQL's triggers (schema.ts) record who wrote each row and keep the rules; the checks
  * here only explain a refusal before the database makes it.
  */
 import type pg from 'pg';
 import { serviceIdentity } from '../../api/base-url.js';
 import { UsageError } from '../../errors.js';
-import { approvalHash, contentHash } from '../approval-hash.js';
-import { canonicalDecimal, serviceId } from '../hash.js';
+import { serviceId } from '../hash.js';
 import type { PgHistory } from './history.js';
 import type { PayoutRow } from '../run-state.js';
 import { wordsOf } from '../runs.js';
@@ -17,29 +17,6 @@ import { wordsOf } from '../runs.js';
 export interface Machine {
   os_user: string;
   host: string;
-}
-
-/**
- * A threshold of a rule: runs whose total in `currency` is above `amount` need approval;
- * `amount` "none": runs in that currency never do.
- */
-export interface Above {
-  currency: string;
-  amount: string;
-}
-
-/** A change of a service's approval rule; the latest is in force. */
-export interface RuleRow {
-  active: boolean;
-  /** Empty: every run needs approval; else a currency not named needs it too. */
-  above: Above[];
-  expires_days: number;
-  /** Distinct roles, none the preparer, that approve a run. */
-  approvers: number;
-  set_by: string;
-  os_user: string | null;
-  host: string | null;
-  at: string;
 }
 
 /** One thing that happened to a prepared run. */
@@ -115,89 +92,6 @@ export function sessionRole(h: PgHistory): Promise<string> {
   return h.read('reading the session role', async (c) => {
     const r = await c.query<{ role: string }>('SELECT session_user AS role');
     return r.rows[0]!.role;
-  });
-}
-
-interface RuleDbRow {
-  service: string;
-  active: number;
-  above: string | null;
-  expires_days: number;
-  approvers: number;
-  set_by: string;
-  os_user: string | null;
-  host: string | null;
-  at: string;
-}
-
-function ruleOf(r: RuleDbRow): RuleRow {
-  return {
-    active: r.active === 1,
-    above: r.above ? (JSON.parse(r.above) as Above[]) : [],
-    expires_days: r.expires_days,
-    approvers: r.approvers,
-    set_by: r.set_by,
-    os_user: r.os_user,
-    host: r.host,
-    at: r.at,
-  };
-}
-
-/**
- * Every change of a service's rule, the latest last: the rules of its URL however spelled
- * (serviceIdentity), rules recorded before the spelling was one included.
- */
-export function ruleChanges(h: PgHistory, serviceKey: string): Promise<RuleRow[]> {
-  const key = serviceIdentity(serviceKey);
-  return h.read('reading the approval rule', async (c) => {
-    const r = await c.query<RuleDbRow>(
-      `SELECT service, active, above, expires_days, approvers, set_by, os_user, host, at
-       FROM approval_rules ORDER BY id`,
-    );
-    return r.rows.filter((x) => serviceIdentity(x.service) === key).map(ruleOf);
-  });
-}
-
-/**
- * Refuses in plain words, before the database does with "permission denied", a role that may
- * not change the rule: only the history's owner (or a superuser) is granted it.
- */
-async function onlyOwner(c: pg.Client): Promise<void> {
-  const r = await c.query<{ may: boolean; role: string }>(
-    `SELECT has_table_privilege('approval_rules', 'INSERT') AS may, session_user AS role`,
-  );
-  const row = r.rows[0];
-  if (row && !row.may) {
-    throw new UsageError(
-      `only the owner of the history changes the rule: role ${row.role} may read it (payouts approvals show), not change it. Ask the administrator, who connects as the database's owner, to run this command; nothing was changed`,
-    );
-  }
-}
-
-/** Records a change of a service's rule (the database names who and when). */
-export function setRule(
-  h: PgHistory,
-  target: { serviceKey: string; service: string },
-  rule: Pick<RuleRow, 'active' | 'above' | 'expires_days' | 'approvers'>,
-  who: Machine,
-): Promise<void> {
-  const service = serviceIdentity(target.service);
-  return h.write('recording the approval rule', async (c) => {
-    await onlyOwner(c);
-    await c.query(
-      `INSERT INTO approval_rules (service_id, service, active, above, expires_days, approvers,
-         set_by, os_user, host, at) VALUES ($1, $2, $3, $4, $5, $6, '', $7, $8, '')`,
-      [
-        serviceId(service),
-        service,
-        rule.active ? 1 : 0,
-        JSON.stringify(rule.above),
-        rule.expires_days,
-        rule.approvers,
-        who.os_user,
-        who.host,
-      ],
-    );
   });
 }
 
@@ -363,102 +257,6 @@ export function preparedPayouts(h: PgHistory, id: number): Promise<PreparedPayou
     );
     return r.rows;
   });
-}
-
-/** A prepared run's figures as its payouts make them, whatever its own row says. */
-export interface PreparedFigures {
-  /** Its payouts, in row order, each hash made again from the row's columns. */
-  payouts: PreparedPayout[];
-  payout_count: number;
-  /** Per currency: count and exact decimal total. */
-  totals: PreparedRun['totals'];
-  /** Of the payouts, the service, the batch reference and the webhook URL (contentHash). */
-  content_hash: string;
-  service: string;
-  batch_reference: string | null;
-  webhook_url: string | null;
-  /** Where the prepared run's row says otherwise, what it says: empty when it is true. */
-  claims: string[];
-}
-
-/**
- * The figures of a prepared run computed from its payouts (`prepared_payouts`): what an
- * approver is shown and a send compared with, never the preparer's own count, totals or hash.
- */
-export function preparedFigures(h: PgHistory, p: PreparedRun): Promise<PreparedFigures> {
-  return h.read('reading a prepared run', async (c: pg.Client) => {
-    const rows = await c.query<PreparedPayout>(
-      `SELECT row, reference_id, amount, currency, recipient, description, hash, retry_of
-       FROM prepared_payouts WHERE prep = $1 ORDER BY row`,
-      [p.id],
-    );
-    // Exact decimal sums; a text that is not a plain decimal is counted apart, never summed.
-    const sums = await c.query<{ currency: string; count: number; total: string | null }>(
-      `SELECT currency, count(*)::int AS count,
-         CASE WHEN bool_and(amount ~ '^[0-9]+(\\.[0-9]+)?$')
-           THEN sum(CASE WHEN amount ~ '^[0-9]+(\\.[0-9]+)?$' THEN amount::numeric END)::text END AS total
-       FROM prepared_payouts WHERE prep = $1 GROUP BY currency ORDER BY currency`,
-      [p.id],
-    );
-    const payouts = rows.rows.map((x) => ({ ...x, hash: approvalHash(x) }));
-    const totals: PreparedRun['totals'] = {};
-    for (const t of sums.rows)
-      totals[t.currency] = { count: t.count, total: t.total ?? 'not a decimal' };
-    const bound = {
-      service: serviceIdentity(p.service),
-      batch_reference: p.batch_reference,
-      webhook_url: p.webhook_url,
-    };
-    const f = {
-      payouts,
-      payout_count: payouts.length,
-      totals,
-      content_hash: contentHash(payouts, bound),
-      ...bound,
-    };
-    const claims = claimsOf(p, f);
-    if (rows.rows.some((x, i) => x.hash !== payouts[i]!.hash))
-      claims.push('payout hashes its rows do not make');
-    return { ...f, claims };
-  });
-}
-
-/** What a prepared run's row claims that its payouts do not make. */
-function claimsOf(p: PreparedRun, f: Omit<PreparedFigures, 'claims'>): string[] {
-  const out: string[] = [];
-  if (p.payout_count !== f.payout_count)
-    out.push(`${p.payout_count} payouts (it holds ${f.payout_count})`);
-  if (JSON.stringify(sorted(p.totals)) !== JSON.stringify(sorted(f.totals)))
-    out.push(`totals ${JSON.stringify(p.totals)} (its payouts make ${JSON.stringify(f.totals)})`);
-  if (p.content_hash !== f.content_hash) out.push('a content hash its payouts do not make');
-  // The database keys the rule (approvers, expiry) by this text: another spelling misses it.
-  if (p.service !== f.service)
-    out.push(`the service ${JSON.stringify(p.service)}, not as payouts records ${f.service}`);
-  return out;
-}
-
-/** Totals with their currencies in order, each total as a number's text, for comparing. */
-function sorted(t: PreparedRun['totals']): Array<[string, number, string]> {
-  return Object.entries(t ?? {})
-    .map(([cur, v]): [string, number, string] => [cur, v.count, canonicalDecimal(v.total)])
-    .sort((a, b) => a[0].localeCompare(b[0]));
-}
-
-/**
- * The prepared run as its payouts make it: its count, totals and content hash computed, and
- * its retries named (a retry's original is part of what moves).
- */
-export function withFigures(p: PreparedRun, f: PreparedFigures): PreparedRun {
-  const retries = f.payouts.flatMap(({ reference_id, retry_of }) =>
-    retry_of === null ? [] : [{ reference_id, retry_of }],
-  );
-  return {
-    ...p,
-    payout_count: f.payout_count,
-    totals: f.totals,
-    content_hash: f.content_hash,
-    ...(retries.length ? { retries } : {}),
-  };
 }
 
 /**

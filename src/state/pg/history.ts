@@ -8,9 +8,9 @@
  */
 import { hostname as osHostname, userInfo } from 'node:os';
 import type pg from 'pg';
-import { PayoutsError, UsageError } from '../../errors.js';
+import { PayoutsError } from '../../errors.js';
 import { serviceId } from '../hash.js';
-import { clientWorkFor, placeholders } from '../dialect.js';
+import { placeholders } from '../dialect.js';
 import { JOURNAL_SQL, lookupSql, pgText, recordStatements } from '../journal-sql.js';
 import type { PriorRow } from '../../domain/history.js';
 import { type PriorHit, priorOfPage } from '../prior.js';
@@ -18,16 +18,15 @@ import { type ChainHit, ChainWalk } from '../chains.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
 import type { RunClaims, ServiceLock } from '../../domain/history.js';
 import { sessionClaims } from './run-claims.js';
-import { PG_MIGRATIONS, STEPS } from '../schema.js';
+import { readySession, sessionName } from './migrate.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
 import { connectTo, failure, namingOwner } from './failure.js';
-import { insertPayouts, oneStatement, rekeyServices, sameRows } from './statements.js';
+import { insertPayouts, oneStatement, sameRows } from './statements.js';
 import { type Adopting, adoption } from '../adopt.js';
 import { type Sender, thisMachine } from '../intake.js';
 import { type HistoryProbe, probeHistory } from './probe.js';
 import { redactPasswords, redactStateUrl } from './url.js';
 import {
-  LOCK_CLASS,
   type LockHolder,
   releaseServiceLock,
   takeServiceLock,
@@ -39,12 +38,6 @@ export type { HistoryProbe, LockHolder };
 
 const SQL = JOURNAL_SQL.pg;
 const LOOKUP = lookupSql('pg');
-
-/** What this client does itself after a step of PG_MIGRATIONS, by its index. */
-const PG_MIGRATION_WORK = clientWorkFor(STEPS, 'pg');
-
-/** The second key of the lock that serialises migrations. */
-const MIGRATION_LOCK = 0;
 
 /** Who asks for a service's lock: the holder it records, host and user the machine's unless given. */
 export type LockMe = Omit<LockHolder, 'host' | 'user'> & {
@@ -122,10 +115,7 @@ export class PgHistory {
 
   /** Asks the server the session's name (payouts_session()), which its attempts carry. */
   private async nameSession(): Promise<void> {
-    this.me = await this.serial('naming its session', async (c) => {
-      const r = await c.query<{ me: string }>('SELECT payouts_session() AS me');
-      return r.rows[0]!.me;
-    });
+    this.me = await this.serial('naming its session', sessionName);
   }
 
   /** The address as it may be shown. */
@@ -140,10 +130,11 @@ export class PgHistory {
   static async open(url: string, stop?: AbortSignal): Promise<PgHistory> {
     const history = new PgHistory(await connectTo(url, stop), url);
     try {
-      if (!(await history.current())) {
-        await history.migrate();
-        await history.nameSession();
-      }
+      history.me = await readySession({
+        serial: (doing, work) => history.serial(doing, work),
+        tx: (doing, work) => history.tx(doing, work),
+        where: history.where,
+      });
     } catch (err) {
       await history.close();
       throw err;
@@ -189,81 +180,6 @@ export class PgHistory {
         throw err;
       }
     });
-  }
-
-  /**
-   * Whether the schema is current, as it is for every run but the first: its version and the
-   * session's name in one round trip (two statements of one simple query). Otherwise (no
-   * schema yet, an older one that lacks payouts_session(), a newer one), open() migrates.
-   */
-  private async current(): Promise<boolean> {
-    const both = 'SELECT version FROM schema_version; SELECT payouts_session() AS me';
-    const read = await this.serial('reading its schema version', (c) =>
-      c.query(both).then(
-        (r) => r as unknown as Array<pg.QueryResult<{ version?: number; me?: string }>>,
-        () => undefined,
-      ),
-    );
-    const version = read?.[0]?.rows[0]?.version;
-    const me = read?.[1]?.rows[0]?.me;
-    if (version !== PG_MIGRATIONS.length || me === undefined) return false;
-    this.me = me;
-    return true;
-  }
-
-  /** The schema version the database holds (0: none yet). */
-  private version(): Promise<number> {
-    return this.serial('reading its schema version', async (c) => {
-      try {
-        const r = await c.query<{ version: number }>('SELECT version FROM schema_version');
-        return r.rows[0]?.version ?? 0;
-      } catch (err) {
-        // undefined_table: a database payouts has not used yet.
-        if ((err as { code?: string }).code === '42P01') return 0;
-        throw err;
-      }
-    });
-  }
-
-  /** Applies the steps the database has not seen, one migrator at a time. */
-  private async migrate(): Promise<void> {
-    // One round trip when the schema is current, as it is for every run but the first.
-    if ((await this.version()) === PG_MIGRATIONS.length) return;
-    await this.tx('updating its schema', (c) =>
-      this.migrateIn(c).catch((err) => this.ownersOnly(err)),
-    );
-  }
-
-  /** A role refused a migration's statement: only the tables' owner updates the schema. */
-  private ownersOnly(err: unknown): never {
-    const { code, message } = err as { code?: string; message?: string };
-    if (code !== '42501' || message?.startsWith('payouts: ')) throw err;
-    throw new UsageError(
-      `the shared history at ${this.where} needs its schema updated for this version of payouts (${message}), which only the owner of its tables may do: run a payouts command once as that role (for instance payouts runs); nothing was changed`,
-    );
-  }
-
-  /** migrate's steps, in its transaction. */
-  private async migrateIn(c: pg.Client): Promise<void> {
-    await c.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, MIGRATION_LOCK]);
-    await c.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
-    const r = await c.query<{ version: number }>('SELECT version FROM schema_version');
-    const current = r.rows[0]?.version ?? 0;
-    if (current > PG_MIGRATIONS.length) {
-      throw new PayoutsError(
-        `the shared history at ${this.where} was written by a newer version of payouts (schema ${current}, this version knows ${PG_MIGRATIONS.length}); update payouts to use it`,
-      );
-    }
-    for (let i = current; i < PG_MIGRATIONS.length; i++) {
-      if (PG_MIGRATIONS[i] !== '') await c.query(PG_MIGRATIONS[i]!);
-      // A history made now holds no run to rekey.
-      if (PG_MIGRATION_WORK.get(i) === 'service_ids' && current > 0) {
-        await rekeyServices(c);
-      }
-    }
-    if (r.rows.length === 0) {
-      await c.query('INSERT INTO schema_version (version) VALUES ($1)', [PG_MIGRATIONS.length]);
-    } else await c.query('UPDATE schema_version SET version = $1', [PG_MIGRATIONS.length]);
   }
 
   /**

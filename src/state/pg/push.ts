@@ -53,7 +53,7 @@ interface LocalRun {
   os_user: string | null;
 }
 
-/** The narrow tables, copied as their inserts write them (journal-sql.ts, from schema.ts). */
+/** The narrow tables, copied as their inserts write them (journal-sql.ts, from tables.ts). */
 const TABLES: readonly RowsInsert[] = [INTENT_ROWS, RESULT_ROWS, REPORT_ROWS];
 
 /** Rows of a run's table in state.db, a page at a time in row order. */

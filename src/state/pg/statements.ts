@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { placeholders } from '../dialect.js';
 import { serviceIdOf } from '../hash.js';
 import { PAYOUT_ROWS, rowsStatements, type Statement } from '../journal-sql.js';
-import { PAYOUTS_NOW } from '../schema.js';
+import { PAYOUTS_NOW } from '../tables.js';
 import type { JournalRecord, StagedPayout } from '../../domain/records.js';
 
 /** Inserts payouts of run `run`, one statement for the page (its columns as arrays). */

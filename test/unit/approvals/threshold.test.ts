@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ruleText, thresholdLines, thresholdMoney } from '../../../src/core/approvals/common.js';
-import type { RuleRow } from '../../../src/state/pg/approvals.js';
+import type { RuleRow } from '../../../src/state/pg/approval-rules.js';
 
 describe('a rule threshold in words', () => {
   it('is written as every amount is: grouped, in the currency decimals', () => {
