@@ -135,19 +135,57 @@ export function migrate(db: StateDb, path: string, lost?: StateError): void {
     throw newerSchemaError(path, current, MIGRATIONS.length);
   }
   if (current === MIGRATIONS.length) return;
-  // Step 3 derives service and run ids in SQL, as hash.ts does (PostgreSQL: sha256()).
-  db.function('sha256_16', { deterministic: true }, (text) => sha256Hex16(String(text)));
   db.transaction(() => {
     // Another process may have migrated since the version was read: read it again under the lock.
     const found = userVersion(db);
     if (found === 0 && lost) throw lost;
-    for (let i = found; i < MIGRATIONS.length; i++) {
-      db.exec(MIGRATIONS[i]!);
-      // A database made now holds no run to rekey.
-      if (MIGRATION_WORK.get(i) === 'service_ids' && found > 0) rekeyServices(db);
-    }
+    if (found === 0 && isEmpty(db)) db.exec(schemaAtOnce());
+    else applySteps(db, found);
     db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
   }).immediate();
+}
+
+/** Applies the migrations from step `found` on. */
+function applySteps(db: StateDb, found: number): void {
+  // Step 3 derives service and run ids in SQL, as hash.ts does (PostgreSQL: sha256()).
+  db.function('sha256_16', { deterministic: true }, (text) => sha256Hex16(String(text)));
+  for (let i = found; i < MIGRATIONS.length; i++) {
+    db.exec(MIGRATIONS[i]!);
+    // A database made now holds no run to rekey.
+    if (MIGRATION_WORK.get(i) === 'service_ids' && found > 0) rekeyServices(db);
+  }
+}
+
+/** Whether a database holds nothing yet. */
+function isEmpty(db: StateDb): boolean {
+  return db.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() === undefined;
+}
+
+/** The statements that make the latest schema at once, read once a process (schemaAtOnce). */
+let atOnce: string | undefined;
+
+/**
+ * What the migrations make of an empty database, as statements that make it at once: each
+ * object's definition as an in-memory database migrated step by step holds it, in the order
+ * it was made. A new database (a state folder's first use, every send's scratch database)
+ * runs these rather than every step: some 0.6 ms instead of 3.
+ */
+function schemaAtOnce(): string {
+  if (atOnce === undefined) {
+    const mem = openDatabase(':memory:');
+    try {
+      applySteps(mem, 0);
+      const made = mem
+        .prepare(
+          "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid",
+        )
+        .all() as Array<{ sql: string }>;
+      atOnce = made.map((m) => `${m.sql};`).join('\n');
+    } finally {
+      mem.close();
+    }
+  }
+  return atOnce;
 }
 
 /**

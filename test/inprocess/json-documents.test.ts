@@ -34,7 +34,7 @@ import {
   memoryRuntime,
   runMain,
 } from '../helpers/main.js';
-import { freshDatabase, query, recycledDatabase, teamRoles } from '../helpers/pg.js';
+import { query, recycledDatabase, teamRoles } from '../helpers/pg.js';
 import { RETRY_HEADER } from '../helpers/retry.js';
 import { FakeSecretStore } from '../helpers/secret-store.js';
 
@@ -272,7 +272,7 @@ describe('every command prints one document of its schema', () => {
     );
     await expectExit(
       'state push',
-      json(['state', 'push'], { ...h.env, PAYOUTS_STATE_URL: await freshDatabase() }),
+      json(['state', 'push'], { ...h.env, PAYOUTS_STATE_URL: await recycledDatabase() }),
       0,
     );
     await expectExit('state push', json(['state', 'push'], h.env), 2);
@@ -507,7 +507,7 @@ describe('every command prints one document of its schema', () => {
     expect(JSON.parse(url.stdout)).toMatchObject({ value: 'postgres://u@127.0.0.1:1/x' });
     await expectExit('config set', set('quiet_time', 'default'), 0);
     await expectExit('config set', set('base_url', 'default'), 0);
-    const shared = { ...h.env, PAYOUTS_STATE_URL: await freshDatabase() };
+    const shared = { ...h.env, PAYOUTS_STATE_URL: await recycledDatabase() };
     const checked = await expectExit('config check', json(['config', 'check'], shared), 0);
     expect(JSON.parse(checked.stdout).history).not.toBeNull();
   });

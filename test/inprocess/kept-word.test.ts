@@ -92,7 +92,7 @@ describe('a re-run of a sent file', () => {
 });
 
 describe.each(STORES)('what status keeps (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('keeps the answers about payouts the history holds, --watch too, and nothing else', async () => {
     const clock = new FakeClock();

@@ -36,7 +36,7 @@ function judged(r: { stdout: string; stderr: string }) {
 }
 
 describe.each(STORES)('a month reconciled and retried (%s)', (store) => {
-  const withStore = storeEnv(store);
+  const withStore = storeEnv(store, { migrated: true });
 
   it('finds two late failures and a return, retries them, and pays each payout once', async () => {
     const clock = new FakeClock();

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ledgerPerTest } from '../helpers/ledger-service.js';
 import { FakeClock, runMain } from '../helpers/main.js';
-import { freshDatabase, schemaOf } from '../helpers/pg.js';
+import { freshDatabase, recycledDatabase, schemaOf } from '../helpers/pg.js';
 
 // Issue 31, item 4: a state URL pg cannot use as meant is a usage error (exit 2) naming the
 // expected form, before anything is read or sent, and its password never shows.
@@ -267,7 +267,7 @@ describe("the shared history's password", () => {
   });
 
   it('comes from PGPASSWORD or ~/.pgpass when the URL has none', async () => {
-    const full = new URL(await freshDatabase());
+    const full = new URL(await recycledDatabase());
     const password = decodeURIComponent(full.password);
     full.password = '';
     const bare = full.toString();

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Runtime } from '../../context.js';
 import { exitCodesHelp } from '../../exit-codes.js';
 import type { CommandContext } from '../../context.js';
+import type { RunsSource } from '../../core/runs/reader.js';
 import type { LookupOutcome } from '../../core/status/lookup.js';
 import type { StatusFlags } from '../../core/status/options.js';
 import { InterruptedError } from '../../errors.js';
@@ -87,6 +88,8 @@ ${exitCodesHelp('status')}`,
       note: (m) => ctx.output.info(`note: ${m}`),
     });
     const service = await openService(ctx, { sandbox: Boolean(opts.sandbox) });
+    // The history's reads, when a payout failed or was not found: on one session (closed last).
+    let read: (RunsSource & { close(): Promise<void> }) | undefined;
     const { clock } = ctx.runtime;
     const deps = {
       signal: ctx.runtime.interrupt,
@@ -107,16 +110,19 @@ ${exitCodesHelp('status')}`,
       if (checked.fatal && !ctx.output.json && !partial) throw checked.fatal;
       // Where the history is, read only when a payout failed or was not found.
       const from = async () => {
-        const [{ stateDir }, { stateUrlOf }] = await Promise.all([
+        const [{ stateDir }, { stateUrlOf }, { sharedSession }] = await Promise.all([
           import('../../paths.js'),
           import('../state-url.js'),
+          import('../../core/runs/reader.js'),
         ]);
         // A stop ends the wait for a shared history at once: what it would add is left out.
-        return {
+        // Its reads, and keeping the answers after them, share one session.
+        read ??= sharedSession({
           stateDir: stateDir(ctx.runtime.env),
           stateUrl: await stateUrlOf(ctx, undefined),
           stop: ctx.runtime.interrupt,
-        };
+        });
+        return read;
       };
       const { history, report } = await withHistory(checked, {
         service,
@@ -129,7 +135,7 @@ ${exitCodesHelp('status')}`,
       const retries = [...(history?.retries?.values() ?? [])];
       const asked = new Set(references);
       const answers = [...report.outcomes, ...retries.filter((o) => !asked.has(o.reference_id))];
-      await keepAnswers(ctx, service, answers, Boolean(opts.watch));
+      await keepAnswers(ctx, service, answers, { watch: Boolean(opts.watch), read });
       const single = files.length === 0 && references.length === 1;
       await renderStatus(ctx.output, report, {
         single,
@@ -140,6 +146,7 @@ ${exitCodesHelp('status')}`,
       if (report.fatal) ctx.output.error(report.fatal.message);
       return report.exitCode;
     } finally {
+      await read?.close();
       await service.close();
     }
   });
@@ -153,7 +160,7 @@ async function keepAnswers(
   ctx: CommandContext,
   service: { sandbox: boolean; serviceKey: string; settings: { clientId: string } },
   outcomes: LookupOutcome[],
-  watch: boolean,
+  how: { watch: boolean; read?: RunsSource },
 ): Promise<void> {
   const [{ keepStatusAnswers }, { stateDir }, { stateUrlOf }] = await Promise.all([
     import('../../core/status/keep.js'),
@@ -162,11 +169,17 @@ async function keepAnswers(
   ]);
   const stateUrl = service.sandbox ? undefined : await stateUrlOf(ctx, undefined);
   const now = ctx.runtime.clock?.now() ?? Date.now();
+  // The session the history's reads opened, if any; kept without a stop, as any keeping is.
+  const read = how.read?.stateUrl === stateUrl ? how.read : undefined;
   await keepStatusAnswers(outcomes, {
-    from: { stateDir: stateDir(ctx.runtime.env), stateUrl },
+    from: {
+      stateDir: stateDir(ctx.runtime.env),
+      stateUrl,
+      ...(read ? { session: read.session } : {}),
+    },
     serviceKey: service.serviceKey,
     clientId: service.settings.clientId,
-    how: { at: new Date(now).toISOString(), by: watch ? 'status --watch' : 'status' },
+    how: { at: new Date(now).toISOString(), by: how.watch ? 'status --watch' : 'status' },
     output: ctx.output,
   });
 }

@@ -36,10 +36,18 @@ export function newPrepId(): string {
   return `p${randomBytes(8).toString('hex').slice(0, 15)}`;
 }
 
-/** Opens the shared history at `url` for `work`, and closes it. */
-export async function withShared<T>(url: string, work: (h: PgHistory) => Promise<T>): Promise<T> {
+/**
+ * A shared history: its URL, or a session already open there (a send's own, which its
+ * approval checks share rather than log in again: on a distant server every login costs
+ * round trips for TCP, TLS and the password's exchange).
+ */
+export type SharedAt = string | PgHistory;
+
+/** Runs `work` on the shared history `at`: on its open session, else on one opened and closed. */
+export async function withShared<T>(at: SharedAt, work: (h: PgHistory) => Promise<T>): Promise<T> {
+  if (typeof at !== 'string') return work(at);
   const { PgHistory } = await import('../../state/pg/history.js');
-  const h = await PgHistory.open(url);
+  const h = await PgHistory.open(at);
   try {
     return await work(h);
   } finally {

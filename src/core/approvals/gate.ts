@@ -28,6 +28,7 @@ import {
   newPrepId,
   prepState,
   ruleApplies,
+  type SharedAt,
   thresholdMoney,
   thisMachine,
   whoText,
@@ -36,7 +37,8 @@ import {
 
 /** A send's payouts, as the approval check compares them. */
 export interface GatedRun {
-  url: string;
+  /** The shared history: the send's session there. */
+  at: SharedAt;
   serviceKey: string;
   /** Each with the reference it retries, for a retry file's row. */
   payouts: Array<{ row: number; payout: PayoutRequest; retry_of?: string }>;
@@ -253,7 +255,7 @@ function belowText(rule: RuleRow, run: GatedRun): string {
  * prepared run holding the same payouts but for them stands for it (the send checks the hash).
  */
 export async function approvalStatus(run: GatedRun): Promise<ApprovalStatus> {
-  return withShared(run.url, async (h) => {
+  return withShared(run.at, async (h) => {
     const rule = (await ruleChanges(h, run.serviceKey)).at(-1);
     if (!rule?.active) return { kind: 'not needed', why: 'this service has no approval rule' };
     if (!ruleApplies(rule, run.totals, run.currencies))
@@ -281,11 +283,11 @@ export async function approvalStatus(run: GatedRun): Promise<ApprovalStatus> {
  * only when it sends nothing (all was sent earlier). A UsageError (nothing sent) otherwise.
  */
 export async function claimApproval(
-  url: string,
+  at: SharedAt,
   prep: PreparedRun,
   run: { runId: string; sendsNothing: boolean },
 ): Promise<void> {
-  await withShared(url, async (h) => {
+  await withShared(at, async (h) => {
     const now = (await findPrepared(h, prep.prep_id)) ?? prep;
     const sent = now.events.find((e) => e.decision === 'sent');
     if (run.sendsNothing) return;
@@ -315,7 +317,7 @@ export async function recordPrepared(
   prep: Omit<NewPrepared, 'prep_id' | 'content_hash' | 'serviceKey'>,
 ): Promise<PreparedRun> {
   const { rows, content, bound } = hashed(run);
-  return withShared(run.url, (h) =>
+  return withShared(run.at, (h) =>
     insertPrepared(
       h,
       {

@@ -17,6 +17,7 @@ import { privateTmp, runIdFor } from '../../state/index.js';
 import type { PreparedPayout, PreparedRun } from '../../state/pg/approvals.js';
 import { preparedFigures } from '../../state/pg/prepared-figures.js';
 import { findPrepared } from '../../state/pg/approvals.js';
+import type { PgHistory } from '../../state/pg/history.js';
 import { redactWord } from '../../state/pg/url.js';
 import { decide } from '../send/decide.js';
 import { factsOf, refuse, tellingOf } from '../send/facts.js';
@@ -27,11 +28,11 @@ import { totalsDoc } from '../send/render.js';
 import type { SendContext, SendDeps } from '../send/staging.js';
 import { destinationOf, summaryText } from '../send/summary.js';
 import { SANDBOX_SERVICE_KEY } from '../service.js';
-import { prepState, withShared } from './common.js';
+import { prepState, type SharedAt, withShared } from './common.js';
 import { boundDifferences, notApproved, recordPrepared, sendCommandOf } from './gate.js';
 import { preparedScreen } from './screen.js';
 import { preparedDoc } from './screen-doc.js';
-import { gated, sendArgsOf, summaryNotes } from './send.js';
+import { gated, sendArgsOf, sharedOf, summaryNotes } from './send.js';
 
 /**
  * --prepare: checks the files as a send does from the history (what earlier runs hold,
@@ -66,7 +67,7 @@ export async function prepareRun(ctx: SendContext): Promise<number> {
     ...(opts.note ? { note: opts.note } : {}),
     send_args: sendArgsOf(ctx),
   });
-  const doc = await withShared(deps.stateUrl!, async (h) =>
+  const doc = await withShared(sharedOf(ctx), async (h) =>
     preparedDoc(await preparedScreen(h, prep)),
   );
   if (output.json) {
@@ -101,7 +102,28 @@ export async function sendApproved(
     );
   }
   const dir = privateTmp(join(deps.stateDir, 'tmp'));
-  const { path, prep } = await approvedFile(deps.stateUrl, opts.approved, dir, deps.pid);
+  // One session reads the approved run and serves its send.
+  const { PgHistory } = await import('../../state/pg/history.js');
+  const session = await PgHistory.open(deps.stateUrl, deps.interrupt);
+  try {
+    return await sendApprovedOn(session, { opts, deps, dir, sendFiles });
+  } finally {
+    await session.close();
+  }
+}
+
+/** sendApproved on its session. */
+async function sendApprovedOn(
+  session: PgHistory,
+  a: {
+    opts: SendOptions & { approved: string };
+    deps: SendDeps & { stateUrl: string };
+    dir: string;
+    sendFiles: (opts: SendOptions, deps: SendDeps) => Promise<number>;
+  },
+): Promise<number> {
+  const { opts, deps, dir, sendFiles } = a;
+  const { path, prep } = await approvedFile(session, opts.approved, dir, deps.pid);
   try {
     const where = await deps.preview();
     refuseOtherBound(prep, {
@@ -116,7 +138,7 @@ export async function sendApproved(
       batchReference: prep.batch_reference ?? undefined,
       webhookUrl: opts.webhookUrl ?? keptWebhook(prep),
     };
-    return await sendFiles(from, { ...deps, approvedName: `approved:${prep.prep_id}` });
+    return await sendFiles(from, { ...deps, session, approvedName: `approved:${prep.prep_id}` });
   } finally {
     rmSync(path, { force: true });
   }
@@ -145,12 +167,12 @@ function cell(text: string | null): string {
  * in `dir` for the send to read as it reads any file; the run with its batch and webhook.
  */
 export async function approvedFile(
-  url: string,
+  at: SharedAt,
   prepId: string,
   dir: string,
   pid: number,
 ): Promise<{ path: string; prep: PreparedRun }> {
-  return withShared(url, async (h) => {
+  return withShared(at, async (h) => {
     const prep = await findPrepared(h, prepId);
     if (!prep)
       throw new UsageError(

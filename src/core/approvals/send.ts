@@ -32,6 +32,7 @@ import {
   type GatedRun,
   prepareCommandOf,
 } from './gate.js';
+import type { SharedAt } from './common.js';
 import { minorOf } from './screen.js';
 import { type Comparing, type SeriesNote, seriesNoteOf } from '../series-note.js';
 import { displayText } from '../../output/display.js';
@@ -155,7 +156,7 @@ export function claimRun(
   approved: PreparedRun,
   sendsNothing: boolean,
 ): Promise<void> {
-  return claimApproval(ctx.deps.stateUrl!, approved, {
+  return claimApproval(sharedOf(ctx), approved, {
     runId: runIdFor(serviceKey, ctx.plan.inputHash),
     sendsNothing,
   });
@@ -193,11 +194,16 @@ export function sendArgsOf(ctx: SendContext): string[] {
   return [...(ctx.deps.fileArgs ?? []), ...(ctx.deps.serviceArgs ?? [])];
 }
 
+/** The send's shared history: its session there (the URL of one when none is open). */
+export function sharedOf(ctx: SendContext): SharedAt {
+  return ctx.staging.shared ?? ctx.deps.stateUrl!;
+}
+
 /** What the gate needs of a run: its payouts (a retry's with its original), totals, and the command that prepares it. */
 export function gated(ctx: SendContext, serviceKey: string): GatedRun {
   const { opts, plan, staging } = ctx;
   return {
-    url: ctx.deps.stateUrl!,
+    at: sharedOf(ctx),
     serviceKey,
     // Read only once the rule is known to apply.
     get payouts() {

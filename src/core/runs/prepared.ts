@@ -14,7 +14,7 @@ import { preparedFigures, withFigures } from '../../state/pg/prepared-figures.js
 import type { PgHistory } from '../../state/pg/history.js';
 import { preparedRowTotals } from '../../state/pg/prepared-views.js';
 import { showScreen } from '../approvals/approve.js';
-import { approversOf, eventLines, withShared } from '../approvals/common.js';
+import { approversOf, eventLines, type SharedAt, withShared } from '../approvals/common.js';
 import { preparedScreen, sendingRuns, shownState } from '../approvals/screen.js';
 import { reviewsOf, showReviewed } from '../approvals/review.js';
 import { preparedDoc, preparedHead } from '../approvals/screen-doc.js';
@@ -47,8 +47,8 @@ async function listed(h: PgHistory): Promise<Array<{ run: PreparedRun; doc: List
 }
 
 /** Every prepared run of a shared history, the newest first, as `runs --json` lists them. */
-export function preparedRuns(url: string): Promise<ListedPrepared[]> {
-  return withShared(url, async (h) => (await listed(h)).map((l) => l.doc));
+export function preparedRuns(at: SharedAt): Promise<ListedPrepared[]> {
+  return withShared(at, async (h) => (await listed(h)).map((l) => l.doc));
 }
 
 /** What awaits a role's approval: the role, and each prepared run with its approvals so far. */
@@ -77,10 +77,10 @@ export function awaitingApproval(url: string): Promise<Awaiting> {
 
 /** The prepared run whose approval run `runId` sent, if any, and as listed. */
 export function approvalOf(
-  url: string,
+  at: SharedAt,
   runId: string,
 ): Promise<{ run: PreparedRun; doc: ListedPrepared } | undefined> {
-  return withShared(url, async (h) => {
+  return withShared(at, async (h) => {
     const all = await listed(h);
     return all.find((l) => l.run.events.some((e) => e.decision === 'sent' && e.run_id === runId));
   });
@@ -131,12 +131,12 @@ export async function printPreparedTable(
  * of the service shown when it is the run's.
  */
 export async function showPrepared(
-  url: string,
+  at: SharedAt,
   id: string,
   output: Output,
   opts: { all?: boolean; baseUrl?: string } = {},
 ): Promise<boolean> {
-  const shown = await withShared(url, async (h) => {
+  const shown = await withShared(at, async (h) => {
     // The figures shown are computed from the run's payouts (preparedFigures), not its own row.
     const p = await findPrepared(h, id);
     if (!p) return undefined;

@@ -13,7 +13,7 @@ import {
 } from '../../state/index.js';
 import { statusKind } from '../../domain/statuses.js';
 import { payoutJson, payoutsTable } from './payouts.js';
-import { type RunsSource, withRunReader } from './reader.js';
+import { type RunsSource, withRunReader, withSession } from './reader.js';
 import type { RetryRequest } from './retry.js';
 
 /** A run's counts in a line, those that are not zero: "4 succeeded (1 paid by a retry), 8 sent earlier". */
@@ -117,11 +117,16 @@ async function listedRuns(
  * time (a history's size costs the page nothing: runs are read by their index and each run's
  * counts are kept as of its last commit), or every run.
  */
-export async function showRunList(
+export function showRunList(
   from: RunsSource,
   output: Output,
   listing: RunListing = { page: 1, all: false },
 ): Promise<number> {
+  return withSession(from, (f) => listRuns(f, output, listing));
+}
+
+/** showRunList's work, every read of a shared history on one session. */
+async function listRuns(from: RunsSource, output: Output, listing: RunListing): Promise<number> {
   const want: RunsPage = listing.all
     ? { from: 0, size: Number.POSITIVE_INFINITY }
     : { from: (listing.page - 1) * RUNS_PAGE, size: RUNS_PAGE };
@@ -130,7 +135,8 @@ export async function showRunList(
   )) ?? { runs: [], total: 0 };
   const more = want.from + runs.length < total;
   const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
-  const preps = prepared && from.stateUrl ? await prepared.preparedRuns(from.stateUrl) : [];
+  const preps =
+    prepared && from.session ? await prepared.preparedRuns(await from.session(from.stop)) : [];
   if (output.json) {
     output.document({
       runs: runs.map(runJson),
@@ -205,9 +211,20 @@ export async function showRun(
   view: { all?: boolean; baseUrl?: string } = {},
 ): Promise<number> {
   if (retry) (await import('./retry.js')).checkRetryTarget(retry);
-  const prepared = from.stateUrl ? await import('./prepared.js') : undefined;
-  if (prepared && from.stateUrl && /^p[0-9a-f]*$/.test(id) && !retry) {
-    if (await prepared.showPrepared(from.stateUrl, id, output, view)) return 0;
+  return withSession(from, (f) => showOne(f, id, output, { retry, view }));
+}
+
+/** showRun's work, every read of a shared history on one session. */
+async function showOne(
+  from: RunsSource,
+  id: string,
+  output: Output,
+  how: { retry: RetryRequest | undefined; view: { all?: boolean; baseUrl?: string } },
+): Promise<number> {
+  const { retry, view } = how;
+  const prepared = from.session ? await import('./prepared.js') : undefined;
+  if (prepared && from.session && /^p[0-9a-f]*$/.test(id) && !retry) {
+    if (await prepared.showPrepared(await from.session(from.stop), id, output, view)) return 0;
   }
   const shown = await withRunReader(from, output, async (read, keep) => {
     const found = await readRunIn(read, id, keep);
@@ -221,8 +238,8 @@ export async function showRun(
   const { run, written } = shown;
   const { summary, payouts } = run;
   const approval =
-    prepared && from.stateUrl
-      ? await prepared.approvalOf(from.stateUrl, summary.run_id)
+    prepared && from.session
+      ? await prepared.approvalOf(await from.session(from.stop), summary.run_id)
       : undefined;
   if (output.json) {
     output.document({

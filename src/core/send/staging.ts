@@ -12,6 +12,7 @@ import type { CurrencyTable } from '../../money/currencies.js';
 import type { InStream, Output } from '../../output/output.js';
 import { lockWaitOf } from '../../state/db.js';
 import type { RunIntake } from '../../state/index.js';
+import type { PgHistory } from '../../state/pg/history.js';
 import { localHistory } from '../../state/local-history.js';
 import {
   builtWriterThread,
@@ -55,6 +56,8 @@ export interface SendDeps {
   clock?: Clock;
   /** A shared history (postgres://…) to use instead of the state folder's state.db. */
   stateUrl?: string;
+  /** A session open on that history (send --approved's), which the send uses and leaves open. */
+  session?: PgHistory;
   /** The user and host a shared history's lock names (tests pretend to be another machine). */
   lockHolder?: { host?: string; user?: string };
   /** The input's name when it is an approved run's payouts (`approved:RUN`). */
@@ -101,6 +104,8 @@ export interface Staging {
   /** Adopted by the run: not to be discarded. */
   kept: boolean;
   history: HistoryStore<RunIntake>;
+  /** A shared history's session: its approval rule and approvals are read and kept there too. */
+  shared?: PgHistory;
   /** Where a send's commits go: its thread starts while pass 1 reads (a dry run has none). */
   writer?: StateWriter;
 }
@@ -124,18 +129,20 @@ export interface SendContext {
 export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging> {
   // The writer thread of state.db starts first: it loads its code while state.db is opened.
   const thread = opts.dryRun || deps.stateUrl ? undefined : builtWriterThread();
-  const history = deps.stateUrl
-    ? await (await import('../../state/pg/store.js')).sharedHistory(
-        deps.stateUrl,
-        deps.lockHolder,
-        deps.interrupt,
-      )
-    : localHistory(deps.stateDir, {
-        notice: (m) => deps.output.warn(m),
-        countdown: (ms) =>
-          deps.output.countdown('state.db locked by another program, giving up in', ms),
-        ...deps.stateWait,
-      });
+  const pg = deps.stateUrl ? await import('../../state/pg/store.js') : undefined;
+  const shared = deps.session
+    ? pg?.sharedStore(deps.session, deps.lockHolder ?? {}, false)
+    : deps.stateUrl
+      ? await pg?.sharedHistory(deps.stateUrl, deps.lockHolder, deps.interrupt)
+      : undefined;
+  const history =
+    shared ??
+    localHistory(deps.stateDir, {
+      notice: (m) => deps.output.warn(m),
+      countdown: (ms) =>
+        deps.output.countdown('state.db locked by another program, giving up in', ms),
+      ...deps.stateWait,
+    });
   try {
     const now = new Date((deps.clock ?? systemClock).now());
     const how = { dryRun: opts.dryRun, pid: deps.pid, inputs: opts.files, now };
@@ -143,7 +150,13 @@ export async function stage(opts: SendOptions, deps: SendDeps): Promise<Staging>
     const writer = opts.dryRun ? undefined : writerFor(rows.db, lockWaitOf(rows.db), thread);
     // Its thread hashes and writes the rows on the other core while this one reads the files.
     if (writer?.stager) rows.handTo(writer.stager);
-    return { rows, kept: false, history, ...(writer ? { writer } : {}) };
+    return {
+      rows,
+      kept: false,
+      history,
+      ...(shared ? { shared: shared.session } : {}),
+      ...(writer ? { writer } : {}),
+    };
   } catch (err) {
     dropWriterThread(thread);
     await history.close();

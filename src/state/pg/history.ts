@@ -18,8 +18,7 @@ import { type ChainHit, ChainWalk } from '../chains.js';
 import type { JournalMirror, StagedPayout } from '../../domain/records.js';
 import type { RunClaims, ServiceLock } from '../../domain/history.js';
 import { sessionClaims } from './run-claims.js';
-import { PG_MIGRATIONS } from '../schema.js';
-import { migrateIn, schemaVersion } from './migrate.js';
+import { readySession, sessionName } from './migrate.js';
 import { CopyProgress, lastRowOf, rowsNeeded } from './copy.js';
 import { connectTo, failure, namingOwner } from './failure.js';
 import { insertPayouts, oneStatement, sameRows } from './statements.js';
@@ -70,6 +69,8 @@ export class PgHistory {
   private locksHeld = 0;
   /** Whether the session's connection was lost (the server stopped, the network dropped). */
   private connectionLost = false;
+  /** Services the history was seen to hold runs of (hasRuns). */
+  private readonly withRuns = new Set<string>();
 
   private constructor(
     private client: pg.Client,
@@ -114,10 +115,7 @@ export class PgHistory {
 
   /** Asks the server the session's name (payouts_session()), which its attempts carry. */
   private async nameSession(): Promise<void> {
-    this.me = await this.serial('naming its session', async (c) => {
-      const r = await c.query<{ me: string }>('SELECT payouts_session() AS me');
-      return r.rows[0]!.me;
-    });
+    this.me = await this.serial('naming its session', sessionName);
   }
 
   /** The address as it may be shown. */
@@ -132,8 +130,11 @@ export class PgHistory {
   static async open(url: string, stop?: AbortSignal): Promise<PgHistory> {
     const history = new PgHistory(await connectTo(url, stop), url);
     try {
-      await history.migrate();
-      await history.nameSession();
+      history.me = await readySession({
+        serial: (doing, work) => history.serial(doing, work),
+        tx: (doing, work) => history.tx(doing, work),
+        where: history.where,
+      });
     } catch (err) {
       await history.close();
       throw err;
@@ -179,14 +180,6 @@ export class PgHistory {
         throw err;
       }
     });
-  }
-
-  /** Applies the steps the database has not seen, one migrator at a time (migrate.ts). */
-  private async migrate(): Promise<void> {
-    // One round trip when the schema is current, as it is for every run but the first.
-    if ((await this.serial('reading its schema version', schemaVersion)) === PG_MIGRATIONS.length)
-      return;
-    await this.tx('updating its schema', (c) => migrateIn(c, this.where));
   }
 
   /**
@@ -278,11 +271,17 @@ export class PgHistory {
     return out;
   }
 
-  /** Whether the history holds any run of the service. */
+  /**
+   * Whether the history holds any run of the service. Once it does it always will (a run is
+   * never deleted, nor moved to another service but by a migration): asked once a session.
+   */
   async hasRuns(serviceKey: string): Promise<boolean> {
+    const service = serviceId(serviceKey);
+    if (this.withRuns.has(service)) return true;
     const r = await this.serial('looking up the service', (c) =>
-      c.query(pgText(LOOKUP.hasRuns), [serviceId(serviceKey)]),
+      c.query(pgText(LOOKUP.hasRuns), [service]),
     );
+    if (r.rows.length > 0) this.withRuns.add(service);
     return r.rows.length > 0;
   }
 

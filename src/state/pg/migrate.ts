@@ -15,6 +15,42 @@ const PG_MIGRATION_WORK = clientWorkFor(STEPS, 'pg');
 /** The second key of the lock that serialises migrations. */
 const MIGRATION_LOCK = 0;
 
+/** How a session runs work: after the work queued before it, or in one transaction. */
+interface Session {
+  serial<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T>;
+  tx<T>(doing: string, work: (c: pg.Client) => Promise<T>): Promise<T>;
+  /** The history as it may be shown. */
+  where: string;
+}
+
+/**
+ * Brings a new session's schema up to date: its name as the server gives it (payouts_session(),
+ * which its attempts carry). One round trip when the schema is current, as it is for every
+ * run but the first: the version and the name, two statements of one simple query. Otherwise
+ * (no schema yet, an older one without payouts_session(), a newer one) it migrates first.
+ */
+export async function readySession(s: Session): Promise<string> {
+  const both = 'SELECT version FROM schema_version; SELECT payouts_session() AS me';
+  const read = await s.serial('reading its schema version', (c) =>
+    c.query(both).then(
+      (r) => r as unknown as Array<pg.QueryResult<{ version?: number; me?: string }>>,
+      () => undefined,
+    ),
+  );
+  const me = read?.[1]?.rows[0]?.me;
+  if (read?.[0]?.rows[0]?.version === PG_MIGRATIONS.length && me !== undefined) return me;
+  if ((await s.serial('reading its schema version', schemaVersion)) !== PG_MIGRATIONS.length) {
+    await s.tx('updating its schema', (c) => migrateIn(c, s.where));
+  }
+  return s.serial('naming its session', sessionName);
+}
+
+/** The session's name as the server gives it (payouts_session()), which its attempts carry. */
+export async function sessionName(c: pg.Client): Promise<string> {
+  const r = await c.query<{ me: string }>('SELECT payouts_session() AS me');
+  return r.rows[0]!.me;
+}
+
 /** The schema version the database holds (0: none yet). */
 export async function schemaVersion(c: pg.Client): Promise<number> {
   try {

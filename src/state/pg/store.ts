@@ -27,6 +27,9 @@ function lockMe(holder: { host?: string; user?: string }, me: LockRequest): Lock
   };
 }
 
+/** A shared history as a send's store, with its session, which the send's other reads share. */
+export type SharedStore = HistoryStore<RunIntake> & { session: PgHistory };
+
 /**
  * Connects to a shared history (pg is loaded only then). A send stages its rows in a private
  * database of state.db's schema; they go to PostgreSQL as its run once it holds the lock.
@@ -37,9 +40,21 @@ export async function sharedHistory(
   url: string,
   holder: { host?: string; user?: string } = {},
   stop?: AbortSignal,
-): Promise<HistoryStore<RunIntake>> {
-  const history = await PgHistory.open(url, stop);
+): Promise<SharedStore> {
+  return sharedStore(await PgHistory.open(url, stop), holder, true);
+}
+
+/**
+ * A send's store on a session already open: `owned`, closed with the store; else its opener's
+ * to close (send --approved's, which read the approved run on it).
+ */
+export function sharedStore(
+  history: PgHistory,
+  holder: { host?: string; user?: string },
+  owned: boolean,
+): SharedStore {
   return {
+    session: history,
     name: `the shared history at ${history.where}`,
     async stage(how) {
       if (how.dryRun) return RunIntake.scratch();
@@ -80,6 +95,8 @@ export async function sharedHistory(
         session: history.session,
       };
     },
-    close: () => history.close(),
+    close: async () => {
+      if (owned) await history.close();
+    },
   };
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockWaitFor, migrate, openDatabase, openStateDb } from '../../../src/state/db.js';
+import { sha256Hex16 } from '../../../src/state/hash.js';
 import { MIGRATIONS } from '../../../src/state/schema.js';
 import { payoutHash, priorRows, RunIntake, runIdFor, serviceId } from '../../../src/state/index.js';
 import { openDb, payout, SERVICE, tempStateDir } from './helpers.js';
@@ -36,6 +37,24 @@ describe('state.db', () => {
     file.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
     file.close();
     await expect(openStateDb(stateDir)).rejects.toThrow(join(stateDir, 'state.db'));
+  });
+
+  it('makes a new database at once, exactly as the steps make it', async () => {
+    const master = (db: ReturnType<typeof openDatabase>) => ({
+      objects: db
+        .prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid')
+        .all(),
+      version: db.prepare('PRAGMA user_version').get(),
+    });
+    const steps = openDatabase('');
+    steps.function('sha256_16', (text) => sha256Hex16(String(text)));
+    for (const m of MIGRATIONS) steps.exec(m);
+    steps.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+    const once = openDatabase('');
+    migrate(once, 'new.db');
+    const file = await openStateDb(await tempStateDir());
+    expect(master(once)).toEqual(master(steps));
+    expect(master(file)).toEqual(master(steps));
   });
 
   it('moves schema 1 rows (one wide row per payout) into the narrow tables of schema 2', async () => {
