@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { StateError } from '../../../src/state/errors.js';
 import { openDatabase, payoutHash, RunIntake, STATE_DB } from '../../../src/state/index.js';
 import { type StateWriter, threadWriter } from '../../../src/state/writer.js';
@@ -10,6 +10,11 @@ import { openDb, openRun, payout, rowsOf, tempStateDir } from './helpers.js';
 // The writer thread runs the bundle's script (npm test builds it first): the sources are
 // TypeScript, which a worker thread cannot load.
 const SCRIPT = new URL('../../../dist/chunks/state-writer.js', import.meta.url);
+
+// Without the bundle the thread never starts, and a flush would wait for it for ever.
+beforeAll(() => {
+  if (!existsSync(SCRIPT)) throw new Error('dist/ is not built: run node scripts/build.mjs first');
+});
 
 /** The state of a payout, read through a connection of its own, as a crash would leave it. */
 function stateOf(stateDir: string, ref: string): unknown {
