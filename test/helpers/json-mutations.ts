@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { RECORD_FIELDS } from '../../src/core/status/document.js';
 import { validatorOf } from './json-schema.js';
 import { python3 } from './terminal.js';
 
@@ -87,17 +88,7 @@ export const MAY_BE_ABSENT: Readonly<Record<string, readonly string[]>> = {
  * listed keys (the interface's fields of a payout record) are promised.
  */
 export const PROMISED_KEYS: Readonly<Record<string, readonly string[]>> = {
-  'results[].record': [
-    'reference_id',
-    'status',
-    'amount',
-    'currency',
-    'created_at',
-    'updated_at',
-    'transaction_id',
-    'recipient',
-    'description',
-  ],
+  'results[].record': RECORD_FIELDS,
 };
 
 /** A key that is data, not a field's name: a currency code in a map of totals or charges. */

@@ -14,7 +14,7 @@ import type { NotFoundContext } from './near.js';
 export const NOT_FOUND_MESSAGE = 'Payout not found';
 
 /** The interface's fields of a payout record (its part 2.5): --json always has them. */
-const RECORD_FIELDS = [
+export const RECORD_FIELDS = [
   'reference_id',
   'status',
   'amount',
